@@ -1,0 +1,2 @@
+-- Versions already applied. Two instances may race to record one; DISTINCT makes that harmless.
+SELECT DISTINCT version FROM schema_migrations ORDER BY version

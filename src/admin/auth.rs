@@ -1,0 +1,40 @@
+//! Admin bearer-token check, in constant time.
+
+use axum::extract::{Request, State};
+use axum::http::header::AUTHORIZATION;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::app::AppState;
+use crate::error::ApiError;
+
+/// The configured admin token, kept only as its SHA-256 so comparisons take the same time
+/// whatever the length or content of what a caller sends.
+#[derive(Clone)]
+pub struct AdminToken([u8; 32]);
+
+impl AdminToken {
+    pub fn new(token: &str) -> Self {
+        AdminToken(Sha256::digest(token.as_bytes()).into())
+    }
+
+    fn matches(&self, candidate: &str) -> bool {
+        let digest: [u8; 32] = Sha256::digest(candidate.as_bytes()).into();
+        digest.ct_eq(&self.0).into()
+    }
+}
+
+pub async fn require_admin(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let presented = req
+        .headers()
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    match presented {
+        Some(token) if state.admin_token.matches(token) => next.run(req).await,
+        _ => ApiError::Unauthorized.into_response(),
+    }
+}

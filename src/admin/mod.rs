@@ -1,0 +1,73 @@
+//! The provisioning API (DESIGN §7), behind the admin bearer token.
+
+mod api_keys;
+mod auth;
+mod products;
+mod shops;
+mod videos;
+mod widgets;
+
+use axum::middleware;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::catalog::domain::ShopDomain;
+use crate::catalog::CatalogError;
+use crate::error::ApiError;
+
+pub use auth::AdminToken;
+
+pub fn router(state: AppState) -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(
+            shops::put_shop,
+            shops::get_shop,
+            shops::delete_shop
+        ))
+        .routes(routes!(
+            products::upsert_products,
+            products::list_products,
+            products::delete_products
+        ))
+        .routes(routes!(videos::create_video, videos::list_videos))
+        .routes(routes!(
+            videos::get_video,
+            videos::patch_video,
+            videos::delete_video
+        ))
+        .routes(routes!(widgets::create_widget, widgets::list_widgets))
+        .routes(routes!(
+            widgets::get_widget,
+            widgets::patch_widget,
+            widgets::delete_widget
+        ))
+        .routes(routes!(api_keys::create_api_key, api_keys::list_api_keys))
+        .routes(routes!(api_keys::revoke_api_key))
+        // Authentication runs before any extractor, so a caller without the token learns
+        // nothing about which shops or objects exist.
+        .route_layer(middleware::from_fn_with_state(state, auth::require_admin))
+}
+
+impl From<CatalogError> for ApiError {
+    fn from(e: CatalogError) -> Self {
+        match e {
+            CatalogError::ShopNotFound => ApiError::NotFound("shop"),
+            CatalogError::NotFound(what) => ApiError::NotFound(what),
+            CatalogError::Invalid { field, message } => ApiError::Validation { field, message },
+            CatalogError::Conflict(message) => ApiError::Conflict(message),
+            CatalogError::Db(e) => ApiError::Internal(e.into()),
+        }
+    }
+}
+
+/// The `{shop}` path segment as a domain value.
+fn shop_param(raw: &str) -> Result<ShopDomain, ApiError> {
+    ShopDomain::parse(raw).map_err(|e| ApiError::validation("shop", e.0))
+}
+
+/// An object id from the path. Ids are UUIDs we generated; anything else names no object.
+fn id_param(raw: &str, what: &'static str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound(what))
+}

@@ -1,0 +1,208 @@
+//! Building and running the service: shared state, the router, listeners, graceful shutdown.
+
+use std::future::{Future, IntoFuture};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::extract::DefaultBodyLimit;
+use axum::http::Request;
+use axum::routing::get;
+use axum::{middleware, Json, Router};
+use tokio::net::TcpListener;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::admin::{self, AdminToken};
+use crate::config::Config;
+use crate::extract::MAX_ADMIN_BODY_BYTES;
+use crate::openapi::ApiDoc;
+use crate::warehouse::{migrations, Warehouse};
+use crate::{db, ops, telemetry};
+
+/// What every handler can reach. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub config: Arc<Config>,
+    pub db: sqlx::PgPool,
+    pub warehouse: Warehouse,
+    pub admin_token: AdminToken,
+}
+
+/// A built service with its listeners bound, so callers (and tests, with port 0) can learn the
+/// addresses before it runs.
+pub struct Application {
+    listener: TcpListener,
+    metrics_listener: TcpListener,
+    router: Router,
+    metrics_router: Router,
+    shutdown_grace: Duration,
+}
+
+impl Application {
+    pub async fn build(config: Config) -> anyhow::Result<Application> {
+        let db = db::connect(&config.database_url)
+            .await
+            .context("cannot connect to Postgres (DATABASE_URL)")?;
+        db::migrate(&db)
+            .await
+            .context("Postgres migrations failed")?;
+        let warehouse = Warehouse::new(&config.clickhouse);
+        migrate_clickhouse_or_keep_trying(warehouse.clone()).await;
+
+        if config.insecure_skip_signature {
+            tracing::warn!(
+                "VIDEOAPP_INSECURE_SKIP_SIGNATURE is on: storefront requests are not authenticated"
+            );
+        }
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("cannot listen on {} (VIDEOAPP_LISTEN)", config.listen))?;
+        let metrics_listener = TcpListener::bind(config.metrics_listen)
+            .await
+            .with_context(|| {
+                format!(
+                    "cannot listen on {} (VIDEOAPP_METRICS_LISTEN)",
+                    config.metrics_listen
+                )
+            })?;
+        let state = AppState {
+            admin_token: AdminToken::new(&config.admin_token),
+            config: Arc::new(config),
+            db,
+            warehouse,
+        };
+        let shutdown_grace = state.config.shutdown_grace;
+        Ok(Application {
+            listener,
+            metrics_listener,
+            router: router(state),
+            metrics_router: metrics_router(),
+            shutdown_grace,
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .expect("a bound listener has an address")
+    }
+
+    pub fn metrics_addr(&self) -> SocketAddr {
+        self.metrics_listener
+            .local_addr()
+            .expect("a bound listener has an address")
+    }
+
+    /// Serves until `shutdown` completes, then stops accepting and gives in-flight requests the
+    /// configured grace period.
+    pub async fn run_until(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        // Flips to true once shutdown begins; every waiter sees it, whenever it starts waiting.
+        let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
+        let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+            let _ = rx.wait_for(|stopping| *stopping).await;
+        };
+        let metrics = tokio::spawn(
+            axum::serve(self.metrics_listener, self.metrics_router)
+                .with_graceful_shutdown(stopped(stopping.clone()))
+                .into_future(),
+        );
+        let server = axum::serve(self.listener, self.router).with_graceful_shutdown(async move {
+            shutdown.await;
+            tracing::info!("shutting down: no new connections");
+            let _ = stopping_tx.send(true);
+        });
+        let grace = self.shutdown_grace;
+        let deadline = async {
+            stopped(stopping.clone()).await;
+            tokio::time::sleep(grace).await;
+        };
+        tokio::select! {
+            result = server => result.context("HTTP server failed")?,
+            () = deadline => tracing::warn!(?grace, "grace period over; dropping open requests"),
+        }
+        metrics.abort();
+        Ok(())
+    }
+}
+
+/// Applies the ClickHouse schema now if ClickHouse answers; otherwise keeps trying in the
+/// background, so a ClickHouse outage at start does not stop the catalog and storefront.
+async fn migrate_clickhouse_or_keep_trying(warehouse: Warehouse) {
+    match migrations::apply(&warehouse, migrations::MIGRATIONS).await {
+        Ok(_) => return,
+        Err(e) => {
+            tracing::warn!(error = %e, "ClickHouse migrations failed; retrying in the background")
+        }
+    }
+    tokio::spawn(async move {
+        let mut delay = Duration::from_secs(1);
+        loop {
+            tokio::time::sleep(delay).await;
+            match migrations::apply(&warehouse, migrations::MIGRATIONS).await {
+                Ok(_) => {
+                    tracing::info!("ClickHouse migrations applied");
+                    return;
+                }
+                Err(e) => tracing::warn!(error = %e, "ClickHouse migrations failed; retrying"),
+            }
+            delay = (delay * 2).min(Duration::from_secs(30));
+        }
+    });
+}
+
+fn router(state: AppState) -> Router {
+    let (api, openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(ops::router())
+        .merge(admin::router(state.clone()).layer(DefaultBodyLimit::max(MAX_ADMIN_BODY_BYTES)))
+        .split_for_parts();
+    let openapi = Arc::new(openapi);
+    api.route("/openapi.json", get(move || async move { Json(openapi.as_ref().clone()) }))
+        .route_layer(middleware::from_fn(telemetry::track_http))
+        .fallback(telemetry::not_found)
+        .with_state(state)
+        // Outermost first: the id is set before the span that logs it, and echoed on the way out.
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
+            let request_id = req
+                .headers()
+                .get("x-request-id")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("-");
+            tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id)
+        }))
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+}
+
+fn metrics_router() -> Router {
+    let handle = telemetry::prometheus();
+    Router::new().route("/metrics", get(move || async move { handle.render() }))
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}

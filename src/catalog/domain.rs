@@ -1,0 +1,392 @@
+//! The catalog's domain values, parsed once at the edge. After parsing nothing re-checks them.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// Why an outside value was refused; the caller adds the field name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidValue(pub String);
+
+/// A shop is its platform domain, e.g. `example.myshopify.com` (lower-cased).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
+#[serde(try_from = "String", into = "String")]
+#[schema(value_type = String, example = "example.myshopify.com")]
+pub struct ShopDomain(String);
+
+impl ShopDomain {
+    const SUFFIX: &'static str = ".myshopify.com";
+
+    pub fn parse(raw: &str) -> Result<Self, InvalidValue> {
+        let domain = raw.trim().to_ascii_lowercase();
+        let name = domain.strip_suffix(Self::SUFFIX).unwrap_or("");
+        let valid_name = !name.is_empty()
+            && name.len() <= 63
+            && !name.starts_with('-')
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        if valid_name {
+            Ok(ShopDomain(domain))
+        } else {
+            Err(InvalidValue(format!(
+                "'{raw}' is not a shop domain like example.myshopify.com"
+            )))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ShopDomain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl TryFrom<String> for ShopDomain {
+    type Error = InvalidValue;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        ShopDomain::parse(&s)
+    }
+}
+
+impl From<ShopDomain> for String {
+    fn from(d: ShopDomain) -> String {
+        d.0
+    }
+}
+
+/// A platform global id of one kind (`gid://shopify/Product/123`). The bare number `123` is
+/// accepted wherever a global id is, and normalised to the global form.
+macro_rules! global_id {
+    ($name:ident, $kind:literal) => {
+        #[derive(
+            Debug,
+            Clone,
+            PartialEq,
+            Eq,
+            Hash,
+            PartialOrd,
+            Ord,
+            Serialize,
+            Deserialize,
+            ToSchema,
+            sqlx::Type,
+        )]
+        #[serde(try_from = "String", into = "String")]
+        #[sqlx(transparent)]
+        #[schema(value_type = String, example = json!(concat!("gid://shopify/", $kind, "/123")))]
+        pub struct $name(String);
+
+        impl $name {
+            const PREFIX: &'static str = concat!("gid://shopify/", $kind, "/");
+
+            pub fn parse(raw: &str) -> Result<Self, InvalidValue> {
+                let raw = raw.trim();
+                let number = raw.strip_prefix(Self::PREFIX).unwrap_or(raw);
+                match number.parse::<u64>() {
+                    Ok(n) if n > 0 && number.bytes().all(|b| b.is_ascii_digit()) => {
+                        Ok($name(format!("{}{}", Self::PREFIX, n)))
+                    }
+                    _ => Err(InvalidValue(format!(
+                        "'{raw}' is neither a {} global id ({}123) nor a number",
+                        $kind,
+                        Self::PREFIX
+                    ))),
+                }
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = InvalidValue;
+            fn try_from(s: String) -> Result<Self, Self::Error> {
+                $name::parse(&s)
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> String {
+                id.0
+            }
+        }
+    };
+}
+
+global_id!(ProductGid, "Product");
+global_id!(CollectionGid, "Collection");
+
+/// An enum stored as text in Postgres and sent as the same text in JSON.
+macro_rules! text_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+        pub enum $name {
+            $(#[serde(rename = $text)] $variant),+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = InvalidValue;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($text => Ok($name::$variant),)+
+                    _ => Err(InvalidValue(format!(
+                        "'{}' is not one of {}",
+                        s,
+                        [$($text),+].join(", ")
+                    ))),
+                }
+            }
+        }
+
+        impl sqlx::Type<sqlx::Postgres> for $name {
+            fn type_info() -> sqlx::postgres::PgTypeInfo {
+                <String as sqlx::Type<sqlx::Postgres>>::type_info()
+            }
+            fn compatible(ty: &sqlx::postgres::PgTypeInfo) -> bool {
+                <String as sqlx::Type<sqlx::Postgres>>::compatible(ty)
+            }
+        }
+
+        impl sqlx::postgres::PgHasArrayType for $name {
+            fn array_type_info() -> sqlx::postgres::PgTypeInfo {
+                <String as sqlx::postgres::PgHasArrayType>::array_type_info()
+            }
+        }
+
+        impl<'r> sqlx::Decode<'r, sqlx::Postgres> for $name {
+            fn decode(value: sqlx::postgres::PgValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+                let text = <&str as sqlx::Decode<sqlx::Postgres>>::decode(value)?;
+                Ok(text.parse()?)
+            }
+        }
+
+        impl sqlx::Encode<'_, sqlx::Postgres> for $name {
+            fn encode_by_ref(
+                &self,
+                buf: &mut sqlx::postgres::PgArgumentBuffer,
+            ) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+                <&str as sqlx::Encode<sqlx::Postgres>>::encode(self.as_str(), buf)
+            }
+        }
+    };
+}
+
+text_enum!(
+    /// The three kinds of widget (API-SPEC §2.1).
+    WidgetType { Carousel => "carousel", Story => "story", ProductPage => "productpage" }
+);
+text_enum!(
+    /// Only `active` widgets reach the storefront.
+    WidgetStatus { Active => "active", Draft => "draft", Archived => "archived" }
+);
+text_enum!(
+    /// Only `PUBLISHED` videos reach the storefront.
+    VideoStatus { Published => "PUBLISHED", Draft => "DRAFT", Archived => "ARCHIVED" }
+);
+text_enum!(ViewStyle { Default => "default", Compact => "compact", Large => "large" });
+text_enum!(ClickBehavior { OpenModal => "open_modal", OpenProduct => "open_product", None => "none" });
+text_enum!(ModalLayout { Vertical => "vertical", Horizontal => "horizontal" });
+text_enum!(
+    /// `manual` renders the widget's own videos; `product` the current product's videos.
+    SourceType { Manual => "manual", Product => "product" }
+);
+text_enum!(
+    /// The storefront page type a widget is requested for.
+    Location { Home => "home", Product => "product", Collection => "collection", Page => "page", Other => "other" }
+);
+
+impl Default for ViewStyle {
+    fn default() -> Self {
+        ViewStyle::Default
+    }
+}
+impl Default for ClickBehavior {
+    fn default() -> Self {
+        ClickBehavior::OpenModal
+    }
+}
+impl Default for ModalLayout {
+    fn default() -> Self {
+        ModalLayout::Vertical
+    }
+}
+impl Default for SourceType {
+    fn default() -> Self {
+        SourceType::Manual
+    }
+}
+
+/// An IANA timezone name, e.g. `America/New_York`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(try_from = "String", into = "String")]
+#[schema(value_type = String, example = "America/New_York")]
+pub struct Timezone(chrono_tz::Tz);
+
+impl Timezone {
+    pub fn parse(raw: &str) -> Result<Self, InvalidValue> {
+        raw.parse::<chrono_tz::Tz>()
+            .map(Timezone)
+            .map_err(|_| InvalidValue(format!("'{raw}' is not an IANA timezone name")))
+    }
+
+    pub fn tz(self) -> chrono_tz::Tz {
+        self.0
+    }
+}
+
+impl Default for Timezone {
+    fn default() -> Self {
+        Timezone(chrono_tz::UTC)
+    }
+}
+
+impl TryFrom<String> for Timezone {
+    type Error = InvalidValue;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        Timezone::parse(&s)
+    }
+}
+
+impl From<Timezone> for String {
+    fn from(t: Timezone) -> String {
+        t.0.name().to_string()
+    }
+}
+
+/// An ISO 4217 currency code, e.g. `USD`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(try_from = "String", into = "String")]
+#[schema(value_type = String, example = "USD")]
+pub struct Currency(iso_currency::Currency);
+
+impl Currency {
+    pub fn parse(raw: &str) -> Result<Self, InvalidValue> {
+        iso_currency::Currency::from_code(raw)
+            .map(Currency)
+            .ok_or_else(|| InvalidValue(format!("'{raw}' is not an ISO 4217 currency code")))
+    }
+
+    pub fn code(self) -> &'static str {
+        self.0.code()
+    }
+}
+
+impl Default for Currency {
+    fn default() -> Self {
+        Currency(iso_currency::Currency::USD)
+    }
+}
+
+impl TryFrom<String> for Currency {
+    type Error = InvalidValue;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        Currency::parse(&s)
+    }
+}
+
+impl From<Currency> for String {
+    fn from(c: Currency) -> String {
+        c.code().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shop_domains_are_lowercased_myshopify_hosts() {
+        assert_eq!(
+            ShopDomain::parse("Demo-1.MyShopify.com").unwrap().as_str(),
+            "demo-1.myshopify.com"
+        );
+        for bad in [
+            "",
+            "myshopify.com",
+            ".myshopify.com",
+            "a.b.myshopify.com",
+            "shop.example.com",
+            "-x.myshopify.com",
+            "x y.myshopify.com",
+        ] {
+            assert!(ShopDomain::parse(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn product_ids_accept_a_global_id_or_a_bare_number() {
+        let expected = "gid://shopify/Product/123";
+        assert_eq!(
+            ProductGid::parse("gid://shopify/Product/123")
+                .unwrap()
+                .as_str(),
+            expected
+        );
+        assert_eq!(ProductGid::parse("123").unwrap().as_str(), expected);
+        for bad in [
+            "",
+            "0",
+            "-1",
+            "+5",
+            "12a",
+            "gid://shopify/Collection/123",
+            "gid://shopify/Product/",
+            "gid://shopify/Product/x",
+            "99999999999999999999999",
+        ] {
+            assert!(ProductGid::parse(bad).is_err(), "{bad:?} accepted");
+        }
+        assert_eq!(
+            CollectionGid::parse("7").unwrap().as_str(),
+            "gid://shopify/Collection/7"
+        );
+    }
+
+    #[test]
+    fn text_enums_round_trip_and_name_the_allowed_values() {
+        for t in WidgetType::ALL {
+            assert_eq!(t.as_str().parse::<WidgetType>().unwrap(), *t);
+        }
+        let err = "banner".parse::<WidgetType>().unwrap_err();
+        assert_eq!(err.0, "'banner' is not one of carousel, story, productpage");
+    }
+
+    #[test]
+    fn timezones_and_currencies_are_validated() {
+        assert!(Timezone::parse("Asia/Kathmandu").is_ok());
+        assert!(Timezone::parse("Mars/Olympus").is_err());
+        assert_eq!(Currency::parse("EUR").unwrap().code(), "EUR");
+        assert!(Currency::parse("EURO").is_err());
+        assert!(Currency::parse("usd").is_err());
+    }
+}

@@ -1,0 +1,118 @@
+//! The merchant's catalog: shops, products, videos and widgets, stored in Postgres.
+//!
+//! Every write runs in one transaction that also bumps the shop's catalog version and sends a
+//! `NOTIFY`, so caches on every instance learn of the change when (and only when) it commits.
+
+pub mod domain;
+pub mod products;
+pub mod shops;
+pub mod videos;
+pub mod widgets;
+
+use sqlx::{PgPool, Postgres, Transaction};
+
+use domain::ShopDomain;
+
+/// The `LISTEN/NOTIFY` channel that carries the domain of a shop whose catalog changed.
+pub const CHANGES_CHANNEL: &str = "videoapp_catalog";
+
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("shop not found")]
+    ShopNotFound,
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+    #[error("{0}")]
+    Conflict(String),
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+}
+
+impl CatalogError {
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        CatalogError::Invalid {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Starts a catalog write for an installed shop: bumps its version (which also locks the shop's
+/// row, so writes to one shop are serialised) and queues the change notification for commit.
+pub(crate) async fn begin_write(
+    pool: &PgPool,
+    shop: &ShopDomain,
+) -> Result<(Transaction<'static, Postgres>, i64), CatalogError> {
+    let mut tx = pool.begin().await?;
+    let version: Option<i64> = sqlx::query_scalar(
+        "UPDATE shops SET catalog_version = catalog_version + 1 \
+         WHERE domain = $1 AND uninstalled_at IS NULL RETURNING catalog_version",
+    )
+    .bind(shop.as_str())
+    .fetch_optional(&mut *tx)
+    .await?;
+    let version = version.ok_or(CatalogError::ShopNotFound)?;
+    notify_change(&mut tx, shop).await?;
+    Ok((tx, version))
+}
+
+pub(crate) async fn notify_change(
+    tx: &mut Transaction<'static, Postgres>,
+    shop: &ShopDomain,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT pg_notify($1, $2)")
+        .bind(CHANGES_CHANNEL)
+        .bind(shop.as_str())
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Checks that an installed shop exists, for reads that would otherwise answer an empty list.
+pub(crate) async fn require_shop(pool: &PgPool, shop: &ShopDomain) -> Result<(), CatalogError> {
+    let found: Option<i32> =
+        sqlx::query_scalar("SELECT 1 FROM shops WHERE domain = $1 AND uninstalled_at IS NULL")
+            .bind(shop.as_str())
+            .fetch_optional(pool)
+            .await?;
+    found.map(|_| ()).ok_or(CatalogError::ShopNotFound)
+}
+
+/// Text fields have a bound so one merchant cannot grow a snapshot without limit.
+pub(crate) fn check_text(field: &str, value: &str, max_chars: usize) -> Result<(), CatalogError> {
+    if value.chars().count() > max_chars {
+        return Err(CatalogError::invalid(
+            field,
+            format!("must be at most {max_chars} characters"),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_required_text(
+    field: &str,
+    value: &str,
+    max_chars: usize,
+) -> Result<(), CatalogError> {
+    if value.trim().is_empty() {
+        return Err(CatalogError::invalid(field, "must not be empty"));
+    }
+    check_text(field, value, max_chars)
+}
+
+/// Media and product links must be absolute http(s) URLs; an empty string means "none".
+pub(crate) fn check_optional_url(field: &str, value: &str) -> Result<(), CatalogError> {
+    if value.is_empty() {
+        return Ok(());
+    }
+    check_text(field, value, 2048)?;
+    match url::Url::parse(value) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") => Ok(()),
+        _ => Err(CatalogError::invalid(
+            field,
+            format!("'{value}' is not an absolute http(s) URL"),
+        )),
+    }
+}

@@ -1,0 +1,156 @@
+//! Products as synced from the platform: what a video links to and the storefront shows.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+use utoipa::ToSchema;
+
+use super::domain::{CollectionGid, ProductGid, ShopDomain};
+use super::{begin_write, check_optional_url, check_required_text, CatalogError};
+
+/// One sync request may carry this many products; larger catalogs sync in pages.
+pub const MAX_PRODUCTS_PER_REQUEST: usize = 1000;
+
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Product {
+    /// Global id or bare number; stored as the global id.
+    pub id: ProductGid,
+    pub title: String,
+    pub handle: String,
+    #[serde(default)]
+    pub image: String,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub collection_ids: Vec<CollectionGid>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProductUpsert {
+    pub products: Vec<Product>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProductDelete {
+    pub ids: Vec<ProductGid>,
+}
+
+fn validate(products: &[Product]) -> Result<(), CatalogError> {
+    if products.len() > MAX_PRODUCTS_PER_REQUEST {
+        return Err(CatalogError::invalid(
+            "products",
+            format!("at most {MAX_PRODUCTS_PER_REQUEST} products per request"),
+        ));
+    }
+    let mut seen = HashSet::new();
+    for (i, p) in products.iter().enumerate() {
+        let field = |name: &str| format!("products[{i}].{name}");
+        if !seen.insert(&p.id) {
+            return Err(CatalogError::invalid(
+                field("id"),
+                format!("{} appears more than once", p.id),
+            ));
+        }
+        check_required_text(&field("title"), &p.title, 512)?;
+        check_required_text(&field("handle"), &p.handle, 255)?;
+        if p.handle.chars().any(char::is_whitespace) {
+            return Err(CatalogError::invalid(
+                field("handle"),
+                "must not contain whitespace",
+            ));
+        }
+        check_optional_url(&field("image"), &p.image)?;
+        check_optional_url(&field("url"), &p.url)?;
+        if p.collection_ids.len() > 250 {
+            return Err(CatalogError::invalid(
+                field("collectionIds"),
+                "at most 250 collections",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Inserts or replaces the given products; returns the new catalog version.
+pub async fn upsert(
+    pool: &PgPool,
+    shop: &ShopDomain,
+    products: &[Product],
+) -> Result<i64, CatalogError> {
+    validate(products)?;
+    let (mut tx, version) = begin_write(pool, shop).await?;
+    // One statement for the whole batch: the rows travel as one JSON document.
+    sqlx::query(
+        "INSERT INTO products (shop_domain, gid, title, handle, image, url, collection_ids)
+         SELECT $1, p.id, p.title, p.handle, p.image, p.url,
+                ARRAY(SELECT jsonb_array_elements_text(p.\"collectionIds\"))
+         FROM jsonb_to_recordset($2) AS p(id text, title text, handle text, image text, url text,
+                                          \"collectionIds\" jsonb)
+         ON CONFLICT (shop_domain, gid) DO UPDATE SET
+             title = EXCLUDED.title, handle = EXCLUDED.handle, image = EXCLUDED.image,
+             url = EXCLUDED.url, collection_ids = EXCLUDED.collection_ids, updated_at = now()",
+    )
+    .bind(shop.as_str())
+    .bind(sqlx::types::Json(products))
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(version)
+}
+
+/// Deletes the given products; ids the shop does not have are ignored. Returns how many went.
+pub async fn delete(
+    pool: &PgPool,
+    shop: &ShopDomain,
+    ids: &[ProductGid],
+) -> Result<(u64, i64), CatalogError> {
+    if ids.len() > MAX_PRODUCTS_PER_REQUEST {
+        return Err(CatalogError::invalid(
+            "ids",
+            format!("at most {MAX_PRODUCTS_PER_REQUEST} ids per request"),
+        ));
+    }
+    let (mut tx, version) = begin_write(pool, shop).await?;
+    let deleted = sqlx::query("DELETE FROM products WHERE shop_domain = $1 AND gid = ANY($2)")
+        .bind(shop.as_str())
+        .bind(ids)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    tx.commit().await?;
+    Ok((deleted, version))
+}
+
+/// All products of a shop, by id.
+pub async fn list(pool: &PgPool, shop: &ShopDomain) -> Result<Vec<Product>, CatalogError> {
+    super::require_shop(pool, shop).await?;
+    let rows: Vec<(
+        ProductGid,
+        String,
+        String,
+        String,
+        String,
+        Vec<CollectionGid>,
+    )> = sqlx::query_as(
+        "SELECT gid, title, handle, image, url, collection_ids FROM products \
+             WHERE shop_domain = $1 ORDER BY gid",
+    )
+    .bind(shop.as_str())
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, title, handle, image, url, collection_ids)| Product {
+            id,
+            title,
+            handle,
+            image,
+            url,
+            collection_ids,
+        })
+        .collect())
+}

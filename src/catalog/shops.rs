@@ -1,0 +1,160 @@
+//! Shops: installation, settings, uninstall.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+use utoipa::ToSchema;
+
+use super::domain::{Currency, ShopDomain, Timezone};
+use super::{check_text, notify_change, CatalogError};
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Shop {
+    pub domain: ShopDomain,
+    pub name: String,
+    pub timezone: Timezone,
+    pub currency: Currency,
+    pub remove_branding: bool,
+    /// Changes on every catalog write; the storefront's `version`.
+    pub catalog_version: i64,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// `PUT /admin/v1/shops/{shop}`: absent fields keep their value (or take the default on create).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ShopSettings {
+    pub name: Option<String>,
+    /// IANA timezone; analytics dates are days in this zone. Default `UTC`.
+    pub timezone: Option<Timezone>,
+    /// ISO 4217 code. Default `USD`.
+    pub currency: Option<Currency>,
+    pub remove_branding: Option<bool>,
+}
+
+#[derive(sqlx::FromRow)]
+struct ShopRow {
+    domain: String,
+    name: String,
+    timezone: String,
+    currency: String,
+    remove_branding: bool,
+    catalog_version: i64,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl TryFrom<ShopRow> for Shop {
+    type Error = CatalogError;
+    fn try_from(row: ShopRow) -> Result<Self, Self::Error> {
+        let corrupt = |e: super::domain::InvalidValue| {
+            CatalogError::Db(sqlx::Error::Decode(format!("shops row: {e}").into()))
+        };
+        Ok(Shop {
+            domain: ShopDomain::parse(&row.domain).map_err(corrupt)?,
+            name: row.name,
+            timezone: Timezone::parse(&row.timezone).map_err(corrupt)?,
+            currency: Currency::parse(&row.currency).map_err(corrupt)?,
+            remove_branding: row.remove_branding,
+            catalog_version: row.catalog_version,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
+    }
+}
+
+const SHOP_COLUMNS: &str =
+    "domain, name, timezone, currency, remove_branding, catalog_version, created_at, updated_at";
+
+pub enum Upserted {
+    Created(Shop),
+    Updated(Shop),
+}
+
+/// Creates the shop, updates it, or reinstalls an uninstalled one (which starts from defaults).
+pub async fn upsert(
+    pool: &PgPool,
+    domain: &ShopDomain,
+    settings: ShopSettings,
+) -> Result<Upserted, CatalogError> {
+    if let Some(name) = &settings.name {
+        check_text("name", name, 256)?;
+    }
+    let mut tx = pool.begin().await?;
+    let sql = format!(
+        "WITH previous AS (SELECT uninstalled_at FROM shops WHERE domain = $1 FOR UPDATE)
+         INSERT INTO shops AS s (domain, name, timezone, currency, remove_branding)
+         VALUES ($1, COALESCE($2, ''), COALESCE($3, 'UTC'), COALESCE($4, 'USD'), COALESCE($5, FALSE))
+         ON CONFLICT (domain) DO UPDATE SET
+             name = CASE WHEN s.uninstalled_at IS NULL THEN COALESCE($2, s.name) ELSE EXCLUDED.name END,
+             timezone = CASE WHEN s.uninstalled_at IS NULL THEN COALESCE($3, s.timezone) ELSE EXCLUDED.timezone END,
+             currency = CASE WHEN s.uninstalled_at IS NULL THEN COALESCE($4, s.currency) ELSE EXCLUDED.currency END,
+             remove_branding = CASE WHEN s.uninstalled_at IS NULL THEN COALESCE($5, s.remove_branding) ELSE EXCLUDED.remove_branding END,
+             created_at = CASE WHEN s.uninstalled_at IS NULL THEN s.created_at ELSE now() END,
+             uninstalled_at = NULL,
+             catalog_version = s.catalog_version + 1,
+             updated_at = now()
+         RETURNING {SHOP_COLUMNS},
+             NOT EXISTS (SELECT 1 FROM previous WHERE uninstalled_at IS NULL) AS created"
+    );
+    let (row, created): (ShopRow, bool) = {
+        let row = sqlx::query(&sql)
+            .bind(domain.as_str())
+            .bind(settings.name)
+            .bind(settings.timezone.map(String::from))
+            .bind(settings.currency.map(String::from))
+            .bind(settings.remove_branding)
+            .fetch_one(&mut *tx)
+            .await?;
+        use sqlx::{FromRow, Row};
+        (ShopRow::from_row(&row)?, row.try_get("created")?)
+    };
+    notify_change(&mut tx, domain).await?;
+    tx.commit().await?;
+    let shop = Shop::try_from(row)?;
+    Ok(if created {
+        Upserted::Created(shop)
+    } else {
+        Upserted::Updated(shop)
+    })
+}
+
+pub async fn get(pool: &PgPool, domain: &ShopDomain) -> Result<Shop, CatalogError> {
+    let sql =
+        format!("SELECT {SHOP_COLUMNS} FROM shops WHERE domain = $1 AND uninstalled_at IS NULL");
+    let row: Option<ShopRow> = sqlx::query_as(&sql)
+        .bind(domain.as_str())
+        .fetch_optional(pool)
+        .await?;
+    row.ok_or(CatalogError::ShopNotFound)?.try_into()
+}
+
+/// Uninstall: the catalog is removed and every API key of the shop revoked, in one transaction.
+pub async fn uninstall(pool: &PgPool, domain: &ShopDomain) -> Result<(), CatalogError> {
+    let mut tx = pool.begin().await?;
+    let found: Option<i64> = sqlx::query_scalar(
+        "UPDATE shops SET uninstalled_at = now(), updated_at = now(), \
+         catalog_version = catalog_version + 1 \
+         WHERE domain = $1 AND uninstalled_at IS NULL RETURNING catalog_version",
+    )
+    .bind(domain.as_str())
+    .fetch_optional(&mut *tx)
+    .await?;
+    if found.is_none() {
+        return Err(CatalogError::ShopNotFound);
+    }
+    // Widgets first: their video links cascade from either side, but this order keeps each
+    // delete touching only its own table.
+    for table in ["widgets", "videos", "products"] {
+        sqlx::query(&format!("DELETE FROM {table} WHERE shop_domain = $1"))
+            .bind(domain.as_str())
+            .execute(&mut *tx)
+            .await?;
+    }
+    crate::analytics::keys::revoke_all(&mut tx, domain).await?;
+    notify_change(&mut tx, domain).await?;
+    tx.commit().await?;
+    Ok(())
+}

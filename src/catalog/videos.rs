@@ -1,0 +1,209 @@
+//! Videos: the media a widget shows, each linked to the products it sells.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::domain::{ProductGid, ShopDomain, VideoStatus};
+use super::{begin_write, check_optional_url, check_required_text, CatalogError};
+
+const MAX_DURATION_SECONDS: f64 = 24.0 * 3600.0;
+const MAX_LINKED_PRODUCTS: usize = 250;
+
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+#[serde(rename_all = "camelCase")]
+pub struct Video {
+    pub id: Uuid,
+    pub title: String,
+    pub thumbnail: String,
+    pub video_url: String,
+    pub mini_version_url: String,
+    /// Seconds.
+    pub duration: f64,
+    pub status: VideoStatus,
+    pub product_ids: Vec<ProductGid>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewVideo {
+    pub title: String,
+    #[serde(default)]
+    pub thumbnail: String,
+    pub video_url: String,
+    #[serde(default)]
+    pub mini_version_url: String,
+    /// Seconds, 0 when unknown.
+    #[serde(default)]
+    pub duration: f64,
+    /// Default `DRAFT`: nothing reaches a live store before the merchant publishes it.
+    #[serde(default = "draft")]
+    pub status: VideoStatus,
+    #[serde(default)]
+    pub product_ids: Vec<ProductGid>,
+}
+
+fn draft() -> VideoStatus {
+    VideoStatus::Draft
+}
+
+/// `PATCH`: only the fields present change; `productIds` replaces the whole list.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VideoPatch {
+    pub title: Option<String>,
+    pub thumbnail: Option<String>,
+    pub video_url: Option<String>,
+    pub mini_version_url: Option<String>,
+    pub duration: Option<f64>,
+    pub status: Option<VideoStatus>,
+    pub product_ids: Option<Vec<ProductGid>>,
+}
+
+fn validate(v: &NewVideo) -> Result<(), CatalogError> {
+    check_required_text("title", &v.title, 512)?;
+    check_optional_url("thumbnail", &v.thumbnail)?;
+    check_required_text("videoUrl", &v.video_url, 2048)?;
+    check_optional_url("videoUrl", &v.video_url)?;
+    check_optional_url("miniVersionUrl", &v.mini_version_url)?;
+    if !(0.0..=MAX_DURATION_SECONDS).contains(&v.duration) {
+        return Err(CatalogError::invalid(
+            "duration",
+            format!("must be between 0 and {MAX_DURATION_SECONDS} seconds"),
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for id in &v.product_ids {
+        if !seen.insert(id) {
+            return Err(CatalogError::invalid(
+                "productIds",
+                format!("{id} appears more than once"),
+            ));
+        }
+    }
+    if v.product_ids.len() > MAX_LINKED_PRODUCTS {
+        return Err(CatalogError::invalid(
+            "productIds",
+            format!("at most {MAX_LINKED_PRODUCTS} products"),
+        ));
+    }
+    Ok(())
+}
+
+const VIDEO_COLUMNS: &str = "id, title, thumbnail, video_url, mini_version_url, duration, status, \
+                             product_ids, created_at, updated_at";
+
+pub async fn create(
+    pool: &PgPool,
+    shop: &ShopDomain,
+    new: NewVideo,
+) -> Result<Video, CatalogError> {
+    validate(&new)?;
+    let (mut tx, _) = begin_write(pool, shop).await?;
+    let video: Video = sqlx::query_as(&format!(
+        "INSERT INTO videos (id, shop_domain, title, thumbnail, video_url, mini_version_url, \
+         duration, status, product_ids) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         RETURNING {VIDEO_COLUMNS}"
+    ))
+    .bind(Uuid::now_v7())
+    .bind(shop.as_str())
+    .bind(&new.title)
+    .bind(&new.thumbnail)
+    .bind(&new.video_url)
+    .bind(&new.mini_version_url)
+    .bind(new.duration)
+    .bind(new.status)
+    .bind(&new.product_ids)
+    .fetch_one(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(video)
+}
+
+pub async fn list(pool: &PgPool, shop: &ShopDomain) -> Result<Vec<Video>, CatalogError> {
+    super::require_shop(pool, shop).await?;
+    let videos = sqlx::query_as(&format!(
+        "SELECT {VIDEO_COLUMNS} FROM videos WHERE shop_domain = $1 ORDER BY created_at, id"
+    ))
+    .bind(shop.as_str())
+    .fetch_all(pool)
+    .await?;
+    Ok(videos)
+}
+
+pub async fn get(pool: &PgPool, shop: &ShopDomain, id: Uuid) -> Result<Video, CatalogError> {
+    super::require_shop(pool, shop).await?;
+    let video: Option<Video> = sqlx::query_as(&format!(
+        "SELECT {VIDEO_COLUMNS} FROM videos WHERE shop_domain = $1 AND id = $2"
+    ))
+    .bind(shop.as_str())
+    .bind(id)
+    .fetch_optional(pool)
+    .await?;
+    video.ok_or(CatalogError::NotFound("video"))
+}
+
+pub async fn update(
+    pool: &PgPool,
+    shop: &ShopDomain,
+    id: Uuid,
+    patch: VideoPatch,
+) -> Result<Video, CatalogError> {
+    let (mut tx, _) = begin_write(pool, shop).await?;
+    let current: Option<Video> = sqlx::query_as(&format!(
+        "SELECT {VIDEO_COLUMNS} FROM videos WHERE shop_domain = $1 AND id = $2 FOR UPDATE"
+    ))
+    .bind(shop.as_str())
+    .bind(id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let current = current.ok_or(CatalogError::NotFound("video"))?;
+    let merged = NewVideo {
+        title: patch.title.unwrap_or(current.title),
+        thumbnail: patch.thumbnail.unwrap_or(current.thumbnail),
+        video_url: patch.video_url.unwrap_or(current.video_url),
+        mini_version_url: patch.mini_version_url.unwrap_or(current.mini_version_url),
+        duration: patch.duration.unwrap_or(current.duration),
+        status: patch.status.unwrap_or(current.status),
+        product_ids: patch.product_ids.unwrap_or(current.product_ids),
+    };
+    validate(&merged)?;
+    let video: Video = sqlx::query_as(&format!(
+        "UPDATE videos SET title = $3, thumbnail = $4, video_url = $5, mini_version_url = $6, \
+         duration = $7, status = $8, product_ids = $9, updated_at = now() \
+         WHERE shop_domain = $1 AND id = $2 RETURNING {VIDEO_COLUMNS}"
+    ))
+    .bind(shop.as_str())
+    .bind(id)
+    .bind(&merged.title)
+    .bind(&merged.thumbnail)
+    .bind(&merged.video_url)
+    .bind(&merged.mini_version_url)
+    .bind(merged.duration)
+    .bind(merged.status)
+    .bind(&merged.product_ids)
+    .fetch_one(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(video)
+}
+
+/// Deletes a video; the foreign key removes it from every widget in the same transaction.
+pub async fn delete(pool: &PgPool, shop: &ShopDomain, id: Uuid) -> Result<(), CatalogError> {
+    let (mut tx, _) = begin_write(pool, shop).await?;
+    let deleted = sqlx::query("DELETE FROM videos WHERE shop_domain = $1 AND id = $2")
+        .bind(shop.as_str())
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    if deleted == 0 {
+        return Err(CatalogError::NotFound("video"));
+    }
+    tx.commit().await?;
+    Ok(())
+}

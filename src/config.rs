@@ -1,0 +1,371 @@
+//! Configuration: environment variables with matching flags. A missing or malformed required
+//! setting stops the process at start with one line that names it.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::storefront::signature::ProxySecret;
+
+/// Every setting, as given. Parsed into [`Config`] (or the part a command needs) by the methods
+/// below, so the error names the setting the way an operator wrote it.
+#[derive(Debug, Clone, Default, Args)]
+pub struct Settings {
+    /// Postgres connection URL (the catalog).
+    #[arg(long, env = "DATABASE_URL", global = true, hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// ClickHouse HTTP URL, e.g. http://127.0.0.1:8123.
+    #[arg(long, env = "CLICKHOUSE_URL", global = true)]
+    pub clickhouse_url: Option<String>,
+    /// ClickHouse database of the service (created by the migrations). Default: videoapp.
+    #[arg(long, env = "CLICKHOUSE_DATABASE", global = true)]
+    pub clickhouse_database: Option<String>,
+    /// ClickHouse user. Default: default.
+    #[arg(long, env = "CLICKHOUSE_USER", global = true)]
+    pub clickhouse_user: Option<String>,
+    #[arg(
+        long,
+        env = "CLICKHOUSE_PASSWORD",
+        global = true,
+        hide_env_values = true
+    )]
+    pub clickhouse_password: Option<String>,
+    /// Public listener. Default: 127.0.0.1:8080.
+    #[arg(long, env = "VIDEOAPP_LISTEN", global = true)]
+    pub listen: Option<String>,
+    /// Prometheus listener, never exposed with the public API. Default: 127.0.0.1:9464.
+    #[arg(long, env = "VIDEOAPP_METRICS_LISTEN", global = true)]
+    pub metrics_listen: Option<String>,
+    /// The app proxy's shared secret (signs storefront requests).
+    #[arg(
+        long,
+        env = "VIDEOAPP_PROXY_SECRET",
+        global = true,
+        hide_env_values = true
+    )]
+    pub proxy_secret: Option<String>,
+    /// Bearer token of the admin API (at least 16 characters).
+    #[arg(
+        long,
+        env = "VIDEOAPP_ADMIN_TOKEN",
+        global = true,
+        hide_env_values = true
+    )]
+    pub admin_token: Option<String>,
+    /// Directory of the durable event spool. Default: ./spool.
+    #[arg(long, env = "VIDEOAPP_SPOOL_DIR", global = true)]
+    pub spool_dir: Option<PathBuf>,
+    /// Log lines as `human` (default) or `json`.
+    #[arg(long, env = "VIDEOAPP_LOG_FORMAT", global = true)]
+    pub log_format: Option<String>,
+    /// Storefront signatures older or newer than this many seconds are refused. Default: 90.
+    #[arg(long, env = "VIDEOAPP_SIGNATURE_MAX_AGE_SECONDS", global = true)]
+    pub signature_max_age_seconds: Option<String>,
+    /// Development only: accept unsigned storefront requests (logs a warning at start).
+    #[arg(long, env = "VIDEOAPP_INSECURE_SKIP_SIGNATURE", global = true)]
+    pub insecure_skip_signature: Option<String>,
+    /// Seconds to finish in-flight work after SIGTERM. Default: 10.
+    #[arg(long, env = "VIDEOAPP_SHUTDOWN_GRACE_SECONDS", global = true)]
+    pub shutdown_grace_seconds: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("missing required setting {env} (or --{flag})")]
+    Missing {
+        env: &'static str,
+        flag: &'static str,
+    },
+    #[error("invalid setting {env}: {reason}")]
+    Invalid { env: &'static str, reason: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Human,
+    Json,
+}
+
+#[derive(Clone)]
+pub struct ClickHouseConfig {
+    pub url: String,
+    pub database: String,
+    pub user: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for ClickHouseConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClickHouseConfig")
+            .field("url", &self.url)
+            .field("database", &self.database)
+            .field("user", &self.user)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What `serve` runs with.
+#[derive(Clone)]
+pub struct Config {
+    pub database_url: String,
+    pub clickhouse: ClickHouseConfig,
+    pub listen: SocketAddr,
+    pub metrics_listen: SocketAddr,
+    pub proxy_secret: ProxySecret,
+    pub admin_token: String,
+    pub spool_dir: PathBuf,
+    pub signature_max_age: Duration,
+    pub insecure_skip_signature: bool,
+    pub shutdown_grace: Duration,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Secrets (the URL's password, the proxy secret, the admin token) stay out of logs.
+        f.debug_struct("Config")
+            .field("clickhouse", &self.clickhouse)
+            .field("listen", &self.listen)
+            .field("metrics_listen", &self.metrics_listen)
+            .field("spool_dir", &self.spool_dir)
+            .field("signature_max_age", &self.signature_max_age)
+            .field("insecure_skip_signature", &self.insecure_skip_signature)
+            .field("shutdown_grace", &self.shutdown_grace)
+            .finish_non_exhaustive()
+    }
+}
+
+fn present(value: &Option<String>) -> Option<&str> {
+    value.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}
+
+fn required<'a>(
+    value: &'a Option<String>,
+    env: &'static str,
+    flag: &'static str,
+) -> Result<&'a str, ConfigError> {
+    present(value).ok_or(ConfigError::Missing { env, flag })
+}
+
+fn invalid(env: &'static str, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        env,
+        reason: reason.into(),
+    }
+}
+
+fn socket_addr(
+    value: &Option<String>,
+    env: &'static str,
+    default: &str,
+) -> Result<SocketAddr, ConfigError> {
+    let raw = present(value).unwrap_or(default);
+    raw.parse().map_err(|_| {
+        invalid(
+            env,
+            format!("'{raw}' is not an address like 127.0.0.1:8080"),
+        )
+    })
+}
+
+fn seconds(
+    value: &Option<String>,
+    env: &'static str,
+    default: u64,
+) -> Result<Duration, ConfigError> {
+    match present(value) {
+        None => Ok(Duration::from_secs(default)),
+        Some(raw) => raw
+            .parse::<u64>()
+            .map(Duration::from_secs)
+            .map_err(|_| invalid(env, format!("'{raw}' is not a whole number of seconds"))),
+    }
+}
+
+fn flag(value: &Option<String>, env: &'static str) -> Result<bool, ConfigError> {
+    match present(value).map(str::to_ascii_lowercase).as_deref() {
+        None | Some("0" | "false" | "no" | "off") => Ok(false),
+        Some("1" | "true" | "yes" | "on") => Ok(true),
+        Some(other) => Err(invalid(env, format!("'{other}' is not true or false"))),
+    }
+}
+
+impl Settings {
+    pub fn log_format(&self) -> Result<LogFormat, ConfigError> {
+        match present(&self.log_format) {
+            None | Some("human") => Ok(LogFormat::Human),
+            Some("json") => Ok(LogFormat::Json),
+            Some(other) => Err(invalid(
+                "VIDEOAPP_LOG_FORMAT",
+                format!("'{other}' is not human or json"),
+            )),
+        }
+    }
+
+    pub fn proxy_secret(&self) -> Result<ProxySecret, ConfigError> {
+        let secret = required(&self.proxy_secret, "VIDEOAPP_PROXY_SECRET", "proxy-secret")?;
+        Ok(ProxySecret::new(secret.as_bytes().to_vec()))
+    }
+
+    pub fn database_url(&self) -> Result<String, ConfigError> {
+        let url = required(&self.database_url, "DATABASE_URL", "database-url")?;
+        match url::Url::parse(url) {
+            Ok(u) if matches!(u.scheme(), "postgres" | "postgresql") => Ok(url.to_string()),
+            _ => Err(invalid(
+                "DATABASE_URL",
+                "must be a URL like postgres://user:password@host:5432/database",
+            )),
+        }
+    }
+
+    pub fn clickhouse(&self) -> Result<ClickHouseConfig, ConfigError> {
+        let url = required(&self.clickhouse_url, "CLICKHOUSE_URL", "clickhouse-url")?;
+        match url::Url::parse(url) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
+            _ => {
+                return Err(invalid(
+                    "CLICKHOUSE_URL",
+                    format!("'{url}' is not an HTTP URL like http://127.0.0.1:8123"),
+                ))
+            }
+        }
+        let database = present(&self.clickhouse_database).unwrap_or("videoapp");
+        let valid_name = database
+            .bytes()
+            .enumerate()
+            .all(|(i, b)| b == b'_' || b.is_ascii_alphabetic() || (i > 0 && b.is_ascii_digit()));
+        if !valid_name {
+            return Err(invalid(
+                "CLICKHOUSE_DATABASE",
+                format!("'{database}' is not a plain identifier (letters, digits, _)"),
+            ));
+        }
+        Ok(ClickHouseConfig {
+            url: url.trim_end_matches('/').to_string(),
+            database: database.to_string(),
+            user: present(&self.clickhouse_user)
+                .unwrap_or("default")
+                .to_string(),
+            password: self.clickhouse_password.clone().unwrap_or_default(),
+        })
+    }
+
+    /// Everything `serve` needs, or the first problem found.
+    pub fn server_config(&self) -> Result<Config, ConfigError> {
+        let admin_token = required(&self.admin_token, "VIDEOAPP_ADMIN_TOKEN", "admin-token")?;
+        if admin_token.len() < 16 {
+            return Err(invalid(
+                "VIDEOAPP_ADMIN_TOKEN",
+                "must be at least 16 characters",
+            ));
+        }
+        Ok(Config {
+            database_url: self.database_url()?,
+            clickhouse: self.clickhouse()?,
+            listen: socket_addr(&self.listen, "VIDEOAPP_LISTEN", "127.0.0.1:8080")?,
+            metrics_listen: socket_addr(
+                &self.metrics_listen,
+                "VIDEOAPP_METRICS_LISTEN",
+                "127.0.0.1:9464",
+            )?,
+            proxy_secret: self.proxy_secret()?,
+            admin_token: admin_token.to_string(),
+            spool_dir: self
+                .spool_dir
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("spool")),
+            signature_max_age: seconds(
+                &self.signature_max_age_seconds,
+                "VIDEOAPP_SIGNATURE_MAX_AGE_SECONDS",
+                90,
+            )?,
+            insecure_skip_signature: flag(
+                &self.insecure_skip_signature,
+                "VIDEOAPP_INSECURE_SKIP_SIGNATURE",
+            )?,
+            shutdown_grace: seconds(
+                &self.shutdown_grace_seconds,
+                "VIDEOAPP_SHUTDOWN_GRACE_SECONDS",
+                10,
+            )?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn complete() -> Settings {
+        Settings {
+            database_url: Some("postgres://u:p@127.0.0.1:5432/db".into()),
+            clickhouse_url: Some("http://127.0.0.1:8123".into()),
+            proxy_secret: Some("secret".into()),
+            admin_token: Some("0123456789abcdef".into()),
+            ..Settings::default()
+        }
+    }
+
+    #[test]
+    fn a_complete_configuration_takes_the_documented_defaults() {
+        let config = complete().server_config().unwrap();
+        assert_eq!(config.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(config.metrics_listen.to_string(), "127.0.0.1:9464");
+        assert_eq!(config.clickhouse.database, "videoapp");
+        assert_eq!(config.signature_max_age, Duration::from_secs(90));
+        assert!(!config.insecure_skip_signature);
+    }
+
+    #[test]
+    fn each_missing_required_setting_is_named() {
+        let cases: [(fn(&mut Settings), &str); 4] = [
+            (|s| s.database_url = None, "DATABASE_URL"),
+            (|s| s.clickhouse_url = Some(" ".into()), "CLICKHOUSE_URL"),
+            (|s| s.proxy_secret = None, "VIDEOAPP_PROXY_SECRET"),
+            (|s| s.admin_token = None, "VIDEOAPP_ADMIN_TOKEN"),
+        ];
+        for (unset, name) in cases {
+            let mut settings = complete();
+            unset(&mut settings);
+            let err = settings.server_config().unwrap_err().to_string();
+            assert!(
+                err.starts_with(&format!("missing required setting {name}")),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn malformed_values_are_named() {
+        let cases: [(fn(&mut Settings), &str); 6] = [
+            (|s| s.listen = Some("localhost".into()), "VIDEOAPP_LISTEN"),
+            (
+                |s| s.database_url = Some("mysql://x".into()),
+                "DATABASE_URL",
+            ),
+            (
+                |s| s.clickhouse_url = Some("127.0.0.1:8123".into()),
+                "CLICKHOUSE_URL",
+            ),
+            (
+                |s| s.clickhouse_database = Some("a-b".into()),
+                "CLICKHOUSE_DATABASE",
+            ),
+            (
+                |s| s.admin_token = Some("short".into()),
+                "VIDEOAPP_ADMIN_TOKEN",
+            ),
+            (
+                |s| s.shutdown_grace_seconds = Some("ten".into()),
+                "VIDEOAPP_SHUTDOWN_GRACE_SECONDS",
+            ),
+        ];
+        for (break_it, name) in cases {
+            let mut settings = complete();
+            break_it(&mut settings);
+            let err = settings.server_config().unwrap_err().to_string();
+            assert!(err.starts_with(&format!("invalid setting {name}")), "{err}");
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! videoapp: shoppable video widgets for online stores, and the analytics of what they sell.
+//!
+//! Module map (DESIGN §2): `config` → `app` (router, state, shutdown) → the surfaces `storefront`,
+//! `analytics`, `admin`, `ops`, over the data owners `catalog` (Postgres) and `warehouse`
+//! (ClickHouse); `telemetry` and `error` serve them all.
+
+pub mod admin;
+pub mod analytics;
+pub mod app;
+pub mod catalog;
+pub mod config;
+pub mod db;
+pub mod error;
+pub mod extract;
+pub mod openapi;
+pub mod ops;
+pub mod storefront;
+pub mod telemetry;
+pub mod warehouse;

@@ -1,0 +1,93 @@
+//! Operational endpoints for load balancers: liveness and readiness.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::app::AppState;
+
+const CHECK_TIMEOUT: Duration = Duration::from_secs(2);
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(healthz))
+        .routes(routes!(readyz))
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    /// `ok`.
+    pub status: &'static str,
+}
+
+/// Liveness: the process answers
+#[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, body = Health)))]
+pub async fn healthz() -> Json<Health> {
+    Json(Health { status: "ok" })
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Readiness {
+    /// `ready` or `unavailable`.
+    pub status: &'static str,
+    /// The dependencies that failed their check, by name (`postgres`, `clickhouse`).
+    pub unavailable: Vec<&'static str>,
+    /// Each dependency's state: `ok` or `unavailable`.
+    pub checks: BTreeMap<&'static str, &'static str>,
+}
+
+/// Readiness: Postgres and ClickHouse both answer
+#[utoipa::path(
+    get, path = "/readyz", tag = "operations",
+    responses(
+        (status = 200, description = "Ready", body = Readiness),
+        (status = 503, description = "A dependency is unreachable; `unavailable` names it", body = Readiness),
+    )
+)]
+pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readiness>) {
+    let postgres = async {
+        let ping = sqlx::query("SELECT 1").execute(&state.db);
+        match tokio::time::timeout(CHECK_TIMEOUT, ping).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!("no answer within {CHECK_TIMEOUT:?}")),
+        }
+    };
+    let (postgres, clickhouse) = tokio::join!(postgres, state.warehouse.ping(CHECK_TIMEOUT));
+    let mut checks = BTreeMap::new();
+    let mut unavailable = Vec::new();
+    for (name, result) in [("postgres", postgres), ("clickhouse", clickhouse)] {
+        match result {
+            Ok(()) => {
+                checks.insert(name, "ok");
+            }
+            Err(reason) => {
+                tracing::warn!(dependency = name, %reason, "readiness check failed");
+                checks.insert(name, "unavailable");
+                unavailable.push(name);
+            }
+        }
+    }
+    let status = if unavailable.is_empty() {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let body = Readiness {
+        status: if unavailable.is_empty() {
+            "ready"
+        } else {
+            "unavailable"
+        },
+        unavailable,
+        checks,
+    };
+    (status, Json(body))
+}

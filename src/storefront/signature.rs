@@ -1,0 +1,187 @@
+//! The app-proxy signature (Shopify's scheme): drop `signature`; for every other query parameter
+//! build `key=value` with the decoded value, joining repeated keys' values with `,`; sort;
+//! concatenate with no separator; HMAC-SHA256 with the shared secret; lowercase hex.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use subtle::ConstantTimeEq;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// The secret shared with the platform. Its `Debug` never shows it.
+#[derive(Clone)]
+pub struct ProxySecret(Vec<u8>);
+
+impl ProxySecret {
+    pub fn new(secret: impl Into<Vec<u8>>) -> Self {
+        ProxySecret(secret.into())
+    }
+}
+
+impl std::fmt::Debug for ProxySecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProxySecret(<redacted>)")
+    }
+}
+
+/// The string that is signed: decoded parameters other than `signature`, grouped, sorted.
+pub fn canonical_message<'a>(params: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut grouped: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (key, value) in params {
+        if key != "signature" {
+            grouped.entry(key).or_default().push(value);
+        }
+    }
+    let mut pairs: Vec<String> = grouped
+        .into_iter()
+        .map(|(key, values)| format!("{key}={}", values.join(",")))
+        .collect();
+    // Sorting the joined strings, not the keys, is what the platform does; with `=` after every
+    // key the two orders only differ for keys that prefix each other, so match it exactly.
+    pairs.sort();
+    pairs.concat()
+}
+
+pub fn sign(secret: &ProxySecret, message: &str) -> String {
+    let mut mac = HmacSha256::new_from_slice(&secret.0).expect("HMAC takes keys of any length");
+    mac.update(message.as_bytes());
+    hex::encode(mac.finalize().into_bytes())
+}
+
+/// Builds a signed query string for `params` at `now` (adds `timestamp` and `signature`).
+pub fn signed_query(
+    secret: &ProxySecret,
+    params: &[(String, String)],
+    now: DateTime<Utc>,
+) -> String {
+    let timestamp = now.timestamp().to_string();
+    let mut all: Vec<(&str, &str)> = params
+        .iter()
+        .filter(|(k, _)| k != "timestamp" && k != "signature")
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    all.push(("timestamp", &timestamp));
+    let signature = sign(secret, &canonical_message(all.iter().copied()));
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in &all {
+        query.append_pair(k, v);
+    }
+    query.append_pair("signature", &signature);
+    query.finish()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureError {
+    #[error("the signature parameter is missing")]
+    Missing,
+    #[error("the signature parameter appears more than once")]
+    Duplicated,
+    #[error("the signature does not match the request")]
+    Mismatch,
+    #[error("the timestamp parameter is missing or not a Unix time")]
+    BadTimestamp,
+    #[error("the request timestamp is outside the allowed window")]
+    Stale,
+}
+
+/// Checks a raw query string's signature and freshness. Returns the decoded parameters.
+pub fn verify(
+    secret: &ProxySecret,
+    raw_query: &str,
+    now: DateTime<Utc>,
+    max_skew_seconds: i64,
+) -> Result<Vec<(String, String)>, SignatureError> {
+    let params: Vec<(String, String)> = url::form_urlencoded::parse(raw_query.as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    let mut signatures = params.iter().filter(|(k, _)| k == "signature");
+    let given = signatures.next().ok_or(SignatureError::Missing)?;
+    if signatures.next().is_some() {
+        return Err(SignatureError::Duplicated);
+    }
+    let expected = sign(
+        secret,
+        &canonical_message(params.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
+    );
+    // Constant-time over the hex text; a wrong length fails without a timing hint about content.
+    if !bool::from(expected.as_bytes().ct_eq(given.1.as_bytes())) {
+        return Err(SignatureError::Mismatch);
+    }
+    let mut timestamps = params.iter().filter(|(k, _)| k == "timestamp");
+    let timestamp: i64 = match (timestamps.next(), timestamps.next()) {
+        (Some((_, t)), None) => t.parse().map_err(|_| SignatureError::BadTimestamp)?,
+        _ => return Err(SignatureError::BadTimestamp),
+    };
+    if (now.timestamp() - timestamp).abs() > max_skew_seconds {
+        return Err(SignatureError::Stale);
+    }
+    Ok(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ts: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(ts, 0).unwrap()
+    }
+
+    #[test]
+    fn repeated_keys_are_joined_and_pairs_sorted() {
+        let message = canonical_message([
+            ("shop", "s.myshopify.com"),
+            ("extra", "1"),
+            ("extra", "2"),
+            ("signature", "ignored"),
+            ("path_prefix", "/apps/x"),
+        ]);
+        assert_eq!(message, "extra=1,2path_prefix=/apps/xshop=s.myshopify.com");
+    }
+
+    #[test]
+    fn a_signed_query_verifies_and_any_change_breaks_it() {
+        let secret = ProxySecret::new("hush");
+        let params = vec![
+            ("shop".to_string(), "demo.myshopify.com".to_string()),
+            ("location".to_string(), "home page".to_string()),
+        ];
+        let query = signed_query(&secret, &params, at(1_700_000_000));
+        let verified = verify(&secret, &query, at(1_700_000_030), 90).unwrap();
+        assert!(verified.contains(&("location".to_string(), "home page".to_string())));
+
+        let tampered = query.replace("home", "hame");
+        assert_eq!(
+            verify(&secret, &tampered, at(1_700_000_000), 90),
+            Err(SignatureError::Mismatch)
+        );
+        assert_eq!(
+            verify(&ProxySecret::new("other"), &query, at(1_700_000_000), 90),
+            Err(SignatureError::Mismatch)
+        );
+        assert_eq!(
+            verify(&secret, &query, at(1_700_000_091), 90),
+            Err(SignatureError::Stale)
+        );
+        assert_eq!(
+            verify(&secret, &query, at(1_699_999_909), 90),
+            Err(SignatureError::Stale)
+        );
+        let doubled = format!("{query}&signature=abc");
+        assert_eq!(
+            verify(&secret, &doubled, at(1_700_000_000), 90),
+            Err(SignatureError::Duplicated)
+        );
+        assert_eq!(
+            verify(&secret, "shop=x", at(0), 90),
+            Err(SignatureError::Missing)
+        );
+    }
+
+    #[test]
+    fn secrets_do_not_show_in_debug_output() {
+        assert!(!format!("{:?}", ProxySecret::new("hush")).contains("hush"));
+    }
+}

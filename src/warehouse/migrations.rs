@@ -1,0 +1,150 @@
+//! The ClickHouse schema migration runner: creates the database, then applies the numbered files
+//! of `clickhouse/` that the ledger does not list yet, in order, recording each.
+
+use clickhouse::sql::Identifier;
+
+use super::Warehouse;
+
+pub struct Migration {
+    pub version: u32,
+    pub name: &'static str,
+    pub sql: &'static str,
+}
+
+/// The files of `clickhouse/`, in order. A unit test checks this list against the directory.
+pub const MIGRATIONS: &[Migration] = &[];
+
+const LEDGER_CREATE_SQL: &str = include_str!("../../sql/00_ledger_create.sql");
+const LEDGER_APPLIED_SQL: &str = include_str!("../../sql/01_ledger_applied.sql");
+const LEDGER_RECORD_SQL: &str = include_str!("../../sql/02_ledger_record.sql");
+
+#[derive(Debug, thiserror::Error)]
+pub enum MigrationError {
+    #[error("ClickHouse: {0}")]
+    ClickHouse(#[from] clickhouse::error::Error),
+    #[error("ClickHouse migration {name}, statement {index}: {source}")]
+    Statement {
+        name: &'static str,
+        index: usize,
+        source: clickhouse::error::Error,
+    },
+}
+
+/// The statements of one file: split at `;` that ends a line, comment-only lines dropped.
+pub fn statements(sql: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for line in sql.lines() {
+        if line.trim_start().starts_with("--") {
+            continue;
+        }
+        let trimmed = line.trim_end();
+        if let Some(body) = trimmed.strip_suffix(';') {
+            current.push_str(body);
+            push_statement(&mut out, &mut current);
+        } else {
+            current.push_str(line);
+            current.push('\n');
+        }
+    }
+    push_statement(&mut out, &mut current);
+    out
+}
+
+fn push_statement(out: &mut Vec<String>, current: &mut String) {
+    let statement = current.trim();
+    if !statement.is_empty() {
+        out.push(statement.to_string());
+    }
+    current.clear();
+}
+
+/// Applies `migrations` that are not yet recorded. Safe to run again and from several instances:
+/// every statement is `IF NOT EXISTS`, and the ledger is read with `DISTINCT`.
+pub async fn apply(
+    warehouse: &Warehouse,
+    migrations: &[Migration],
+) -> Result<Vec<u32>, MigrationError> {
+    warehouse
+        .server
+        .query("CREATE DATABASE IF NOT EXISTS ?")
+        .bind(Identifier(warehouse.database()))
+        .execute()
+        .await?;
+    let client = warehouse.client();
+    client.query(LEDGER_CREATE_SQL).execute().await?;
+    let applied: Vec<u32> = client.query(LEDGER_APPLIED_SQL).fetch_all().await?;
+    let mut newly_applied = Vec::new();
+    for migration in migrations {
+        if applied.contains(&migration.version) {
+            continue;
+        }
+        for (index, statement) in statements(migration.sql).iter().enumerate() {
+            // `?` is the crate's bind marker; schema files have no parameters, so escape it.
+            client
+                .query(&statement.replace('?', "??"))
+                .execute()
+                .await
+                .map_err(|source| MigrationError::Statement {
+                    name: migration.name,
+                    index: index + 1,
+                    source,
+                })?;
+        }
+        client
+            .query(LEDGER_RECORD_SQL)
+            .bind(migration.version)
+            .bind(migration.name)
+            .execute()
+            .await?;
+        tracing::info!(
+            version = migration.version,
+            name = migration.name,
+            "applied ClickHouse migration"
+        );
+        newly_applied.push(migration.version);
+    }
+    Ok(newly_applied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_split_at_line_final_semicolons_and_skip_comments() {
+        let sql = "-- a comment; not a statement\nCREATE TABLE a (x UInt8)\nENGINE = Memory;\n\nSELECT ';'\n;\nSELECT 2";
+        assert_eq!(
+            statements(sql),
+            vec![
+                "CREATE TABLE a (x UInt8)\nENGINE = Memory",
+                "SELECT ';'",
+                "SELECT 2"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_migration_list_matches_the_clickhouse_directory() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/clickhouse");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|name| name.ends_with(".sql"))
+            .collect();
+        files.sort();
+        let listed: Vec<&str> = MIGRATIONS.iter().map(|m| m.name).collect();
+        assert_eq!(
+            files, listed,
+            "every clickhouse/*.sql must be listed in MIGRATIONS, in order"
+        );
+        for (i, m) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(m.version as usize, i + 1, "{} is out of sequence", m.name);
+            assert!(
+                m.name.starts_with(&format!("{:04}_", m.version)),
+                "{}",
+                m.name
+            );
+        }
+    }
+}

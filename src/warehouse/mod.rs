@@ -1,0 +1,53 @@
+//! ClickHouse access: the client built from config, readiness, and the schema migrations.
+//! Events and their daily views live here; the tables come with the ingest issue.
+
+pub mod migrations;
+
+use std::time::Duration;
+
+use clickhouse::Client;
+
+use crate::config::ClickHouseConfig;
+
+const PING_SQL: &str = include_str!("../../sql/03_ping.sql");
+
+/// Handle to the service's ClickHouse database. Cheap to clone.
+#[derive(Clone)]
+pub struct Warehouse {
+    client: Client,
+    server: Client,
+    database: String,
+}
+
+impl Warehouse {
+    pub fn new(config: &ClickHouseConfig) -> Self {
+        let server = Client::default()
+            .with_url(config.url.as_str())
+            .with_user(config.user.as_str())
+            .with_password(config.password.as_str());
+        Warehouse {
+            client: server.clone().with_database(config.database.as_str()),
+            server,
+            database: config.database.clone(),
+        }
+    }
+
+    /// A client whose unqualified table names resolve in the service's database.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    pub fn database(&self) -> &str {
+        &self.database
+    }
+
+    /// Reachable, and the service's database exists.
+    pub async fn ping(&self, timeout: Duration) -> Result<(), String> {
+        let query = self.client.query(PING_SQL).fetch_one::<u8>();
+        match tokio::time::timeout(timeout, query).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!("no answer within {timeout:?}")),
+        }
+    }
+}
