@@ -297,6 +297,9 @@ impl Settings {
 mod tests {
     use super::*;
 
+    /// A change to a complete configuration, and the setting the error must name.
+    type Case = (fn(&mut Settings), &'static str);
+
     fn complete() -> Settings {
         Settings {
             database_url: Some("postgres://u:p@127.0.0.1:5432/db".into()),
@@ -319,7 +322,7 @@ mod tests {
 
     #[test]
     fn each_missing_required_setting_is_named() {
-        let cases: [(fn(&mut Settings), &str); 4] = [
+        let cases: [Case; 4] = [
             (|s| s.database_url = None, "DATABASE_URL"),
             (|s| s.clickhouse_url = Some(" ".into()), "CLICKHOUSE_URL"),
             (|s| s.proxy_secret = None, "VIDEOAPP_PROXY_SECRET"),
@@ -338,7 +341,7 @@ mod tests {
 
     #[test]
     fn malformed_values_are_named() {
-        let cases: [(fn(&mut Settings), &str); 6] = [
+        let cases: [Case; 6] = [
             (|s| s.listen = Some("localhost".into()), "VIDEOAPP_LISTEN"),
             (
                 |s| s.database_url = Some("mysql://x".into()),

@@ -133,12 +133,18 @@ global_id!(CollectionGid, "Collection");
 
 /// An enum stored as text in Postgres and sent as the same text in JSON.
 macro_rules! text_enum {
-    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? } $(default $default:ident)?) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
         pub enum $name {
             $(#[serde(rename = $text)] $variant),+
         }
+
+        $(impl Default for $name {
+            fn default() -> Self {
+                $name::$default
+            }
+        })?
 
         impl $name {
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
@@ -213,38 +219,17 @@ text_enum!(
     /// Only `PUBLISHED` videos reach the storefront.
     VideoStatus { Published => "PUBLISHED", Draft => "DRAFT", Archived => "ARCHIVED" }
 );
-text_enum!(ViewStyle { Default => "default", Compact => "compact", Large => "large" });
-text_enum!(ClickBehavior { OpenModal => "open_modal", OpenProduct => "open_product", None => "none" });
-text_enum!(ModalLayout { Vertical => "vertical", Horizontal => "horizontal" });
+text_enum!(ViewStyle { Default => "default", Compact => "compact", Large => "large" } default Default);
+text_enum!(ClickBehavior { OpenModal => "open_modal", OpenProduct => "open_product", None => "none" } default OpenModal);
+text_enum!(ModalLayout { Vertical => "vertical", Horizontal => "horizontal" } default Vertical);
 text_enum!(
     /// `manual` renders the widget's own videos; `product` the current product's videos.
-    SourceType { Manual => "manual", Product => "product" }
+    SourceType { Manual => "manual", Product => "product" } default Manual
 );
 text_enum!(
     /// The storefront page type a widget is requested for.
     Location { Home => "home", Product => "product", Collection => "collection", Page => "page", Other => "other" }
 );
-
-impl Default for ViewStyle {
-    fn default() -> Self {
-        ViewStyle::Default
-    }
-}
-impl Default for ClickBehavior {
-    fn default() -> Self {
-        ClickBehavior::OpenModal
-    }
-}
-impl Default for ModalLayout {
-    fn default() -> Self {
-        ModalLayout::Vertical
-    }
-}
-impl Default for SourceType {
-    fn default() -> Self {
-        SourceType::Manual
-    }
-}
 
 /// An IANA timezone name, e.g. `America/New_York`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

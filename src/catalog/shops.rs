@@ -84,7 +84,9 @@ pub async fn upsert(
     }
     let mut tx = pool.begin().await?;
     let sql = format!(
-        "WITH previous AS (SELECT uninstalled_at FROM shops WHERE domain = $1 FOR UPDATE)
+        // `previous` sees the row as it was before this statement (one snapshot serves the
+        // whole statement), which tells a create or reinstall from an update.
+        "WITH previous AS (SELECT uninstalled_at FROM shops WHERE domain = $1)
          INSERT INTO shops AS s (domain, name, timezone, currency, remove_branding)
          VALUES ($1, COALESCE($2, ''), COALESCE($3, 'UTC'), COALESCE($4, 'USD'), COALESCE($5, FALSE))
          ON CONFLICT (domain) DO UPDATE SET

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Run every ClickHouse statement of the repo on chDB (a current ClickHouse, in-process).
+
+The integration tests prove the statements on the old server (Debian's 18.16); this proves them on a
+current one, so both ends of what we support are exercised.
+
+    scripts/chdb_check.py [ROOT]      ROOT defaults to the repository root
+
+In one chDB session, in a fresh database `check`, it runs ROOT/clickhouse/*.sql (the schema
+migrations, by name) and then ROOT/sql/*.sql (the queries, by name).
+
+File format:
+  * statements end with `;` at the end of a line; lines starting with `--` are comments;
+  * `?` is a client-side bound parameter (clickhouse-rs style), `??` a literal `?`, and `?fields` the
+    row's column list. A file that uses them says what to substitute for the check:
+        -- check-params: 'shop.myshopify.com', toDate('2026-01-01'), [1, 2]
+        -- check-fields: shop, video_id, views
+    Params are SQL literals, comma-separated (quotes and brackets respected), used in order across
+    the file's statements.
+
+Prints one line per statement and exits non-zero if any statement or file failed.
+"""
+
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+# Match the 18.16 server, whose config pins UTC; must be set before chDB starts.
+os.environ["TZ"] = "UTC"
+
+DIRS = ("clickhouse", "sql")
+DATABASE = "check"
+HEADER_RE = re.compile(r"^\s*--\s*check-(params|fields)\s*:(.*)$")
+END_OF_STATEMENT = re.compile(r";[ \t]*$", re.MULTILINE)
+
+
+class FileError(Exception):
+    pass
+
+
+def split_literals(text):
+    """Split 'a', f(1, 2), [3, 4] on top-level commas, respecting quotes and brackets."""
+    items, buf, depth, quote = [], [], 0, None
+    i = 0
+    while i < len(text):
+        c = text[i]
+        buf.append(c)
+        if quote:
+            if c == "\\" and i + 1 < len(text):
+                buf.append(text[i + 1])
+                i += 1
+            elif c == quote:
+                # SQL doubles a quote to escape it: 'it''s'
+                if i + 1 < len(text) and text[i + 1] == quote:
+                    buf.append(text[i + 1])
+                    i += 1
+                else:
+                    quote = None
+        elif c in "'\"`":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            buf.pop()
+            items.append("".join(buf).strip())
+            buf = []
+        i += 1
+    if quote:
+        raise FileError(f"unterminated quote in check-params: {text.strip()}")
+    tail = "".join(buf).strip()
+    if tail or items:
+        items.append(tail)
+    if any(item == "" for item in items):
+        raise FileError(f"empty item in check-params: {text.strip()}")
+    return items
+
+
+def parse_file(path):
+    """Return (statements, params, fields) of one .sql file."""
+    params, fields, body = None, None, []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        header = HEADER_RE.match(line)
+        if header:
+            kind, value = header.groups()
+            if kind == "params":
+                params = split_literals(value)
+            else:
+                fields = value.strip()
+            continue
+        if line.lstrip().startswith("--"):
+            continue
+        body.append(line)
+    statements = [s.strip() for s in END_OF_STATEMENT.split("\n".join(body))]
+    return [s for s in statements if s], params, fields
+
+
+def bind(statement, params, fields, where):
+    """Substitute placeholders exactly as clickhouse-rs' SqlBuilder reads them (it ignores quotes)."""
+    out, i = [], 0
+    while True:
+        j = statement.find("?", i)
+        if j < 0:
+            out.append(statement[i:])
+            return "".join(out)
+        out.append(statement[i:j])
+        if statement.startswith("??", j):
+            out.append("?")
+            i = j + 2
+        elif statement.startswith("?fields", j):
+            if fields is None:
+                raise FileError(f"{where}: uses ?fields but has no '-- check-fields:' header")
+            out.append(fields)
+            i = j + len("?fields")
+        else:
+            if params is None:
+                raise FileError(f"{where}: has ? placeholders but no '-- check-params:' header")
+            if not params:
+                raise FileError(f"{where}: more ? placeholders than check-params values")
+            out.append(params.pop(0))
+            i = j + 1
+
+
+def one_line(text, width=100):
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def open_session(tmpdir):
+    from chdb import session as chs
+
+    sess = chs.Session(tmpdir)
+    sess.query(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
+    sess.query(f"USE {DATABASE}")
+    current = sess.query("SELECT currentDatabase()", "TSV").bytes().decode().strip()
+    if current != DATABASE:
+        # Some chDB releases forgot USE between queries; the session's own database lives in the
+        # same throwaway directory and is empty too, so run there instead.
+        print(f"note: USE does not persist in this chDB session; running in database {current!r}")
+    return sess
+
+
+def run(sess, sql):
+    """Run one statement; return None on success or the error text."""
+    try:
+        result = sess.query(sql, "TSV")
+    except Exception as exc:  # chdb raises its own ChdbError (a RuntimeError in older releases)
+        return str(exc).strip() or type(exc).__name__
+    has_error = getattr(result, "has_error", None)
+    if callable(has_error) and has_error():
+        return result.error_message().strip()
+    return None
+
+
+def main(argv):
+    root = Path(argv[1] if len(argv) > 1 else Path(__file__).resolve().parent.parent).resolve()
+    files = []
+    for name in DIRS:
+        d = root / name
+        found = sorted(d.glob("*.sql")) if d.is_dir() else []
+        state = "" if d.is_dir() else " (directory not present)"
+        print(f"{name}/: {len(found)} file(s){state}")
+        files += found
+    if not files:
+        print("chdb check: nothing to check")
+        return 0
+
+    try:
+        import chdb
+    except ImportError:
+        print("error: chdb is not importable; run inside the venv from ensure_chdb_venv", file=sys.stderr)
+        return 2
+
+    ok = failed = 0
+    with tempfile.TemporaryDirectory(prefix="chdb-check-") as tmpdir:
+        sess = open_session(tmpdir)
+        version = sess.query("SELECT version()", "TSV").bytes().decode().strip()
+        print(f"chdb {getattr(chdb, '__version__', '?')}, ClickHouse {version}")
+        try:
+            for path in files:
+                rel = path.relative_to(root)
+                try:
+                    statements, params, fields = parse_file(path)
+                    bound = [bind(s, params, fields, f"{rel} #{n}") for n, s in enumerate(statements, 1)]
+                    if params:
+                        raise FileError(f"{rel}: {len(params)} check-params value(s) left unused")
+                except FileError as exc:
+                    print(f"FAIL {exc}")
+                    failed += 1
+                    continue
+                except (OSError, UnicodeDecodeError) as exc:
+                    print(f"FAIL {rel}: {exc}")
+                    failed += 1
+                    continue
+                if not bound:
+                    print(f"note {rel}: no statements")
+                for n, sql in enumerate(bound, 1):
+                    error = run(sess, sql)
+                    if error is None:
+                        ok += 1
+                        print(f"OK   {rel} #{n}: {one_line(sql)}")
+                    else:
+                        failed += 1
+                        print(f"FAIL {rel} #{n}: {one_line(sql)}")
+                        print("     " + error.replace("\n", "\n     "))
+        finally:
+            sess.close()
+
+    print(f"chdb check done: {ok} statement(s) ok, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,353 @@
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+use crate::helpers::*;
+
+const SHOP: &str = "shop-one.myshopify.com";
+
+#[tokio::test]
+async fn put_creates_a_shop_with_defaults_then_updates_only_the_given_fields() {
+    let app = spawn_app().await;
+
+    let response = app
+        .admin(Method::PUT, &format!("/shops/{SHOP}"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    let (status, created) = json_of(response).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(created["domain"], SHOP);
+    assert_eq!(created["timezone"], "UTC");
+    assert_eq!(created["currency"], "USD");
+    assert_eq!(created["removeBranding"], false);
+
+    let response = app
+        .admin(Method::PUT, &format!("/shops/{SHOP}"))
+        .json(&json!({ "name": "One", "timezone": "Asia/Kathmandu", "currency": "EUR" }))
+        .send()
+        .await
+        .unwrap();
+    let (status, updated) = json_of(response).await;
+    assert_eq!(status, StatusCode::OK, "{updated}");
+    let response = app
+        .admin(Method::PUT, &format!("/shops/{SHOP}"))
+        .json(&json!({ "removeBranding": true }))
+        .send()
+        .await
+        .unwrap();
+    let (_, updated) = json_of(response).await;
+    assert_eq!(updated["name"], "One");
+    assert_eq!(updated["timezone"], "Asia/Kathmandu");
+    assert_eq!(updated["currency"], "EUR");
+    assert_eq!(updated["removeBranding"], true);
+    assert_eq!(updated["createdAt"], created["createdAt"]);
+
+    let response = app
+        .admin(Method::GET, &format!("/shops/{SHOP}"))
+        .send()
+        .await
+        .unwrap();
+    let (status, read) = json_of(response).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(read, updated);
+}
+
+#[tokio::test]
+async fn the_shop_domain_in_the_path_is_normalised_to_lower_case() {
+    let app = spawn_app().await;
+    let response = app
+        .admin(Method::PUT, "/shops/Mixed-Case.MyShopify.com")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json_of(response).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(body["domain"], "mixed-case.myshopify.com");
+    let response = app
+        .admin(Method::GET, "/shops/mixed-case.myshopify.com")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn put_refuses_bad_settings_naming_the_field() {
+    let app = spawn_app().await;
+    let cases = [
+        (json!({ "timezone": "Mars/Olympus" }), "timezone"),
+        (json!({ "timezone": 5 }), "timezone"),
+        (json!({ "currency": "EURO" }), "currency"),
+        (json!({ "currency": "usd" }), "currency"),
+        (json!({ "removeBranding": "yes" }), "removeBranding"),
+        (json!({ "name": "x".repeat(257) }), "name"),
+        (json!({ "nmae": "typo" }), "nmae"),
+    ];
+    for (body, field) in cases {
+        let response = app
+            .admin(Method::PUT, &format!("/shops/{SHOP}"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_error(response, StatusCode::BAD_REQUEST, "VALIDATION_ERROR", field).await;
+    }
+    // None of them created the shop.
+    let response = app
+        .admin(Method::GET, &format!("/shops/{SHOP}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_path_that_is_not_a_shop_domain_is_refused() {
+    let app = spawn_app().await;
+    for bad in ["example.com", "a.b.myshopify.com", "-a.myshopify.com"] {
+        let response = app
+            .admin(Method::PUT, &format!("/shops/{bad}"))
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_error(
+            response,
+            StatusCode::BAD_REQUEST,
+            "VALIDATION_ERROR",
+            "shop",
+        )
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn malformed_bodies_get_our_error_shape() {
+    let app = spawn_app().await;
+    let path = app.url(&format!("/admin/v1/shops/{SHOP}"));
+    let send = |content_type: &'static str, body: &'static str| {
+        app.client
+            .put(&path)
+            .bearer_auth(ADMIN_TOKEN)
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+    };
+    let response = send("application/json", "{\"name\": ").await.unwrap();
+    assert_error(response, StatusCode::BAD_REQUEST, "INVALID_BODY", "JSON").await;
+    let response = send("application/json", "\"a string\"").await.unwrap();
+    assert_error(
+        response,
+        StatusCode::BAD_REQUEST,
+        "VALIDATION_ERROR",
+        "body",
+    )
+    .await;
+    let response = send("text/plain", "{}").await.unwrap();
+    assert_error(
+        response,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "UNSUPPORTED_MEDIA_TYPE",
+        "application/json",
+    )
+    .await;
+    let big =
+        Box::leak(format!("{{\"name\": \"{}\"}}", "x".repeat(2 * 1024 * 1024)).into_boxed_str());
+    let response = send("application/json", big).await.unwrap();
+    assert_error(
+        response,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "PAYLOAD_TOO_LARGE",
+        "bytes",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn an_unknown_shop_is_not_found() {
+    let app = spawn_app().await;
+    let response = app
+        .admin(Method::GET, "/shops/nobody.myshopify.com")
+        .send()
+        .await
+        .unwrap();
+    assert_error(response, StatusCode::NOT_FOUND, "NOT_FOUND", "shop").await;
+    let response = app
+        .admin(Method::DELETE, "/shops/nobody.myshopify.com")
+        .send()
+        .await
+        .unwrap();
+    assert_error(response, StatusCode::NOT_FOUND, "NOT_FOUND", "shop").await;
+    let response = app
+        .admin(Method::GET, "/shops/nobody.myshopify.com/videos")
+        .send()
+        .await
+        .unwrap();
+    assert_error(response, StatusCode::NOT_FOUND, "NOT_FOUND", "shop").await;
+}
+
+#[tokio::test]
+async fn deleting_a_shop_removes_its_catalog_and_revokes_its_keys() {
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    app.create_shop("other.myshopify.com").await;
+    app.admin(Method::PUT, &format!("/shops/{SHOP}/products"))
+        .json(&json!({ "products": [{ "id": "1", "title": "P", "handle": "p" }] }))
+        .send()
+        .await
+        .unwrap();
+    let video = app.create_video(SHOP, json!({})).await;
+    app.create_widget(SHOP, json!({ "videoIds": [video] }))
+        .await;
+    let other_video = app.create_video("other.myshopify.com", json!({})).await;
+    for s in [SHOP, "other.myshopify.com"] {
+        let response = app
+            .admin(Method::POST, &format!("/shops/{s}/api-keys"))
+            .json(&json!({ "name": "k" }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+    }
+
+    let response = app
+        .admin(Method::DELETE, &format!("/shops/{SHOP}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+
+    let response = app
+        .admin(Method::GET, &format!("/shops/{SHOP}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    for table in ["products", "videos", "widgets"] {
+        let count: i64 = sqlx::query_scalar(&format!(
+            "SELECT count(*) FROM {table} WHERE shop_domain = $1"
+        ))
+        .bind(SHOP)
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+        assert_eq!(count, 0, "{table} rows left behind");
+    }
+    let widget_links: i64 = sqlx::query_scalar("SELECT count(*) FROM widget_videos")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(widget_links, 0);
+    let live_keys: Vec<(String, bool)> =
+        sqlx::query_as("SELECT shop_domain, revoked_at IS NULL FROM api_keys ORDER BY shop_domain")
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+    assert_eq!(
+        live_keys,
+        vec![
+            ("other.myshopify.com".to_string(), true),
+            (SHOP.to_string(), false)
+        ],
+        "the deleted shop's key is revoked, the other shop's is not"
+    );
+    // The other shop is untouched.
+    let response = app
+        .admin(
+            Method::GET,
+            &format!("/shops/other.myshopify.com/videos/{other_video}"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+
+    // Reinstalling starts from an empty catalog with default settings, keys stay revoked.
+    let response = app
+        .admin(Method::PUT, &format!("/shops/{SHOP}"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json_of(response).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(body["name"], "");
+    let response = app
+        .admin(Method::GET, &format!("/shops/{SHOP}/videos"))
+        .send()
+        .await
+        .unwrap();
+    let (_, body) = json_of(response).await;
+    assert_eq!(body["videos"], json!([]));
+    let response = app
+        .admin(Method::GET, &format!("/shops/{SHOP}/api-keys"))
+        .send()
+        .await
+        .unwrap();
+    let (_, body) = json_of(response).await;
+    assert!(body["apiKeys"][0]["revokedAt"].is_string(), "{body}");
+}
+
+#[tokio::test]
+async fn every_catalog_write_bumps_the_version_and_a_reinstall_never_reuses_one() {
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let mut last = app.catalog_version(SHOP).await;
+    let mut expect_bump = |now: i64, what: &str| {
+        assert!(
+            now > last,
+            "{what} did not bump the version ({last} -> {now})"
+        );
+        last = now;
+    };
+    app.admin(Method::PUT, &format!("/shops/{SHOP}"))
+        .json(&json!({ "removeBranding": true }))
+        .send()
+        .await
+        .unwrap();
+    expect_bump(app.catalog_version(SHOP).await, "shop settings");
+    let video = app.create_video(SHOP, json!({})).await;
+    expect_bump(app.catalog_version(SHOP).await, "video create");
+    let widget = app
+        .create_widget(SHOP, json!({ "videoIds": [video] }))
+        .await;
+    expect_bump(app.catalog_version(SHOP).await, "widget create");
+    app.admin(Method::PATCH, &format!("/shops/{SHOP}/widgets/{widget}"))
+        .json(&json!({ "priority": 3 }))
+        .send()
+        .await
+        .unwrap();
+    expect_bump(app.catalog_version(SHOP).await, "widget patch");
+    app.admin(Method::DELETE, &format!("/shops/{SHOP}/videos/{video}"))
+        .send()
+        .await
+        .unwrap();
+    expect_bump(app.catalog_version(SHOP).await, "video delete");
+
+    app.admin(Method::DELETE, &format!("/shops/{SHOP}"))
+        .send()
+        .await
+        .unwrap();
+    app.create_shop(SHOP).await;
+    expect_bump(app.catalog_version(SHOP).await, "reinstall");
+}
+
+#[tokio::test]
+async fn catalog_writes_notify_other_instances_on_commit() {
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let mut listener = sqlx::postgres::PgListener::connect(&app.database_url)
+        .await
+        .unwrap();
+    listener.listen("videoapp_catalog").await.unwrap();
+
+    app.create_video(SHOP, json!({})).await;
+
+    let notification = tokio::time::timeout(std::time::Duration::from_secs(5), listener.recv())
+        .await
+        .expect("a notification within 5 s")
+        .unwrap();
+    assert_eq!(notification.payload(), SHOP);
+}

@@ -1,0 +1,115 @@
+use videoapp::config::ClickHouseConfig;
+use videoapp::warehouse::migrations::{apply, Migration, MigrationError};
+use videoapp::warehouse::Warehouse;
+
+use crate::helpers::*;
+
+fn warehouse() -> Warehouse {
+    Warehouse::new(&ClickHouseConfig {
+        url: clickhouse_url(),
+        database: fresh_clickhouse_database(),
+        user: "default".to_string(),
+        password: String::new(),
+    })
+}
+
+const FIRST: Migration = Migration {
+    version: 1,
+    name: "0001_first.sql",
+    sql: "-- two statements in one file\n\
+          CREATE TABLE IF NOT EXISTS first (x UInt8) ENGINE = MergeTree ORDER BY x;\n\
+          CREATE TABLE IF NOT EXISTS second (y String) ENGINE = MergeTree ORDER BY y;\n",
+};
+const SECOND: Migration = Migration {
+    version: 2,
+    name: "0002_second.sql",
+    sql: "CREATE TABLE IF NOT EXISTS third (z UInt16) ENGINE = MergeTree ORDER BY z",
+};
+
+async fn table_exists(warehouse: &Warehouse, table: &str) -> bool {
+    let exists: u8 = warehouse
+        .client()
+        .query(&format!("EXISTS TABLE {table}"))
+        .fetch_one()
+        .await
+        .unwrap();
+    exists == 1
+}
+
+async fn ledger(warehouse: &Warehouse) -> Vec<(u32, String)> {
+    warehouse
+        .client()
+        .query("SELECT version, name FROM schema_migrations ORDER BY version")
+        .fetch_all()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_runner_creates_the_database_and_applies_each_file_once_in_order() {
+    let warehouse = warehouse();
+
+    assert_eq!(apply(&warehouse, &[FIRST]).await.unwrap(), vec![1]);
+    assert!(table_exists(&warehouse, "first").await);
+    assert!(table_exists(&warehouse, "second").await);
+
+    // Running again applies only what is new, and records it.
+    assert_eq!(apply(&warehouse, &[FIRST, SECOND]).await.unwrap(), vec![2]);
+    assert_eq!(
+        apply(&warehouse, &[FIRST, SECOND]).await.unwrap(),
+        Vec::<u32>::new()
+    );
+    assert!(table_exists(&warehouse, "third").await);
+    assert_eq!(
+        ledger(&warehouse).await,
+        vec![
+            (1, "0001_first.sql".to_string()),
+            (2, "0002_second.sql".to_string())
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_failing_migration_names_its_file_and_is_not_recorded() {
+    let warehouse = warehouse();
+    let broken = Migration {
+        version: 2,
+        name: "0002_broken.sql",
+        sql: "CREATE TABLE IF NOT EXISTS ok (x UInt8) ENGINE = MergeTree ORDER BY x;\nCREATE TABLE broken (",
+    };
+
+    let err = apply(&warehouse, &[FIRST, broken]).await.unwrap_err();
+
+    assert!(
+        matches!(
+            err,
+            MigrationError::Statement {
+                name: "0002_broken.sql",
+                index: 2,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        ledger(&warehouse).await,
+        vec![(1, "0001_first.sql".to_string())]
+    );
+}
+
+#[tokio::test]
+async fn the_service_applies_its_own_schema_at_start() {
+    let app = spawn_app().await;
+    let warehouse = Warehouse::new(&ClickHouseConfig {
+        url: clickhouse_url(),
+        database: app.clickhouse_database.clone(),
+        user: "default".to_string(),
+        password: String::new(),
+    });
+    let recorded = ledger(&warehouse).await;
+    let expected: Vec<(u32, String)> = videoapp::warehouse::migrations::MIGRATIONS
+        .iter()
+        .map(|m| (m.version, m.name.to_string()))
+        .collect();
+    assert_eq!(recorded, expected);
+}

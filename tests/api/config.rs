@@ -1,0 +1,188 @@
+//! The binary itself: configuration errors at start, and graceful shutdown on SIGTERM.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::helpers::*;
+
+fn videoapp() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_videoapp"));
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    command
+}
+
+fn complete_env(command: &mut Command) -> &mut Command {
+    command
+        .env("DATABASE_URL", "postgres://u:p@127.0.0.1:1/db")
+        .env("CLICKHOUSE_URL", "http://127.0.0.1:1")
+        .env("VIDEOAPP_PROXY_SECRET", "s")
+        .env("VIDEOAPP_ADMIN_TOKEN", ADMIN_TOKEN)
+}
+
+#[test]
+fn serve_without_a_required_setting_stops_with_one_line_naming_it() {
+    for missing in [
+        "DATABASE_URL",
+        "CLICKHOUSE_URL",
+        "VIDEOAPP_PROXY_SECRET",
+        "VIDEOAPP_ADMIN_TOKEN",
+    ] {
+        let mut command = videoapp();
+        complete_env(&mut command).env_remove(missing).arg("serve");
+        let output = command.output().unwrap();
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(output.status.code(), Some(2), "{missing}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{missing}: {stderr}");
+        assert!(
+            stderr.contains(&format!("missing required setting {missing}")),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn serve_with_a_malformed_setting_stops_with_one_line_naming_it() {
+    let cases = [
+        ("VIDEOAPP_LISTEN", "not-an-address"),
+        ("CLICKHOUSE_URL", "localhost:8123"),
+        ("VIDEOAPP_LOG_FORMAT", "xml"),
+        ("VIDEOAPP_SIGNATURE_MAX_AGE_SECONDS", "-5"),
+    ];
+    for (name, value) in cases {
+        let mut command = videoapp();
+        complete_env(&mut command).env(name, value).arg("serve");
+        let output = command.output().unwrap();
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(output.status.code(), Some(2), "{name}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!("invalid setting {name}")),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn flags_work_like_the_environment() {
+    let output = videoapp()
+        .args([
+            "serve",
+            "--database-url",
+            "postgres://u:p@127.0.0.1:1/db",
+            "--clickhouse-url",
+            "http://127.0.0.1:1",
+        ])
+        .args(["--proxy-secret", "s", "--listen", "nope"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    // Everything the flags gave was taken; the first thing still missing is named.
+    assert!(
+        stderr.contains("missing required setting VIDEOAPP_ADMIN_TOKEN"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn sign_prints_a_url_the_service_would_accept() {
+    let output = videoapp()
+        .env("VIDEOAPP_PROXY_SECRET", PROXY_SECRET)
+        .args([
+            "sign",
+            "--shop",
+            "demo.myshopify.com",
+            "/apps/videoapp_sub/contextual-widgets",
+            "location=home",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let url = url::Url::parse(String::from_utf8(output.stdout).unwrap().trim()).unwrap();
+    assert_eq!(url.path(), "/apps/videoapp_sub/contextual-widgets");
+    let secret = videoapp::storefront::signature::ProxySecret::new(PROXY_SECRET);
+    let params = videoapp::storefront::signature::verify(
+        &secret,
+        url.query().unwrap(),
+        chrono::Utc::now(),
+        90,
+    )
+    .expect("the printed URL verifies");
+    assert!(params.contains(&("shop".to_string(), "demo.myshopify.com".to_string())));
+    assert!(params.contains(&("location".to_string(), "home".to_string())));
+
+    let output = videoapp()
+        .args(["sign", "--shop", "demo.myshopify.com", "/x"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("VIDEOAPP_PROXY_SECRET"));
+}
+
+#[tokio::test]
+async fn sigterm_stops_the_service_gracefully() {
+    let database_url = fresh_database().await;
+    let mut child = videoapp()
+        .env("DATABASE_URL", &database_url)
+        .env("CLICKHOUSE_URL", clickhouse_url())
+        .env("CLICKHOUSE_DATABASE", fresh_clickhouse_database())
+        .env("VIDEOAPP_PROXY_SECRET", PROXY_SECRET)
+        .env("VIDEOAPP_ADMIN_TOKEN", ADMIN_TOKEN)
+        .env("VIDEOAPP_LISTEN", "127.0.0.1:0")
+        .env("VIDEOAPP_METRICS_LISTEN", "127.0.0.1:0")
+        .env("VIDEOAPP_LOG_FORMAT", "json")
+        .arg("serve")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The start line tells where it listens.
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let address = loop {
+        let line = lines
+            .next()
+            .expect("service exited before serving")
+            .unwrap();
+        let Ok(entry) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        if entry["message"] == "videoapp serving" {
+            break entry["listen"].as_str().unwrap().to_string();
+        }
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    let health = reqwest::get(format!("http://{address}/healthz"))
+        .await
+        .unwrap();
+    assert_eq!(health.status(), reqwest::StatusCode::OK);
+
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "still running 15 s after SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success(), "exit status {status}");
+    assert!(
+        reqwest::get(format!("http://{address}/healthz"))
+            .await
+            .is_err(),
+        "still accepting"
+    );
+}

@@ -1,0 +1,210 @@
+//! The test harness: each test gets the real service on port 0, with its own fresh Postgres
+//! database and its own ClickHouse database, on the servers `scripts/test` starts.
+
+use reqwest::{Method, RequestBuilder, Response, StatusCode};
+use serde_json::{json, Value};
+use sqlx::{Connection, Executor, PgConnection, PgPool};
+use uuid::Uuid;
+use videoapp::app::Application;
+use videoapp::config::Settings;
+
+pub const ADMIN_TOKEN: &str = "test-admin-token-0123456789";
+pub const PROXY_SECRET: &str = "test-proxy-secret";
+
+/// The Postgres server's maintenance database; tests create their own databases through it.
+pub fn postgres_admin_url() -> String {
+    std::env::var("VIDEOAPP_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://videoapp:videoapp@127.0.0.1:54329/postgres".to_string())
+}
+
+pub fn clickhouse_url() -> String {
+    std::env::var("VIDEOAPP_TEST_CLICKHOUSE_URL")
+        .unwrap_or_else(|_| "http://127.0.0.1:18123".to_string())
+}
+
+pub struct TestApp {
+    pub address: String,
+    pub metrics_address: String,
+    pub client: reqwest::Client,
+    /// A pool on the test's own database, for arranging and asserting beside the service.
+    pub db: PgPool,
+    pub database_url: String,
+    pub clickhouse_database: String,
+}
+
+/// A fresh, empty Postgres database; returns its URL.
+pub async fn fresh_database() -> String {
+    let name = format!("test_{}", Uuid::new_v4().simple());
+    let mut admin = PgConnection::connect(&postgres_admin_url())
+        .await
+        .expect("Postgres is not running: start it with scripts/test (or scripts/up)");
+    admin
+        .execute(format!(r#"CREATE DATABASE "{name}""#).as_str())
+        .await
+        .expect("create test database");
+    let mut url = url::Url::parse(&postgres_admin_url()).unwrap();
+    url.set_path(&name);
+    url.to_string()
+}
+
+/// Settings for a test instance on `database_url`, listening on free ports.
+pub fn test_settings(database_url: &str, clickhouse_database: &str) -> Settings {
+    Settings {
+        database_url: Some(database_url.to_string()),
+        clickhouse_url: Some(clickhouse_url()),
+        clickhouse_database: Some(clickhouse_database.to_string()),
+        listen: Some("127.0.0.1:0".to_string()),
+        metrics_listen: Some("127.0.0.1:0".to_string()),
+        proxy_secret: Some(PROXY_SECRET.to_string()),
+        admin_token: Some(ADMIN_TOKEN.to_string()),
+        shutdown_grace_seconds: Some("2".to_string()),
+        ..Settings::default()
+    }
+}
+
+pub fn fresh_clickhouse_database() -> String {
+    format!("test_{}", Uuid::new_v4().simple())
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+/// Starts the service with the test settings changed by `adjust`.
+pub async fn spawn_app_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
+    let database_url = fresh_database().await;
+    let clickhouse_database = fresh_clickhouse_database();
+    let mut settings = test_settings(&database_url, &clickhouse_database);
+    adjust(&mut settings);
+    spawn_with_settings(settings, database_url, clickhouse_database).await
+}
+
+/// Starts a service on an existing database (e.g. a second instance beside another).
+pub async fn spawn_with_settings(
+    settings: Settings,
+    database_url: String,
+    clickhouse_database: String,
+) -> TestApp {
+    let config = settings.server_config().expect("test settings are valid");
+    let app = Application::build(config).await.expect("service builds");
+    let address = format!("http://{}", app.local_addr());
+    let metrics_address = format!("http://{}", app.metrics_addr());
+    tokio::spawn(app.run_until(std::future::pending()));
+    TestApp {
+        address,
+        metrics_address,
+        client: reqwest::Client::new(),
+        db: PgPool::connect(&database_url)
+            .await
+            .expect("connect to test database"),
+        database_url,
+        clickhouse_database,
+    }
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.address, path)
+    }
+
+    /// An admin API request (`path` is below `/admin/v1`), with the admin token.
+    pub fn admin(&self, method: Method, path: &str) -> RequestBuilder {
+        self.client
+            .request(method, self.url(&format!("/admin/v1{path}")))
+            .bearer_auth(ADMIN_TOKEN)
+    }
+
+    pub async fn get(&self, path: &str) -> Response {
+        self.client.get(self.url(path)).send().await.unwrap()
+    }
+
+    /// Creates (or updates) a shop with default settings.
+    pub async fn create_shop(&self, shop: &str) {
+        let response = self
+            .admin(Method::PUT, &format!("/shops/{shop}"))
+            .json(&json!({ "name": "Test shop" }))
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            response.status().is_success(),
+            "create shop: {}",
+            response.status()
+        );
+    }
+
+    /// Creates a published video and returns its id.
+    pub async fn create_video(&self, shop: &str, body: Value) -> String {
+        let mut video = json!({
+            "title": "A video",
+            "videoUrl": "https://cdn.example.com/v.mp4",
+            "status": "PUBLISHED",
+        });
+        merge(&mut video, body);
+        let response = self
+            .admin(Method::POST, &format!("/shops/{shop}/videos"))
+            .json(&video)
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["id"].as_str().unwrap().to_string()
+    }
+
+    /// Creates an active widget and returns its id.
+    pub async fn create_widget(&self, shop: &str, body: Value) -> String {
+        let mut widget = json!({ "type": "carousel", "status": "active" });
+        merge(&mut widget, body);
+        let response = self
+            .admin(Method::POST, &format!("/shops/{shop}/widgets"))
+            .json(&widget)
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["id"].as_str().unwrap().to_string()
+    }
+
+    pub async fn catalog_version(&self, shop: &str) -> i64 {
+        let response = self
+            .admin(Method::GET, &format!("/shops/{shop}"))
+            .send()
+            .await
+            .unwrap();
+        let (_, body) = json_of(response).await;
+        body["catalogVersion"].as_i64().unwrap()
+    }
+}
+
+/// Shallow merge of JSON objects: `extra`'s keys win.
+pub fn merge(base: &mut Value, extra: Value) {
+    if let (Some(base), Value::Object(extra)) = (base.as_object_mut(), extra) {
+        base.extend(extra);
+    }
+}
+
+pub async fn json_of(response: Response) -> (StatusCode, Value) {
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    let body = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"))
+    };
+    (status, body)
+}
+
+/// Asserts our error body with `code`, and that the message mentions `needle`.
+pub async fn assert_error(response: Response, status: StatusCode, code: &str, needle: &str) {
+    let (actual, body) = json_of(response).await;
+    assert_eq!(actual, status, "{body}");
+    assert_eq!(body["success"], json!(false), "{body}");
+    assert_eq!(body["error"]["code"], json!(code), "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(needle),
+        "message {message:?} does not mention {needle:?}"
+    );
+}

@@ -1,0 +1,13 @@
+//! Integration tests: the real service over HTTP, on real Postgres and ClickHouse.
+
+mod helpers;
+
+mod admin_api_keys;
+mod admin_auth;
+mod admin_products;
+mod admin_shops;
+mod admin_videos;
+mod admin_widgets;
+mod clickhouse_migrations;
+mod config;
+mod ops;

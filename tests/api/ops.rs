@@ -1,0 +1,183 @@
+use std::collections::BTreeSet;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+use sqlx::{Connection, Executor, PgConnection};
+
+use crate::helpers::*;
+
+#[tokio::test]
+async fn healthz_answers_ok() {
+    let app = spawn_app().await;
+    let (status, body) = json_of(app.get("/healthz").await).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, json!({ "status": "ok" }));
+}
+
+#[tokio::test]
+async fn readyz_is_ready_when_both_servers_answer() {
+    let app = spawn_app().await;
+    let (status, body) = json_of(app.get("/readyz").await).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["status"], "ready");
+    assert_eq!(
+        body["checks"],
+        json!({ "postgres": "ok", "clickhouse": "ok" })
+    );
+}
+
+#[tokio::test]
+async fn readyz_names_clickhouse_when_it_is_unreachable() {
+    // Port 1 refuses connections: ClickHouse is "down" from the start. The service still starts
+    // (the catalog and storefront do not need ClickHouse) and says what is missing.
+    let app = spawn_app_with(|s| s.clickhouse_url = Some("http://127.0.0.1:1".to_string())).await;
+    let (status, body) = json_of(app.get("/readyz").await).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["unavailable"], json!(["clickhouse"]));
+    assert_eq!(body["checks"]["postgres"], "ok");
+    // Liveness is not readiness.
+    assert_eq!(app.get("/healthz").await.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn readyz_names_postgres_when_its_database_is_gone() {
+    let app = spawn_app().await;
+    app.db.close().await;
+    let name = app.database_url.rsplit('/').next().unwrap().to_string();
+    let mut admin = PgConnection::connect(&postgres_admin_url()).await.unwrap();
+    admin
+        .execute(format!(r#"DROP DATABASE "{name}" WITH (FORCE)"#).as_str())
+        .await
+        .unwrap();
+
+    let (status, body) = json_of(app.get("/readyz").await).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["unavailable"], json!(["postgres"]));
+    assert_eq!(body["checks"]["clickhouse"], "ok");
+}
+
+#[tokio::test]
+async fn metrics_are_served_on_their_own_listener_by_route_template() {
+    let app = spawn_app().await;
+    app.create_shop("m.myshopify.com").await;
+    app.admin(Method::GET, "/shops/nobody.myshopify.com")
+        .send()
+        .await
+        .unwrap();
+    app.get("/no/such/path/123").await;
+
+    let metrics = app
+        .client
+        .get(format!("{}/metrics", app.metrics_address))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for expected in [
+        r#"http_requests_total{method="PUT",route="/admin/v1/shops/{shop}",status="201"}"#,
+        r#"http_requests_total{method="GET",route="/admin/v1/shops/{shop}",status="404"}"#,
+        r#"http_requests_total{method="GET",route="unmatched",status="404"}"#,
+        r#"http_request_duration_seconds_bucket{method="PUT",route="/admin/v1/shops/{shop}",status="201""#,
+    ] {
+        assert!(
+            metrics.contains(expected),
+            "missing {expected} in\n{metrics}"
+        );
+    }
+    assert!(
+        !metrics.contains("m.myshopify.com"),
+        "raw paths must not become labels"
+    );
+    assert!(
+        !metrics.contains("/no/such/path"),
+        "raw paths must not become labels"
+    );
+    // Not exposed with the public API.
+    assert_eq!(app.get("/metrics").await.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn every_request_gets_a_request_id_and_a_given_one_is_echoed() {
+    let app = spawn_app().await;
+    let response = app.get("/healthz").await;
+    let id = response
+        .headers()
+        .get("x-request-id")
+        .expect("x-request-id set")
+        .to_str()
+        .unwrap();
+    assert!(uuid::Uuid::parse_str(id).is_ok(), "{id}");
+
+    let response = app
+        .client
+        .get(app.url("/healthz"))
+        .header("x-request-id", "abc-123")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers().get("x-request-id").unwrap(), "abc-123");
+}
+
+#[tokio::test]
+async fn the_openapi_document_is_3_1_and_lists_every_route() {
+    let app = spawn_app().await;
+    let (status, doc) = json_of(app.get("/openapi.json").await).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        doc["openapi"].as_str().unwrap().starts_with("3.1"),
+        "{}",
+        doc["openapi"]
+    );
+
+    let mut documented = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            documented.insert(format!("{} {path}", method.to_uppercase()));
+        }
+    }
+    let expected: BTreeSet<String> = [
+        "GET /healthz",
+        "GET /readyz",
+        "PUT /admin/v1/shops/{shop}",
+        "GET /admin/v1/shops/{shop}",
+        "DELETE /admin/v1/shops/{shop}",
+        "PUT /admin/v1/shops/{shop}/products",
+        "GET /admin/v1/shops/{shop}/products",
+        "DELETE /admin/v1/shops/{shop}/products",
+        "POST /admin/v1/shops/{shop}/videos",
+        "GET /admin/v1/shops/{shop}/videos",
+        "GET /admin/v1/shops/{shop}/videos/{id}",
+        "PATCH /admin/v1/shops/{shop}/videos/{id}",
+        "DELETE /admin/v1/shops/{shop}/videos/{id}",
+        "POST /admin/v1/shops/{shop}/widgets",
+        "GET /admin/v1/shops/{shop}/widgets",
+        "GET /admin/v1/shops/{shop}/widgets/{id}",
+        "PATCH /admin/v1/shops/{shop}/widgets/{id}",
+        "DELETE /admin/v1/shops/{shop}/widgets/{id}",
+        "POST /admin/v1/shops/{shop}/api-keys",
+        "GET /admin/v1/shops/{shop}/api-keys",
+        "DELETE /admin/v1/shops/{shop}/api-keys/{id}",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    assert_eq!(documented, expected);
+
+    // The admin calls declare the bearer scheme, and every schema they reference exists.
+    assert_eq!(
+        doc["components"]["securitySchemes"]["admin_token"]["scheme"],
+        json!("bearer")
+    );
+    let text = doc.to_string();
+    for reference in text.split("\"$ref\":\"#/components/schemas/").skip(1) {
+        let name = reference.split('"').next().unwrap();
+        assert!(
+            doc["components"]["schemas"]
+                .get(name)
+                .is_some_and(|s: &Value| !s.is_null()),
+            "dangling schema reference {name}"
+        );
+    }
+}
