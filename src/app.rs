@@ -17,11 +17,12 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::admin::{self, AdminToken};
+use crate::catalog::cache::CatalogCache;
 use crate::config::Config;
 use crate::extract::MAX_ADMIN_BODY_BYTES;
 use crate::openapi::ApiDoc;
 use crate::warehouse::{migrations, Warehouse};
-use crate::{db, ops, telemetry};
+use crate::{db, ops, storefront, telemetry};
 
 /// What every handler can reach. Cheap to clone.
 #[derive(Clone)]
@@ -30,6 +31,7 @@ pub struct AppState {
     pub db: sqlx::PgPool,
     pub warehouse: Warehouse,
     pub admin_token: AdminToken,
+    pub catalog: CatalogCache,
 }
 
 /// A built service with its listeners bound, so callers (and tests, with port 0) can learn the
@@ -40,6 +42,7 @@ pub struct Application {
     router: Router,
     metrics_router: Router,
     shutdown_grace: Duration,
+    catalog: CatalogCache,
 }
 
 impl Application {
@@ -69,14 +72,19 @@ impl Application {
                     config.metrics_listen
                 )
             })?;
+        let catalog = CatalogCache::new(db.clone(), config.catalog_cache_ttl, 100_000);
+        catalog.spawn_listener(config.database_url.clone());
         let state = AppState {
+            catalog,
             admin_token: AdminToken::new(&config.admin_token),
             config: Arc::new(config),
             db,
             warehouse,
         };
         let shutdown_grace = state.config.shutdown_grace;
+        let catalog = state.catalog.clone();
         Ok(Application {
+            catalog,
             listener,
             metrics_listener,
             router: router(state),
@@ -89,6 +97,16 @@ impl Application {
         self.listener
             .local_addr()
             .expect("a bound listener has an address")
+    }
+
+    /// The public router, for in-process benchmarks (`tower::ServiceExt::oneshot`).
+    pub fn router(&self) -> Router {
+        self.router.clone()
+    }
+
+    /// The catalog cache, for tests and diagnostics.
+    pub fn catalog_cache(&self) -> CatalogCache {
+        self.catalog.clone()
     }
 
     pub fn metrics_addr(&self) -> SocketAddr {
@@ -160,6 +178,7 @@ async fn migrate_clickhouse_or_keep_trying(warehouse: Warehouse) {
 fn router(state: AppState) -> Router {
     let (api, openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(ops::router())
+        .merge(storefront::router())
         .merge(admin::router(state.clone()).layer(DefaultBodyLimit::max(MAX_ADMIN_BODY_BYTES)))
         .split_for_parts();
     let openapi = Arc::new(openapi);

@@ -66,6 +66,10 @@ pub struct Settings {
     /// Development only: accept unsigned storefront requests (logs a warning at start).
     #[arg(long, env = "VIDEOAPP_INSECURE_SKIP_SIGNATURE", global = true)]
     pub insecure_skip_signature: Option<String>,
+    /// Upper bound on how stale a cached catalog snapshot may be if a change notification is
+    /// lost. Default: 300.
+    #[arg(long, env = "VIDEOAPP_CATALOG_CACHE_TTL_SECONDS", global = true)]
+    pub catalog_cache_ttl_seconds: Option<String>,
     /// Seconds to finish in-flight work after SIGTERM. Default: 10.
     #[arg(long, env = "VIDEOAPP_SHUTDOWN_GRACE_SECONDS", global = true)]
     pub shutdown_grace_seconds: Option<String>,
@@ -118,6 +122,7 @@ pub struct Config {
     pub spool_dir: PathBuf,
     pub signature_max_age: Duration,
     pub insecure_skip_signature: bool,
+    pub catalog_cache_ttl: Duration,
     pub shutdown_grace: Duration,
 }
 
@@ -131,6 +136,7 @@ impl std::fmt::Debug for Config {
             .field("spool_dir", &self.spool_dir)
             .field("signature_max_age", &self.signature_max_age)
             .field("insecure_skip_signature", &self.insecure_skip_signature)
+            .field("catalog_cache_ttl", &self.catalog_cache_ttl)
             .field("shutdown_grace", &self.shutdown_grace)
             .finish_non_exhaustive()
     }
@@ -283,6 +289,11 @@ impl Settings {
             insecure_skip_signature: flag(
                 &self.insecure_skip_signature,
                 "VIDEOAPP_INSECURE_SKIP_SIGNATURE",
+            )?,
+            catalog_cache_ttl: seconds(
+                &self.catalog_cache_ttl_seconds,
+                "VIDEOAPP_CATALOG_CACHE_TTL_SECONDS",
+                300,
             )?,
             shutdown_grace: seconds(
                 &self.shutdown_grace_seconds,

@@ -7,7 +7,10 @@ mod shops;
 mod videos;
 mod widgets;
 
-use axum::middleware;
+use axum::extract::{RawPathParams, Request, State};
+use axum::http::Method;
+use axum::middleware::{self, Next};
+use axum::response::Response;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
@@ -45,9 +48,33 @@ pub fn router(state: AppState) -> OpenApiRouter<AppState> {
         ))
         .routes(routes!(api_keys::create_api_key, api_keys::list_api_keys))
         .routes(routes!(api_keys::revoke_api_key))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            invalidate_after_write,
+        ))
         // Authentication runs before any extractor, so a caller without the token learns
         // nothing about which shops or objects exist.
         .route_layer(middleware::from_fn_with_state(state, auth::require_admin))
+}
+
+/// A successful write drops the shop's cached snapshot on this instance at once; other instances
+/// hear of it through the NOTIFY the write's transaction sent.
+async fn invalidate_after_write(
+    State(state): State<AppState>,
+    path: RawPathParams,
+    req: Request,
+    next: Next,
+) -> Response {
+    let shop = path
+        .iter()
+        .find(|(name, _)| *name == "shop")
+        .and_then(|(_, value)| ShopDomain::parse(value).ok());
+    let is_write = req.method() != Method::GET;
+    let response = next.run(req).await;
+    if let (true, true, Some(shop)) = (is_write, response.status().is_success(), shop) {
+        state.catalog.invalidate(&shop).await;
+    }
+    response
 }
 
 impl From<CatalogError> for ApiError {

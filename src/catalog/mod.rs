@@ -3,9 +3,11 @@
 //! Every write runs in one transaction that also bumps the shop's catalog version and sends a
 //! `NOTIFY`, so caches on every instance learn of the change when (and only when) it commits.
 
+pub mod cache;
 pub mod domain;
 pub mod products;
 pub mod shops;
+pub mod snapshot;
 pub mod videos;
 pub mod widgets;
 

@@ -128,6 +128,14 @@ pub async fn delete(
 /// All products of a shop, by id.
 pub async fn list(pool: &PgPool, shop: &ShopDomain) -> Result<Vec<Product>, CatalogError> {
     super::require_shop(pool, shop).await?;
+    let mut conn = pool.acquire().await?;
+    Ok(list_all(&mut conn, shop).await?)
+}
+
+pub(crate) async fn list_all(
+    conn: &mut sqlx::PgConnection,
+    shop: &ShopDomain,
+) -> Result<Vec<Product>, sqlx::Error> {
     let rows: Vec<(
         ProductGid,
         String,
@@ -140,7 +148,7 @@ pub async fn list(pool: &PgPool, shop: &ShopDomain) -> Result<Vec<Product>, Cata
              WHERE shop_domain = $1 ORDER BY gid",
     )
     .bind(shop.as_str())
-    .fetch_all(pool)
+    .fetch_all(conn)
     .await?;
     Ok(rows
         .into_iter()

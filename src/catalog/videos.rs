@@ -135,6 +135,20 @@ pub async fn list(pool: &PgPool, shop: &ShopDomain) -> Result<Vec<Video>, Catalo
     Ok(videos)
 }
 
+/// The shop's published videos, oldest first.
+pub(crate) async fn list_published(
+    conn: &mut sqlx::PgConnection,
+    shop: &ShopDomain,
+) -> Result<Vec<Video>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {VIDEO_COLUMNS} FROM videos WHERE shop_domain = $1 AND status = 'PUBLISHED' \
+         ORDER BY created_at, id"
+    ))
+    .bind(shop.as_str())
+    .fetch_all(conn)
+    .await
+}
+
 pub async fn get(pool: &PgPool, shop: &ShopDomain, id: Uuid) -> Result<Video, CatalogError> {
     super::require_shop(pool, shop).await?;
     let video: Option<Video> = sqlx::query_as(&format!(

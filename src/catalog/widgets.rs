@@ -305,6 +305,21 @@ pub async fn list(pool: &PgPool, shop: &ShopDomain) -> Result<Vec<Widget>, Catal
     Ok(rows.into_iter().map(Widget::from).collect())
 }
 
+/// The shop's active widgets in storefront order: priority (higher first), then creation time.
+pub(crate) async fn list_active(
+    conn: &mut sqlx::PgConnection,
+    shop: &ShopDomain,
+) -> Result<Vec<Widget>, sqlx::Error> {
+    let rows: Vec<WidgetRow> = sqlx::query_as(&format!(
+        "{WIDGET_SELECT} WHERE w.shop_domain = $1 AND w.status = 'active' \
+         ORDER BY w.priority DESC, w.created_at, w.id"
+    ))
+    .bind(shop.as_str())
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().map(Widget::from).collect())
+}
+
 pub async fn get(pool: &PgPool, shop: &ShopDomain, id: Uuid) -> Result<Widget, CatalogError> {
     super::require_shop(pool, shop).await?;
     let mut tx = pool.begin().await?;

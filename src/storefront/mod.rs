@@ -1,5 +1,20 @@
-//! The storefront proxy: requests that reach us through the platform's app proxy, signed.
-//! The widget and event endpoints come with their issues; the signature scheme is here now
-//! because the `sign` command uses it.
+//! The storefront proxy: requests that reach us through the platform's app proxy, signed with
+//! the shared secret (DESIGN §4). The event endpoint comes with the ingest issue.
 
+mod caching;
+pub mod error;
+pub mod request;
 pub mod signature;
+mod widgets;
+
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::app::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(widgets::contextual_widgets))
+        .routes(routes!(widgets::widget_by_id))
+        .routes(routes!(widgets::widgets_list))
+}

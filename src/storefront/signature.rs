@@ -39,8 +39,8 @@ pub fn canonical_message<'a>(params: impl IntoIterator<Item = (&'a str, &'a str)
         .into_iter()
         .map(|(key, values)| format!("{key}={}", values.join(",")))
         .collect();
-    // Sorting the joined strings, not the keys, is what the platform does; with `=` after every
-    // key the two orders only differ for keys that prefix each other, so match it exactly.
+    // The platform sorts the joined `key=value` strings (not the keys): keys that prefix one
+    // another (`a`, `a_b`) order differently the two ways, so do exactly what it does.
     pairs.sort();
     pairs.concat()
 }
@@ -85,6 +85,18 @@ pub enum SignatureError {
     BadTimestamp,
     #[error("the request timestamp is outside the allowed window")]
     Stale,
+}
+
+impl SignatureError {
+    pub fn metric_label(self) -> &'static str {
+        match self {
+            SignatureError::Missing => "missing",
+            SignatureError::Duplicated => "duplicated",
+            SignatureError::Mismatch => "mismatch",
+            SignatureError::BadTimestamp => "bad_timestamp",
+            SignatureError::Stale => "stale",
+        }
+    }
 }
 
 /// Checks a raw query string's signature and freshness. Returns the decoded parameters.

@@ -1,0 +1,363 @@
+//! A shop's catalog as the storefront sees it: active widgets, published videos, products, all in
+//! memory, with each manual widget's JSON rendered once per snapshot. Built from Postgres in one
+//! consistent read; rebuilt whenever the catalog version changes.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use sqlx::PgPool;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::domain::{
+    ClickBehavior, CollectionGid, Location, ModalLayout, ProductGid, ShopDomain, SourceType,
+    ViewStyle, WidgetStatus, WidgetType,
+};
+use super::widgets::{DisplayRules, Widget};
+use super::{products, videos, widgets};
+
+/// A product as the storefront shows it (API-SPEC §2.3).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct StorefrontProduct {
+    #[schema(value_type = String)]
+    pub id: ProductGid,
+    pub title: String,
+    pub handle: String,
+    pub image: String,
+    pub url: String,
+}
+
+/// A video inside a widget (API-SPEC §2.2).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StorefrontVideo<'a> {
+    pub id: Uuid,
+    pub title: &'a str,
+    pub thumbnail: &'a str,
+    pub video_url: &'a str,
+    pub mini_version_url: &'a str,
+    /// Seconds.
+    pub duration: f64,
+    /// 1-based position within the widget.
+    pub order: usize,
+    /// Lifetime views as a decimal integer string.
+    pub view_count: String,
+    pub products: Vec<&'a StorefrontProduct>,
+    pub has_products: bool,
+}
+
+/// A widget in full (API-SPEC §2.1).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StorefrontWidget<'a> {
+    pub id: Uuid,
+    #[serde(rename = "type")]
+    pub widget_type: WidgetType,
+    pub title: &'a str,
+    pub status: WidgetStatus,
+    pub priority: i32,
+    pub view_style: ViewStyle,
+    pub click_behavior: ClickBehavior,
+    pub modal_layout: ModalLayout,
+    pub videos: Vec<StorefrontVideo<'a>>,
+}
+
+struct SnapshotVideo {
+    id: Uuid,
+    title: String,
+    thumbnail: String,
+    video_url: String,
+    mini_version_url: String,
+    duration: f64,
+    product_ids: Vec<ProductGid>,
+}
+
+pub struct SnapshotWidget {
+    pub widget: Widget,
+    /// The widget's published videos, in its order.
+    published_video_ids: Vec<Uuid>,
+    /// Rendered once for `manual` widgets; `product` widgets depend on the page.
+    rendered: Option<Box<RawValue>>,
+}
+
+impl SnapshotWidget {
+    pub fn id(&self) -> Uuid {
+        self.widget.id
+    }
+
+    pub fn rules(&self) -> &DisplayRules {
+        &self.widget.rules
+    }
+
+    /// Published videos of a `manual` widget (what widgets-list counts).
+    pub fn video_count(&self) -> usize {
+        self.published_video_ids.len()
+    }
+}
+
+/// What the storefront needs of one shop.
+pub struct ShopSnapshot {
+    pub shop: ShopDomain,
+    pub version: i64,
+    pub remove_branding: bool,
+    /// Active widgets, highest priority first, ties by creation time.
+    widgets: Vec<SnapshotWidget>,
+    widget_index: HashMap<Uuid, usize>,
+    products: HashMap<ProductGid, StorefrontProduct>,
+    handles: HashMap<String, ProductGid>,
+    videos: HashMap<Uuid, SnapshotVideo>,
+    /// Published videos linked to each product, oldest first.
+    videos_by_product: HashMap<ProductGid, Vec<Uuid>>,
+    view_counts: Arc<HashMap<Uuid, u64>>,
+}
+
+impl ShopSnapshot {
+    /// Reads the shop's catalog in one repeatable-read transaction, so the snapshot is one
+    /// consistent version. `None` when the shop is not installed.
+    pub async fn load(
+        pool: &PgPool,
+        shop: &ShopDomain,
+    ) -> Result<Option<ShopSnapshot>, sqlx::Error> {
+        let mut tx = pool.begin().await?;
+        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .execute(&mut *tx)
+            .await?;
+        let settings: Option<(i64, bool)> = sqlx::query_as(
+            "SELECT catalog_version, remove_branding FROM shops \
+             WHERE domain = $1 AND uninstalled_at IS NULL",
+        )
+        .bind(shop.as_str())
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some((version, remove_branding)) = settings else {
+            return Ok(None);
+        };
+        let widgets = widgets::list_active(&mut tx, shop).await?;
+        let videos = videos::list_published(&mut tx, shop).await?;
+        let products = products::list_all(&mut tx, shop).await?;
+        tx.commit().await?;
+        Ok(Some(ShopSnapshot::build(
+            shop.clone(),
+            version,
+            remove_branding,
+            widgets,
+            videos,
+            products,
+            Arc::default(),
+        )))
+    }
+
+    fn build(
+        shop: ShopDomain,
+        version: i64,
+        remove_branding: bool,
+        widgets: Vec<Widget>,
+        videos: Vec<videos::Video>,
+        products: Vec<products::Product>,
+        view_counts: Arc<HashMap<Uuid, u64>>,
+    ) -> ShopSnapshot {
+        let mut handles = HashMap::with_capacity(products.len());
+        let products: HashMap<ProductGid, StorefrontProduct> = products
+            .into_iter()
+            .map(|p| {
+                handles.insert(p.handle.clone(), p.id.clone());
+                let product = StorefrontProduct {
+                    id: p.id.clone(),
+                    title: p.title,
+                    handle: p.handle,
+                    image: p.image,
+                    url: p.url,
+                };
+                (p.id, product)
+            })
+            .collect();
+        let mut videos_by_product: HashMap<ProductGid, Vec<Uuid>> = HashMap::new();
+        for video in &videos {
+            for product in &video.product_ids {
+                videos_by_product
+                    .entry(product.clone())
+                    .or_default()
+                    .push(video.id);
+            }
+        }
+        let videos: HashMap<Uuid, SnapshotVideo> = videos
+            .into_iter()
+            .map(|v| {
+                let video = SnapshotVideo {
+                    id: v.id,
+                    title: v.title,
+                    thumbnail: v.thumbnail,
+                    video_url: v.video_url,
+                    mini_version_url: v.mini_version_url,
+                    duration: v.duration,
+                    product_ids: v.product_ids,
+                };
+                (v.id, video)
+            })
+            .collect();
+        let mut snapshot = ShopSnapshot {
+            shop,
+            version,
+            remove_branding,
+            widgets: Vec::with_capacity(widgets.len()),
+            widget_index: HashMap::with_capacity(widgets.len()),
+            products,
+            handles,
+            videos,
+            videos_by_product,
+            view_counts,
+        };
+        for widget in widgets {
+            let published_video_ids: Vec<Uuid> = widget
+                .video_ids
+                .iter()
+                .copied()
+                .filter(|id| snapshot.videos.contains_key(id))
+                .collect();
+            let rendered = (widget.source_type == SourceType::Manual)
+                .then(|| snapshot.render(&widget, &published_video_ids));
+            snapshot
+                .widget_index
+                .insert(widget.id, snapshot.widgets.len());
+            snapshot.widgets.push(SnapshotWidget {
+                widget,
+                published_video_ids,
+                rendered,
+            });
+        }
+        snapshot
+    }
+
+    /// Active widgets in storefront order.
+    pub fn widgets(&self) -> &[SnapshotWidget] {
+        &self.widgets
+    }
+
+    pub fn widget(&self, id: Uuid) -> Option<&SnapshotWidget> {
+        self.widget_index.get(&id).map(|&i| &self.widgets[i])
+    }
+
+    pub fn product(&self, id: &ProductGid) -> Option<&StorefrontProduct> {
+        self.products.get(id)
+    }
+
+    pub fn product_by_handle(&self, handle: &str) -> Option<&StorefrontProduct> {
+        self.handles
+            .get(handle)
+            .and_then(|id| self.products.get(id))
+    }
+
+    /// The widget's JSON for a page showing `product` (or none). `None` when the widget has no
+    /// video to show there.
+    pub fn widget_json<'a>(
+        &'a self,
+        widget: &'a SnapshotWidget,
+        product: Option<&ProductGid>,
+    ) -> Option<WidgetJson<'a>> {
+        match widget.widget.source_type {
+            SourceType::Manual => {
+                if widget.published_video_ids.is_empty() {
+                    return None;
+                }
+                widget.rendered.as_deref().map(WidgetJson::Shared)
+            }
+            SourceType::Product => {
+                let ids = self.videos_by_product.get(product?)?;
+                Some(WidgetJson::Owned(self.render(&widget.widget, ids)))
+            }
+        }
+    }
+
+    /// The widget's JSON whatever the page: a product-sourced widget has no videos here.
+    pub fn widget_json_any<'a>(&'a self, widget: &'a SnapshotWidget) -> WidgetJson<'a> {
+        match widget.rendered.as_deref() {
+            Some(raw) => WidgetJson::Shared(raw),
+            None => WidgetJson::Owned(self.render(&widget.widget, &[])),
+        }
+    }
+
+    fn render(&self, widget: &Widget, video_ids: &[Uuid]) -> Box<RawValue> {
+        let videos = video_ids
+            .iter()
+            .filter_map(|id| self.videos.get(id))
+            .enumerate()
+            .map(|(i, v)| {
+                let products: Vec<&StorefrontProduct> = v
+                    .product_ids
+                    .iter()
+                    .filter_map(|id| self.products.get(id))
+                    .collect();
+                StorefrontVideo {
+                    id: v.id,
+                    title: &v.title,
+                    thumbnail: &v.thumbnail,
+                    video_url: &v.video_url,
+                    mini_version_url: &v.mini_version_url,
+                    duration: v.duration,
+                    order: i + 1,
+                    view_count: self
+                        .view_counts
+                        .get(&v.id)
+                        .copied()
+                        .unwrap_or(0)
+                        .to_string(),
+                    has_products: !products.is_empty(),
+                    products,
+                }
+            })
+            .collect();
+        let json = StorefrontWidget {
+            id: widget.id,
+            widget_type: widget.widget_type,
+            title: &widget.title,
+            status: widget.status,
+            priority: widget.priority,
+            view_style: widget.view_style,
+            click_behavior: widget.click_behavior,
+            modal_layout: widget.modal_layout,
+            videos,
+        };
+        serde_json::value::to_raw_value(&json).expect("storefront JSON always serializes")
+    }
+}
+
+/// A rendered widget: shared from the snapshot, or made for this page.
+pub enum WidgetJson<'a> {
+    Shared(&'a RawValue),
+    Owned(Box<RawValue>),
+}
+
+impl Serialize for WidgetJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            WidgetJson::Shared(raw) => raw.serialize(s),
+            WidgetJson::Owned(raw) => raw.serialize(s),
+        }
+    }
+}
+
+/// Does the widget's location rule (and its type: productpage widgets belong on product pages)
+/// admit this page type?
+pub fn location_admits(widget: &SnapshotWidget, location: Location) -> bool {
+    let rules = widget.rules();
+    (rules.locations.is_empty() || rules.locations.contains(&location))
+        && (widget.widget.widget_type != WidgetType::ProductPage || location == Location::Product)
+}
+
+/// Does a widget's display rules admit this page? An empty list matches everything; a
+/// non-empty product or collection list needs the page to name one of them.
+pub fn rules_admit(
+    widget: &SnapshotWidget,
+    location: Location,
+    product: Option<&ProductGid>,
+    collection: Option<&CollectionGid>,
+) -> bool {
+    let rules = widget.rules();
+    let product_ok =
+        rules.product_ids.is_empty() || product.is_some_and(|p| rules.product_ids.contains(p));
+    let collection_ok = rules.collection_ids.is_empty()
+        || collection.is_some_and(|c| rules.collection_ids.contains(c));
+    location_admits(widget, location) && product_ok && collection_ok
+}

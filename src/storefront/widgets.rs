@@ -1,0 +1,318 @@
+//! contextual-widgets, widget-by-id and widgets-list (API-SPEC §4.1–4.3, DESIGN §4), all served
+//! from the shop's cached catalog snapshot.
+
+use std::collections::HashSet;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use super::caching::{cached_json, etag};
+use super::error::StorefrontError;
+use super::request::Signed;
+use crate::app::AppState;
+use crate::catalog::domain::{
+    CollectionGid, Location, ProductGid, SourceType, WidgetStatus, WidgetType,
+};
+use crate::catalog::snapshot::{
+    location_admits, rules_admit, ShopSnapshot, StorefrontWidget, WidgetJson,
+};
+use crate::error::ErrorBody;
+
+/// The parameters the platform adds to every proxied request.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct ProxyParams {
+    /// The shop's domain, e.g. example.myshopify.com.
+    shop: String,
+    /// Unix seconds; refused when more than 90 s (configurable) from now.
+    timestamp: i64,
+    /// HMAC-SHA256 of the other parameters (app-proxy scheme), lowercase hex.
+    signature: String,
+    /// The proxy path prefix, e.g. /apps/videoapp_sub.
+    path_prefix: Option<String>,
+    /// The logged-in customer's id, empty when none.
+    logged_in_customer_id: Option<String>,
+}
+
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct ContextualQuery {
+    /// Page type: home, product, collection, page, other.
+    location: Location,
+    /// Product global id or bare number (product pages). Wins over `product_handle`.
+    product_id: Option<String>,
+    /// Product handle, an alternative to `product_id`.
+    product_handle: Option<String>,
+    /// Collection global id or bare number.
+    collection_id: Option<String>,
+    /// Load one widget (snippet mode).
+    widget_id: Option<String>,
+    /// Comma-separated widget ids (snippet mode, batch). Unknown ids are skipped.
+    widget_ids: Option<String>,
+    /// The catalog version the loader expects; when current, the answer may be cached a day.
+    v: Option<String>,
+}
+
+#[derive(Serialize, ToSchema, Hash)]
+#[serde(rename_all = "camelCase")]
+pub struct PageContext {
+    /// The resolved product global id, or null.
+    #[schema(value_type = Option<String>)]
+    product_id: Option<ProductGid>,
+    #[schema(value_type = Option<String>)]
+    collection_id: Option<CollectionGid>,
+    /// The product handle when one is known, or null.
+    page_handle: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextualWidgets<'a> {
+    location: Location,
+    context: PageContext,
+    /// The shop's catalog version.
+    version: String,
+    timestamp: String,
+    remove_branding: bool,
+    #[schema(value_type = Vec<StorefrontWidget>)]
+    widgets: Vec<WidgetJson<'a>>,
+}
+
+fn now_iso() -> String {
+    Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+async fn snapshot(
+    state: &AppState,
+    signed: &Signed,
+) -> Result<std::sync::Arc<ShopSnapshot>, StorefrontError> {
+    state
+        .catalog
+        .get(&signed.shop)
+        .await?
+        .ok_or(StorefrontError::ShopNotFound)
+}
+
+/// Widgets to render on a storefront page
+#[utoipa::path(
+    get, path = "/apps/videoapp_sub/contextual-widgets", tag = "storefront",
+    params(ContextualQuery, ProxyParams),
+    responses(
+        (status = 200, body = ContextualWidgets, headers(("ETag" = String), ("Cache-Control" = String))),
+        (status = 304, description = "`If-None-Match` matched the current answer"),
+        (status = 400, description = "MISSING_PARAMETER or INVALID_PARAMETER", body = ErrorBody),
+        (status = 401, description = "INVALID_SIGNATURE", body = ErrorBody),
+        (status = 404, description = "SHOP_NOT_FOUND", body = ErrorBody),
+    )
+)]
+pub async fn contextual_widgets(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    signed: Signed,
+) -> Result<Response, StorefrontError> {
+    let q = &signed.params;
+    let location: Location = q.required("location", str::parse)?;
+    let product_id = q.optional("product_id", ProductGid::parse)?;
+    let product_handle = q.one("product_handle")?;
+    let collection_id = q.optional("collection_id", CollectionGid::parse)?;
+    // Snippet mode: only these widgets. Ids that are not UUIDs can name no widget: skipped.
+    let only: Option<HashSet<Uuid>> = {
+        let mut ids = q.list("widget_id").chain(q.list("widget_ids")).peekable();
+        ids.peek()
+            .is_some()
+            .then(|| ids.filter_map(|id| Uuid::parse_str(id).ok()).collect())
+    };
+    let requested_version = q.one("v")?;
+    let snapshot = snapshot(&state, &signed).await?;
+
+    let (product, page_handle) = match (product_id, product_handle) {
+        (Some(id), handle) => {
+            let known = snapshot.product(&id).map(|p| p.handle.clone());
+            (Some(id), known.or(handle.map(str::to_string)))
+        }
+        (None, Some(handle)) => (
+            snapshot.product_by_handle(handle).map(|p| p.id.clone()),
+            Some(handle.to_string()),
+        ),
+        (None, None) => (None, None),
+    };
+    let context = PageContext {
+        product_id: product,
+        collection_id,
+        page_handle,
+    };
+    let mut only_sorted: Option<Vec<&Uuid>> = only.as_ref().map(|ids| ids.iter().collect());
+    if let Some(ids) = &mut only_sorted {
+        ids.sort();
+    }
+    let tag = etag(snapshot.version, (location, &context, &only_sorted));
+    let pinned = requested_version == Some(snapshot.version.to_string().as_str());
+
+    Ok(cached_json(&headers, tag, pinned, || {
+        // Product-sourced widgets show the current product's videos, on product pages only.
+        let page_product = (location == Location::Product)
+            .then_some(context.product_id.as_ref())
+            .flatten();
+        let widgets = snapshot
+            .widgets()
+            .iter()
+            .filter(|w| only.as_ref().is_none_or(|ids| ids.contains(&w.id())))
+            .filter(|w| {
+                rules_admit(
+                    w,
+                    location,
+                    context.product_id.as_ref(),
+                    context.collection_id.as_ref(),
+                )
+            })
+            .filter_map(|w| snapshot.widget_json(w, page_product))
+            .collect();
+        ContextualWidgets {
+            location,
+            version: snapshot.version.to_string(),
+            timestamp: now_iso(),
+            remove_branding: snapshot.remove_branding,
+            widgets,
+            context,
+        }
+    }))
+}
+
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct WidgetByIdQuery {
+    /// The widget's id.
+    id: String,
+    /// Page type, checked against the widget's location rule.
+    location: Option<Location>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct WidgetById<'a> {
+    success: bool,
+    #[schema(value_type = StorefrontWidget)]
+    widget: WidgetJson<'a>,
+}
+
+/// One widget by id
+#[utoipa::path(
+    get, path = "/apps/videoapp_sub/widget-by-id", tag = "storefront",
+    params(WidgetByIdQuery, ProxyParams),
+    responses(
+        (status = 200, body = WidgetById, headers(("ETag" = String), ("Cache-Control" = String))),
+        (status = 204, description = "The widget's display rules exclude `location` (no body)"),
+        (status = 304, description = "`If-None-Match` matched the current answer"),
+        (status = 400, description = "`id` is missing (no body); or INVALID_PARAMETER", body = ErrorBody),
+        (status = 401, description = "INVALID_SIGNATURE", body = ErrorBody),
+        (status = 404, description = "No such active widget in this shop (no body); or SHOP_NOT_FOUND", body = ErrorBody),
+    )
+)]
+pub async fn widget_by_id(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    signed: Signed,
+) -> Result<Response, StorefrontError> {
+    let q = &signed.params;
+    let id = q
+        .one("id")?
+        .ok_or(StorefrontError::Empty(StatusCode::BAD_REQUEST))?;
+    let location: Option<Location> = q.optional("location", str::parse)?;
+    let snapshot = snapshot(&state, &signed).await?;
+    let widget = Uuid::parse_str(id)
+        .ok()
+        .and_then(|id| snapshot.widget(id))
+        .ok_or(StorefrontError::Empty(StatusCode::NOT_FOUND))?;
+    if location.is_some_and(|l| !location_admits(widget, l)) {
+        return Err(StorefrontError::Empty(StatusCode::NO_CONTENT));
+    }
+    let tag = etag(snapshot.version, ("widget-by-id", widget.id(), location));
+    let pinned = q.one("v")? == Some(snapshot.version.to_string().as_str());
+    Ok(cached_json(&headers, tag, pinned, || WidgetById {
+        success: true,
+        widget: snapshot.widget_json_any(widget),
+    }))
+}
+
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct WidgetsListQuery {
+    /// carousel, story or productpage.
+    #[param(rename = "type")]
+    widget_type: WidgetType,
+}
+
+/// A widget in brief (API-SPEC §2.4).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WidgetSummary {
+    id: Uuid,
+    title: String,
+    #[serde(rename = "type")]
+    widget_type: WidgetType,
+    status: WidgetStatus,
+    source_type: SourceType,
+    /// Published videos in the widget's own list.
+    video_count: usize,
+    created_at: DateTime<Utc>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct WidgetsList {
+    success: bool,
+    widgets: Vec<WidgetSummary>,
+    count: usize,
+}
+
+/// Active widgets of one type
+#[utoipa::path(
+    get, path = "/apps/videoapp_sub/widgets-list", tag = "storefront",
+    params(WidgetsListQuery, ProxyParams),
+    responses(
+        (status = 200, body = WidgetsList, headers(("ETag" = String), ("Cache-Control" = String))),
+        (status = 304, description = "`If-None-Match` matched the current answer"),
+        (status = 400, description = "MISSING_PARAMETER or INVALID_PARAMETER (`type`)", body = ErrorBody),
+        (status = 401, description = "INVALID_SIGNATURE", body = ErrorBody),
+        (status = 404, description = "SHOP_NOT_FOUND", body = ErrorBody),
+    )
+)]
+pub async fn widgets_list(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    signed: Signed,
+) -> Result<Response, StorefrontError> {
+    let q = &signed.params;
+    let widget_type: WidgetType = q.required("type", str::parse)?;
+    let snapshot = snapshot(&state, &signed).await?;
+    let tag = etag(snapshot.version, ("widgets-list", widget_type));
+    let pinned = q.one("v")? == Some(snapshot.version.to_string().as_str());
+    Ok(cached_json(&headers, tag, pinned, || {
+        let widgets: Vec<WidgetSummary> = snapshot
+            .widgets()
+            .iter()
+            .filter(|w| w.widget.widget_type == widget_type)
+            .map(|w| WidgetSummary {
+                id: w.id(),
+                title: w.widget.title.clone(),
+                widget_type: w.widget.widget_type,
+                status: w.widget.status,
+                source_type: w.widget.source_type,
+                video_count: w.video_count(),
+                created_at: w.widget.created_at,
+            })
+            .collect();
+        WidgetsList {
+            success: true,
+            count: widgets.len(),
+            widgets,
+        }
+    }))
+}
