@@ -192,6 +192,41 @@ mod tests {
         );
     }
 
+    /// Shopify's own example (app-proxy documentation): shared secret `hush`, and the query its
+    /// proxy forwards. The expected digest is the one the documentation publishes, not one this
+    /// code computed.
+    #[test]
+    fn the_scheme_matches_shopifys_published_example() {
+        const PUBLISHED_SIGNATURE: &str =
+            "4c68c8624d737112c91818c11017d24d334b524cb5c2b8ba08daa056f7395ddb";
+        let query = format!(
+            "extra=1&extra=2&shop=shop-name.myshopify.com&logged_in_customer_id=1\
+             &path_prefix=%2Fapps%2Fawesome_reviews&timestamp=1317327555\
+             &signature={PUBLISHED_SIGNATURE}"
+        );
+        let secret = ProxySecret::new("hush");
+
+        assert!(verify(&secret, &query, at(1_317_327_555), 90).is_ok());
+        let message = canonical_message([
+            ("extra", "1"),
+            ("extra", "2"),
+            ("shop", "shop-name.myshopify.com"),
+            ("logged_in_customer_id", "1"),
+            ("path_prefix", "/apps/awesome_reviews"),
+            ("timestamp", "1317327555"),
+        ]);
+        assert_eq!(sign(&secret, &message), PUBLISHED_SIGNATURE);
+        // A different secret, or the same query a day later, fails.
+        assert_eq!(
+            verify(&ProxySecret::new("hush!"), &query, at(1_317_327_555), 90),
+            Err(SignatureError::Mismatch)
+        );
+        assert_eq!(
+            verify(&secret, &query, at(1_317_413_955), 90),
+            Err(SignatureError::Stale)
+        );
+    }
+
     #[test]
     fn secrets_do_not_show_in_debug_output() {
         assert!(!format!("{:?}", ProxySecret::new("hush")).contains("hush"));

@@ -6,7 +6,9 @@ use serde_json::{json, Value};
 use sqlx::{Connection, Executor, PgConnection, PgPool};
 use uuid::Uuid;
 use videoapp::app::Application;
+use videoapp::catalog::cache::CatalogCache;
 use videoapp::config::Settings;
+use videoapp::storefront::signature::{signed_query, ProxySecret};
 
 pub const ADMIN_TOKEN: &str = "test-admin-token-0123456789";
 pub const PROXY_SECRET: &str = "test-proxy-secret";
@@ -30,6 +32,8 @@ pub struct TestApp {
     pub db: PgPool,
     pub database_url: String,
     pub clickhouse_database: String,
+    /// The instance's catalog cache, to observe loads.
+    pub catalog: CatalogCache,
 }
 
 /// A fresh, empty Postgres database; returns its URL.
@@ -89,6 +93,7 @@ pub async fn spawn_with_settings(
     let app = Application::build(config).await.expect("service builds");
     let address = format!("http://{}", app.local_addr());
     let metrics_address = format!("http://{}", app.metrics_addr());
+    let catalog = app.catalog_cache();
     tokio::spawn(app.run_until(std::future::pending()));
     TestApp {
         address,
@@ -99,7 +104,18 @@ pub async fn spawn_with_settings(
             .expect("connect to test database"),
         database_url,
         clickhouse_database,
+        catalog,
     }
+}
+
+/// A query string signed now with the test secret, as the app proxy would send it.
+pub fn signed(shop: &str, params: &[(&str, &str)]) -> String {
+    let mut all = vec![
+        ("shop".to_string(), shop.to_string()),
+        ("path_prefix".to_string(), "/apps/videoapp_sub".to_string()),
+    ];
+    all.extend(params.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    signed_query(&ProxySecret::new(PROXY_SECRET), &all, chrono::Utc::now())
 }
 
 impl TestApp {
@@ -112,6 +128,17 @@ impl TestApp {
         self.client
             .request(method, self.url(&format!("/admin/v1{path}")))
             .bearer_auth(ADMIN_TOKEN)
+    }
+
+    /// A signed storefront GET of `/apps/videoapp_sub/{endpoint}` for `shop`.
+    pub async fn storefront(
+        &self,
+        endpoint: &str,
+        shop: &str,
+        params: &[(&str, &str)],
+    ) -> Response {
+        let url = format!("/apps/videoapp_sub/{endpoint}?{}", signed(shop, params));
+        self.get(&url).await
     }
 
     pub async fn get(&self, path: &str) -> Response {

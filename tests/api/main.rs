@@ -11,3 +11,5 @@ mod admin_widgets;
 mod clickhouse_migrations;
 mod config;
 mod ops;
+mod storefront_cache;
+mod storefront_widgets;

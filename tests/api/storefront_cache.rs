@@ -1,0 +1,515 @@
+//! The storefront's edges: the signature, the snapshot cache and its invalidation, HTTP caching,
+//! and a property test that arbitrary input never breaks it.
+
+use std::time::{Duration, Instant};
+
+use proptest::prelude::*;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+use sqlx::{Connection, Executor, PgConnection};
+
+use crate::helpers::*;
+
+const SHOP: &str = "cache-shop.myshopify.com";
+const ENDPOINTS: [&str; 3] = ["contextual-widgets", "widget-by-id", "widgets-list"];
+
+async fn shop_with_a_widget(app: &TestApp) -> String {
+    app.create_shop(SHOP).await;
+    let video = app
+        .create_video(SHOP, json!({ "title": "First title" }))
+        .await;
+    app.create_widget(SHOP, json!({ "videoIds": [video] }))
+        .await;
+    video
+}
+
+async fn first_video_title(app: &TestApp) -> Value {
+    let (status, body) = json_of(
+        app.storefront("contextual-widgets", SHOP, &[("location", "home")])
+            .await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["widgets"][0]["videos"][0]["title"].clone()
+}
+
+async fn rename_video(app: &TestApp, video: &str, title: &str) {
+    let response = app
+        .admin(Method::PATCH, &format!("/shops/{SHOP}/videos/{video}"))
+        .json(&json!({ "title": title }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
+/// Changes the catalog behind the service's back: no version bump, no NOTIFY.
+async fn rename_video_silently(app: &TestApp, video: &str, title: &str) {
+    sqlx::query("UPDATE videos SET title = $1 WHERE id = $2::uuid")
+        .bind(title)
+        .bind(video)
+        .execute(&app.db)
+        .await
+        .unwrap();
+}
+
+// ---- signature -------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn tampered_missing_duplicated_or_stale_signatures_are_refused_on_every_endpoint() {
+    let app = spawn_app().await;
+    shop_with_a_widget(&app).await;
+    let good = signed(
+        SHOP,
+        &[("location", "home"), ("type", "carousel"), ("id", "x")],
+    );
+    let stale = {
+        let params = [
+            ("shop".to_string(), SHOP.to_string()),
+            ("location".to_string(), "home".to_string()),
+        ];
+        let secret = videoapp::storefront::signature::ProxySecret::new(PROXY_SECRET);
+        videoapp::storefront::signature::signed_query(
+            &secret,
+            &params,
+            chrono::Utc::now() - chrono::Duration::seconds(120),
+        )
+    };
+    let forged = {
+        let secret = videoapp::storefront::signature::ProxySecret::new("not-the-secret");
+        let params = [
+            ("shop".to_string(), SHOP.to_string()),
+            ("location".to_string(), "home".to_string()),
+        ];
+        videoapp::storefront::signature::signed_query(&secret, &params, chrono::Utc::now())
+    };
+    let bad_queries = [
+        good.replace("location=home", "location=product"),
+        good.replace(SHOP, "other-shop.myshopify.com"),
+        format!("{good}&extra=added"),
+        good.split("&signature=").next().unwrap().to_string(),
+        format!("{good}&signature=0000"),
+        stale,
+        forged,
+        format!("shop={SHOP}&location=home"),
+        String::new(),
+    ];
+    for endpoint in ENDPOINTS {
+        for query in &bad_queries {
+            let response = app
+                .get(&format!("/apps/videoapp_sub/{endpoint}?{query}"))
+                .await;
+            assert_error(
+                response,
+                StatusCode::UNAUTHORIZED,
+                "INVALID_SIGNATURE",
+                "signature",
+            )
+            .await;
+        }
+        let response = app
+            .get(&format!("/apps/videoapp_sub/{endpoint}?{good}"))
+            .await;
+        assert_ne!(
+            response.status(),
+            StatusCode::UNAUTHORIZED,
+            "{endpoint} with a good signature"
+        );
+    }
+}
+
+#[tokio::test]
+async fn repeated_parameters_are_signed_with_their_values_joined() {
+    let app = spawn_app().await;
+    shop_with_a_widget(&app).await;
+    // `extra` twice is signed as `extra=1,2` (the platform's rule for repeated keys).
+    let response = app
+        .storefront(
+            "contextual-widgets",
+            SHOP,
+            &[("location", "home"), ("extra", "1"), ("extra", "2")],
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn the_timestamp_window_is_configurable() {
+    let app = spawn_app_with(|s| s.signature_max_age_seconds = Some("5".to_string())).await;
+    shop_with_a_widget(&app).await;
+    let secret = videoapp::storefront::signature::ProxySecret::new(PROXY_SECRET);
+    let params = [
+        ("shop".to_string(), SHOP.to_string()),
+        ("location".to_string(), "home".to_string()),
+    ];
+    let at = |age: i64| {
+        videoapp::storefront::signature::signed_query(
+            &secret,
+            &params,
+            chrono::Utc::now() - chrono::Duration::seconds(age),
+        )
+    };
+    let response = app
+        .get(&format!("/apps/videoapp_sub/contextual-widgets?{}", at(2)))
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let response = app
+        .get(&format!("/apps/videoapp_sub/contextual-widgets?{}", at(20)))
+        .await;
+    assert_error(
+        response,
+        StatusCode::UNAUTHORIZED,
+        "INVALID_SIGNATURE",
+        "window",
+    )
+    .await;
+    let response = app
+        .get(&format!(
+            "/apps/videoapp_sub/contextual-widgets?{}",
+            at(-20)
+        ))
+        .await;
+    assert_error(
+        response,
+        StatusCode::UNAUTHORIZED,
+        "INVALID_SIGNATURE",
+        "window",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn the_development_flag_accepts_unsigned_requests() {
+    let app = spawn_app_with(|s| s.insecure_skip_signature = Some("true".to_string())).await;
+    shop_with_a_widget(&app).await;
+    let response = app
+        .get(&format!(
+            "/apps/videoapp_sub/contextual-widgets?shop={SHOP}&location=home"
+        ))
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
+// ---- the snapshot cache ----------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_warm_cache_answers_without_touching_the_database() {
+    let app = spawn_app().await;
+    shop_with_a_widget(&app).await;
+    assert_eq!(first_video_title(&app).await, "First title");
+    let loads = app.catalog.loads();
+
+    // Hold exclusive locks on every catalog table: any query the service made would block.
+    let mut blocker = PgConnection::connect(&app.database_url).await.unwrap();
+    blocker.execute("BEGIN").await.unwrap();
+    blocker
+        .execute(
+            "LOCK TABLE shops, products, videos, widgets, widget_videos IN ACCESS EXCLUSIVE MODE",
+        )
+        .await
+        .unwrap();
+
+    for endpoint_params in [
+        ("contextual-widgets", vec![("location", "home")]),
+        ("widgets-list", vec![("type", "carousel")]),
+    ] {
+        let request = app.storefront(endpoint_params.0, SHOP, &endpoint_params.1);
+        let response = tokio::time::timeout(Duration::from_secs(2), request)
+            .await
+            .expect("answered from the cache while the tables were locked");
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+    assert_eq!(app.catalog.loads(), loads, "no snapshot was loaded");
+    blocker.execute("ROLLBACK").await.unwrap();
+}
+
+#[tokio::test]
+async fn concurrent_misses_for_one_shop_load_it_once() {
+    let app = spawn_app().await;
+    shop_with_a_widget(&app).await;
+    // Wait out the listener's start-up flush, then start cold.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.catalog.invalidate_all();
+    let before = app.catalog.loads();
+
+    let requests =
+        (0..32).map(|_| app.storefront("contextual-widgets", SHOP, &[("location", "home")]));
+    for response in futures::future::join_all(requests).await {
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+    assert_eq!(app.catalog.loads() - before, 1);
+}
+
+#[tokio::test]
+async fn an_admin_write_is_visible_at_once_on_the_same_instance() {
+    let app = spawn_app().await;
+    let video = shop_with_a_widget(&app).await;
+    assert_eq!(first_video_title(&app).await, "First title");
+    rename_video(&app, &video, "Second title").await;
+    assert_eq!(first_video_title(&app).await, "Second title");
+}
+
+#[tokio::test]
+async fn a_write_through_one_instance_is_seen_by_another_within_a_second() {
+    let first = spawn_app().await;
+    let video = shop_with_a_widget(&first).await;
+    let mut settings = test_settings(&first.database_url, &first.clickhouse_database);
+    // Only the notification can make the second instance see it: the TTL is far away.
+    settings.catalog_cache_ttl_seconds = Some("3600".to_string());
+    let second = spawn_with_settings(
+        settings,
+        first.database_url.clone(),
+        first.clickhouse_database.clone(),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(first_video_title(&second).await, "First title");
+
+    rename_video(&first, &video, "Renamed elsewhere").await;
+
+    let started = Instant::now();
+    loop {
+        if first_video_title(&second).await == "Renamed elsewhere" {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "second instance still stale after 1 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_ttl_bounds_staleness_when_a_notification_is_lost() {
+    let app = spawn_app_with(|s| s.catalog_cache_ttl_seconds = Some("1".to_string())).await;
+    let video = shop_with_a_widget(&app).await;
+    assert_eq!(first_video_title(&app).await, "First title");
+
+    rename_video_silently(&app, &video, "Changed silently").await;
+    assert_eq!(
+        first_video_title(&app).await,
+        "First title",
+        "served from the cache"
+    );
+
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(first_video_title(&app).await, "Changed silently");
+}
+
+#[tokio::test]
+async fn the_cache_is_flushed_when_the_listener_reconnects() {
+    let app = spawn_app_with(|s| s.catalog_cache_ttl_seconds = Some("3600".to_string())).await;
+    let video = shop_with_a_widget(&app).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(first_video_title(&app).await, "First title");
+    rename_video_silently(&app, &video, "Changed while deaf").await;
+    assert_eq!(
+        first_video_title(&app).await,
+        "First title",
+        "served from the cache"
+    );
+
+    // Cut the listener's connection, as a Postgres restart or network fault would.
+    let name = app.database_url.rsplit('/').next().unwrap().to_string();
+    let mut admin = PgConnection::connect(&postgres_admin_url()).await.unwrap();
+    let terminated: Vec<(bool,)> = sqlx::query_as(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND query ILIKE 'LISTEN%'",
+    )
+    .bind(&name)
+    .fetch_all(&mut admin)
+    .await
+    .unwrap();
+    assert!(
+        !terminated.is_empty(),
+        "the listener's connection was found"
+    );
+
+    let started = Instant::now();
+    loop {
+        if first_video_title(&app).await == "Changed while deaf" {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "cache not flushed after reconnect"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn uninstalling_a_shop_takes_it_off_the_storefront_at_once() {
+    let app = spawn_app().await;
+    shop_with_a_widget(&app).await;
+    assert_eq!(first_video_title(&app).await, "First title");
+    app.admin(Method::DELETE, &format!("/shops/{SHOP}"))
+        .send()
+        .await
+        .unwrap();
+    for (endpoint, params) in [
+        ("contextual-widgets", [("location", "home")]),
+        ("widgets-list", [("type", "carousel")]),
+        (
+            "widget-by-id",
+            [("id", "01a20082-29f1-702f-93f8-69422999f903")],
+        ),
+    ] {
+        let response = app.storefront(endpoint, SHOP, &params).await;
+        assert_error(
+            response,
+            StatusCode::NOT_FOUND,
+            "SHOP_NOT_FOUND",
+            "not found",
+        )
+        .await;
+    }
+}
+
+// ---- HTTP caching ----------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_matching_if_none_match_gets_304_until_the_catalog_changes() {
+    let app = spawn_app().await;
+    let video = shop_with_a_widget(&app).await;
+    let query = |extra: &[(&str, &str)]| {
+        let mut params = vec![("location", "home")];
+        params.extend_from_slice(extra);
+        format!(
+            "/apps/videoapp_sub/contextual-widgets?{}",
+            signed(SHOP, &params)
+        )
+    };
+    let response = app.get(&query(&[])).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let etag = response.headers()["etag"].to_str().unwrap().to_string();
+    assert_eq!(
+        response.headers()["cache-control"],
+        "public, max-age=60, stale-while-revalidate=600"
+    );
+
+    let revalidate = |etag: String| {
+        app.client
+            .get(app.url(&query(&[])))
+            .header("if-none-match", etag)
+            .send()
+    };
+    let response = revalidate(etag.clone()).await.unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(response.headers()["etag"].to_str().unwrap(), etag);
+    assert!(response.bytes().await.unwrap().is_empty());
+
+    // Another page gives another validator.
+    let other = app.get(&query(&[("collection_id", "5")])).await;
+    assert_ne!(other.headers()["etag"].to_str().unwrap(), etag);
+
+    rename_video(&app, &video, "Changed").await;
+    let response = revalidate(etag.clone()).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_ne!(response.headers()["etag"].to_str().unwrap(), etag);
+}
+
+#[tokio::test]
+async fn the_current_version_in_v_may_be_cached_for_a_day() {
+    let app = spawn_app().await;
+    shop_with_a_widget(&app).await;
+    let version = app.catalog_version(SHOP).await.to_string();
+    for endpoint in ENDPOINTS {
+        let params = [
+            ("location", "home"),
+            ("type", "carousel"),
+            ("id", "x"),
+            ("v", version.as_str()),
+        ];
+        let response = app.storefront(endpoint, SHOP, &params).await;
+        if endpoint == "widget-by-id" {
+            continue; // no such widget: an empty 404, nothing to cache
+        }
+        assert_eq!(
+            response.headers()["cache-control"],
+            "public, max-age=86400",
+            "{endpoint}"
+        );
+    }
+    let stale = [("location", "home"), ("v", "1")];
+    let response = app.storefront("contextual-widgets", SHOP, &stale).await;
+    assert_eq!(
+        response.headers()["cache-control"],
+        "public, max-age=60, stale-while-revalidate=600"
+    );
+}
+
+// ---- bad input never breaks it ---------------------------------------------------------------
+
+fn any_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        ".{0,40}",
+        Just(String::new()),
+        Just("home".to_string()),
+        Just("product".to_string()),
+        Just("carousel".to_string()),
+        Just("gid://shopify/Product/1".to_string()),
+        Just("99999999999999999999999".to_string()),
+        Just("01a20082-29f1-702f-93f8-69422999f903".to_string()),
+        Just(",,,".to_string()),
+        Just("%ZZ".to_string()),
+    ]
+}
+
+fn any_params() -> impl Strategy<Value = Vec<(String, String)>> {
+    let key = prop_oneof![
+        Just("location".to_string()),
+        Just("product_id".to_string()),
+        Just("product_handle".to_string()),
+        Just("collection_id".to_string()),
+        Just("widget_id".to_string()),
+        Just("widget_ids".to_string()),
+        Just("v".to_string()),
+        Just("id".to_string()),
+        Just("type".to_string()),
+        Just("shop".to_string()),
+        "[a-z_]{1,12}",
+    ];
+    proptest::collection::vec((key, any_value()), 0..8)
+}
+
+#[test]
+fn arbitrary_queries_and_ids_get_only_2xx_or_4xx_answers() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let app = runtime.block_on(async {
+        let app = spawn_app().await;
+        let video = shop_with_a_widget(&app).await;
+        app.create_widget(SHOP, json!({ "type": "productpage", "sourceType": "product" })).await;
+        app.create_widget(SHOP, json!({ "type": "story", "videoIds": [video], "rules": { "locations": ["product"], "productIds": ["1"] } })).await;
+        app
+    });
+    let config = ProptestConfig {
+        cases: 300,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    proptest!(config, |(endpoint in proptest::sample::select(ENDPOINTS.to_vec()), params in any_params(), sign in any::<bool>(), raw in ".{0,80}")| {
+        let status = runtime.block_on(async {
+            let query = if sign {
+                let mut all = vec![("shop".to_string(), SHOP.to_string())];
+                all.extend(params.clone());
+                videoapp::storefront::signature::signed_query(
+                    &videoapp::storefront::signature::ProxySecret::new(PROXY_SECRET),
+                    &all,
+                    chrono::Utc::now(),
+                )
+            } else {
+                raw.clone()
+            };
+            let url = format!("{}/apps/videoapp_sub/{endpoint}?{query}", app.address);
+            match reqwest::Url::parse(&url) {
+                Ok(url) => app.client.get(url).send().await.map(|r| r.status()).ok(),
+                Err(_) => None, // not a URL a client could send
+            }
+        });
+        if let Some(status) = status {
+            prop_assert!(status.is_success() || status.is_client_error() || status == StatusCode::NOT_MODIFIED,
+                "{endpoint} {params:?} signed={sign} raw={raw:?} -> {status}");
+        }
+    });
+}
