@@ -20,6 +20,7 @@ use crate::admin::{self, AdminToken};
 use crate::catalog::cache::CatalogCache;
 use crate::config::Config;
 use crate::extract::MAX_ADMIN_BODY_BYTES;
+use crate::ingest::{Ingest, Pipeline};
 use crate::openapi::ApiDoc;
 use crate::warehouse::{migrations, Warehouse};
 use crate::{db, ops, storefront, telemetry};
@@ -32,6 +33,7 @@ pub struct AppState {
     pub warehouse: Warehouse,
     pub admin_token: AdminToken,
     pub catalog: CatalogCache,
+    pub ingest: Ingest,
 }
 
 /// A built service with its listeners bound, so callers (and tests, with port 0) can learn the
@@ -43,6 +45,7 @@ pub struct Application {
     metrics_router: Router,
     shutdown_grace: Duration,
     catalog: CatalogCache,
+    pipeline: Pipeline,
 }
 
 impl Application {
@@ -72,9 +75,17 @@ impl Application {
                     config.metrics_listen
                 )
             })?;
+        let pipeline = Pipeline::start(config.ingest(), warehouse.clone(), config.shutdown_grace)
+            .with_context(|| {
+            format!(
+                "cannot open the spool at {} (VIDEOAPP_SPOOL_DIR)",
+                config.spool_dir.display()
+            )
+        })?;
         let catalog = CatalogCache::new(db.clone(), config.catalog_cache_ttl, 100_000);
         catalog.spawn_listener(config.database_url.clone());
         let state = AppState {
+            ingest: pipeline.ingest.clone(),
             catalog,
             admin_token: AdminToken::new(&config.admin_token),
             config: Arc::new(config),
@@ -84,6 +95,7 @@ impl Application {
         let shutdown_grace = state.config.shutdown_grace;
         let catalog = state.catalog.clone();
         Ok(Application {
+            pipeline,
             catalog,
             listener,
             metrics_listener,
@@ -146,6 +158,8 @@ impl Application {
             () = deadline => tracing::warn!(?grace, "grace period over; dropping open requests"),
         }
         metrics.abort();
+        // Requests are done: ship what the grace period allows, keep the rest spooled.
+        self.pipeline.shutdown().await;
         Ok(())
     }
 }

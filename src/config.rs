@@ -70,6 +70,29 @@ pub struct Settings {
     /// lost. Default: 300.
     #[arg(long, env = "VIDEOAPP_CATALOG_CACHE_TTL_SECONDS", global = true)]
     pub catalog_cache_ttl_seconds: Option<String>,
+    /// Past this many bytes of spooled events, ingestion answers 503. Default: 1 GiB.
+    #[arg(long, env = "VIDEOAPP_SPOOL_MAX_BYTES", global = true)]
+    pub spool_max_bytes: Option<String>,
+    /// A ClickHouse insert carries at most this many events. Default: 10000.
+    #[arg(long, env = "VIDEOAPP_BATCH_MAX_ROWS", global = true)]
+    pub batch_max_rows: Option<String>,
+    /// An event waits at most this long (milliseconds) for its batch to fill. Default: 1000.
+    #[arg(long, env = "VIDEOAPP_BATCH_MAX_AGE_MS", global = true)]
+    pub batch_max_age_ms: Option<String>,
+    /// Seconds one ClickHouse insert may take before it counts as failed. Default: 30.
+    #[arg(
+        long,
+        env = "VIDEOAPP_CLICKHOUSE_INSERT_TIMEOUT_SECONDS",
+        global = true
+    )]
+    pub clickhouse_insert_timeout_seconds: Option<String>,
+    /// Event timestamps further in the future are replaced by the receive time. Default: 86400.
+    #[arg(long, env = "VIDEOAPP_EVENT_MAX_FUTURE_SECONDS", global = true)]
+    pub event_max_future_seconds: Option<String>,
+    /// Event timestamps further in the past are replaced by the receive time (raise it to
+    /// back-fill history). Default: 604800 (7 days).
+    #[arg(long, env = "VIDEOAPP_EVENT_MAX_PAST_SECONDS", global = true)]
+    pub event_max_past_seconds: Option<String>,
     /// Seconds to finish in-flight work after SIGTERM. Default: 10.
     #[arg(long, env = "VIDEOAPP_SHUTDOWN_GRACE_SECONDS", global = true)]
     pub shutdown_grace_seconds: Option<String>,
@@ -123,6 +146,12 @@ pub struct Config {
     pub signature_max_age: Duration,
     pub insecure_skip_signature: bool,
     pub catalog_cache_ttl: Duration,
+    pub spool_max_bytes: u64,
+    pub batch_max_rows: usize,
+    pub batch_max_age: Duration,
+    pub clickhouse_insert_timeout: Duration,
+    pub event_max_future: Duration,
+    pub event_max_past: Duration,
     pub shutdown_grace: Duration,
 }
 
@@ -137,6 +166,9 @@ impl std::fmt::Debug for Config {
             .field("signature_max_age", &self.signature_max_age)
             .field("insecure_skip_signature", &self.insecure_skip_signature)
             .field("catalog_cache_ttl", &self.catalog_cache_ttl)
+            .field("spool_max_bytes", &self.spool_max_bytes)
+            .field("batch_max_rows", &self.batch_max_rows)
+            .field("batch_max_age", &self.batch_max_age)
             .field("shutdown_grace", &self.shutdown_grace)
             .finish_non_exhaustive()
     }
@@ -189,11 +221,54 @@ fn seconds(
     }
 }
 
+fn number(
+    value: &Option<String>,
+    env: &'static str,
+    default: u64,
+    min: u64,
+) -> Result<u64, ConfigError> {
+    match present(value) {
+        None => Ok(default),
+        Some(raw) => match raw.parse::<u64>() {
+            Ok(n) if n >= min => Ok(n),
+            _ => Err(invalid(
+                env,
+                format!("'{raw}' is not a whole number ≥ {min}"),
+            )),
+        },
+    }
+}
+
 fn flag(value: &Option<String>, env: &'static str) -> Result<bool, ConfigError> {
     match present(value).map(str::to_ascii_lowercase).as_deref() {
         None | Some("0" | "false" | "no" | "off") => Ok(false),
         Some("1" | "true" | "yes" | "on") => Ok(true),
         Some(other) => Err(invalid(env, format!("'{other}' is not true or false"))),
+    }
+}
+
+impl Config {
+    pub fn ingest(&self) -> crate::ingest::IngestConfig {
+        use crate::ingest::{event::TimeWindow, shipper::ShipperConfig, spool::SpoolConfig};
+        let duration = |d: Duration| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX);
+        crate::ingest::IngestConfig {
+            spool: SpoolConfig {
+                dir: self.spool_dir.clone(),
+                max_bytes: self.spool_max_bytes,
+                batch_rows: self.batch_max_rows,
+                batch_age: self.batch_max_age,
+            },
+            shipper: ShipperConfig {
+                insert_timeout: self.clickhouse_insert_timeout,
+                min_backoff: Duration::from_millis(100),
+                max_backoff: Duration::from_secs(10),
+            },
+            window: TimeWindow {
+                max_future: duration(self.event_max_future),
+                max_past: duration(self.event_max_past),
+            },
+            retry_after: Duration::from_secs(5),
+        }
     }
 }
 
@@ -294,6 +369,35 @@ impl Settings {
                 &self.catalog_cache_ttl_seconds,
                 "VIDEOAPP_CATALOG_CACHE_TTL_SECONDS",
                 300,
+            )?,
+            spool_max_bytes: number(
+                &self.spool_max_bytes,
+                "VIDEOAPP_SPOOL_MAX_BYTES",
+                1 << 30,
+                1,
+            )?,
+            batch_max_rows: number(&self.batch_max_rows, "VIDEOAPP_BATCH_MAX_ROWS", 10_000, 1)?
+                as usize,
+            batch_max_age: Duration::from_millis(number(
+                &self.batch_max_age_ms,
+                "VIDEOAPP_BATCH_MAX_AGE_MS",
+                1000,
+                1,
+            )?),
+            clickhouse_insert_timeout: seconds(
+                &self.clickhouse_insert_timeout_seconds,
+                "VIDEOAPP_CLICKHOUSE_INSERT_TIMEOUT_SECONDS",
+                30,
+            )?,
+            event_max_future: seconds(
+                &self.event_max_future_seconds,
+                "VIDEOAPP_EVENT_MAX_FUTURE_SECONDS",
+                86_400,
+            )?,
+            event_max_past: seconds(
+                &self.event_max_past_seconds,
+                "VIDEOAPP_EVENT_MAX_PAST_SECONDS",
+                604_800,
             )?,
             shutdown_grace: seconds(
                 &self.shutdown_grace_seconds,

@@ -12,6 +12,7 @@ pub mod config;
 pub mod db;
 pub mod error;
 pub mod extract;
+pub mod ingest;
 pub mod openapi;
 pub mod ops;
 pub mod storefront;

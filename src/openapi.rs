@@ -15,6 +15,7 @@ use utoipa::{Modify, OpenApi};
     components(schemas(crate::error::ErrorBody)),
     tags(
         (name = "admin", description = "Provisioning, behind the admin token"),
+        (name = "storefront", description = "App-proxy endpoints, signed by the platform"),
         (name = "operations", description = "Health and readiness"),
     )
 )]

@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use super::domain::{
     ClickBehavior, CollectionGid, Location, ModalLayout, ProductGid, ShopDomain, SourceType,
-    ViewStyle, WidgetStatus, WidgetType,
+    Timezone, ViewStyle, WidgetStatus, WidgetType,
 };
 use super::widgets::{DisplayRules, Widget};
 use super::{products, videos, widgets};
@@ -102,6 +102,8 @@ pub struct ShopSnapshot {
     pub shop: ShopDomain,
     pub version: i64,
     pub remove_branding: bool,
+    /// Events are dated in this zone at ingest.
+    pub timezone: Timezone,
     /// Active widgets, highest priority first, ties by creation time.
     widgets: Vec<SnapshotWidget>,
     widget_index: HashMap<Uuid, usize>,
@@ -124,16 +126,18 @@ impl ShopSnapshot {
         sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             .execute(&mut *tx)
             .await?;
-        let settings: Option<(i64, bool)> = sqlx::query_as(
-            "SELECT catalog_version, remove_branding FROM shops \
+        let settings: Option<(i64, bool, String)> = sqlx::query_as(
+            "SELECT catalog_version, remove_branding, timezone FROM shops \
              WHERE domain = $1 AND uninstalled_at IS NULL",
         )
         .bind(shop.as_str())
         .fetch_optional(&mut *tx)
         .await?;
-        let Some((version, remove_branding)) = settings else {
+        let Some((version, remove_branding, timezone)) = settings else {
             return Ok(None);
         };
+        let timezone = Timezone::parse(&timezone)
+            .map_err(|e| sqlx::Error::Decode(format!("shops.timezone: {e}").into()))?;
         let widgets = widgets::list_active(&mut tx, shop).await?;
         let videos = videos::list_published(&mut tx, shop).await?;
         let products = products::list_all(&mut tx, shop).await?;
@@ -142,6 +146,7 @@ impl ShopSnapshot {
             shop.clone(),
             version,
             remove_branding,
+            timezone,
             widgets,
             videos,
             products,
@@ -153,6 +158,7 @@ impl ShopSnapshot {
         shop: ShopDomain,
         version: i64,
         remove_branding: bool,
+        timezone: Timezone,
         widgets: Vec<Widget>,
         videos: Vec<videos::Video>,
         products: Vec<products::Product>,
@@ -201,6 +207,7 @@ impl ShopSnapshot {
             shop,
             version,
             remove_branding,
+            timezone,
             widgets: Vec::with_capacity(widgets.len()),
             widget_index: HashMap::with_capacity(widgets.len()),
             products,

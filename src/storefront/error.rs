@@ -16,6 +16,17 @@ pub enum StorefrontError {
     InvalidSignature(SignatureError),
     #[error("Shop not found or app not installed")]
     ShopNotFound,
+    #[error("{0}")]
+    InvalidBody(String),
+    #[error("{field}: {message}")]
+    InvalidEvent { field: String, message: String },
+    #[error("Content-Type must be application/json or text/plain")]
+    UnsupportedMediaType,
+    #[error("Request body is larger than {0} bytes")]
+    PayloadTooLarge(usize),
+    /// Load is shed: the spool is full (or failing). Says when to retry.
+    #[error("Too many events right now; retry after {} seconds", .0.as_secs().max(1))]
+    Overloaded(std::time::Duration),
     /// An answer with no body (widget-by-id's 400 and 404).
     #[error("{0}")]
     Empty(StatusCode),
@@ -47,6 +58,15 @@ impl IntoResponse for StorefrontError {
             }
             StorefrontError::InvalidSignature(_) => (StatusCode::UNAUTHORIZED, "INVALID_SIGNATURE"),
             StorefrontError::ShopNotFound => (StatusCode::NOT_FOUND, "SHOP_NOT_FOUND"),
+            StorefrontError::InvalidBody(_) => (StatusCode::BAD_REQUEST, "INVALID_BODY"),
+            StorefrontError::InvalidEvent { .. } => (StatusCode::BAD_REQUEST, "INVALID_EVENT"),
+            StorefrontError::UnsupportedMediaType => {
+                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "UNSUPPORTED_MEDIA_TYPE")
+            }
+            StorefrontError::PayloadTooLarge(_) => {
+                (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE")
+            }
+            StorefrontError::Overloaded(_) => (StatusCode::SERVICE_UNAVAILABLE, "SPOOL_FULL"),
             StorefrontError::Empty(status) => return status.into_response(),
             StorefrontError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL_ERROR"),
         };
@@ -56,6 +76,13 @@ impl IntoResponse for StorefrontError {
             response
                 .headers_mut()
                 .remove(axum::http::header::WWW_AUTHENTICATE);
+        }
+        if let StorefrontError::Overloaded(after) = &self {
+            let seconds = after.as_secs().max(1);
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(seconds),
+            );
         }
         if let StorefrontError::Internal(cause) = &self {
             response

@@ -1,11 +1,12 @@
 //! The storefront proxy: requests that reach us through the platform's app proxy, signed with
-//! the shared secret (DESIGN §4). The event endpoint comes with the ingest issue.
+//! the shared secret (DESIGN §4): the widget endpoints and the event endpoint.
 
 mod caching;
 pub mod error;
+mod events;
 pub mod request;
 pub mod signature;
-mod widgets;
+pub(crate) mod widgets;
 
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -17,4 +18,5 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(widgets::contextual_widgets))
         .routes(routes!(widgets::widget_by_id))
         .routes(routes!(widgets::widgets_list))
+        .routes(routes!(events::record_events))
 }

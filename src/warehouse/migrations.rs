@@ -12,7 +12,18 @@ pub struct Migration {
 }
 
 /// The files of `clickhouse/`, in order. A unit test checks this list against the directory.
-pub const MIGRATIONS: &[Migration] = &[];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "0001_events.sql",
+        sql: include_str!("../../clickhouse/0001_events.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "0002_daily_views.sql",
+        sql: include_str!("../../clickhouse/0002_daily_views.sql"),
+    },
+];
 
 const LEDGER_CREATE_SQL: &str = include_str!("../../sql/00_ledger_create.sql");
 const LEDGER_APPLIED_SQL: &str = include_str!("../../sql/01_ledger_applied.sql");

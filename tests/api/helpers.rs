@@ -62,8 +62,16 @@ pub fn test_settings(database_url: &str, clickhouse_database: &str) -> Settings 
         proxy_secret: Some(PROXY_SECRET.to_string()),
         admin_token: Some(ADMIN_TOKEN.to_string()),
         shutdown_grace_seconds: Some("2".to_string()),
+        spool_dir: Some(fresh_spool_dir()),
+        // Small batches ship fast, so tests see their rows quickly.
+        batch_max_age_ms: Some("100".to_string()),
         ..Settings::default()
     }
+}
+
+/// A spool directory of the test's own.
+pub fn fresh_spool_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("videoapp-test-spool-{}", Uuid::new_v4().simple()))
 }
 
 pub fn fresh_clickhouse_database() -> String {

@@ -140,6 +140,9 @@ async fn the_openapi_document_is_3_1_and_lists_every_route() {
     let expected: BTreeSet<String> = [
         "GET /healthz",
         "GET /readyz",
+        "GET /apps/videoapp_sub/contextual-widgets",
+        "GET /apps/videoapp_sub/widget-by-id",
+        "GET /apps/videoapp_sub/widgets-list",
         "PUT /admin/v1/shops/{shop}",
         "GET /admin/v1/shops/{shop}",
         "DELETE /admin/v1/shops/{shop}",

@@ -1,0 +1,473 @@
+//! Events as shoppers' browsers send them (API-SPEC §2.5, DESIGN §5), parsed and validated at the
+//! edge into [`SpoolEvent`]s: the exact record the spool keeps and ClickHouse receives.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::catalog::domain::{Currency, ProductGid, ShopDomain, Timezone};
+
+/// At most this many events in one request.
+pub const MAX_EVENTS_PER_REQUEST: usize = 100;
+/// Free-text fields (ids sent by the loader) are bounded.
+pub const MAX_TEXT_CHARS: usize = 256;
+/// Revenue is kept in units of 1/10 000 of the currency: exact for every ISO 4217 minor unit.
+pub const REVENUE_SCALE: i64 = 10_000;
+/// No single order is worth more than this (in currency units); larger values are typos.
+const MAX_REVENUE_UNITS: i64 = 1_000_000_000_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EventType {
+    Impression,
+    View,
+    Click,
+    AddToCart,
+    CheckoutCompleted,
+}
+
+impl EventType {
+    /// The value of the `Enum8` column in ClickHouse.
+    pub fn code(self) -> i8 {
+        match self {
+            EventType::Impression => 1,
+            EventType::View => 2,
+            EventType::Click => 3,
+            EventType::AddToCart => 4,
+            EventType::CheckoutCompleted => 5,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Impression => "impression",
+            EventType::View => "view",
+            EventType::Click => "click",
+            EventType::AddToCart => "add_to_cart",
+            EventType::CheckoutCompleted => "checkout_completed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Attribution {
+    Direct,
+    Influenced,
+}
+
+impl Attribution {
+    /// The value of the `Enum8` column (0 = not given).
+    pub fn code(attribution: Option<Attribution>) -> i8 {
+        match attribution {
+            None => 0,
+            Some(Attribution::Direct) => 1,
+            Some(Attribution::Influenced) => 2,
+        }
+    }
+}
+
+/// An id or free-text value from the loader: a string, or an integer (platform customer and
+/// order ids often arrive as numbers), at most 256 characters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(value_type = String)]
+pub struct Text(String);
+
+impl Text {
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let text = match Value::deserialize(d)? {
+            Value::String(s) => s,
+            Value::Number(n) if n.is_i64() || n.is_u64() => n.to_string(),
+            other => {
+                return Err(D::Error::custom(format!(
+                    "expected a string, got {}",
+                    json_kind(&other)
+                )))
+            }
+        };
+        if text.chars().count() > MAX_TEXT_CHARS {
+            return Err(D::Error::custom(format!(
+                "must be at most {MAX_TEXT_CHARS} characters"
+            )));
+        }
+        Ok(Text(text))
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// One event on the wire. Unknown fields are ignored: loaders add context we do not use.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IncomingEvent {
+    pub event_type: EventType,
+    pub session_id: Option<Text>,
+    pub customer_id: Option<Text>,
+    pub video_id: Option<Text>,
+    pub widget_id: Option<Text>,
+    pub attribution_type: Option<Attribution>,
+    /// ISO 8601 date-time with offset. Outside the accepted window it is replaced by the
+    /// receive time.
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub timestamp: Option<DateTime<chrono::FixedOffset>>,
+    /// Client-side UUID; becomes the event's id.
+    pub event_id: Option<Uuid>,
+    /// For click / add_to_cart / checkout: global id or bare number.
+    #[schema(value_type = Option<String>)]
+    pub product_id: Option<ProductGid>,
+    pub order_id: Option<Text>,
+    /// Order value in the shop currency (checkout_completed), a decimal number ≥ 0 with at most
+    /// 4 decimal places; a numeric string is accepted too.
+    #[schema(value_type = Option<f64>)]
+    pub revenue: Option<Box<RawValue>>,
+    #[schema(value_type = Option<String>)]
+    pub currency: Option<Currency>,
+}
+
+/// The record the spool keeps: validated, with the service's own fields added.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpoolEvent {
+    pub event_id: Uuid,
+    pub shop: String,
+    pub local_date: NaiveDate,
+    /// Unix seconds.
+    pub event_time: i64,
+    pub received_at: i64,
+    pub timestamp_replaced: bool,
+    pub event_type: EventType,
+    pub attribution: Option<Attribution>,
+    pub video_id: String,
+    pub widget_id: String,
+    pub session_id: String,
+    pub customer_id: String,
+    pub product_id: String,
+    pub order_id: String,
+    /// Revenue × 10 000.
+    pub revenue_e4: i64,
+    pub currency: String,
+}
+
+/// A rejected body: the JSON path of the offending value, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    pub field: String,
+    pub message: String,
+}
+
+impl Invalid {
+    fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Invalid {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The accepted window for client timestamps; outside it the receive time is used.
+#[derive(Debug, Clone, Copy)]
+pub struct TimeWindow {
+    pub max_future: chrono::Duration,
+    pub max_past: chrono::Duration,
+}
+
+/// The body's events: `{ "events": [...] }` or one event object. Nothing is returned unless
+/// every event is valid.
+pub fn parse_body(body: &[u8]) -> Result<(Vec<IncomingEvent>, bool), Invalid> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| Invalid::new("body", format!("malformed JSON: {e}")))?;
+    let Value::Object(mut object) = value else {
+        return Err(Invalid::new(
+            "body",
+            "must be an event object or { \"events\": [...] }",
+        ));
+    };
+    match object.remove("events") {
+        Some(Value::Array(items)) => {
+            if items.is_empty() {
+                return Err(Invalid::new("events", "must not be empty"));
+            }
+            if items.len() > MAX_EVENTS_PER_REQUEST {
+                return Err(Invalid::new(
+                    "events",
+                    format!(
+                        "at most {MAX_EVENTS_PER_REQUEST} events per request, got {}",
+                        items.len()
+                    ),
+                ));
+            }
+            let events = items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| parse_event(item, &format!("events[{i}]")))
+                .collect::<Result<_, _>>()?;
+            Ok((events, true))
+        }
+        Some(_) => Err(Invalid::new("events", "must be an array")),
+        None => Ok((vec![parse_event(Value::Object(object), "")?], false)),
+    }
+}
+
+fn parse_event(value: Value, prefix: &str) -> Result<IncomingEvent, Invalid> {
+    if !value.is_object() {
+        return Err(Invalid::new(prefix, "must be an event object"));
+    }
+    let join = |path: &str| match (prefix.is_empty(), path) {
+        (true, p) => p.to_string(),
+        (false, ".") => prefix.to_string(),
+        (false, p) => format!("{prefix}.{p}"),
+    };
+    let event: IncomingEvent = serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.into_inner().to_string();
+        // A missing field is reported at the object; name it instead.
+        match message.strip_prefix("missing field `") {
+            Some(rest) => {
+                let field = rest.trim_end_matches('`');
+                Invalid::new(join(field), "is required")
+            }
+            None => Invalid::new(join(&path), message),
+        }
+    })?;
+    if let Some(revenue) = &event.revenue {
+        parse_revenue(revenue.get()).map_err(|m| Invalid::new(join("revenue"), m))?;
+    }
+    Ok(event)
+}
+
+/// Exact decimal → units of 1/10 000. Accepts a JSON number or a numeric string; never goes
+/// through binary floating point.
+pub fn parse_revenue(raw: &str) -> Result<i64, String> {
+    let text = raw.trim();
+    let text = match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        Some(inner) => inner.trim(),
+        None => text,
+    };
+    let not_numeric = || format!("must be a decimal number ≥ 0, got {raw}");
+    if text.starts_with('-') {
+        return Err(format!("must not be negative, got {raw}"));
+    }
+    let (mantissa, exponent) = match text.find(['e', 'E']) {
+        Some(i) => (
+            &text[..i],
+            text[i + 1..].parse::<i32>().map_err(|_| not_numeric())?,
+        ),
+        None => (text, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let valid_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (whole.is_empty() && fraction.is_empty()) || !valid_digits(whole) || !valid_digits(fraction)
+    {
+        return Err(not_numeric());
+    }
+    let too_large = || format!("too large, got {raw}");
+    // value = digits × 10^(exponent − decimals); we keep value × 10^4, as an integer.
+    let digits = format!("{whole}{fraction}");
+    let digits = digits.trim_start_matches('0');
+    if digits.len() > 30 {
+        return Err(too_large());
+    }
+    let base: i128 = if digits.is_empty() {
+        0
+    } else {
+        digits.parse().map_err(|_| not_numeric())?
+    };
+    let shift = i64::from(exponent) - fraction.len() as i64 + 4;
+    let scaled = if shift >= 0 {
+        u32::try_from(shift)
+            .ok()
+            .and_then(|s| 10i128.checked_pow(s))
+            .and_then(|p| base.checked_mul(p))
+            .ok_or_else(too_large)?
+    } else {
+        let divisor = u32::try_from(-shift)
+            .ok()
+            .and_then(|s| 10i128.checked_pow(s));
+        match divisor {
+            Some(d) if base % d == 0 => base / d,
+            _ if base == 0 => 0,
+            _ => return Err(format!("at most 4 decimal places, got {raw}")),
+        }
+    };
+    if scaled > i128::from(MAX_REVENUE_UNITS) * i128::from(REVENUE_SCALE) {
+        return Err(too_large());
+    }
+    Ok(scaled as i64)
+}
+
+impl IncomingEvent {
+    /// The spool record: ids, the receive time and the shop-local date added.
+    pub fn into_spool_event(
+        self,
+        shop: &ShopDomain,
+        timezone: Timezone,
+        received_at: DateTime<Utc>,
+        window: TimeWindow,
+    ) -> SpoolEvent {
+        let (event_time, timestamp_replaced) = match self.timestamp {
+            Some(t) => {
+                let t = t.with_timezone(&Utc);
+                let in_window =
+                    t <= received_at + window.max_future && t >= received_at - window.max_past;
+                if in_window {
+                    (t, false)
+                } else {
+                    (received_at, true)
+                }
+            }
+            None => (received_at, false),
+        };
+        let local_date = event_time.with_timezone(&timezone.tz()).date_naive();
+        let text = |t: Option<Text>| t.map(Text::into_string).unwrap_or_default();
+        SpoolEvent {
+            event_id: self.event_id.unwrap_or_else(Uuid::now_v7),
+            shop: shop.to_string(),
+            local_date,
+            event_time: event_time.timestamp(),
+            received_at: received_at.timestamp(),
+            timestamp_replaced,
+            event_type: self.event_type,
+            attribution: self.attribution_type,
+            video_id: text(self.video_id),
+            widget_id: text(self.widget_id),
+            session_id: text(self.session_id),
+            customer_id: text(self.customer_id),
+            product_id: self.product_id.map(String::from).unwrap_or_default(),
+            order_id: text(self.order_id),
+            // Validated in parse_event.
+            revenue_e4: self
+                .revenue
+                .map(|r| parse_revenue(r.get()).unwrap_or(0))
+                .unwrap_or(0),
+            currency: self.currency.map(String::from).unwrap_or_default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn revenue_is_parsed_exactly_from_numbers_and_numeric_strings() {
+        for (raw, expected) in [
+            ("0", 0),
+            ("0.1", 1_000),
+            ("0.10", 1_000),
+            ("19.99", 199_900),
+            ("\"19.99\"", 199_900),
+            ("1234.5678", 12_345_678),
+            ("1e2", 1_000_000),
+            ("1.5E1", 150_000),
+            ("0.00001e1", 1),
+            ("100.000000", 1_000_000),
+            ("007.5", 75_000),
+        ] {
+            assert_eq!(parse_revenue(raw), Ok(expected), "{raw}");
+        }
+        for bad in [
+            "-1", "-0.01", "abc", "\"\"", "1.23456", "1e-5", ".", "1.2.3", "\"12a\"", "1e40",
+            "true",
+        ] {
+            assert!(parse_revenue(bad).is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn a_body_is_one_event_or_a_batch() {
+        let (events, batch) = parse_body(br#"{"eventType":"view","videoId":"v1"}"#).unwrap();
+        assert_eq!((events.len(), batch), (1, false));
+        let (events, batch) =
+            parse_body(br#"{"events":[{"eventType":"view"},{"eventType":"click"}]}"#).unwrap();
+        assert_eq!((events.len(), batch), (2, true));
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let cases: [(&[u8], &str); 9] = [
+            (br#"{"eventType":"like"}"#, "eventType"),
+            (br#"{"videoId":"v"}"#, "eventType"),
+            (
+                br#"{"eventType":"view","attributionType":"maybe"}"#,
+                "attributionType",
+            ),
+            (
+                br#"{"eventType":"view","timestamp":"yesterday"}"#,
+                "timestamp",
+            ),
+            (
+                br#"{"events":[{"eventType":"view"},{"eventType":"view","revenue":-1}]}"#,
+                "events[1].revenue",
+            ),
+            (br#"{"events":[]}"#, "events"),
+            (br#"{"events":{}}"#, "events"),
+            (br#"[1]"#, "body"),
+            (br#"{"eventType":"view","sessionId":true}"#, "sessionId"),
+        ];
+        for (body, field) in cases {
+            let err = parse_body(body).unwrap_err();
+            assert_eq!(
+                err.field,
+                field,
+                "{} -> {err:?}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        let long = format!(
+            r#"{{"eventType":"view","customerId":"{}"}}"#,
+            "x".repeat(257)
+        );
+        assert_eq!(parse_body(long.as_bytes()).unwrap_err().field, "customerId");
+    }
+
+    #[test]
+    fn out_of_window_timestamps_are_replaced_and_local_dates_follow_the_shop() {
+        let shop = ShopDomain::parse("s.myshopify.com").unwrap();
+        let tz = Timezone::parse("Asia/Kathmandu").unwrap();
+        let now = DateTime::parse_from_rfc3339("2026-03-01T20:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let window = TimeWindow {
+            max_future: chrono::Duration::hours(24),
+            max_past: chrono::Duration::days(7),
+        };
+        let (events, _) =
+            parse_body(br#"{"eventType":"view","timestamp":"2026-03-01T18:20:00Z"}"#).unwrap();
+        let event = events
+            .into_iter()
+            .next()
+            .unwrap()
+            .into_spool_event(&shop, tz, now, window);
+        // 18:20 UTC is 00:05 the next day in Kathmandu (+05:45).
+        assert_eq!(event.local_date.to_string(), "2026-03-02");
+        assert!(!event.timestamp_replaced);
+
+        let (events, _) =
+            parse_body(br#"{"eventType":"view","timestamp":"2020-01-01T00:00:00Z"}"#).unwrap();
+        let event = events
+            .into_iter()
+            .next()
+            .unwrap()
+            .into_spool_event(&shop, tz, now, window);
+        assert!(event.timestamp_replaced);
+        assert_eq!(event.event_time, now.timestamp());
+    }
+}

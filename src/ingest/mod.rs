@@ -1,0 +1,72 @@
+//! Event ingestion: validated events go to the durable local spool (the 202 waits for the
+//! fsync), and a background shipper moves them to ClickHouse in batches (DESIGN §5).
+
+pub mod event;
+pub mod shipper;
+pub mod spool;
+
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::warehouse::Warehouse;
+use event::TimeWindow;
+use shipper::{Shipper, ShipperConfig};
+use spool::{Spool, SpoolConfig};
+
+#[derive(Debug, Clone)]
+pub struct IngestConfig {
+    pub spool: SpoolConfig,
+    pub shipper: ShipperConfig,
+    pub window: TimeWindow,
+    /// What a 503 tells clients to wait when the spool is full.
+    pub retry_after: Duration,
+}
+
+/// What the event endpoint needs. Cheap to clone.
+#[derive(Clone)]
+pub struct Ingest {
+    pub spool: Spool,
+    pub window: TimeWindow,
+    pub retry_after: Duration,
+}
+
+/// The running pipeline: the handle for requests, and the shipper to stop at shutdown.
+pub struct Pipeline {
+    pub ingest: Ingest,
+    stop: watch::Sender<bool>,
+    shipper: JoinHandle<()>,
+}
+
+impl Pipeline {
+    /// Opens the spool (sealing what a previous process left open) and starts the shipper,
+    /// which replays whatever is spooled.
+    pub fn start(
+        config: IngestConfig,
+        warehouse: Warehouse,
+        grace: Duration,
+    ) -> std::io::Result<Pipeline> {
+        let spool = Spool::open(config.spool)?;
+        let shipper = Shipper::new(spool.clone(), warehouse, config.shipper)?;
+        let (stop, stopped) = watch::channel(false);
+        let shipper = tokio::spawn(shipper.run(stopped, grace));
+        Ok(Pipeline {
+            ingest: Ingest {
+                spool,
+                window: config.window,
+                retry_after: config.retry_after,
+            },
+            stop,
+            shipper,
+        })
+    }
+
+    /// Seals the active segment and lets the shipper send what it can within its grace period;
+    /// the rest stays spooled for the next start.
+    pub async fn shutdown(self) {
+        self.ingest.spool.seal().await;
+        let _ = self.stop.send(true);
+        let _ = self.shipper.await;
+    }
+}

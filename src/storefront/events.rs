@@ -1,0 +1,166 @@
+//! `POST /apps/videoapp_sub/analytics`: shopper events, acknowledged once they are durable in
+//! the local spool (API-SPEC §2.5, §4.4; DESIGN §5).
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use chrono::{SecondsFormat, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::error::StorefrontError;
+use super::request::Signed;
+use super::widgets::ProxyParams;
+use crate::app::AppState;
+use crate::error::ErrorBody;
+use crate::ingest::event::{self, IncomingEvent, SpoolEvent};
+use crate::ingest::spool::SpoolError;
+
+/// Bodies above this are refused with 413 (a beacon never needs more).
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+#[derive(Serialize, ToSchema)]
+pub struct EventsAccepted {
+    success: bool,
+    /// "Event recorded", or "Events recorded" for a batch.
+    message: &'static str,
+    /// For a batch: how many events were recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    count: Option<usize>,
+    timestamp: String,
+}
+
+/// The body: one event, or up to 100 under `events`.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct EventBatch {
+    events: Vec<IncomingEvent>,
+}
+
+fn reject(reason: &'static str, events: usize, error: StorefrontError) -> StorefrontError {
+    metrics::counter!("events_rejected_total", "reason" => reason).increment(events.max(1) as u64);
+    error
+}
+
+/// Record shopper events
+///
+/// Signed like every storefront call. The 202 is sent only once the events are durable in the
+/// service's spool; they reach ClickHouse shortly after, exactly once.
+#[utoipa::path(
+    post, path = "/apps/videoapp_sub/analytics", tag = "storefront",
+    params(ProxyParams),
+    request_body(
+        description = "One event, or `{ \"events\": [ … ] }` with at most 100. \
+                       `application/json` or `text/plain` (sendBeacon), at most 64 KiB.",
+        content(
+            (IncomingEvent = "application/json"),
+            (EventBatch = "application/json"),
+            (IncomingEvent = "text/plain"),
+        )
+    ),
+    responses(
+        (status = 202, description = "Durably recorded", body = EventsAccepted),
+        (status = 400, description = "INVALID_BODY or INVALID_EVENT; the message names the field", body = ErrorBody),
+        (status = 401, description = "INVALID_SIGNATURE", body = ErrorBody),
+        (status = 404, description = "SHOP_NOT_FOUND", body = ErrorBody),
+        (status = 413, description = "PAYLOAD_TOO_LARGE", body = ErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 503, description = "SPOOL_FULL: load is shed; retry after `Retry-After` seconds", body = ErrorBody,
+         headers(("Retry-After" = u64))),
+    )
+)]
+pub async fn record_events(
+    State(state): State<AppState>,
+    signed: Signed,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, StorefrontError> {
+    let content_type = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase());
+    // sendBeacon sends text/plain; a Blob without a type sends none.
+    if !matches!(
+        content_type.as_deref(),
+        None | Some("application/json" | "text/plain")
+    ) {
+        return Err(reject(
+            "media_type",
+            1,
+            StorefrontError::UnsupportedMediaType,
+        ));
+    }
+    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .map_err(|_| {
+            reject(
+                "too_large",
+                1,
+                StorefrontError::PayloadTooLarge(MAX_BODY_BYTES),
+            )
+        })?;
+    let (events, batch) = event::parse_body(&bytes).map_err(|invalid| {
+        let error = if invalid.field == "body" || invalid.field == "events" {
+            StorefrontError::InvalidBody(format!("{}: {}", invalid.field, invalid.message))
+        } else {
+            StorefrontError::InvalidEvent {
+                field: invalid.field,
+                message: invalid.message,
+            }
+        };
+        reject("invalid", 1, error)
+    })?;
+    let count = events.len();
+    let snapshot = state
+        .catalog
+        .get(&signed.shop)
+        .await?
+        .ok_or_else(|| reject("shop_not_found", count, StorefrontError::ShopNotFound))?;
+
+    let received_at = Utc::now();
+    let ingest = &state.ingest;
+    let records: Vec<SpoolEvent> = events
+        .into_iter()
+        .map(|e: IncomingEvent| {
+            e.into_spool_event(&signed.shop, snapshot.timezone, received_at, ingest.window)
+        })
+        .collect();
+    let replaced = records.iter().filter(|e| e.timestamp_replaced).count();
+    if replaced > 0 {
+        metrics::counter!("events_timestamp_replaced_total").increment(replaced as u64);
+    }
+    match ingest.spool.append(&records).await {
+        Ok(()) => {}
+        Err(SpoolError::Full(_)) => {
+            return Err(reject(
+                "spool_full",
+                count,
+                StorefrontError::Overloaded(ingest.retry_after),
+            ))
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "events not spooled");
+            return Err(reject(
+                "spool_error",
+                count,
+                StorefrontError::Overloaded(ingest.retry_after),
+            ));
+        }
+    }
+    metrics::counter!("events_accepted_total").increment(count as u64);
+    let body = EventsAccepted {
+        success: true,
+        message: if batch {
+            "Events recorded"
+        } else {
+            "Event recorded"
+        },
+        count: batch.then_some(count),
+        timestamp: received_at.to_rfc3339_opts(SecondsFormat::Millis, true),
+    };
+    Ok((StatusCode::ACCEPTED, Json(body)).into_response())
+}
