@@ -143,6 +143,7 @@ async fn the_openapi_document_is_3_1_and_lists_every_route() {
         "GET /apps/videoapp_sub/contextual-widgets",
         "GET /apps/videoapp_sub/widget-by-id",
         "GET /apps/videoapp_sub/widgets-list",
+        "POST /apps/videoapp_sub/analytics",
         "PUT /admin/v1/shops/{shop}",
         "GET /admin/v1/shops/{shop}",
         "DELETE /admin/v1/shops/{shop}",
