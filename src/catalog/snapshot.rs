@@ -97,6 +97,14 @@ impl SnapshotWidget {
     }
 }
 
+/// The shop's own settings, read first.
+struct Header {
+    shop: ShopDomain,
+    version: i64,
+    remove_branding: bool,
+    timezone: Timezone,
+}
+
 /// What the storefront needs of one shop.
 pub struct ShopSnapshot {
     pub shop: ShopDomain,
@@ -142,11 +150,14 @@ impl ShopSnapshot {
         let videos = videos::list_published(&mut tx, shop).await?;
         let products = products::list_all(&mut tx, shop).await?;
         tx.commit().await?;
-        Ok(Some(ShopSnapshot::build(
-            shop.clone(),
+        let header = Header {
+            shop: shop.clone(),
             version,
             remove_branding,
             timezone,
+        };
+        Ok(Some(ShopSnapshot::build(
+            header,
             widgets,
             videos,
             products,
@@ -155,10 +166,7 @@ impl ShopSnapshot {
     }
 
     fn build(
-        shop: ShopDomain,
-        version: i64,
-        remove_branding: bool,
-        timezone: Timezone,
+        header: Header,
         widgets: Vec<Widget>,
         videos: Vec<videos::Video>,
         products: Vec<products::Product>,
@@ -204,10 +212,10 @@ impl ShopSnapshot {
             })
             .collect();
         let mut snapshot = ShopSnapshot {
-            shop,
-            version,
-            remove_branding,
-            timezone,
+            shop: header.shop,
+            version: header.version,
+            remove_branding: header.remove_branding,
+            timezone: header.timezone,
             widgets: Vec::with_capacity(widgets.len()),
             widget_index: HashMap::with_capacity(widgets.len()),
             products,

@@ -51,12 +51,15 @@ pub enum SpoolError {
     Io(String),
 }
 
+/// One request's record, and where to report that it is durable.
+struct Append {
+    record: Vec<u8>,
+    rows: usize,
+    done: oneshot::Sender<Result<(), String>>,
+}
+
 enum Command {
-    Append {
-        record: Vec<u8>,
-        rows: usize,
-        done: oneshot::Sender<Result<(), String>>,
-    },
+    Append(Append),
     /// Seal the active segment now (shutdown), then confirm.
     Seal(oneshot::Sender<()>),
 }
@@ -135,11 +138,11 @@ impl Spool {
             return Err(SpoolError::Full(used));
         }
         let (done, wait) = oneshot::channel();
-        let command = Command::Append {
+        let command = Command::Append(Append {
             record,
             rows: events.len(),
             done,
-        };
+        });
         self.commands
             .send_async(command)
             .await
@@ -303,7 +306,7 @@ impl Writer {
         let mut seal_requests = Vec::new();
         for command in commands {
             match command {
-                Command::Append { record, rows, done } => appends.push((record, rows, done)),
+                Command::Append(append) => appends.push(append),
                 Command::Seal(done) => seal_requests.push(done),
             }
         }
@@ -312,8 +315,8 @@ impl Writer {
             if let Err(e) = &result {
                 tracing::error!(error = %e, "spool write failed");
             }
-            for (_, _, done) in appends {
-                let _ = done.send(result.clone());
+            for append in appends {
+                let _ = append.done.send(result.clone());
             }
         }
         self.seal_if_due();
@@ -325,10 +328,7 @@ impl Writer {
         }
     }
 
-    fn write(
-        &mut self,
-        appends: &[(Vec<u8>, usize, oneshot::Sender<Result<(), String>>)],
-    ) -> io::Result<()> {
+    fn write(&mut self, appends: &[Append]) -> io::Result<()> {
         if self.active.is_none() {
             self.active = Some(self.create()?);
         }
@@ -337,10 +337,10 @@ impl Writer {
         let mut written = 0u64;
         let mut rows = 0;
         let result = (|| {
-            for (record, record_rows, _) in appends {
-                active.file.write_all(record)?;
-                written += record.len() as u64;
-                rows += record_rows;
+            for append in appends {
+                active.file.write_all(&append.record)?;
+                written += append.record.len() as u64;
+                rows += append.rows;
             }
             active.file.sync_data()
         })();

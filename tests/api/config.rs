@@ -1,7 +1,6 @@
 //! The binary itself: configuration errors at start, and graceful shutdown on SIGTERM.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::helpers::*;
@@ -128,48 +127,28 @@ fn sign_prints_a_url_the_service_would_accept() {
 #[tokio::test]
 async fn sigterm_stops_the_service_gracefully() {
     let database_url = fresh_database().await;
-    let mut child = videoapp()
-        .env("DATABASE_URL", &database_url)
-        .env("CLICKHOUSE_URL", clickhouse_url())
-        .env("CLICKHOUSE_DATABASE", fresh_clickhouse_database())
-        .env("VIDEOAPP_PROXY_SECRET", PROXY_SECRET)
-        .env("VIDEOAPP_ADMIN_TOKEN", ADMIN_TOKEN)
-        .env("VIDEOAPP_LISTEN", "127.0.0.1:0")
-        .env("VIDEOAPP_METRICS_LISTEN", "127.0.0.1:0")
-        .env("VIDEOAPP_LOG_FORMAT", "json")
-        .arg("serve")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The start line tells where it listens.
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let address = loop {
-        let line = lines
-            .next()
-            .expect("service exited before serving")
-            .unwrap();
-        let Ok(entry) = serde_json::from_str::<serde_json::Value>(&line) else {
-            continue;
-        };
-        if entry["message"] == "videoapp serving" {
-            break entry["listen"].as_str().unwrap().to_string();
-        }
-    };
-    std::thread::spawn(move || lines.for_each(drop));
-    let health = reqwest::get(format!("http://{address}/healthz"))
-        .await
-        .unwrap();
+    let mut service = spawn_binary(&[
+        ("DATABASE_URL", database_url),
+        ("CLICKHOUSE_URL", clickhouse_url()),
+        ("CLICKHOUSE_DATABASE", fresh_clickhouse_database()),
+        (
+            "VIDEOAPP_SPOOL_DIR",
+            fresh_spool_dir().display().to_string(),
+        ),
+    ]);
+    let address = service.address.clone();
+    let health = reqwest::get(format!("{address}/healthz")).await.unwrap();
     assert_eq!(health.status(), reqwest::StatusCode::OK);
 
     nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::unistd::Pid::from_raw(service.child.id() as i32),
         nix::sys::signal::Signal::SIGTERM,
     )
     .unwrap();
 
     let started = Instant::now();
     let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
+        if let Some(status) = service.child.try_wait().unwrap() {
             break status;
         }
         assert!(
@@ -180,9 +159,7 @@ async fn sigterm_stops_the_service_gracefully() {
     };
     assert!(status.success(), "exit status {status}");
     assert!(
-        reqwest::get(format!("http://{address}/healthz"))
-            .await
-            .is_err(),
+        reqwest::get(format!("{address}/healthz")).await.is_err(),
         "still accepting"
     );
 }

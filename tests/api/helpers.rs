@@ -34,6 +34,10 @@ pub struct TestApp {
     pub clickhouse_database: String,
     /// The instance's catalog cache, to observe loads.
     pub catalog: CatalogCache,
+    /// The spool directory this instance uses.
+    pub spool_dir: std::path::PathBuf,
+    stop: std::sync::Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    server: std::sync::Mutex<Option<tokio::task::JoinHandle<anyhow::Result<()>>>>,
 }
 
 /// A fresh, empty Postgres database; returns its URL.
@@ -98,11 +102,16 @@ pub async fn spawn_with_settings(
     clickhouse_database: String,
 ) -> TestApp {
     let config = settings.server_config().expect("test settings are valid");
+    let spool_dir = config.spool_dir.clone();
     let app = Application::build(config).await.expect("service builds");
     let address = format!("http://{}", app.local_addr());
     let metrics_address = format!("http://{}", app.metrics_addr());
     let catalog = app.catalog_cache();
-    tokio::spawn(app.run_until(std::future::pending()));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    // Dropping the sender (the test ends) also stops it; until then it serves.
+    let server = tokio::spawn(app.run_until(async move {
+        let _ = stopped.await;
+    }));
     TestApp {
         address,
         metrics_address,
@@ -113,6 +122,9 @@ pub async fn spawn_with_settings(
         database_url,
         clickhouse_database,
         catalog,
+        spool_dir,
+        stop: std::sync::Mutex::new(Some(stop)),
+        server: std::sync::Mutex::new(Some(server)),
     }
 }
 
@@ -127,6 +139,28 @@ pub fn signed(shop: &str, params: &[(&str, &str)]) -> String {
 }
 
 impl TestApp {
+    /// Stops the service as SIGTERM would, and waits until it has finished.
+    pub async fn shutdown(&self) {
+        if let Some(stop) = self.stop.lock().unwrap().take() {
+            let _ = stop.send(());
+        }
+        let server = self.server.lock().unwrap().take();
+        if let Some(server) = server {
+            server.await.expect("server task").expect("clean shutdown");
+        }
+    }
+
+    /// A signed `POST /apps/videoapp_sub/analytics` with a JSON body.
+    pub async fn post_events(&self, shop: &str, body: &Value) -> Response {
+        let url = format!("/apps/videoapp_sub/analytics?{}", signed(shop, &[]));
+        self.client
+            .post(self.url(&url))
+            .json(body)
+            .send()
+            .await
+            .unwrap()
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.address, path)
     }
@@ -242,4 +276,72 @@ pub async fn assert_error(response: Response, status: StatusCode, code: &str, ne
         message.contains(needle),
         "message {message:?} does not mention {needle:?}"
     );
+}
+
+/// The service as a separate process (for signals and SIGKILL), and the address it serves on.
+pub struct ServiceProcess {
+    pub child: std::process::Child,
+    pub address: String,
+}
+
+/// A failing test must not leave a server behind (it would hold ports and pipes open).
+impl Drop for ServiceProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `videoapp serve` with `env` (on top of a clean environment) and waits for its
+/// "serving" log line, which names the address (it listens on port 0).
+pub fn spawn_binary(env: &[(&str, String)]) -> ServiceProcess {
+    use std::io::{BufRead, BufReader};
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_videoapp"));
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("VIDEOAPP_LISTEN", "127.0.0.1:0")
+        .env("VIDEOAPP_METRICS_LISTEN", "127.0.0.1:0")
+        .env("VIDEOAPP_LOG_FORMAT", "json")
+        .env("VIDEOAPP_PROXY_SECRET", PROXY_SECRET)
+        .env("VIDEOAPP_ADMIN_TOKEN", ADMIN_TOKEN);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command
+        .arg("serve")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the videoapp binary");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let address = loop {
+        let line = lines
+            .next()
+            .expect("service exited before serving")
+            .unwrap();
+        let Ok(entry) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        if entry["message"] == "videoapp serving" {
+            break format!("http://{}", entry["listen"].as_str().unwrap());
+        }
+    };
+    // Keep draining its log so it never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    ServiceProcess { child, address }
+}
+
+/// Runs a query on the test ClickHouse server and returns its TSV output, trimmed.
+pub async fn clickhouse_query(database: &str, sql: &str) -> String {
+    let response = reqwest::Client::new()
+        .post(format!("{}/?database={database}", clickhouse_url()))
+        .body(sql.to_string())
+        .send()
+        .await
+        .expect("ClickHouse answers");
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    assert!(status.is_success(), "{sql}: {text}");
+    text.trim().to_string()
 }

@@ -10,6 +10,8 @@ mod admin_videos;
 mod admin_widgets;
 mod clickhouse_migrations;
 mod config;
+mod fault_proxy;
+mod ingest;
 mod ops;
 mod storefront_cache;
 mod storefront_widgets;

@@ -1,0 +1,757 @@
+//! Event ingestion against the real servers: every test ends by counting rows in ClickHouse.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use futures::stream::{self, StreamExt};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use crate::fault_proxy::{FaultProxy, Mode};
+use crate::helpers::*;
+
+const SHOP: &str = "ingest-shop.myshopify.com";
+
+async fn count(database: &str, filter: &str) -> u64 {
+    clickhouse_query(database, &format!("SELECT count() FROM events {filter}"))
+        .await
+        .parse()
+        .unwrap()
+}
+
+/// Waits until `events` holds `expected` rows (never more), then checks it stays there.
+async fn expect_rows(database: &str, expected: u64, within: Duration) {
+    let started = Instant::now();
+    loop {
+        let n = count(database, "").await;
+        assert!(
+            n <= expected,
+            "{n} rows, more than the {expected} acknowledged"
+        );
+        if n == expected {
+            break;
+        }
+        assert!(
+            started.elapsed() < within,
+            "only {n} of {expected} rows after {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Nothing late may add to it (a retried batch, a replay).
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(count(database, "").await, expected);
+}
+
+async fn no_duplicate_event_ids(database: &str) {
+    let duplicates = clickhouse_query(
+        database,
+        "SELECT count() FROM (SELECT event_id FROM events GROUP BY event_id HAVING count() > 1)",
+    )
+    .await;
+    assert_eq!(duplicates, "0", "some event arrived twice");
+}
+
+fn event(n: usize) -> Value {
+    let kinds = [
+        "impression",
+        "view",
+        "click",
+        "add_to_cart",
+        "checkout_completed",
+    ];
+    let kind = kinds[n % kinds.len()];
+    let mut e = json!({
+        "eventId": Uuid::new_v4(),
+        "eventType": kind,
+        "videoId": format!("video-{}", n % 7),
+        "widgetId": format!("widget-{}", n % 3),
+        "sessionId": format!("session-{}", n % 50),
+    });
+    if kind == "checkout_completed" {
+        e["revenue"] = json!(0.10);
+        e["currency"] = json!("USD");
+        e["orderId"] = json!(n);
+    }
+    e
+}
+
+fn spool_files(app: &TestApp) -> usize {
+    std::fs::read_dir(&app.spool_dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.path().is_file())
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// Posts `requests` batches of `per_request` events with up to 32 in flight; returns the ids of
+/// the acknowledged events and the statuses of the rest.
+async fn post_many(
+    app: &TestApp,
+    requests: usize,
+    per_request: usize,
+) -> (Vec<Uuid>, Vec<StatusCode>) {
+    let results: Vec<(StatusCode, Vec<Uuid>)> = stream::iter(0..requests)
+        .map(|r| async move {
+            let events: Vec<Value> = (0..per_request)
+                .map(|i| event(r * per_request + i))
+                .collect();
+            let ids = events
+                .iter()
+                .map(|e| Uuid::parse_str(e["eventId"].as_str().unwrap()).unwrap())
+                .collect();
+            let response = app.post_events(SHOP, &json!({ "events": events })).await;
+            (response.status(), ids)
+        })
+        .buffer_unordered(32)
+        .collect()
+        .await;
+    let mut acknowledged = Vec::new();
+    let mut refused = Vec::new();
+    for (status, ids) in results {
+        if status == StatusCode::ACCEPTED {
+            acknowledged.extend(ids);
+        } else {
+            refused.push(status);
+        }
+    }
+    (acknowledged, refused)
+}
+
+// ---- 6a ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn events_posted_concurrently_arrive_exactly_once_and_the_views_agree_with_the_raw_rows() {
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+
+    let (acknowledged, refused) = post_many(&app, 100, 20).await;
+    assert!(refused.is_empty(), "{refused:?}");
+    assert_eq!(acknowledged.len(), 2000);
+
+    expect_rows(&app.clickhouse_database, 2000, Duration::from_secs(30)).await;
+    no_duplicate_event_ids(&app.clickhouse_database).await;
+    let db = &app.clickhouse_database;
+    let raw = clickhouse_query(
+        db,
+        "SELECT countIf(event_type = 'impression'), countIf(event_type = 'view'), countIf(event_type = 'click'), \
+         countIf(event_type = 'add_to_cart'), countIf(event_type = 'checkout_completed'), \
+         sumIf(revenue_e4, event_type = 'checkout_completed') FROM events",
+    )
+    .await;
+    for view in ["video_daily", "widget_daily"] {
+        let summed = clickhouse_query(
+            db,
+            &format!("SELECT sum(impressions), sum(views), sum(clicks), sum(add_to_cart), sum(orders), sum(revenue_e4) FROM {view}"),
+        )
+        .await;
+        assert_eq!(summed, raw, "{view} disagrees with the raw rows");
+    }
+    // 400 checkouts of 0.10 each: exactly 40.00, kept as 400000 ten-thousandths.
+    assert!(raw.ends_with("\t400000"), "{raw}");
+}
+
+// ---- 6b ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn events_acknowledged_while_clickhouse_is_unreachable_arrive_exactly_once_when_it_returns() {
+    let proxy = FaultProxy::start(&clickhouse_url()).await;
+    let app = spawn_app_with(|s| s.clickhouse_url = Some(proxy.url.clone())).await;
+    app.create_shop(SHOP).await;
+    proxy.set(Mode::Down);
+
+    let (acknowledged, refused) = post_many(&app, 30, 10).await;
+    assert!(refused.is_empty(), "{refused:?}");
+    assert_eq!(acknowledged.len(), 300);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(
+        count(&app.clickhouse_database, "").await,
+        0,
+        "nothing can have arrived"
+    );
+    assert!(spool_files(&app) > 0, "the events wait in the spool");
+
+    proxy.set(Mode::Up);
+    expect_rows(&app.clickhouse_database, 300, Duration::from_secs(30)).await;
+    no_duplicate_event_ids(&app.clickhouse_database).await;
+}
+
+#[tokio::test]
+async fn a_batch_that_landed_without_an_answer_is_not_counted_twice() {
+    let proxy = FaultProxy::start(&clickhouse_url()).await;
+    let app = spawn_app_with(|s| s.clickhouse_url = Some(proxy.url.clone())).await;
+    app.create_shop(SHOP).await;
+    // ClickHouse does every insert, but the service never hears that it did.
+    proxy.set(Mode::SwallowResponses);
+
+    let (acknowledged, _) = post_many(&app, 10, 10).await;
+    assert_eq!(acknowledged.len(), 100);
+    let started = Instant::now();
+    while count(&app.clickhouse_database, "").await < 100 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the swallowed inserts did land"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        spool_files(&app) > 0,
+        "unacknowledged batches are still spooled"
+    );
+
+    proxy.set(Mode::Up);
+    // The retries find their rows already there and insert nothing.
+    let started = Instant::now();
+    while spool_files(&app) > 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "spool never drained"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    expect_rows(&app.clickhouse_database, 100, Duration::from_secs(5)).await;
+    no_duplicate_event_ids(&app.clickhouse_database).await;
+    let views = clickhouse_query(
+        &app.clickhouse_database,
+        "SELECT sum(impressions + views + clicks + add_to_cart + orders) FROM video_daily",
+    )
+    .await;
+    assert_eq!(views, "100", "the views count each event once too");
+}
+
+// ---- 6c ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_service_killed_mid_load_delivers_every_acknowledged_event_exactly_once_after_restart() {
+    let database_url = fresh_database().await;
+    let clickhouse_database = fresh_clickhouse_database();
+    let spool_dir = fresh_spool_dir();
+    let env = vec![
+        ("DATABASE_URL", database_url.clone()),
+        ("CLICKHOUSE_URL", clickhouse_url()),
+        ("CLICKHOUSE_DATABASE", clickhouse_database.clone()),
+        ("VIDEOAPP_SPOOL_DIR", spool_dir.display().to_string()),
+        ("VIDEOAPP_BATCH_MAX_AGE_MS", "50".to_string()),
+        ("VIDEOAPP_BATCH_MAX_ROWS", "200".to_string()),
+    ];
+    let mut service = spawn_binary(&env);
+    let client = reqwest::Client::new();
+    let admin = client
+        .put(format!("{}/admin/v1/shops/{SHOP}", service.address))
+        .bearer_auth(ADMIN_TOKEN)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert!(admin.status().is_success());
+
+    // Load from 16 senders until the kill; each remembers what was acknowledged.
+    let address = service.address.clone();
+    let senders: Vec<_> = (0..16)
+        .map(|_| {
+            let client = client.clone();
+            let address = address.clone();
+            tokio::spawn(async move {
+                let mut acknowledged = Vec::new();
+                for r in 0.. {
+                    let events: Vec<Value> = (0..5).map(|i| event(r * 5 + i)).collect();
+                    let url = format!(
+                        "{address}/apps/videoapp_sub/analytics?{}",
+                        signed(SHOP, &[])
+                    );
+                    match client
+                        .post(url)
+                        .json(&json!({ "events": events }))
+                        .send()
+                        .await
+                    {
+                        Ok(r) if r.status() == StatusCode::ACCEPTED => acknowledged.extend(
+                            events
+                                .iter()
+                                .map(|e| Uuid::parse_str(e["eventId"].as_str().unwrap()).unwrap()),
+                        ),
+                        Ok(_) => {}
+                        Err(_) => break, // the service is gone
+                    }
+                }
+                acknowledged
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    service.child.kill().unwrap(); // SIGKILL
+    service.child.wait().unwrap();
+    let mut acknowledged: Vec<Uuid> = Vec::new();
+    for sender in senders {
+        acknowledged.extend(sender.await.unwrap());
+    }
+    assert!(
+        acknowledged.len() > 100,
+        "the load ran ({} acknowledged)",
+        acknowledged.len()
+    );
+
+    let restarted = spawn_binary(&env);
+    let expected: HashSet<Uuid> = acknowledged.iter().copied().collect();
+    let started = Instant::now();
+    loop {
+        let landed: HashSet<Uuid> = clickhouse_query(
+            &clickhouse_database,
+            "SELECT toString(event_id) FROM events",
+        )
+        .await
+        .lines()
+        .map(|l| Uuid::parse_str(l).unwrap())
+        .collect();
+        if expected.is_subset(&landed) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{} acknowledged events missing",
+            expected.difference(&landed).count()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Let the replay finish, then: nothing twice (acknowledged or not).
+    let started = Instant::now();
+    while std::fs::read_dir(&spool_dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| e.path().is_file())
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "spool never drained"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    no_duplicate_event_ids(&clickhouse_database).await;
+    drop(restarted);
+}
+
+// ---- 6d ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_full_spool_sheds_load_with_503_and_loses_nothing_it_acknowledged() {
+    let proxy = FaultProxy::start(&clickhouse_url()).await;
+    let app = spawn_app_with(|s| {
+        s.clickhouse_url = Some(proxy.url.clone());
+        s.spool_max_bytes = Some("40000".to_string());
+    })
+    .await;
+    app.create_shop(SHOP).await;
+    proxy.set(Mode::Down);
+
+    let mut acknowledged = 0;
+    let mut shed = None;
+    for r in 0..500 {
+        let events: Vec<Value> = (0..10).map(|i| event(r * 10 + i)).collect();
+        let response = app.post_events(SHOP, &json!({ "events": events })).await;
+        match response.status() {
+            StatusCode::ACCEPTED => acknowledged += 10,
+            StatusCode::SERVICE_UNAVAILABLE => {
+                shed = Some(response);
+                break;
+            }
+            other => panic!("unexpected {other}"),
+        }
+    }
+    let shed = shed.expect("the spool filled up");
+    let retry_after: u64 = shed.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry_after >= 1);
+    let (_, body) = json_of(shed).await;
+    assert_eq!(body["error"]["code"], "SPOOL_FULL");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{retry_after} seconds")),
+        "{body}"
+    );
+    assert!(acknowledged > 0);
+
+    proxy.set(Mode::Up);
+    expect_rows(
+        &app.clickhouse_database,
+        acknowledged,
+        Duration::from_secs(30),
+    )
+    .await;
+    no_duplicate_event_ids(&app.clickhouse_database).await;
+    // Drained, it accepts again.
+    let response = app.post_events(SHOP, &event(0)).await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+}
+
+// ---- 6e ---------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn bad_input_gets_a_4xx_naming_the_problem_and_writes_nothing() {
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let long = "x".repeat(257);
+    let cases: Vec<(Value, &str, &str)> = vec![
+        (json!({}), "INVALID_EVENT", "eventType"),
+        (json!({ "eventType": "like" }), "INVALID_EVENT", "eventType"),
+        (json!({ "eventType": 3 }), "INVALID_EVENT", "eventType"),
+        (
+            json!({ "eventType": "view", "attributionType": "organic" }),
+            "INVALID_EVENT",
+            "attributionType",
+        ),
+        (
+            json!({ "eventType": "view", "timestamp": "21/11/2026" }),
+            "INVALID_EVENT",
+            "timestamp",
+        ),
+        (
+            json!({ "eventType": "view", "timestamp": "2026-11-21" }),
+            "INVALID_EVENT",
+            "timestamp",
+        ),
+        (
+            json!({ "eventType": "view", "sessionId": long }),
+            "INVALID_EVENT",
+            "sessionId",
+        ),
+        (
+            json!({ "eventType": "view", "customerId": long }),
+            "INVALID_EVENT",
+            "customerId",
+        ),
+        (
+            json!({ "eventType": "view", "videoId": long }),
+            "INVALID_EVENT",
+            "videoId",
+        ),
+        (
+            json!({ "eventType": "view", "widgetId": long }),
+            "INVALID_EVENT",
+            "widgetId",
+        ),
+        (
+            json!({ "eventType": "view", "videoId": { "id": 1 } }),
+            "INVALID_EVENT",
+            "videoId",
+        ),
+        (
+            json!({ "eventType": "checkout_completed", "orderId": long }),
+            "INVALID_EVENT",
+            "orderId",
+        ),
+        (
+            json!({ "eventType": "checkout_completed", "revenue": -5 }),
+            "INVALID_EVENT",
+            "revenue",
+        ),
+        (
+            json!({ "eventType": "checkout_completed", "revenue": "ten" }),
+            "INVALID_EVENT",
+            "revenue",
+        ),
+        (
+            json!({ "eventType": "checkout_completed", "revenue": 1.23456 }),
+            "INVALID_EVENT",
+            "revenue",
+        ),
+        (
+            json!({ "eventType": "checkout_completed", "currency": "DOLLARS" }),
+            "INVALID_EVENT",
+            "currency",
+        ),
+        (
+            json!({ "eventType": "click", "productId": "shirt" }),
+            "INVALID_EVENT",
+            "productId",
+        ),
+        (
+            json!({ "eventType": "view", "eventId": "not-a-uuid" }),
+            "INVALID_EVENT",
+            "eventId",
+        ),
+        (json!({ "events": [] }), "INVALID_BODY", "events"),
+        (json!({ "events": "view" }), "INVALID_BODY", "events"),
+        (
+            json!({ "events": (0..101).map(event).collect::<Vec<_>>() }),
+            "INVALID_BODY",
+            "101",
+        ),
+        (
+            json!({ "events": [event(1), { "eventType": "nope" }] }),
+            "INVALID_EVENT",
+            "events[1].eventType",
+        ),
+        (json!([event(1)]), "INVALID_BODY", "body"),
+    ];
+    for (body, code, needle) in cases {
+        let response = app.post_events(SHOP, &body).await;
+        assert_error(response, StatusCode::BAD_REQUEST, code, needle).await;
+    }
+
+    let url = app.url(&format!(
+        "/apps/videoapp_sub/analytics?{}",
+        signed(SHOP, &[])
+    ));
+    let send = |content_type: &'static str, body: Vec<u8>| {
+        app.client
+            .post(&url)
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+    };
+    let response = send("application/json", b"{\"eventType\": \"view\"".to_vec())
+        .await
+        .unwrap();
+    assert_error(
+        response,
+        StatusCode::BAD_REQUEST,
+        "INVALID_BODY",
+        "malformed JSON",
+    )
+    .await;
+    let oversize = format!(
+        "{{\"eventType\":\"view\",\"pad\":\"{}\"}}",
+        "x".repeat(70 * 1024)
+    );
+    let response = send("application/json", oversize.into_bytes())
+        .await
+        .unwrap();
+    assert_error(
+        response,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "PAYLOAD_TOO_LARGE",
+        "65536",
+    )
+    .await;
+    let response = send("application/xml", b"<event/>".to_vec()).await.unwrap();
+    assert_error(
+        response,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "UNSUPPORTED_MEDIA_TYPE",
+        "application/json",
+    )
+    .await;
+    let unsigned = app.url(&format!("/apps/videoapp_sub/analytics?shop={SHOP}"));
+    let response = app
+        .client
+        .post(unsigned)
+        .json(&event(1))
+        .send()
+        .await
+        .unwrap();
+    assert_error(
+        response,
+        StatusCode::UNAUTHORIZED,
+        "INVALID_SIGNATURE",
+        "signature",
+    )
+    .await;
+    let response = app
+        .post_events("unknown-shop.myshopify.com", &event(1))
+        .await;
+    assert_error(
+        response,
+        StatusCode::NOT_FOUND,
+        "SHOP_NOT_FOUND",
+        "not found",
+    )
+    .await;
+
+    // Nothing of any of them was spooled or stored.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(spool_files(&app), 0);
+    assert_eq!(count(&app.clickhouse_database, "").await, 0);
+}
+
+// ---- what the service adds ----------------------------------------------------------------------
+
+#[tokio::test]
+async fn text_plain_beacons_single_events_and_numeric_ids_are_accepted() {
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let url = app.url(&format!(
+        "/apps/videoapp_sub/analytics?{}",
+        signed(SHOP, &[])
+    ));
+    let response = app
+        .client
+        .post(url)
+        .header("content-type", "text/plain;charset=UTF-8")
+        .body(r#"{"eventType":"click","customerId":42,"orderId":7,"productId":"1001","attributionType":"direct"}"#)
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json_of(response).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    assert_eq!(body["success"], true);
+    assert_eq!(body["message"], "Event recorded");
+    assert!(chrono::DateTime::parse_from_rfc3339(body["timestamp"].as_str().unwrap()).is_ok());
+
+    let (status, body) = json_of(
+        app.post_events(SHOP, &json!({ "events": [event(1), event(2)] }))
+            .await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    assert_eq!(body["message"], "Events recorded");
+    assert_eq!(body["count"], 2);
+
+    expect_rows(&app.clickhouse_database, 3, Duration::from_secs(10)).await;
+    let row = clickhouse_query(
+        &app.clickhouse_database,
+        "SELECT customer_id, order_id, product_id, attribution, shop_domain FROM events WHERE event_type = 'click' AND customer_id = '42'",
+    )
+    .await;
+    assert_eq!(
+        row,
+        format!("42\t7\tgid://shopify/Product/1001\tdirect\t{SHOP}")
+    );
+}
+
+#[tokio::test]
+async fn events_are_dated_in_the_shops_timezone_and_far_timestamps_are_replaced() {
+    let app = spawn_app().await;
+    app.admin(reqwest::Method::PUT, &format!("/shops/{SHOP}"))
+        .json(&json!({ "timezone": "Pacific/Marquesas" }))
+        .send()
+        .await
+        .unwrap();
+    let now = chrono::Utc::now();
+    let recent = now - chrono::Duration::hours(3);
+    let ancient = now - chrono::Duration::days(30);
+    let future = now + chrono::Duration::days(3);
+    let body = json!({ "events": [
+        { "eventType": "view", "videoId": "recent", "timestamp": recent.to_rfc3339() },
+        { "eventType": "view", "videoId": "ancient", "timestamp": ancient.to_rfc3339() },
+        { "eventType": "view", "videoId": "future", "timestamp": future.to_rfc3339() },
+    ]});
+    assert_eq!(
+        app.post_events(SHOP, &body).await.status(),
+        StatusCode::ACCEPTED
+    );
+    expect_rows(&app.clickhouse_database, 3, Duration::from_secs(10)).await;
+
+    let rows = clickhouse_query(
+        &app.clickhouse_database,
+        "SELECT video_id, toString(local_date), toUnixTimestamp(event_time), timestamp_replaced FROM events ORDER BY video_id",
+    )
+    .await;
+    let marquesas = chrono_tz::Pacific::Marquesas;
+    let expected_recent_date = recent.with_timezone(&marquesas).date_naive().to_string();
+    let lines: Vec<Vec<&str>> = rows.lines().map(|l| l.split('\t').collect()).collect();
+    let by_id = |id: &str| lines.iter().find(|l| l[0] == id).unwrap().clone();
+    let r = by_id("recent");
+    assert_eq!(r[1], expected_recent_date);
+    assert_eq!(r[2], recent.timestamp().to_string());
+    assert_eq!(r[3], "0");
+    for id in ["ancient", "future"] {
+        let row = by_id(id);
+        assert_eq!(row[3], "1", "{id} was replaced by the receive time");
+        let stored: i64 = row[2].parse().unwrap();
+        assert!((stored - now.timestamp()).abs() < 60, "{id}: {stored}");
+    }
+}
+
+#[tokio::test]
+async fn the_timestamp_window_is_configurable_for_back_fills() {
+    let app = spawn_app_with(|s| s.event_max_past_seconds = Some((400 * 86_400).to_string())).await;
+    app.create_shop(SHOP).await;
+    let old = chrono::Utc::now() - chrono::Duration::days(300);
+    let body = json!({ "eventType": "view", "timestamp": old.to_rfc3339() });
+    assert_eq!(
+        app.post_events(SHOP, &body).await.status(),
+        StatusCode::ACCEPTED
+    );
+    expect_rows(&app.clickhouse_database, 1, Duration::from_secs(10)).await;
+    let stored = clickhouse_query(
+        &app.clickhouse_database,
+        "SELECT toUnixTimestamp(event_time), timestamp_replaced FROM events",
+    )
+    .await;
+    assert_eq!(stored, format!("{}\t0", old.timestamp()));
+}
+
+// ---- shutdown and replay -----------------------------------------------------------------------
+
+#[tokio::test]
+async fn shutdown_ships_what_it_can_and_the_next_start_ships_the_rest_exactly_once() {
+    let proxy = FaultProxy::start(&clickhouse_url()).await;
+    let spool_dir = fresh_spool_dir();
+    let spool = spool_dir.display().to_string();
+    let first = spawn_app_with(|s| {
+        s.clickhouse_url = Some(proxy.url.clone());
+        s.spool_dir = Some(spool_dir.clone());
+        s.shutdown_grace_seconds = Some("1".to_string());
+    })
+    .await;
+    first.create_shop(SHOP).await;
+    proxy.set(Mode::Down);
+    let (acknowledged, _) = post_many(&first, 10, 10).await;
+    assert_eq!(acknowledged.len(), 100);
+
+    let started = Instant::now();
+    first.shutdown().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "shutdown kept to its grace period"
+    );
+    assert_eq!(count(&first.clickhouse_database, "").await, 0);
+    assert!(
+        std::fs::read_dir(&spool_dir).unwrap().count() > 1,
+        "the events stayed spooled"
+    );
+
+    proxy.set(Mode::Up);
+    let mut settings = test_settings(&first.database_url, &first.clickhouse_database);
+    settings.spool_dir = Some(spool.into());
+    let second = spawn_with_settings(
+        settings,
+        first.database_url.clone(),
+        first.clickhouse_database.clone(),
+    )
+    .await;
+    expect_rows(&second.clickhouse_database, 100, Duration::from_secs(20)).await;
+    no_duplicate_event_ids(&second.clickhouse_database).await;
+
+    // With ClickHouse up, a shutdown ships everything before it returns.
+    let (acknowledged, _) = post_many(&second, 5, 10).await;
+    assert_eq!(acknowledged.len(), 50);
+    second.shutdown().await;
+    assert_eq!(count(&second.clickhouse_database, "").await, 150);
+}
+
+#[tokio::test]
+async fn ingestion_is_measured() {
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    post_many(&app, 2, 5).await;
+    app.post_events(SHOP, &json!({ "eventType": "like" })).await;
+    expect_rows(&app.clickhouse_database, 10, Duration::from_secs(10)).await;
+    let metrics = app
+        .client
+        .get(format!("{}/metrics", app.metrics_address))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for name in [
+        "events_accepted_total",
+        "events_rejected_total{reason=\"invalid\"}",
+        "events_shipped_total",
+        "spool_bytes",
+        "spool_oldest_segment_age_seconds",
+        "ingest_batch_rows",
+        "clickhouse_insert_duration_seconds",
+    ] {
+        assert!(metrics.contains(name), "{name} missing from /metrics");
+    }
+}
