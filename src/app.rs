@@ -17,13 +17,14 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::admin::{self, AdminToken};
+use crate::analytics::auth::{KeyCache, KeyRateLimit};
 use crate::catalog::cache::CatalogCache;
 use crate::config::Config;
 use crate::extract::MAX_ADMIN_BODY_BYTES;
 use crate::ingest::{Ingest, Pipeline};
 use crate::openapi::ApiDoc;
 use crate::warehouse::{migrations, Warehouse};
-use crate::{db, ops, storefront, telemetry};
+use crate::{analytics, changes, db, ops, storefront, telemetry};
 
 /// What every handler can reach. Cheap to clone.
 #[derive(Clone)]
@@ -34,6 +35,8 @@ pub struct AppState {
     pub admin_token: AdminToken,
     pub catalog: CatalogCache,
     pub ingest: Ingest,
+    pub api_keys: KeyCache,
+    pub rate_limit: KeyRateLimit,
 }
 
 /// A built service with its listeners bound, so callers (and tests, with port 0) can learn the
@@ -83,8 +86,17 @@ impl Application {
             )
         })?;
         let catalog = CatalogCache::new(db.clone(), config.catalog_cache_ttl, 100_000);
-        catalog.spawn_listener(config.database_url.clone());
+        let api_keys = KeyCache::new(db.clone());
+        changes::spawn_listener(
+            config.database_url.clone(),
+            catalog.clone(),
+            api_keys.clone(),
+        );
+        let rate_limit = KeyRateLimit::new(config.rate_limit_per_minute);
+        rate_limit.spawn_reclaimer();
         let state = AppState {
+            api_keys,
+            rate_limit,
             ingest: pipeline.ingest.clone(),
             catalog,
             admin_token: AdminToken::new(&config.admin_token),
@@ -193,6 +205,7 @@ fn router(state: AppState) -> Router {
     let (api, openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(ops::router())
         .merge(storefront::router())
+        .merge(analytics::router(state.clone()))
         .merge(admin::router(state.clone()).layer(DefaultBodyLimit::max(MAX_ADMIN_BODY_BYTES)))
         .split_for_parts();
     let openapi = Arc::new(openapi);

@@ -93,6 +93,9 @@ pub struct Settings {
     /// back-fill history). Default: 604800 (7 days).
     #[arg(long, env = "VIDEOAPP_EVENT_MAX_PAST_SECONDS", global = true)]
     pub event_max_past_seconds: Option<String>,
+    /// Analytics API requests per key per rolling minute. Default: 60.
+    #[arg(long, env = "VIDEOAPP_RATE_LIMIT_PER_MINUTE", global = true)]
+    pub rate_limit_per_minute: Option<String>,
     /// Seconds to finish in-flight work after SIGTERM. Default: 10.
     #[arg(long, env = "VIDEOAPP_SHUTDOWN_GRACE_SECONDS", global = true)]
     pub shutdown_grace_seconds: Option<String>,
@@ -152,6 +155,7 @@ pub struct Config {
     pub clickhouse_insert_timeout: Duration,
     pub event_max_future: Duration,
     pub event_max_past: Duration,
+    pub rate_limit_per_minute: std::num::NonZeroU32,
     pub shutdown_grace: Duration,
 }
 
@@ -399,6 +403,18 @@ impl Settings {
                 "VIDEOAPP_EVENT_MAX_PAST_SECONDS",
                 604_800,
             )?,
+            rate_limit_per_minute: {
+                let n = number(
+                    &self.rate_limit_per_minute,
+                    "VIDEOAPP_RATE_LIMIT_PER_MINUTE",
+                    60,
+                    1,
+                )?;
+                u32::try_from(n)
+                    .ok()
+                    .and_then(std::num::NonZeroU32::new)
+                    .ok_or_else(|| invalid("VIDEOAPP_RATE_LIMIT_PER_MINUTE", "too large"))?
+            },
             shutdown_grace: seconds(
                 &self.shutdown_grace_seconds,
                 "VIDEOAPP_SHUTDOWN_GRACE_SECONDS",

@@ -8,6 +8,7 @@ pub mod admin;
 pub mod analytics;
 pub mod app;
 pub mod catalog;
+pub mod changes;
 pub mod config;
 pub mod db;
 pub mod error;

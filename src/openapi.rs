@@ -16,6 +16,7 @@ use utoipa::{Modify, OpenApi};
     tags(
         (name = "admin", description = "Provisioning, behind the admin token"),
         (name = "storefront", description = "App-proxy endpoints, signed by the platform"),
+        (name = "analytics", description = "Video and widget metrics, behind `vk_` API keys"),
         (name = "operations", description = "Health and readiness"),
     )
 )]
@@ -26,6 +27,17 @@ struct SecuritySchemes;
 impl Modify for SecuritySchemes {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "api_key",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "An analytics API key: vk_ followed by 64 hex characters",
+                    ))
+                    .build(),
+            ),
+        );
         components.add_security_scheme(
             "admin_token",
             SecurityScheme::Http(

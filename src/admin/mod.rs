@@ -57,8 +57,9 @@ pub fn router(state: AppState) -> OpenApiRouter<AppState> {
         .route_layer(middleware::from_fn_with_state(state, auth::require_admin))
 }
 
-/// A successful write drops the shop's cached snapshot on this instance at once; other instances
-/// hear of it through the NOTIFY the write's transaction sent.
+/// A successful write drops the shop's cached snapshot (and, for deletes, the cached API keys) on
+/// this instance at once; other instances hear of it through the NOTIFY the write's transaction
+/// sent.
 async fn invalidate_after_write(
     State(state): State<AppState>,
     path: RawPathParams,
@@ -70,9 +71,14 @@ async fn invalidate_after_write(
         .find(|(name, _)| *name == "shop")
         .and_then(|(_, value)| ShopDomain::parse(value).ok());
     let is_write = req.method() != Method::GET;
+    let is_delete = req.method() == Method::DELETE;
     let response = next.run(req).await;
     if let (true, true, Some(shop)) = (is_write, response.status().is_success(), shop) {
         state.catalog.invalidate(&shop).await;
+        // Revoking a key or uninstalling a shop must shut its keys out here at once.
+        if is_delete {
+            state.api_keys.invalidate_all();
+        }
     }
     response
 }

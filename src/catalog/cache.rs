@@ -9,12 +9,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use moka::future::Cache;
-use sqlx::postgres::PgListener;
 use sqlx::PgPool;
 
 use super::domain::ShopDomain;
 use super::snapshot::ShopSnapshot;
-use super::CHANGES_CHANNEL;
 
 /// `None` marks a shop that is not installed, so unknown shops cost no query either.
 type Entry = Option<Arc<ShopSnapshot>>;
@@ -94,40 +92,5 @@ impl CatalogCache {
     /// How many snapshots this cache has read from Postgres (for tests and diagnostics).
     pub fn loads(&self) -> u64 {
         self.inner.loads.load(Ordering::Relaxed)
-    }
-
-    /// Listens for catalog changes of any instance and invalidates the shops they name, until
-    /// the runtime stops. Reconnects on its own; flushes everything whenever it was deaf.
-    pub fn spawn_listener(&self, database_url: String) -> tokio::task::JoinHandle<()> {
-        let cache = self.clone();
-        tokio::spawn(async move {
-            loop {
-                if let Err(e) = cache.listen(&database_url).await {
-                    tracing::warn!(error = %e, "catalog change listener failed; flushing the cache");
-                }
-                cache.invalidate_all();
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        })
-    }
-
-    async fn listen(&self, database_url: &str) -> Result<(), sqlx::Error> {
-        let mut listener = PgListener::connect(database_url).await?;
-        listener.listen(CHANGES_CHANNEL).await?;
-        // Changes made before LISTEN took effect were not heard: start from nothing.
-        self.invalidate_all();
-        loop {
-            match listener.try_recv().await? {
-                Some(notification) => match ShopDomain::parse(notification.payload()) {
-                    Ok(shop) => self.invalidate(&shop).await,
-                    Err(_) => self.invalidate_all(),
-                },
-                None => {
-                    // The connection dropped and sqlx reconnects; what was sent meanwhile is lost.
-                    tracing::warn!("catalog change listener reconnected; flushing the cache");
-                    self.invalidate_all();
-                }
-            }
-        }
     }
 }

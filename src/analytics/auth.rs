@@ -1,0 +1,214 @@
+//! Bearer-key authentication and the per-key rate limit, run before any analytics handler.
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::extract::{Request, State};
+use axum::http::header::AUTHORIZATION;
+use axum::http::{HeaderMap, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use governor::clock::{Clock, DefaultClock};
+use governor::middleware::StateInformationMiddleware;
+use governor::state::keyed::DefaultKeyedStateStore;
+use governor::{Quota, RateLimiter};
+use moka::future::Cache;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use super::error::AnalyticsError;
+use super::keys::ApiKey;
+use crate::app::AppState;
+use crate::catalog::domain::ShopDomain;
+
+/// Who is asking: the key (for the rate limit) and the one shop it may see.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub key_id: Uuid,
+    pub shop: ShopDomain,
+}
+
+/// Key hash → caller (or `None`: unknown or revoked). Cached so a busy key costs no query;
+/// revocations flush it on every instance (NOTIFY), and a TTL bounds it regardless.
+#[derive(Clone)]
+pub struct KeyCache {
+    entries: Cache<[u8; 32], Option<Caller>>,
+    pool: PgPool,
+}
+
+impl KeyCache {
+    pub fn new(pool: PgPool) -> Self {
+        KeyCache {
+            entries: Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(Duration::from_secs(30))
+                .build(),
+            pool,
+        }
+    }
+
+    async fn lookup(&self, key: &ApiKey) -> Result<Option<Caller>, AnalyticsError> {
+        let hash = key.hash();
+        let pool = self.pool.clone();
+        self.entries
+            .try_get_with(hash, async move {
+                let row: Option<(Uuid, String)> = sqlx::query_as(
+                    "SELECT k.id, k.shop_domain FROM api_keys k \
+                     JOIN shops s ON s.domain = k.shop_domain AND s.uninstalled_at IS NULL \
+                     WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
+                )
+                .bind(hash.as_slice())
+                .fetch_optional(&pool)
+                .await?;
+                Ok::<_, sqlx::Error>(row.and_then(|(key_id, shop)| {
+                    ShopDomain::parse(&shop)
+                        .ok()
+                        .map(|shop| Caller { key_id, shop })
+                }))
+            })
+            .await
+            .map_err(|e: Arc<sqlx::Error>| {
+                AnalyticsError::Internal(anyhow::anyhow!("API key lookup: {e}"))
+            })
+    }
+
+    /// Forget everything (a key was revoked somewhere).
+    pub fn invalidate_all(&self) {
+        self.entries.invalidate_all();
+    }
+}
+
+type KeyedLimiter =
+    RateLimiter<Uuid, DefaultKeyedStateStore<Uuid>, DefaultClock, StateInformationMiddleware>;
+
+/// Requests per key per rolling minute (GCRA: the full quota as a burst, refilled evenly).
+#[derive(Clone)]
+pub struct KeyRateLimit {
+    limiter: Arc<KeyedLimiter>,
+    per_minute: u32,
+}
+
+impl KeyRateLimit {
+    pub fn new(per_minute: NonZeroU32) -> Self {
+        let limiter = RateLimiter::keyed(Quota::per_minute(per_minute))
+            .with_middleware::<StateInformationMiddleware>();
+        KeyRateLimit {
+            limiter: Arc::new(limiter),
+            per_minute: per_minute.get(),
+        }
+    }
+
+    /// Drops the state of keys idle long enough to be back at a full quota, periodically.
+    pub fn spawn_reclaimer(&self) -> tokio::task::JoinHandle<()> {
+        let limiter = self.limiter.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                limiter.retain_recent();
+                limiter.shrink_to_fit();
+            }
+        })
+    }
+
+    /// How many keys have state now (for tests and diagnostics).
+    pub fn tracked_keys(&self) -> usize {
+        self.limiter.len()
+    }
+
+    pub fn reclaim_idle(&self) {
+        self.limiter.retain_recent();
+        self.limiter.shrink_to_fit();
+    }
+
+    fn check(&self, key: Uuid) -> Result<RateHeaders, (RateHeaders, Duration)> {
+        let now = unix_now();
+        let per_cell = 60.0 / f64::from(self.per_minute);
+        match self.limiter.check_key(&key) {
+            Ok(snapshot) => {
+                let remaining = snapshot.remaining_burst_capacity();
+                // Full again once the used cells have dripped back.
+                let refill = (f64::from(self.per_minute - remaining) * per_cell).ceil() as u64;
+                Ok(RateHeaders {
+                    limit: self.per_minute,
+                    remaining,
+                    reset: now + refill,
+                })
+            }
+            Err(not_until) => {
+                let wait = not_until.wait_time_from(DefaultClock::default().now());
+                metrics::counter!("rate_limit_rejections_total").increment(1);
+                let headers = RateHeaders {
+                    limit: self.per_minute,
+                    remaining: 0,
+                    reset: now + super::error::retry_seconds(wait),
+                };
+                Err((headers, wait))
+            }
+        }
+    }
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+struct RateHeaders {
+    limit: u32,
+    remaining: u32,
+    reset: u64,
+}
+
+impl RateHeaders {
+    fn apply(&self, headers: &mut HeaderMap) {
+        headers.insert("x-ratelimit-limit", HeaderValue::from(self.limit));
+        headers.insert("x-ratelimit-remaining", HeaderValue::from(self.remaining));
+        headers.insert("x-ratelimit-reset", HeaderValue::from(self.reset));
+    }
+}
+
+/// `Authorization: Bearer vk_…` → the key, or `UNAUTHORIZED` for anything else.
+fn presented_key(headers: &HeaderMap) -> Result<ApiKey, AnalyticsError> {
+    let value = headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .ok_or(AnalyticsError::Unauthorized)?;
+    let (scheme, token) = value
+        .trim()
+        .split_once(' ')
+        .ok_or(AnalyticsError::Unauthorized)?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(AnalyticsError::Unauthorized);
+    }
+    ApiKey::parse(token.trim()).ok_or(AnalyticsError::Unauthorized)
+}
+
+/// Route layer of the analytics API: authenticate, rate-limit, then run the handler with the
+/// caller in the request's extensions. Every authenticated answer carries the rate headers.
+pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let key = match presented_key(req.headers()) {
+        Ok(key) => key,
+        Err(e) => return e.into_response(),
+    };
+    let caller = match state.api_keys.lookup(&key).await {
+        Ok(Some(caller)) => caller,
+        Ok(None) => return AnalyticsError::InvalidApiKey.into_response(),
+        Err(e) => return e.into_response(),
+    };
+    match state.rate_limit.check(caller.key_id) {
+        Ok(headers) => {
+            req.extensions_mut().insert(caller);
+            let mut response = next.run(req).await;
+            headers.apply(response.headers_mut());
+            response
+        }
+        Err((headers, wait)) => {
+            let mut response = AnalyticsError::RateLimited(wait).into_response();
+            headers.apply(response.headers_mut());
+            response
+        }
+    }
+}

@@ -1,0 +1,657 @@
+//! The analytics endpoints (API-SPEC §4.5, DESIGN §6).
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use axum::extract::{RawQuery, State};
+use axum::Extension;
+use axum::Json;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use super::auth::Caller;
+use super::dates::{iso_millis, DateRange};
+use super::error::AnalyticsError;
+use super::queries::{self, Totals};
+use crate::app::AppState;
+use crate::catalog::domain::{VideoStatus, WidgetStatus, WidgetType};
+use crate::catalog::{shops, videos, widgets};
+use crate::error::ErrorBody;
+use crate::extract::AppPath;
+
+/// The query string, first value of each name.
+struct Params(HashMap<String, String>);
+
+impl Params {
+    fn parse(raw: Option<String>) -> Params {
+        let mut map = HashMap::new();
+        for (k, v) in url::form_urlencoded::parse(raw.unwrap_or_default().as_bytes()) {
+            map.entry(k.into_owned()).or_insert_with(|| v.into_owned());
+        }
+        Params(map)
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+
+    fn integer(
+        &self,
+        name: &'static str,
+        default: u32,
+        min: u32,
+        max: u32,
+    ) -> Result<u32, AnalyticsError> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(raw) => match raw.parse::<u32>() {
+                Ok(n) if (min..=max).contains(&n) => Ok(n),
+                _ if max == u32::MAX => Err(AnalyticsError::invalid(
+                    name,
+                    format!("must be an integer ≥ {min}, got '{raw}'"),
+                )),
+                _ => Err(AnalyticsError::invalid(
+                    name,
+                    format!("must be an integer from {min} to {max}, got '{raw}'"),
+                )),
+            },
+        }
+    }
+
+    fn one_of<T: Copy>(
+        &self,
+        name: &'static str,
+        default: T,
+        allowed: &[(&str, T)],
+    ) -> Result<T, AnalyticsError> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(raw) => allowed
+                .iter()
+                .find(|(text, _)| *text == raw)
+                .map(|(_, v)| *v)
+                .ok_or_else(|| {
+                    let names: Vec<&str> = allowed.iter().map(|(t, _)| *t).collect();
+                    AnalyticsError::invalid(
+                        name,
+                        format!("must be one of {}, got '{raw}'", names.join(", ")),
+                    )
+                }),
+        }
+    }
+
+    /// The range in the shop's timezone, and the `meta` that reports it.
+    async fn range(
+        &self,
+        state: &AppState,
+        caller: &Caller,
+    ) -> Result<(DateRange, Meta, chrono_tz::Tz), AnalyticsError> {
+        let shop = shops::get(&state.db, &caller.shop)
+            .await
+            .map_err(|_| AnalyticsError::InvalidApiKey)?;
+        let tz = shop.timezone.tz();
+        let today = Utc::now().with_timezone(&tz).date_naive();
+        let range = DateRange::parse(self.get("start_date"), self.get("end_date"), today)?;
+        let meta = Meta {
+            start_date: iso_millis(range.start_instant(tz)),
+            end_date: iso_millis(range.end_instant(tz)),
+        };
+        Ok((range, meta, tz))
+    }
+}
+
+/// The effective range, in UTC with milliseconds.
+#[derive(Serialize, ToSchema)]
+pub struct Meta {
+    #[schema(example = "2026-10-22T00:00:00.000Z")]
+    start_date: String,
+    #[schema(example = "2026-11-21T23:59:59.999Z")]
+    end_date: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Pagination {
+    page: u32,
+    limit: u32,
+    total_count: usize,
+    total_pages: usize,
+}
+
+/// An exact decimal with two places, written as a JSON number (`12.30`).
+#[derive(Debug)]
+pub struct Decimal2(Box<RawValue>);
+
+impl Decimal2 {
+    /// From ten-thousandths, rounded half away from zero to cents.
+    pub fn from_e4(value: i64) -> Decimal2 {
+        let cents = (i128::from(value) + if value >= 0 { 50 } else { -50 }) / 100;
+        Decimal2::from_hundredths(cents)
+    }
+
+    fn from_hundredths(cents: i128) -> Decimal2 {
+        let sign = if cents < 0 { "-" } else { "" };
+        let text = format!("{sign}{}.{:02}", cents.abs() / 100, cents.abs() % 100);
+        Decimal2(RawValue::from_string(text).expect("a decimal is a JSON number"))
+    }
+
+    /// `part / whole × 100`, rounded to two places; 0 when `whole` is 0.
+    pub fn percent(part: u64, whole: u64) -> Decimal2 {
+        if whole == 0 {
+            return Decimal2::from_hundredths(0);
+        }
+        let (part, whole) = (u128::from(part), u128::from(whole));
+        let hundredths = (part * 10_000 * 2 + whole) / (whole * 2);
+        Decimal2::from_hundredths(hundredths as i128)
+    }
+}
+
+impl Serialize for Decimal2 {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Metrics {
+    impressions: u64,
+    views: u64,
+    clicks: u64,
+    add_to_cart: u64,
+    /// Completed checkouts.
+    orders: u64,
+    /// Sum of the orders' revenue in the shop currency, 2 decimals.
+    #[schema(value_type = f64, example = 123.45)]
+    revenue: Decimal2,
+}
+
+impl From<Totals> for Metrics {
+    fn from(t: Totals) -> Self {
+        Metrics {
+            impressions: t.impressions,
+            views: t.views,
+            clicks: t.clicks,
+            add_to_cart: t.add_to_cart,
+            orders: t.orders,
+            revenue: Decimal2::from_e4(t.revenue_e4),
+        }
+    }
+}
+
+/// A video and its metrics (API-SPEC §2.6).
+#[derive(Serialize, ToSchema)]
+pub struct VideoAnalytics {
+    id: Uuid,
+    title: String,
+    thumbnail_url: String,
+    /// Seconds.
+    duration: f64,
+    status: VideoStatus,
+    product_count: usize,
+    metrics: Metrics,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct VideoList {
+    success: bool,
+    data: Vec<VideoAnalytics>,
+    meta: Meta,
+    pagination: Pagination,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct VideoOne {
+    success: bool,
+    data: VideoAnalytics,
+    meta: Meta,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SortKey {
+    Views,
+    Clicks,
+    Impressions,
+    AddToCart,
+    Orders,
+    Revenue,
+    Title,
+    CreatedAt,
+}
+
+const SORT_KEYS: &[(&str, SortKey)] = &[
+    ("views", SortKey::Views),
+    ("clicks", SortKey::Clicks),
+    ("impressions", SortKey::Impressions),
+    ("add_to_cart", SortKey::AddToCart),
+    ("orders", SortKey::Orders),
+    ("revenue", SortKey::Revenue),
+    ("title", SortKey::Title),
+    ("created_at", SortKey::CreatedAt),
+];
+
+/// One row to sort: what every sort key needs.
+struct Sortable<'a> {
+    id: Uuid,
+    title: &'a str,
+    created_at: DateTime<Utc>,
+    totals: Totals,
+}
+
+fn compare(key: SortKey, a: &Sortable, b: &Sortable) -> Ordering {
+    match key {
+        SortKey::Views => a.totals.views.cmp(&b.totals.views),
+        SortKey::Clicks => a.totals.clicks.cmp(&b.totals.clicks),
+        SortKey::Impressions => a.totals.impressions.cmp(&b.totals.impressions),
+        SortKey::AddToCart => a.totals.add_to_cart.cmp(&b.totals.add_to_cart),
+        SortKey::Orders => a.totals.orders.cmp(&b.totals.orders),
+        SortKey::Revenue => a.totals.revenue_e4.cmp(&b.totals.revenue_e4),
+        SortKey::Title => a.title.cmp(b.title),
+        SortKey::CreatedAt => a.created_at.cmp(&b.created_at),
+    }
+}
+
+/// Sorts by `key` in `descending` order or not; ties always by id ascending, so pages are stable.
+fn sort_rows(rows: &mut [Sortable], key: SortKey, descending: bool) {
+    rows.sort_by(|a, b| {
+        let order = compare(key, a, b);
+        let order = if descending { order.reverse() } else { order };
+        order.then_with(|| a.id.cmp(&b.id))
+    });
+}
+
+struct Page {
+    page: u32,
+    limit: u32,
+}
+
+impl Page {
+    fn parse(params: &Params) -> Result<Page, AnalyticsError> {
+        Ok(Page {
+            page: params.integer("page", 1, 1, u32::MAX)?,
+            limit: params.integer("limit", 10, 1, 100)?,
+        })
+    }
+
+    fn slice<T>(&self, rows: Vec<T>) -> (Vec<T>, Pagination) {
+        let total_count = rows.len();
+        let limit = self.limit as usize;
+        let skip = (self.page as usize - 1).saturating_mul(limit);
+        let pagination = Pagination {
+            page: self.page,
+            limit: self.limit,
+            total_count,
+            total_pages: total_count.div_ceil(limit),
+        };
+        (
+            rows.into_iter().skip(skip).take(limit).collect(),
+            pagination,
+        )
+    }
+}
+
+fn sort_params(params: &Params) -> Result<(SortKey, bool), AnalyticsError> {
+    let key = params.one_of("sort_by", SortKey::Views, SORT_KEYS)?;
+    let descending = params.one_of("sort_order", true, &[("desc", true), ("asc", false)])?;
+    Ok((key, descending))
+}
+
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct RangeQuery {
+    /// First day, `YYYY-MM-DD`, in the shop's timezone. Default: 30 days before `end_date`.
+    start_date: Option<String>,
+    /// Last day (inclusive), `YYYY-MM-DD`. Default: today in the shop's timezone.
+    end_date: Option<String>,
+}
+
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct ListQuery {
+    /// 1-based page. Default 1.
+    page: Option<u32>,
+    /// 1 to 100. Default 10.
+    limit: Option<u32>,
+    /// views (default), clicks, impressions, add_to_cart, orders, revenue, title, created_at.
+    sort_by: Option<String>,
+    /// desc (default) or asc. Ties are broken by id.
+    sort_order: Option<String>,
+}
+
+/// Per-video metrics for all of the shop's videos
+#[utoipa::path(
+    get, path = "/api/v1/analytics/videos", tag = "analytics",
+    params(RangeQuery, ListQuery),
+    responses(
+        (status = 200, body = VideoList, headers(("X-RateLimit-Limit" = u32), ("X-RateLimit-Remaining" = u32), ("X-RateLimit-Reset" = u64))),
+        (status = 400, description = "INVALID_DATE, INVALID_DATE_RANGE or INVALID_PARAMETER", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED or INVALID_API_KEY", body = ErrorBody),
+        (status = 429, description = "RATE_LIMIT_EXCEEDED", body = ErrorBody, headers(("Retry-After" = u64))),
+        (status = 503, description = "ClickHouse unavailable", body = ErrorBody),
+    ),
+    security(("api_key" = []))
+)]
+pub async fn list_videos(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<VideoList>, AnalyticsError> {
+    let params = Params::parse(query);
+    let page = Page::parse(&params)?;
+    let (key, descending) = sort_params(&params)?;
+    let (range, meta, _) = params.range(&state, &caller).await?;
+    let catalog = videos::list(&state.db, &caller.shop)
+        .await
+        .map_err(catalog_error)?;
+    let mut totals = queries::video_totals(&state.warehouse, &caller.shop, &range).await?;
+
+    let mut rows: Vec<Sortable> = catalog
+        .iter()
+        .map(|v| Sortable {
+            id: v.id,
+            title: &v.title,
+            created_at: v.created_at,
+            totals: totals.remove(&v.id.to_string()).unwrap_or_default(),
+        })
+        .collect();
+    sort_rows(&mut rows, key, descending);
+    let by_id: HashMap<Uuid, &videos::Video> = catalog.iter().map(|v| (v.id, v)).collect();
+    let (page_rows, pagination) = page.slice(rows);
+    let data = page_rows
+        .into_iter()
+        .map(|s| video_record(by_id[&s.id], s.totals))
+        .collect();
+    Ok(Json(VideoList {
+        success: true,
+        data,
+        meta,
+        pagination,
+    }))
+}
+
+fn video_record(video: &videos::Video, totals: Totals) -> VideoAnalytics {
+    VideoAnalytics {
+        id: video.id,
+        title: video.title.clone(),
+        thumbnail_url: video.thumbnail.clone(),
+        duration: video.duration,
+        status: video.status,
+        product_count: video.product_ids.len(),
+        metrics: totals.into(),
+    }
+}
+
+fn catalog_error(e: crate::catalog::CatalogError) -> AnalyticsError {
+    match e {
+        crate::catalog::CatalogError::ShopNotFound => AnalyticsError::InvalidApiKey,
+        crate::catalog::CatalogError::NotFound(_) => AnalyticsError::NotFound,
+        other => AnalyticsError::Internal(other.into()),
+    }
+}
+
+/// Metrics for one video
+#[utoipa::path(
+    get, path = "/api/v1/analytics/video/{videoId}", tag = "analytics",
+    params(("videoId" = String, Path, description = "The video's id"), RangeQuery),
+    responses(
+        (status = 200, body = VideoOne),
+        (status = 400, description = "INVALID_DATE or INVALID_DATE_RANGE", body = ErrorBody),
+        (status = 401, description = "UNAUTHORIZED or INVALID_API_KEY", body = ErrorBody),
+        (status = 404, description = "NOT_FOUND: no such video in the key's shop", body = ErrorBody),
+        (status = 429, description = "RATE_LIMIT_EXCEEDED", body = ErrorBody),
+    ),
+    security(("api_key" = []))
+)]
+pub async fn one_video(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    AppPath(video_id): AppPath<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<VideoOne>, AnalyticsError> {
+    let params = Params::parse(query);
+    let id = Uuid::parse_str(&video_id).map_err(|_| AnalyticsError::NotFound)?;
+    let video = videos::get(&state.db, &caller.shop, id)
+        .await
+        .map_err(catalog_error)?;
+    let (range, meta, _) = params.range(&state, &caller).await?;
+    let totals = queries::video_one(
+        &state.warehouse,
+        &caller.shop,
+        &range,
+        &video.id.to_string(),
+    )
+    .await?;
+    Ok(Json(VideoOne {
+        success: true,
+        data: video_record(&video, totals),
+        meta,
+    }))
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Summary {
+    impressions: u64,
+    views: u64,
+    clicks: u64,
+    add_to_cart: u64,
+    orders: u64,
+    #[schema(value_type = f64)]
+    revenue: Decimal2,
+    /// clicks / views × 100, 2 decimals; 0 when there are no views.
+    #[schema(value_type = f64)]
+    ctr: Decimal2,
+    /// orders / views × 100, 2 decimals; 0 when there are no views.
+    #[schema(value_type = f64)]
+    cvr: Decimal2,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct SummaryResponse {
+    success: bool,
+    data: Summary,
+    meta: Meta,
+}
+
+/// Shop totals with click-through and conversion rates
+#[utoipa::path(
+    get, path = "/api/v1/analytics/summary", tag = "analytics",
+    params(RangeQuery),
+    responses(
+        (status = 200, body = SummaryResponse),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 429, body = ErrorBody),
+    ),
+    security(("api_key" = []))
+)]
+pub async fn summary(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<SummaryResponse>, AnalyticsError> {
+    let params = Params::parse(query);
+    let (range, meta, _) = params.range(&state, &caller).await?;
+    let t = queries::shop_totals(&state.warehouse, &caller.shop, &range).await?;
+    Ok(Json(SummaryResponse {
+        success: true,
+        data: Summary {
+            impressions: t.impressions,
+            views: t.views,
+            clicks: t.clicks,
+            add_to_cart: t.add_to_cart,
+            orders: t.orders,
+            revenue: Decimal2::from_e4(t.revenue_e4),
+            ctr: Decimal2::percent(t.clicks, t.views),
+            cvr: Decimal2::percent(t.orders, t.views),
+        },
+        meta,
+    }))
+}
+
+/// A widget and its metrics.
+#[derive(Serialize, ToSchema)]
+pub struct WidgetAnalytics {
+    id: Uuid,
+    title: String,
+    #[serde(rename = "type")]
+    widget_type: WidgetType,
+    status: WidgetStatus,
+    video_count: usize,
+    metrics: Metrics,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct WidgetList {
+    success: bool,
+    data: Vec<WidgetAnalytics>,
+    meta: Meta,
+    pagination: Pagination,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct WidgetOne {
+    success: bool,
+    data: WidgetAnalytics,
+    meta: Meta,
+}
+
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct WidgetFilter {
+    /// Only widgets of this type: carousel, story, productpage.
+    widget_type: Option<String>,
+}
+
+fn widget_record(widget: &widgets::Widget, totals: Totals) -> WidgetAnalytics {
+    WidgetAnalytics {
+        id: widget.id,
+        title: widget.title.clone(),
+        widget_type: widget.widget_type,
+        status: widget.status,
+        video_count: widget.video_ids.len(),
+        metrics: totals.into(),
+    }
+}
+
+/// Per-widget metrics
+#[utoipa::path(
+    get, path = "/api/v1/analytics/widgets", tag = "analytics",
+    params(RangeQuery, ListQuery, WidgetFilter),
+    responses(
+        (status = 200, body = WidgetList),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 429, body = ErrorBody),
+    ),
+    security(("api_key" = []))
+)]
+pub async fn list_widgets(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<WidgetList>, AnalyticsError> {
+    let params = Params::parse(query);
+    let page = Page::parse(&params)?;
+    let (key, descending) = sort_params(&params)?;
+    let types = [
+        ("carousel", Some(WidgetType::Carousel)),
+        ("story", Some(WidgetType::Story)),
+        ("productpage", Some(WidgetType::ProductPage)),
+    ];
+    let only_type = params.one_of("widget_type", None, &types)?;
+    let (range, meta, _) = params.range(&state, &caller).await?;
+    let catalog = widgets::list(&state.db, &caller.shop)
+        .await
+        .map_err(catalog_error)?;
+    let mut totals = queries::widget_totals(&state.warehouse, &caller.shop, &range).await?;
+    let chosen: Vec<&widgets::Widget> = catalog
+        .iter()
+        .filter(|w| only_type.is_none_or(|t| w.widget_type == t))
+        .collect();
+    let mut rows: Vec<Sortable> = chosen
+        .iter()
+        .map(|w| Sortable {
+            id: w.id,
+            title: &w.title,
+            created_at: w.created_at,
+            totals: totals.remove(&w.id.to_string()).unwrap_or_default(),
+        })
+        .collect();
+    sort_rows(&mut rows, key, descending);
+    let by_id: HashMap<Uuid, &widgets::Widget> = chosen.iter().map(|w| (w.id, *w)).collect();
+    let (page_rows, pagination) = page.slice(rows);
+    let data = page_rows
+        .into_iter()
+        .map(|s| widget_record(by_id[&s.id], s.totals))
+        .collect();
+    Ok(Json(WidgetList {
+        success: true,
+        data,
+        meta,
+        pagination,
+    }))
+}
+
+/// Metrics for one widget
+#[utoipa::path(
+    get, path = "/api/v1/analytics/widget/{widgetId}", tag = "analytics",
+    params(("widgetId" = String, Path, description = "The widget's id"), RangeQuery),
+    responses(
+        (status = 200, body = WidgetOne),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, description = "NOT_FOUND", body = ErrorBody),
+        (status = 429, body = ErrorBody),
+    ),
+    security(("api_key" = []))
+)]
+pub async fn one_widget(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    AppPath(widget_id): AppPath<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<WidgetOne>, AnalyticsError> {
+    let params = Params::parse(query);
+    let id = Uuid::parse_str(&widget_id).map_err(|_| AnalyticsError::NotFound)?;
+    let widget = widgets::get(&state.db, &caller.shop, id)
+        .await
+        .map_err(catalog_error)?;
+    let (range, meta, _) = params.range(&state, &caller).await?;
+    let totals = queries::widget_one(
+        &state.warehouse,
+        &caller.shop,
+        &range,
+        &widget.id.to_string(),
+    )
+    .await?;
+    Ok(Json(WidgetOne {
+        success: true,
+        data: widget_record(&widget, totals),
+        meta,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn money_and_rates_are_exact_decimals_with_two_places() {
+        assert_eq!(Decimal2::from_e4(1_000_000_000).0.get(), "100000.00");
+        assert_eq!(Decimal2::from_e4(0).0.get(), "0.00");
+        assert_eq!(Decimal2::from_e4(1_999).0.get(), "0.20");
+        assert_eq!(Decimal2::from_e4(1_949).0.get(), "0.19");
+        assert_eq!(Decimal2::from_e4(1_950).0.get(), "0.20");
+        assert_eq!(Decimal2::percent(1, 3).0.get(), "33.33");
+        assert_eq!(Decimal2::percent(2, 3).0.get(), "66.67");
+        assert_eq!(Decimal2::percent(5, 0).0.get(), "0.00");
+        assert_eq!(Decimal2::percent(3, 3).0.get(), "100.00");
+    }
+}

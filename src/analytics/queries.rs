@@ -1,0 +1,130 @@
+//! The analytics queries. They read the daily views only; their texts live in `sql/`.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use clickhouse::Row;
+use serde::Deserialize;
+
+use super::dates::DateRange;
+use super::error::AnalyticsError;
+use crate::catalog::domain::ShopDomain;
+use crate::warehouse::Warehouse;
+
+const VIDEO_TOTALS_SQL: &str = include_str!("../../sql/20_analytics_video_totals.sql");
+const VIDEO_ONE_SQL: &str = include_str!("../../sql/21_analytics_video_one.sql");
+const WIDGET_TOTALS_SQL: &str = include_str!("../../sql/22_analytics_widget_totals.sql");
+const WIDGET_ONE_SQL: &str = include_str!("../../sql/23_analytics_widget_one.sql");
+const SHOP_TOTALS_SQL: &str = include_str!("../../sql/24_analytics_shop_totals.sql");
+
+/// An analyst waits at most this long before hearing that ClickHouse is unavailable.
+const QUERY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Counts over a range. Revenue is in ten-thousandths of the currency unit, exact.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Row, Deserialize)]
+pub struct Totals {
+    pub impressions: u64,
+    pub views: u64,
+    pub clicks: u64,
+    pub add_to_cart: u64,
+    pub orders: u64,
+    pub revenue_e4: i64,
+}
+
+#[derive(Row, Deserialize)]
+struct KeyedTotals {
+    id: String,
+    totals: Totals,
+}
+
+async fn run<T>(
+    query: impl std::future::Future<Output = Result<T, clickhouse::error::Error>>,
+) -> Result<T, AnalyticsError> {
+    match tokio::time::timeout(QUERY_TIMEOUT, query).await {
+        Ok(result) => Ok(result?),
+        Err(_) => Err(AnalyticsError::Unavailable(anyhow::anyhow!(
+            "ClickHouse did not answer within {QUERY_TIMEOUT:?}"
+        ))),
+    }
+}
+
+fn keyed(
+    warehouse: &Warehouse,
+    sql: &str,
+    shop: &ShopDomain,
+    range: &DateRange,
+) -> clickhouse::query::Query {
+    warehouse
+        .client()
+        .query(sql)
+        .bind(shop.as_str())
+        .bind(range.start.to_string())
+        .bind(range.end.to_string())
+}
+
+/// Totals per id (video or widget) with any events in the range.
+async fn by_id(
+    warehouse: &Warehouse,
+    sql: &str,
+    shop: &ShopDomain,
+    range: &DateRange,
+) -> Result<HashMap<String, Totals>, AnalyticsError> {
+    let rows: Vec<KeyedTotals> = run(keyed(warehouse, sql, shop, range).fetch_all()).await?;
+    Ok(rows.into_iter().map(|r| (r.id, r.totals)).collect())
+}
+
+async fn one(
+    warehouse: &Warehouse,
+    sql: &str,
+    shop: &ShopDomain,
+    range: &DateRange,
+    id: &str,
+) -> Result<Totals, AnalyticsError> {
+    let row: Option<KeyedTotals> =
+        run(keyed(warehouse, sql, shop, range).bind(id).fetch_optional()).await?;
+    Ok(row.map(|r| r.totals).unwrap_or_default())
+}
+
+pub async fn video_totals(
+    warehouse: &Warehouse,
+    shop: &ShopDomain,
+    range: &DateRange,
+) -> Result<HashMap<String, Totals>, AnalyticsError> {
+    by_id(warehouse, VIDEO_TOTALS_SQL, shop, range).await
+}
+
+pub async fn video_one(
+    warehouse: &Warehouse,
+    shop: &ShopDomain,
+    range: &DateRange,
+    video: &str,
+) -> Result<Totals, AnalyticsError> {
+    one(warehouse, VIDEO_ONE_SQL, shop, range, video).await
+}
+
+pub async fn widget_totals(
+    warehouse: &Warehouse,
+    shop: &ShopDomain,
+    range: &DateRange,
+) -> Result<HashMap<String, Totals>, AnalyticsError> {
+    by_id(warehouse, WIDGET_TOTALS_SQL, shop, range).await
+}
+
+pub async fn widget_one(
+    warehouse: &Warehouse,
+    shop: &ShopDomain,
+    range: &DateRange,
+    widget: &str,
+) -> Result<Totals, AnalyticsError> {
+    one(warehouse, WIDGET_ONE_SQL, shop, range, widget).await
+}
+
+pub async fn shop_totals(
+    warehouse: &Warehouse,
+    shop: &ShopDomain,
+    range: &DateRange,
+) -> Result<Totals, AnalyticsError> {
+    let totals: Option<Totals> =
+        run(keyed(warehouse, SHOP_TOTALS_SQL, shop, range).fetch_optional()).await?;
+    Ok(totals.unwrap_or_default())
+}
