@@ -23,6 +23,7 @@ use crate::config::Config;
 use crate::extract::MAX_ADMIN_BODY_BYTES;
 use crate::ingest::{Ingest, Pipeline};
 use crate::openapi::ApiDoc;
+use crate::storefront::view_counts::ViewCounts;
 use crate::warehouse::{migrations, Warehouse};
 use crate::{analytics, changes, db, ops, storefront, telemetry};
 
@@ -37,6 +38,7 @@ pub struct AppState {
     pub ingest: Ingest,
     pub api_keys: KeyCache,
     pub rate_limit: KeyRateLimit,
+    pub view_counts: ViewCounts,
 }
 
 /// A built service with its listeners bound, so callers (and tests, with port 0) can learn the
@@ -95,6 +97,7 @@ impl Application {
         let rate_limit = KeyRateLimit::new(config.rate_limit_per_minute);
         rate_limit.spawn_reclaimer();
         let state = AppState {
+            view_counts: ViewCounts::new(warehouse.clone(), config.view_count_refresh),
             api_keys,
             rate_limit,
             ingest: pipeline.ingest.clone(),

@@ -93,6 +93,10 @@ pub struct Settings {
     /// back-fill history). Default: 604800 (7 days).
     #[arg(long, env = "VIDEOAPP_EVENT_MAX_PAST_SECONDS", global = true)]
     pub event_max_past_seconds: Option<String>,
+    /// The storefront's viewCount is re-read from ClickHouse at most this often, per shop.
+    /// Default: 60.
+    #[arg(long, env = "VIDEOAPP_VIEW_COUNT_REFRESH_SECONDS", global = true)]
+    pub view_count_refresh_seconds: Option<String>,
     /// Analytics API requests per key per rolling minute. Default: 60.
     #[arg(long, env = "VIDEOAPP_RATE_LIMIT_PER_MINUTE", global = true)]
     pub rate_limit_per_minute: Option<String>,
@@ -156,6 +160,7 @@ pub struct Config {
     pub event_max_future: Duration,
     pub event_max_past: Duration,
     pub rate_limit_per_minute: std::num::NonZeroU32,
+    pub view_count_refresh: Duration,
     pub shutdown_grace: Duration,
 }
 
@@ -415,6 +420,11 @@ impl Settings {
                     .and_then(std::num::NonZeroU32::new)
                     .ok_or_else(|| invalid("VIDEOAPP_RATE_LIMIT_PER_MINUTE", "too large"))?
             },
+            view_count_refresh: seconds(
+                &self.view_count_refresh_seconds,
+                "VIDEOAPP_VIEW_COUNT_REFRESH_SECONDS",
+                60,
+            )?,
             shutdown_grace: seconds(
                 &self.shutdown_grace_seconds,
                 "VIDEOAPP_SHUTDOWN_GRACE_SECONDS",

@@ -1,9 +1,9 @@
 //! A shop's catalog as the storefront sees it: active widgets, published videos, products, all in
-//! memory, with each manual widget's JSON rendered once per snapshot. Built from Postgres in one
-//! consistent read; rebuilt whenever the catalog version changes.
+//! memory, with each manual widget's JSON rendered once per snapshot and set of view counts.
+//! Built from Postgres in one consistent read; rebuilt whenever the catalog version changes.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -76,10 +76,31 @@ struct SnapshotVideo {
 
 pub struct SnapshotWidget {
     pub widget: Widget,
+    /// Position in the snapshot's widget list (and in a [`Rendered`] set).
+    index: usize,
     /// The widget's published videos, in its order.
     published_video_ids: Vec<Uuid>,
-    /// Rendered once for `manual` widgets; `product` widgets depend on the page.
-    rendered: Option<Box<RawValue>>,
+}
+
+/// Lifetime view counts per video of one shop, as last read from ClickHouse.
+#[derive(Debug, Default)]
+pub struct ViewCountSet {
+    pub counts: HashMap<Uuid, u64>,
+    /// Changes whenever the counts do; part of the storefront's ETag.
+    pub tag: u64,
+}
+
+/// The JSON of every `manual` widget for one set of view counts, rendered once and shared by
+/// all requests until the counts change. `product` widgets depend on the page: `None` here.
+pub struct Rendered {
+    counts: Arc<ViewCountSet>,
+    widgets: Vec<Option<Box<RawValue>>>,
+}
+
+impl Rendered {
+    pub fn counts_tag(&self) -> u64 {
+        self.counts.tag
+    }
 }
 
 impl SnapshotWidget {
@@ -120,7 +141,7 @@ pub struct ShopSnapshot {
     videos: HashMap<Uuid, SnapshotVideo>,
     /// Published videos linked to each product, oldest first.
     videos_by_product: HashMap<ProductGid, Vec<Uuid>>,
-    view_counts: Arc<HashMap<Uuid, u64>>,
+    rendered: RwLock<Arc<Rendered>>,
 }
 
 impl ShopSnapshot {
@@ -156,13 +177,7 @@ impl ShopSnapshot {
             remove_branding,
             timezone,
         };
-        Ok(Some(ShopSnapshot::build(
-            header,
-            widgets,
-            videos,
-            products,
-            Arc::default(),
-        )))
+        Ok(Some(ShopSnapshot::build(header, widgets, videos, products)))
     }
 
     fn build(
@@ -170,7 +185,6 @@ impl ShopSnapshot {
         widgets: Vec<Widget>,
         videos: Vec<videos::Video>,
         products: Vec<products::Product>,
-        view_counts: Arc<HashMap<Uuid, u64>>,
     ) -> ShopSnapshot {
         let mut handles = HashMap::with_capacity(products.len());
         let products: HashMap<ProductGid, StorefrontProduct> = products
@@ -222,7 +236,10 @@ impl ShopSnapshot {
             handles,
             videos,
             videos_by_product,
-            view_counts,
+            rendered: RwLock::new(Arc::new(Rendered {
+                counts: Arc::default(),
+                widgets: Vec::new(),
+            })),
         };
         for widget in widgets {
             let published_video_ids: Vec<Uuid> = widget
@@ -231,18 +248,45 @@ impl ShopSnapshot {
                 .copied()
                 .filter(|id| snapshot.videos.contains_key(id))
                 .collect();
-            let rendered = (widget.source_type == SourceType::Manual)
-                .then(|| snapshot.render(&widget, &published_video_ids));
-            snapshot
-                .widget_index
-                .insert(widget.id, snapshot.widgets.len());
+            let index = snapshot.widgets.len();
+            snapshot.widget_index.insert(widget.id, index);
             snapshot.widgets.push(SnapshotWidget {
                 widget,
+                index,
                 published_video_ids,
-                rendered,
             });
         }
+        let initial = snapshot.render_all(Arc::default());
+        snapshot.rendered = RwLock::new(Arc::new(initial));
         snapshot
+    }
+
+    fn render_all(&self, counts: Arc<ViewCountSet>) -> Rendered {
+        let widgets = self
+            .widgets
+            .iter()
+            .map(|w| {
+                (w.widget.source_type == SourceType::Manual)
+                    .then(|| self.render(&w.widget, &w.published_video_ids, &counts))
+            })
+            .collect();
+        Rendered { counts, widgets }
+    }
+
+    /// The rendered widgets for `counts`: the shared set when it was made for these counts,
+    /// otherwise a new one (made once, then shared by every request until the counts change).
+    pub fn rendered(&self, counts: &Arc<ViewCountSet>) -> Arc<Rendered> {
+        let current = self
+            .rendered
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if Arc::ptr_eq(&current.counts, counts) {
+            return current;
+        }
+        let fresh = Arc::new(self.render_all(counts.clone()));
+        *self.rendered.write().unwrap_or_else(|e| e.into_inner()) = fresh.clone();
+        fresh
     }
 
     /// Active widgets in storefront order.
@@ -268,6 +312,7 @@ impl ShopSnapshot {
     /// video to show there.
     pub fn widget_json<'a>(
         &'a self,
+        rendered: &'a Rendered,
         widget: &'a SnapshotWidget,
         product: Option<&ProductGid>,
     ) -> Option<WidgetJson<'a>> {
@@ -276,24 +321,33 @@ impl ShopSnapshot {
                 if widget.published_video_ids.is_empty() {
                     return None;
                 }
-                widget.rendered.as_deref().map(WidgetJson::Shared)
+                Some(self.widget_json_any(rendered, widget))
             }
             SourceType::Product => {
                 let ids = self.videos_by_product.get(product?)?;
-                Some(WidgetJson::Owned(self.render(&widget.widget, ids)))
+                let json = self.render(&widget.widget, ids, &rendered.counts);
+                Some(WidgetJson::Owned(json))
             }
         }
     }
 
     /// The widget's JSON whatever the page: a product-sourced widget has no videos here.
-    pub fn widget_json_any<'a>(&'a self, widget: &'a SnapshotWidget) -> WidgetJson<'a> {
-        match widget.rendered.as_deref() {
+    pub fn widget_json_any<'a>(
+        &'a self,
+        rendered: &'a Rendered,
+        widget: &'a SnapshotWidget,
+    ) -> WidgetJson<'a> {
+        match rendered
+            .widgets
+            .get(widget.index)
+            .and_then(Option::as_deref)
+        {
             Some(raw) => WidgetJson::Shared(raw),
-            None => WidgetJson::Owned(self.render(&widget.widget, &[])),
+            None => WidgetJson::Owned(self.render(&widget.widget, &[], &rendered.counts)),
         }
     }
 
-    fn render(&self, widget: &Widget, video_ids: &[Uuid]) -> Box<RawValue> {
+    fn render(&self, widget: &Widget, video_ids: &[Uuid], counts: &ViewCountSet) -> Box<RawValue> {
         let videos = video_ids
             .iter()
             .filter_map(|id| self.videos.get(id))
@@ -312,12 +366,7 @@ impl ShopSnapshot {
                     mini_version_url: &v.mini_version_url,
                     duration: v.duration,
                     order: i + 1,
-                    view_count: self
-                        .view_counts
-                        .get(&v.id)
-                        .copied()
-                        .unwrap_or(0)
-                        .to_string(),
+                    view_count: counts.counts.get(&v.id).copied().unwrap_or(0).to_string(),
                     has_products: !products.is_empty(),
                     products,
                 }

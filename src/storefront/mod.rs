@@ -6,6 +6,7 @@ pub mod error;
 mod events;
 pub mod request;
 pub mod signature;
+pub mod view_counts;
 pub(crate) mod widgets;
 
 use utoipa_axum::router::OpenApiRouter;

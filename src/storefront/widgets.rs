@@ -152,7 +152,12 @@ pub async fn contextual_widgets(
     if let Some(ids) = &mut only_sorted {
         ids.sort();
     }
-    let tag = etag(snapshot.version, (location, &context, &only_sorted));
+    let counts = state.view_counts.current(&signed.shop).await;
+    let rendered = snapshot.rendered(&counts);
+    let tag = etag(
+        snapshot.version,
+        (location, &context, &only_sorted, rendered.counts_tag()),
+    );
     let pinned = requested_version == Some(snapshot.version.to_string().as_str());
 
     Ok(cached_json(&headers, tag, pinned, || {
@@ -172,7 +177,7 @@ pub async fn contextual_widgets(
                     context.collection_id.as_ref(),
                 )
             })
-            .filter_map(|w| snapshot.widget_json(w, page_product))
+            .filter_map(|w| snapshot.widget_json(&rendered, w, page_product))
             .collect();
         ContextualWidgets {
             location,
@@ -233,11 +238,16 @@ pub async fn widget_by_id(
     if location.is_some_and(|l| !location_admits(widget, l)) {
         return Err(StorefrontError::Empty(StatusCode::NO_CONTENT));
     }
-    let tag = etag(snapshot.version, ("widget-by-id", widget.id(), location));
+    let counts = state.view_counts.current(&signed.shop).await;
+    let rendered = snapshot.rendered(&counts);
+    let tag = etag(
+        snapshot.version,
+        ("widget-by-id", widget.id(), location, rendered.counts_tag()),
+    );
     let pinned = q.one("v")? == Some(snapshot.version.to_string().as_str());
     Ok(cached_json(&headers, tag, pinned, || WidgetById {
         success: true,
-        widget: snapshot.widget_json_any(widget),
+        widget: snapshot.widget_json_any(&rendered, widget),
     }))
 }
 

@@ -14,4 +14,5 @@ mod fault_proxy;
 mod ingest;
 mod ops;
 mod storefront_cache;
+mod storefront_view_counts;
 mod storefront_widgets;
