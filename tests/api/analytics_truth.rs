@@ -1,0 +1,453 @@
+//! Every metric the analytics API reports, against a plain recount of the events that were sent
+//! through the real ingest endpoint, over shops in awkward timezones and random date ranges.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+use chrono_tz::Tz;
+use proptest::prelude::*;
+use proptest::test_runner::TestRunner;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+
+const TIMEZONES: [&str; 4] = [
+    "UTC",
+    "America/New_York",
+    "Asia/Kathmandu",
+    "Pacific/Marquesas",
+];
+const KINDS: [&str; 5] = [
+    "impression",
+    "view",
+    "click",
+    "add_to_cart",
+    "checkout_completed",
+];
+
+#[derive(Debug, Clone)]
+struct GeneratedEvent {
+    shop: usize,
+    /// Index into the shop's videos, or none.
+    video: Option<usize>,
+    widget: Option<usize>,
+    kind: usize,
+    /// Seconds from the window's start.
+    offset: i64,
+    /// Cents, for checkouts.
+    cents: i64,
+}
+
+/// Two weeks around New York's return to standard time (2026-11-01 06:00 UTC).
+fn window_start() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 10, 25, 0, 0, 0).unwrap()
+}
+const WINDOW_SECONDS: i64 = 14 * 86_400;
+
+fn events() -> impl Strategy<Value = Vec<GeneratedEvent>> {
+    let event = (
+        0..4usize,
+        proptest::option::of(0..3usize),
+        proptest::option::of(0..2usize),
+        0..5usize,
+        0..WINDOW_SECONDS,
+        0..100_000i64,
+    )
+        .prop_map(
+            |(shop, video, widget, kind, offset, cents)| GeneratedEvent {
+                shop,
+                video,
+                widget,
+                kind,
+                offset,
+                cents,
+            },
+        );
+    proptest::collection::vec(event, 50..250)
+}
+
+/// A date range inside the window, as day offsets.
+fn ranges() -> impl Strategy<Value = Vec<(u64, u64)>> {
+    proptest::collection::vec(
+        (0..16u64, 0..16u64).prop_map(|(a, b)| (a.min(b), a.max(b))),
+        3,
+    )
+}
+
+#[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
+struct Counts {
+    impressions: u64,
+    views: u64,
+    clicks: u64,
+    add_to_cart: u64,
+    orders: u64,
+    cents: i64,
+}
+
+impl Counts {
+    fn add(&mut self, e: &GeneratedEvent) {
+        match KINDS[e.kind] {
+            "impression" => self.impressions += 1,
+            "view" => self.views += 1,
+            "click" => self.clicks += 1,
+            "add_to_cart" => self.add_to_cart += 1,
+            _ => {
+                self.orders += 1;
+                self.cents += e.cents;
+            }
+        }
+    }
+
+    fn matches(&self, metrics: &Value, raw_revenue: &str) -> bool {
+        metrics["impressions"] == self.impressions
+            && metrics["views"] == self.views
+            && metrics["clicks"] == self.clicks
+            && metrics["add_to_cart"] == self.add_to_cart
+            && metrics["orders"] == self.orders
+            && raw_revenue == format!("{}.{:02}", self.cents / 100, self.cents % 100)
+    }
+}
+
+/// The text of `"revenue":…` in a raw JSON answer, for the n-th occurrence.
+fn raw_revenues(text: &str) -> Vec<String> {
+    text.split("\"revenue\":")
+        .skip(1)
+        .map(|rest| rest.split([',', '}']).next().unwrap().to_string())
+        .collect()
+}
+
+struct World {
+    shops: Vec<String>,
+    timezones: Vec<Tz>,
+    keys: Vec<String>,
+    videos: Vec<Vec<String>>,
+    widgets: Vec<Vec<String>>,
+}
+
+async fn build_world(app: &TestApp, case: usize) -> World {
+    let mut world = World {
+        shops: vec![],
+        timezones: vec![],
+        keys: vec![],
+        videos: vec![],
+        widgets: vec![],
+    };
+    for (i, tz) in TIMEZONES.iter().enumerate() {
+        let shop = format!("truth-{case}-{i}.myshopify.com");
+        app.admin(Method::PUT, &format!("/shops/{shop}"))
+            .json(&json!({ "timezone": tz }))
+            .send()
+            .await
+            .unwrap();
+        let mut videos = vec![];
+        for v in 0..3 {
+            videos.push(
+                app.create_video(&shop, json!({ "title": format!("video {v}") }))
+                    .await,
+            );
+        }
+        let mut widgets = vec![];
+        for _ in 0..2 {
+            widgets.push(
+                app.create_widget(&shop, json!({ "videoIds": videos }))
+                    .await,
+            );
+        }
+        let key = app
+            .admin(Method::POST, &format!("/shops/{shop}/api-keys"))
+            .json(&json!({ "name": "truth" }))
+            .send()
+            .await
+            .unwrap();
+        let (_, key) = json_of(key).await;
+        world.keys.push(key["key"].as_str().unwrap().to_string());
+        world.timezones.push(tz.parse().unwrap());
+        world.shops.push(shop);
+        world.videos.push(videos);
+        world.widgets.push(widgets);
+    }
+    world
+}
+
+async fn send(app: &TestApp, world: &World, events: &[GeneratedEvent]) {
+    for shop in 0..world.shops.len() {
+        let batch: Vec<Value> = events
+            .iter()
+            .filter(|e| e.shop == shop)
+            .map(|e| {
+                let at = window_start() + chrono::Duration::seconds(e.offset);
+                let mut json = json!({ "eventType": KINDS[e.kind], "timestamp": at.to_rfc3339() });
+                if let Some(v) = e.video {
+                    json["videoId"] = json!(world.videos[shop][v]);
+                }
+                if let Some(w) = e.widget {
+                    json["widgetId"] = json!(world.widgets[shop][w]);
+                }
+                if KINDS[e.kind] == "checkout_completed" {
+                    json["revenue"] = json!(format!("{}.{:02}", e.cents / 100, e.cents % 100));
+                }
+                json
+            })
+            .collect();
+        for chunk in batch.chunks(100) {
+            let response = app
+                .post_events(&world.shops[shop], &json!({ "events": chunk }))
+                .await;
+            assert_eq!(response.status(), StatusCode::ACCEPTED);
+        }
+    }
+    let expected = events.len() as u64;
+    let shops = world
+        .shops
+        .iter()
+        .map(|s| format!("'{s}'"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let started = Instant::now();
+    loop {
+        let n: u64 = clickhouse_query(
+            &app.clickhouse_database,
+            &format!("SELECT count() FROM events WHERE shop_domain IN ({shops})"),
+        )
+        .await
+        .parse()
+        .unwrap();
+        if n == expected {
+            break;
+        }
+        assert!(
+            n < expected && started.elapsed() < Duration::from_secs(20),
+            "{n} of {expected} events"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn local_date(tz: Tz, e: &GeneratedEvent) -> NaiveDate {
+    (window_start() + chrono::Duration::seconds(e.offset))
+        .with_timezone(&tz)
+        .date_naive()
+}
+
+async fn get(app: &TestApp, key: &str, path: &str) -> (Value, String) {
+    let response = app
+        .client
+        .get(app.url(path))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "{path}");
+    let text = response.text().await.unwrap();
+    (serde_json::from_str(&text).unwrap(), text)
+}
+
+async fn check(app: &TestApp, world: &World, events: &[GeneratedEvent], ranges: &[(u64, u64)]) {
+    for shop in 0..world.shops.len() {
+        let tz = world.timezones[shop];
+        let key = &world.keys[shop];
+        for &(a, b) in ranges {
+            let first = (window_start().date_naive() - chrono::Days::new(1)) + chrono::Days::new(a);
+            let last = (window_start().date_naive() - chrono::Days::new(1)) + chrono::Days::new(b);
+            let in_range: Vec<&GeneratedEvent> = events
+                .iter()
+                .filter(|e| e.shop == shop && (first..=last).contains(&local_date(tz, e)))
+                .collect();
+            let dates = format!("start_date={first}&end_date={last}");
+
+            // Every video, in the list and one by one.
+            let (list, text) = get(
+                app,
+                key,
+                &format!("/api/v1/analytics/videos?{dates}&limit=100&sort_by=title&sort_order=asc"),
+            )
+            .await;
+            let revenues = raw_revenues(&text);
+            assert_eq!(list["pagination"]["total_count"], 3);
+            for (i, record) in list["data"].as_array().unwrap().iter().enumerate() {
+                let v = world.videos[shop]
+                    .iter()
+                    .position(|id| record["id"] == id.as_str())
+                    .unwrap();
+                let mut expected = Counts::default();
+                in_range
+                    .iter()
+                    .filter(|e| e.video == Some(v))
+                    .for_each(|e| expected.add(e));
+                assert!(
+                    expected.matches(&record["metrics"], &revenues[i]),
+                    "shop {shop} {dates} video {v}: {expected:?} vs {record} / {}",
+                    revenues[i]
+                );
+                let (one, text) = get(
+                    app,
+                    key,
+                    &format!("/api/v1/analytics/video/{}?{dates}", world.videos[shop][v]),
+                )
+                .await;
+                assert!(
+                    expected.matches(&one["data"]["metrics"], &raw_revenues(&text)[0]),
+                    "video/{v}: {one}"
+                );
+            }
+            // Every widget.
+            let (list, text) = get(
+                app,
+                key,
+                &format!("/api/v1/analytics/widgets?{dates}&limit=100"),
+            )
+            .await;
+            let revenues = raw_revenues(&text);
+            for (i, record) in list["data"].as_array().unwrap().iter().enumerate() {
+                let w = world.widgets[shop]
+                    .iter()
+                    .position(|id| record["id"] == id.as_str())
+                    .unwrap();
+                let mut expected = Counts::default();
+                in_range
+                    .iter()
+                    .filter(|e| e.widget == Some(w))
+                    .for_each(|e| expected.add(e));
+                assert!(
+                    expected.matches(&record["metrics"], &revenues[i]),
+                    "widget {w}: {record}"
+                );
+                let (one, text) = get(
+                    app,
+                    key,
+                    &format!(
+                        "/api/v1/analytics/widget/{}?{dates}",
+                        world.widgets[shop][w]
+                    ),
+                )
+                .await;
+                assert!(
+                    expected.matches(&one["data"]["metrics"], &raw_revenues(&text)[0]),
+                    "widget/{w}: {one}"
+                );
+            }
+            // The shop's totals: every event, with or without a video.
+            let (summary, text) =
+                get(app, key, &format!("/api/v1/analytics/summary?{dates}")).await;
+            let mut expected = Counts::default();
+            in_range.iter().for_each(|e| expected.add(e));
+            assert!(
+                expected.matches(&summary["data"], &raw_revenues(&text)[0]),
+                "summary: {summary}"
+            );
+            // The effective range is the shop's local days, in UTC.
+            let start = tz
+                .from_local_datetime(&first.and_hms_opt(0, 0, 0).unwrap())
+                .earliest()
+                .unwrap();
+            assert_eq!(
+                summary["meta"]["start_date"],
+                start
+                    .with_timezone(&Utc)
+                    .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+                    .to_string()
+            );
+        }
+    }
+}
+
+#[test]
+fn every_metric_matches_a_recount_of_the_events_sent() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let app = runtime.block_on(spawn_app_with(|s| {
+        s.event_max_past_seconds = Some((3 * 365 * 86_400).to_string());
+        s.rate_limit_per_minute = Some("100000".to_string());
+    }));
+    let mut runner = TestRunner::new(ProptestConfig {
+        cases: 6,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    });
+    // Each case (shrinking included) gets shops of its own.
+    let cases = AtomicUsize::new(0);
+    runner
+        .run(&(events(), ranges()), |(events, ranges)| {
+            let case = cases.fetch_add(1, Ordering::Relaxed);
+            runtime.block_on(async {
+                let world = build_world(&app, case).await;
+                send(&app, &world, &events).await;
+                check(&app, &world, &events, &ranges).await;
+            });
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_million_checkouts_of_ten_cents_sum_to_exactly_one_hundred_thousand() {
+    let app = spawn_app_with(|s| s.batch_max_rows = Some("50000".to_string())).await;
+    let shop = "million.myshopify.com";
+    app.create_shop(shop).await;
+    let video = app.create_video(shop, json!({})).await;
+    let key = app
+        .admin(Method::POST, &format!("/shops/{shop}/api-keys"))
+        .json(&json!({ "name": "m" }))
+        .send()
+        .await
+        .unwrap();
+    let key = json_of(key).await.1["key"].as_str().unwrap().to_string();
+
+    let one = json!({ "eventType": "checkout_completed", "videoId": video, "revenue": 0.10 });
+    let body = serde_json::to_vec(&json!({ "events": vec![one; 100] })).unwrap();
+    let url = app.url(&format!(
+        "/apps/videoapp_sub/analytics?{}",
+        signed(shop, &[])
+    ));
+    use futures::stream::{self, StreamExt};
+    let accepted: usize =
+        stream::iter(0..10_000)
+            .map(|_| {
+                let request = app
+                    .client
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .body(body.clone());
+                async move {
+                    usize::from(request.send().await.unwrap().status() == StatusCode::ACCEPTED)
+                }
+            })
+            .buffer_unordered(32)
+            .collect::<Vec<_>>()
+            .await
+            .into_iter()
+            .sum();
+    assert_eq!(accepted, 10_000);
+
+    let started = Instant::now();
+    loop {
+        let n: u64 = clickhouse_query(&app.clickhouse_database, "SELECT count() FROM events")
+            .await
+            .parse()
+            .unwrap();
+        if n == 1_000_000 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "{n} of 1000000 events"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    for path in [
+        format!("/api/v1/analytics/video/{video}"),
+        "/api/v1/analytics/summary".to_string(),
+    ] {
+        let response = app
+            .client
+            .get(app.url(&path))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap();
+        let text = response.text().await.unwrap();
+        assert_eq!(raw_revenues(&text)[0], "100000.00", "{path}: {text}");
+        assert!(text.contains("\"orders\":1000000"), "{text}");
+    }
+}
