@@ -13,6 +13,7 @@ pub mod config;
 pub mod db;
 pub mod error;
 pub mod extract;
+pub mod generate;
 pub mod ingest;
 pub mod openapi;
 pub mod ops;

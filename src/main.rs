@@ -27,6 +27,22 @@ enum Command {
     Serve,
     /// Apply the Postgres and ClickHouse migrations, then exit.
     Migrate,
+    /// Load a realistic data set for the scale benchmark: shops and videos in Postgres, events
+    /// straight into ClickHouse. Prints the shops and their API keys as JSON.
+    Generate {
+        #[arg(long, default_value_t = 4)]
+        shops: usize,
+        /// Videos in all, spread over the shops.
+        #[arg(long, default_value_t = 1000)]
+        videos: usize,
+        /// Days of history, ending today.
+        #[arg(long, default_value_t = 400)]
+        days: u64,
+        #[arg(long, default_value_t = 10_000_000)]
+        events: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Print a freshly signed storefront URL, as the platform's app proxy would send it.
     Sign {
         /// The shop, e.g. demo.myshopify.com.
@@ -68,12 +84,44 @@ fn main() -> ExitCode {
                 app.run_until(shutdown_signal()).await
             })
         }
-        Command::Migrate => {
-            let (database_url, clickhouse) =
-                match (cli.settings.database_url(), cli.settings.clickhouse()) {
-                    (Ok(d), Ok(c)) => (d, c),
-                    (Err(e), _) | (_, Err(e)) => return config_error(e),
+        Command::Generate {
+            shops,
+            videos,
+            days,
+            events,
+            seed,
+        } => {
+            let (database_url, clickhouse) = match storage(&cli.settings) {
+                Ok(storage) => storage,
+                Err(e) => return config_error(e),
+            };
+            if shops == 0 || videos < shops || days == 0 {
+                eprintln!("error: need at least one shop, a video per shop and one day");
+                return ExitCode::from(2);
+            }
+            telemetry::init_tracing(log_format);
+            run(async move {
+                let pool = db::connect(&database_url).await?;
+                db::migrate(&pool).await?;
+                let warehouse = Warehouse::new(&clickhouse);
+                migrations::apply(&warehouse, migrations::MIGRATIONS).await?;
+                let plan = videoapp::generate::Plan {
+                    shops,
+                    videos,
+                    days,
+                    events,
+                    seed,
                 };
+                let generated = videoapp::generate::run(&pool, &warehouse, &plan).await?;
+                println!("{}", serde_json::to_string_pretty(&generated)?);
+                Ok(())
+            })
+        }
+        Command::Migrate => {
+            let (database_url, clickhouse) = match storage(&cli.settings) {
+                Ok(storage) => storage,
+                Err(e) => return config_error(e),
+            };
             telemetry::init_tracing(log_format);
             run(async move {
                 let pool = db::connect(&database_url).await?;
@@ -85,6 +133,13 @@ fn main() -> ExitCode {
             })
         }
     }
+}
+
+/// What the commands that touch the databases need.
+fn storage(
+    settings: &Settings,
+) -> Result<(String, videoapp::config::ClickHouseConfig), videoapp::config::ConfigError> {
+    Ok((settings.database_url()?, settings.clickhouse()?))
 }
 
 fn config_error(e: videoapp::config::ConfigError) -> ExitCode {

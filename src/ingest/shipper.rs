@@ -26,7 +26,7 @@ const LANDED_SQL: &str = include_str!("../../sql/10_ingest_landed_events.sql");
 
 /// One row of `events`, in the column order of `clickhouse/0001_events.sql`.
 #[derive(Row, Serialize)]
-struct EventRow<'a> {
+pub(crate) struct EventRow<'a> {
     #[serde(with = "clickhouse::serde::uuid")]
     event_id: Uuid,
     #[serde(with = "clickhouse::serde::uuid")]
@@ -50,7 +50,7 @@ struct EventRow<'a> {
 }
 
 impl<'a> EventRow<'a> {
-    fn new(batch_id: Uuid, e: &'a SpoolEvent) -> Self {
+    pub(crate) fn new(batch_id: Uuid, e: &'a SpoolEvent) -> Self {
         let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).expect("valid date");
         EventRow {
             event_id: e.event_id,
