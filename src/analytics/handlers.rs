@@ -234,15 +234,16 @@ const SORT_KEYS: &[(&str, SortKey)] = &[
     ("created_at", SortKey::CreatedAt),
 ];
 
-/// One row to sort: what every sort key needs.
-struct Sortable<'a> {
+/// One row to sort: what every sort key needs, and the item it stands for.
+struct Sortable<'a, T> {
+    item: &'a T,
     id: Uuid,
     title: &'a str,
     created_at: DateTime<Utc>,
     totals: Totals,
 }
 
-fn compare(key: SortKey, a: &Sortable, b: &Sortable) -> Ordering {
+fn compare<T>(key: SortKey, a: &Sortable<T>, b: &Sortable<T>) -> Ordering {
     match key {
         SortKey::Views => a.totals.views.cmp(&b.totals.views),
         SortKey::Clicks => a.totals.clicks.cmp(&b.totals.clicks),
@@ -255,13 +256,59 @@ fn compare(key: SortKey, a: &Sortable, b: &Sortable) -> Ordering {
     }
 }
 
-/// Sorts by `key` in `descending` order or not; ties always by id ascending, so pages are stable.
-fn sort_rows(rows: &mut [Sortable], key: SortKey, descending: bool) {
-    rows.sort_by(|a, b| {
-        let order = compare(key, a, b);
-        let order = if descending { order.reverse() } else { order };
-        order.then_with(|| a.id.cmp(&b.id))
-    });
+/// How a list answer is ordered and cut.
+struct Listing {
+    page: Page,
+    key: SortKey,
+    descending: bool,
+}
+
+impl Listing {
+    fn parse(params: &Params) -> Result<Listing, AnalyticsError> {
+        Ok(Listing {
+            page: Page::parse(params)?,
+            key: params.one_of("sort_by", SortKey::Views, SORT_KEYS)?,
+            descending: params.one_of("sort_order", true, &[("desc", true), ("asc", false)])?,
+        })
+    }
+
+    /// Every item with its totals (zero where nothing happened), sorted by the key, ties by id
+    /// ascending so that pages are stable, and cut to the requested page.
+    fn apply<'a, T>(
+        &self,
+        items: &'a [T],
+        describe: impl Fn(&'a T) -> (Uuid, &'a str, DateTime<Utc>),
+        mut totals: HashMap<String, Totals>,
+    ) -> (Vec<(&'a T, Totals)>, Pagination) {
+        let mut rows: Vec<Sortable<T>> = items
+            .iter()
+            .map(|item| {
+                let (id, title, created_at) = describe(item);
+                let totals = totals.remove(&id.to_string()).unwrap_or_default();
+                Sortable {
+                    item,
+                    id,
+                    title,
+                    created_at,
+                    totals,
+                }
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            let order = compare(self.key, a, b);
+            let order = if self.descending {
+                order.reverse()
+            } else {
+                order
+            };
+            order.then_with(|| a.id.cmp(&b.id))
+        });
+        let (rows, pagination) = self.page.slice(rows);
+        (
+            rows.into_iter().map(|r| (r.item, r.totals)).collect(),
+            pagination,
+        )
+    }
 }
 
 struct Page {
@@ -292,12 +339,6 @@ impl Page {
             pagination,
         )
     }
-}
-
-fn sort_params(params: &Params) -> Result<(SortKey, bool), AnalyticsError> {
-    let key = params.one_of("sort_by", SortKey::Views, SORT_KEYS)?;
-    let descending = params.one_of("sort_order", true, &[("desc", true), ("asc", false)])?;
-    Ok((key, descending))
 }
 
 #[derive(IntoParams)]
@@ -343,30 +384,14 @@ pub async fn list_videos(
     RawQuery(query): RawQuery,
 ) -> Result<Json<VideoList>, AnalyticsError> {
     let params = Params::parse(query);
-    let page = Page::parse(&params)?;
-    let (key, descending) = sort_params(&params)?;
+    let listing = Listing::parse(&params)?;
     let (range, meta, _) = params.range(&state, &caller).await?;
     let catalog = videos::list(&state.db, &caller.shop)
         .await
         .map_err(catalog_error)?;
-    let mut totals = queries::video_totals(&state.warehouse, &caller.shop, &range).await?;
-
-    let mut rows: Vec<Sortable> = catalog
-        .iter()
-        .map(|v| Sortable {
-            id: v.id,
-            title: &v.title,
-            created_at: v.created_at,
-            totals: totals.remove(&v.id.to_string()).unwrap_or_default(),
-        })
-        .collect();
-    sort_rows(&mut rows, key, descending);
-    let by_id: HashMap<Uuid, &videos::Video> = catalog.iter().map(|v| (v.id, v)).collect();
-    let (page_rows, pagination) = page.slice(rows);
-    let data = page_rows
-        .into_iter()
-        .map(|s| video_record(by_id[&s.id], s.totals))
-        .collect();
+    let totals = queries::video_totals(&state.warehouse, &caller.shop, &range).await?;
+    let (rows, pagination) = listing.apply(&catalog, |v| (v.id, &v.title, v.created_at), totals);
+    let data = rows.into_iter().map(|(v, t)| video_record(v, t)).collect();
     Ok(Json(VideoList {
         success: true,
         data,
@@ -558,8 +583,7 @@ pub async fn list_widgets(
     RawQuery(query): RawQuery,
 ) -> Result<Json<WidgetList>, AnalyticsError> {
     let params = Params::parse(query);
-    let page = Page::parse(&params)?;
-    let (key, descending) = sort_params(&params)?;
+    let listing = Listing::parse(&params)?;
     let types = [
         ("carousel", Some(WidgetType::Carousel)),
         ("story", Some(WidgetType::Story)),
@@ -567,30 +591,13 @@ pub async fn list_widgets(
     ];
     let only_type = params.one_of("widget_type", None, &types)?;
     let (range, meta, _) = params.range(&state, &caller).await?;
-    let catalog = widgets::list(&state.db, &caller.shop)
+    let mut catalog = widgets::list(&state.db, &caller.shop)
         .await
         .map_err(catalog_error)?;
-    let mut totals = queries::widget_totals(&state.warehouse, &caller.shop, &range).await?;
-    let chosen: Vec<&widgets::Widget> = catalog
-        .iter()
-        .filter(|w| only_type.is_none_or(|t| w.widget_type == t))
-        .collect();
-    let mut rows: Vec<Sortable> = chosen
-        .iter()
-        .map(|w| Sortable {
-            id: w.id,
-            title: &w.title,
-            created_at: w.created_at,
-            totals: totals.remove(&w.id.to_string()).unwrap_or_default(),
-        })
-        .collect();
-    sort_rows(&mut rows, key, descending);
-    let by_id: HashMap<Uuid, &widgets::Widget> = chosen.iter().map(|w| (w.id, *w)).collect();
-    let (page_rows, pagination) = page.slice(rows);
-    let data = page_rows
-        .into_iter()
-        .map(|s| widget_record(by_id[&s.id], s.totals))
-        .collect();
+    catalog.retain(|w| only_type.is_none_or(|t| w.widget_type == t));
+    let totals = queries::widget_totals(&state.warehouse, &caller.shop, &range).await?;
+    let (rows, pagination) = listing.apply(&catalog, |w| (w.id, &w.title, w.created_at), totals);
+    let data = rows.into_iter().map(|(w, t)| widget_record(w, t)).collect();
     Ok(Json(WidgetList {
         success: true,
         data,

@@ -8,6 +8,7 @@ mod admin_products;
 mod admin_shops;
 mod admin_videos;
 mod admin_widgets;
+mod analytics_api;
 mod analytics_truth;
 mod clickhouse_migrations;
 mod config;

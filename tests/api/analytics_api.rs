@@ -1,0 +1,1660 @@
+//! The analytics API (API-SPEC §2.6, §2.7, §4.5, §5.2, §7, §8; DESIGN §6): keys and their
+//! revocation, the per-key rate limit, dates as whole days in the shop's timezone, and the
+//! metrics of videos, widgets and the shop over events that went through ingestion.
+
+use std::cmp::Ordering;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Days, NaiveDate, SecondsFormat, TimeZone, Utc};
+use chrono_tz::Tz;
+use reqwest::header::HeaderMap;
+use reqwest::{Method, Response, StatusCode};
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use crate::helpers::*;
+
+const SHOP: &str = "analytics-shop.myshopify.com";
+const OTHER_SHOP: &str = "other-analytics-shop.myshopify.com";
+
+const UNAUTHORIZED_MESSAGE: &str =
+    "Missing or invalid Authorization header. Use: Authorization: Bearer vk_…";
+const INVALID_KEY_MESSAGE: &str = "Invalid or revoked API key";
+const NOT_FOUND_MESSAGE: &str = "Resource not found";
+
+/// Requests per key per minute for tests that are not about the limit and make many requests.
+const UNLIMITED: &str = "100000";
+
+const SORT_KEYS: [&str; 8] = [
+    "views",
+    "clicks",
+    "impressions",
+    "add_to_cart",
+    "orders",
+    "revenue",
+    "title",
+    "created_at",
+];
+
+/// Lets tests place events on any day of the past year.
+fn back_fill(settings: &mut videoapp::config::Settings) {
+    settings.event_max_past_seconds = Some((400 * 86_400).to_string());
+}
+
+// ---- arranging --------------------------------------------------------------------------------
+
+struct Key {
+    id: String,
+    secret: String,
+}
+
+async fn create_key(app: &TestApp, shop: &str) -> Key {
+    let response = app
+        .admin(Method::POST, &format!("/shops/{shop}/api-keys"))
+        .json(&json!({ "name": "Reporting" }))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json_of(response).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    Key {
+        id: body["id"].as_str().unwrap().to_string(),
+        secret: body["key"].as_str().unwrap().to_string(),
+    }
+}
+
+async fn revoke_key(app: &TestApp, shop: &str, key: &Key) {
+    let response = app
+        .admin(
+            Method::DELETE,
+            &format!("/shops/{shop}/api-keys/{}", key.id),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+}
+
+async fn create_shop_in(app: &TestApp, shop: &str, timezone: &str) {
+    let response = app
+        .admin(Method::PUT, &format!("/shops/{shop}"))
+        .json(&json!({ "name": "Analytics shop", "timezone": timezone }))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        response.status().is_success(),
+        "create shop: {}",
+        response.status()
+    );
+}
+
+/// A shop with one video, one widget showing it and one key: what every endpoint needs.
+struct Fixture {
+    key: Key,
+    video: String,
+    widget: String,
+}
+
+async fn shop_with_key(app: &TestApp, shop: &str) -> Fixture {
+    app.create_shop(shop).await;
+    let video = app.create_video(shop, json!({ "title": "Fixture" })).await;
+    let widget = app
+        .create_widget(shop, json!({ "title": "Fixture", "videoIds": [video] }))
+        .await;
+    Fixture {
+        key: create_key(app, shop).await,
+        video,
+        widget,
+    }
+}
+
+/// The five endpoints, below `/api/v1/analytics`, for a video and a widget of the key's shop.
+fn endpoints(video: &str, widget: &str) -> [String; 5] {
+    [
+        "/videos".to_string(),
+        format!("/video/{video}"),
+        "/summary".to_string(),
+        "/widgets".to_string(),
+        format!("/widget/{widget}"),
+    ]
+}
+
+/// An event of `kind` about `target` (`{"videoId": …}`, `{"widgetId": …}` or both).
+fn event(kind: &str, target: &Value) -> Value {
+    let mut e = json!({ "eventType": kind });
+    merge(&mut e, target.clone());
+    e
+}
+
+fn at(mut e: Value, t: DateTime<Utc>) -> Value {
+    e["timestamp"] = json!(t.to_rfc3339());
+    e
+}
+
+fn checkout(target: &Value, revenue: Value) -> Value {
+    let mut e = event("checkout_completed", target);
+    e["revenue"] = revenue;
+    e["currency"] = json!("USD");
+    e
+}
+
+/// Posts `events` for `shop`, then waits until ClickHouse holds them and both daily views have
+/// counted every row (the analytics API reads only the views).
+async fn record(app: &TestApp, shop: &str, events: Vec<Value>) {
+    let marker = Uuid::new_v4().to_string();
+    let events: Vec<Value> = events
+        .into_iter()
+        .map(|mut e| {
+            e["sessionId"] = json!(marker);
+            e
+        })
+        .collect();
+    for chunk in events.chunks(100) {
+        let response = app.post_events(shop, &json!({ "events": chunk })).await;
+        let status = response.status();
+        assert_eq!(
+            status,
+            StatusCode::ACCEPTED,
+            "{}",
+            response.text().await.unwrap()
+        );
+    }
+    let counted = "sum(impressions + views + clicks + add_to_cart + orders)";
+    let sql = format!(
+        "SELECT countIf(session_id = '{marker}'), count(), \
+         (SELECT {counted} FROM video_daily), (SELECT {counted} FROM widget_daily) FROM events"
+    );
+    let started = Instant::now();
+    loop {
+        let row = clickhouse_query(&app.clickhouse_database, &sql).await;
+        let n: Vec<u64> = row.split('\t').map(|v| v.parse().unwrap()).collect();
+        if n[0] == events.len() as u64 && n[1] == n[2] && n[1] == n[3] {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "events not counted after 20 s: {row}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Counts of each kind of event about one video or widget, and the revenue of each order.
+#[derive(Clone, Debug, Default)]
+struct Activity {
+    impressions: usize,
+    views: usize,
+    clicks: usize,
+    add_to_cart: usize,
+    revenues: Vec<&'static str>,
+}
+
+impl Activity {
+    fn new(counts: [usize; 4], revenues: &[&'static str]) -> Activity {
+        Activity {
+            impressions: counts[0],
+            views: counts[1],
+            clicks: counts[2],
+            add_to_cart: counts[3],
+            revenues: revenues.to_vec(),
+        }
+    }
+
+    fn events(&self, target: &Value) -> Vec<Value> {
+        let mut events = Vec::new();
+        for (kind, n) in [
+            ("impression", self.impressions),
+            ("view", self.views),
+            ("click", self.clicks),
+            ("add_to_cart", self.add_to_cart),
+        ] {
+            events.extend((0..n).map(|_| event(kind, target)));
+        }
+        for revenue in &self.revenues {
+            let amount: Value = serde_json::from_str(revenue).unwrap();
+            events.push(checkout(target, amount));
+        }
+        events
+    }
+
+    fn revenue_cents(&self) -> i64 {
+        self.revenues.iter().map(|r| cents(r)).sum()
+    }
+
+    /// The value a sort key compares (revenue in cents).
+    fn metric(&self, name: &str) -> i64 {
+        let n = match name {
+            "impressions" => self.impressions,
+            "views" => self.views,
+            "clicks" => self.clicks,
+            "add_to_cart" => self.add_to_cart,
+            "orders" => self.revenues.len(),
+            "revenue" => return self.revenue_cents(),
+            other => panic!("no metric {other}"),
+        };
+        n as i64
+    }
+
+    /// The `metrics` object the API should show.
+    fn metrics(&self) -> Value {
+        json!({
+            "impressions": self.impressions,
+            "views": self.views,
+            "clicks": self.clicks,
+            "add_to_cart": self.add_to_cart,
+            "orders": self.revenues.len(),
+            "revenue": self.revenue_cents() as f64 / 100.0,
+        })
+    }
+}
+
+/// `"12.5"` → 1250.
+fn cents(decimal: &str) -> i64 {
+    let (whole, fraction) = decimal.split_once('.').unwrap_or((decimal, ""));
+    let fraction = format!("{fraction:0<2}");
+    whole.parse::<i64>().unwrap() * 100 + fraction[..2].parse::<i64>().unwrap()
+}
+
+// ---- asking -----------------------------------------------------------------------------------
+
+/// `GET /api/v1/analytics{path}` with the `Authorization` header set to `authorization`.
+async fn analytics_with(app: &TestApp, authorization: Option<&str>, path: &str) -> Response {
+    let mut request = app.client.get(app.url(&format!("/api/v1/analytics{path}")));
+    if let Some(value) = authorization {
+        request = request.header("authorization", value);
+    }
+    request.send().await.unwrap()
+}
+
+async fn analytics(app: &TestApp, key: &Key, path: &str) -> Response {
+    analytics_with(app, Some(&format!("Bearer {}", key.secret)), path).await
+}
+
+/// A successful answer, as JSON and as the raw text (which shows how numbers are written).
+async fn analytics_ok(app: &TestApp, key: &Key, path: &str) -> (Value, String) {
+    let response = analytics(app, key, path).await;
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{path}: {text}");
+    let body: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"));
+    assert_eq!(body["success"], json!(true), "{path}: {text}");
+    (body, text)
+}
+
+/// The error answer's status, headers, code and message.
+async fn error_of(response: Response) -> (StatusCode, HeaderMap, String, String) {
+    let headers = response.headers().clone();
+    let (status, body) = json_of(response).await;
+    assert_eq!(body["success"], json!(false), "{body}");
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    (
+        status,
+        headers,
+        text(&body["error"]["code"]),
+        text(&body["error"]["message"]),
+    )
+}
+
+/// A 401 with exactly this code and message, and the `WWW-Authenticate: Bearer` challenge.
+async fn assert_unauthenticated(response: Response, code: &str, message: &str, case: &str) {
+    let (status, headers, actual_code, actual_message) = error_of(response).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{case}");
+    assert_eq!(actual_code, code, "{case}");
+    assert_eq!(actual_message, message, "{case}");
+    assert_eq!(
+        header(&headers, "www-authenticate").as_deref(),
+        Some("Bearer"),
+        "{case}"
+    );
+}
+
+fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers.get(name).map(|v| v.to_str().unwrap().to_string())
+}
+
+fn number_header(headers: &HeaderMap, name: &str) -> u64 {
+    let value = header(headers, name).unwrap_or_else(|| panic!("no {name} header"));
+    value
+        .parse()
+        .unwrap_or_else(|_| panic!("{name}: {value} is not a number"))
+}
+
+fn unix_now() -> u64 {
+    Utc::now().timestamp() as u64
+}
+
+fn ids_of(body: &Value) -> Vec<String> {
+    body["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no data array: {body}"))
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+// ---- dates ------------------------------------------------------------------------------------
+
+fn millis(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// Local midnight of `day` in `tz` (it exists in every zone these tests use).
+fn start_of(day: NaiveDate, tz: Tz) -> DateTime<Utc> {
+    tz.from_local_datetime(&day.and_hms_opt(0, 0, 0).unwrap())
+        .earliest()
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+/// The last millisecond of `day` in `tz`.
+fn end_of(day: NaiveDate, tz: Tz) -> DateTime<Utc> {
+    start_of(plus(day, 1), tz) - chrono::Duration::milliseconds(1)
+}
+
+fn plus(day: NaiveDate, days: u64) -> NaiveDate {
+    day.checked_add_days(Days::new(days)).unwrap()
+}
+
+fn minus(day: NaiveDate, days: u64) -> NaiveDate {
+    day.checked_sub_days(Days::new(days)).unwrap()
+}
+
+fn today_in(tz: Tz) -> NaiveDate {
+    Utc::now().with_timezone(&tz).date_naive()
+}
+
+fn range(start: NaiveDate, end: NaiveDate) -> String {
+    format!("start_date={start}&end_date={end}")
+}
+
+// ---- 1. keys and authentication ---------------------------------------------------------------
+
+#[tokio::test]
+async fn a_request_without_a_well_formed_bearer_key_is_unauthorized_on_every_endpoint() {
+    // Arrange
+    let app = spawn_app().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let valid = fixture.key.secret.as_str();
+    let hex = &valid[3..];
+    let cases = [
+        None,
+        Some("Basic dXNlcjpwYXNzd29yZA==".to_string()),
+        Some(format!("Token {valid}")),
+        Some(valid.to_string()),
+        Some("Bearer".to_string()),
+        Some("Bearer ".to_string()),
+        Some(format!("Bearer xk_{hex}")),
+        Some(format!("Bearer {hex}")),
+        Some(format!("Bearer {}", &valid[..valid.len() - 1])),
+        Some(format!("Bearer {valid}0")),
+        Some(format!("Bearer vk_{}", hex.to_uppercase())),
+        Some(format!("Bearer vk_{}g", &hex[1..])),
+    ];
+
+    for path in endpoints(&fixture.video, &fixture.widget) {
+        // The key itself is good: only the form of the header is at fault below.
+        analytics_ok(&app, &fixture.key, &path).await;
+        for case in &cases {
+            // Act
+            let response = analytics_with(&app, case.as_deref(), &path).await;
+
+            // Assert
+            assert_unauthenticated(
+                response,
+                "UNAUTHORIZED",
+                UNAUTHORIZED_MESSAGE,
+                &format!("{path} with {case:?}"),
+            )
+            .await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_well_formed_unknown_key_is_an_invalid_api_key_on_every_endpoint() {
+    // Arrange
+    let app = spawn_app().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let unknown = format!("vk_{}{}", Uuid::new_v4().simple(), Uuid::new_v4().simple());
+
+    for path in endpoints(&fixture.video, &fixture.widget) {
+        // Act
+        let response = analytics_with(&app, Some(&format!("Bearer {unknown}")), &path).await;
+
+        // Assert
+        assert_unauthenticated(response, "INVALID_API_KEY", INVALID_KEY_MESSAGE, &path).await;
+    }
+}
+
+#[tokio::test]
+async fn a_revoked_key_is_an_invalid_api_key_at_once_on_every_endpoint() {
+    // Arrange
+    let app = spawn_app().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let kept = create_key(&app, SHOP).await;
+    let paths = endpoints(&fixture.video, &fixture.widget);
+    // Used first, so the instance has the key cached.
+    for path in &paths {
+        analytics_ok(&app, &fixture.key, path).await;
+    }
+
+    // Act
+    revoke_key(&app, SHOP, &fixture.key).await;
+
+    // Assert
+    for path in &paths {
+        let response = analytics(&app, &fixture.key, path).await;
+        assert_unauthenticated(response, "INVALID_API_KEY", INVALID_KEY_MESSAGE, path).await;
+        // Only that key: the shop's other key still works.
+        analytics_ok(&app, &kept, path).await;
+    }
+}
+
+#[tokio::test]
+async fn uninstalling_a_shop_makes_its_key_an_invalid_api_key_at_once() {
+    // Arrange
+    let app = spawn_app().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let paths = endpoints(&fixture.video, &fixture.widget);
+    for path in &paths {
+        analytics_ok(&app, &fixture.key, path).await;
+    }
+
+    // Act
+    let response = app
+        .admin(Method::DELETE, &format!("/shops/{SHOP}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+
+    // Assert
+    for path in &paths {
+        let response = analytics(&app, &fixture.key, path).await;
+        assert_unauthenticated(response, "INVALID_API_KEY", INVALID_KEY_MESSAGE, path).await;
+    }
+}
+
+#[tokio::test]
+async fn a_key_sees_only_its_own_shops_videos_widgets_and_events() {
+    // Arrange
+    let app = spawn_app().await;
+    let ours = shop_with_key(&app, SHOP).await;
+    let theirs = shop_with_key(&app, OTHER_SHOP).await;
+    let their_second_video = app.create_video(OTHER_SHOP, json!({})).await;
+    let their_target = json!({ "videoId": theirs.video, "widgetId": theirs.widget });
+    let our_target = json!({ "videoId": ours.video, "widgetId": ours.widget });
+    record(
+        &app,
+        OTHER_SHOP,
+        Activity::new([5, 5, 5, 5], &["9.00"]).events(&their_target),
+    )
+    .await;
+    record(
+        &app,
+        SHOP,
+        Activity::new([1, 1, 0, 0], &[]).events(&our_target),
+    )
+    .await;
+
+    // Act
+    let their_video = analytics(&app, &ours.key, &format!("/video/{}", theirs.video)).await;
+    let their_widget = analytics(&app, &ours.key, &format!("/widget/{}", theirs.widget)).await;
+    let (videos, _) = analytics_ok(&app, &ours.key, "/videos").await;
+    let (widgets, _) = analytics_ok(&app, &ours.key, "/widgets").await;
+    let (summary, _) = analytics_ok(&app, &ours.key, "/summary").await;
+
+    // Assert
+    assert_error(
+        their_video,
+        StatusCode::NOT_FOUND,
+        "NOT_FOUND",
+        NOT_FOUND_MESSAGE,
+    )
+    .await;
+    assert_error(
+        their_widget,
+        StatusCode::NOT_FOUND,
+        "NOT_FOUND",
+        NOT_FOUND_MESSAGE,
+    )
+    .await;
+    assert_eq!(ids_of(&videos), vec![ours.video.clone()]);
+    assert_eq!(videos["pagination"]["total_count"], json!(1));
+    assert!(!videos.to_string().contains(&their_second_video));
+    assert_eq!(ids_of(&widgets), vec![ours.widget.clone()]);
+    assert_eq!(widgets["pagination"]["total_count"], json!(1));
+    assert_eq!(summary["data"]["impressions"], json!(1));
+    assert_eq!(summary["data"]["views"], json!(1));
+    assert_eq!(summary["data"]["orders"], json!(0));
+}
+
+// ---- 2. revocation across instances -----------------------------------------------------------
+
+#[tokio::test]
+async fn a_revoked_key_is_refused_by_every_instance_within_a_second() {
+    // Arrange
+    let first = spawn_app().await;
+    let fixture = shop_with_key(&first, SHOP).await;
+    let mut settings = test_settings(&first.database_url, &first.clickhouse_database);
+    settings.rate_limit_per_minute = Some(UNLIMITED.to_string());
+    let second = spawn_with_settings(
+        settings,
+        first.database_url.clone(),
+        first.clickhouse_database.clone(),
+    )
+    .await;
+    // The second instance now has the key cached.
+    analytics_ok(&second, &fixture.key, "/summary").await;
+
+    // Act
+    revoke_key(&first, SHOP, &fixture.key).await;
+    let revoked = Instant::now();
+
+    // Assert
+    loop {
+        let response = analytics(&second, &fixture.key, "/summary").await;
+        let elapsed = revoked.elapsed();
+        if response.status() == StatusCode::UNAUTHORIZED {
+            assert_unauthenticated(response, "INVALID_API_KEY", INVALID_KEY_MESSAGE, "second")
+                .await;
+            assert!(
+                elapsed <= Duration::from_secs(1),
+                "refused after {elapsed:?}"
+            );
+            break;
+        }
+        assert_eq!(response.status(), StatusCode::OK);
+        assert!(
+            elapsed <= Duration::from_secs(1),
+            "the second instance still accepts the key {elapsed:?} after its revocation"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+// ---- 3. rate limit ----------------------------------------------------------------------------
+
+async fn spawn_limited_to_five() -> TestApp {
+    spawn_app_with(|s| s.rate_limit_per_minute = Some("5".to_string())).await
+}
+
+#[tokio::test]
+async fn every_answer_after_authentication_carries_the_rate_limit_counting_down() {
+    // Arrange
+    let app = spawn_limited_to_five().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let requests = [
+        ("/videos".to_string(), StatusCode::OK),
+        (
+            "/summary?start_date=2026-13-01".to_string(),
+            StatusCode::BAD_REQUEST,
+        ),
+        (format!("/video/{}", Uuid::now_v7()), StatusCode::NOT_FOUND),
+        ("/videos?limit=0".to_string(), StatusCode::BAD_REQUEST),
+        (format!("/widget/{}", fixture.widget), StatusCode::OK),
+    ];
+
+    for (n, (path, expected_status)) in requests.iter().enumerate() {
+        // Act
+        let before = unix_now();
+        let response = analytics(&app, &fixture.key, path).await;
+
+        // Assert
+        assert_eq!(response.status(), *expected_status, "{path}");
+        let headers = response.headers();
+        assert_eq!(number_header(headers, "x-ratelimit-limit"), 5, "{path}");
+        assert_eq!(
+            number_header(headers, "x-ratelimit-remaining"),
+            4 - n as u64,
+            "{path}"
+        );
+        let reset = number_header(headers, "x-ratelimit-reset");
+        assert!(
+            reset > before && reset <= unix_now() + 61,
+            "{path}: reset {reset} is not a Unix time within the next minute of {before}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_request_over_the_limit_is_refused_with_retry_after_matching_the_message() {
+    // Arrange
+    let app = spawn_limited_to_five().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    for _ in 0..5 {
+        analytics_ok(&app, &fixture.key, "/summary").await;
+    }
+
+    // Act
+    let before = unix_now();
+    let response = analytics(&app, &fixture.key, "/summary").await;
+
+    // Assert
+    let (status, headers, code, message) = error_of(response).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(code, "RATE_LIMIT_EXCEEDED");
+    let retry_after = number_header(&headers, "retry-after");
+    assert!((1..=60).contains(&retry_after), "Retry-After {retry_after}");
+    assert_eq!(
+        message,
+        format!("Too many requests. Please retry after {retry_after} seconds.")
+    );
+    assert_eq!(number_header(&headers, "x-ratelimit-limit"), 5);
+    assert_eq!(number_header(&headers, "x-ratelimit-remaining"), 0);
+    let reset = number_header(&headers, "x-ratelimit-reset");
+    assert!(
+        reset >= before && reset <= unix_now() + 61,
+        "reset {reset} at {before}"
+    );
+    // Still refused: refusals do not wait the quota back.
+    let again = analytics(&app, &fixture.key, "/videos").await;
+    assert_eq!(again.status(), StatusCode::TOO_MANY_REQUESTS);
+}
+
+#[tokio::test]
+async fn each_key_of_a_shop_has_its_own_quota() {
+    // Arrange
+    let app = spawn_limited_to_five().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let second = create_key(&app, SHOP).await;
+    for _ in 0..5 {
+        analytics_ok(&app, &fixture.key, "/videos").await;
+    }
+    let spent = analytics(&app, &fixture.key, "/videos").await;
+    assert_eq!(spent.status(), StatusCode::TOO_MANY_REQUESTS);
+
+    // Act
+    let response = analytics(&app, &second, "/videos").await;
+
+    // Assert
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        number_header(response.headers(), "x-ratelimit-remaining"),
+        4
+    );
+    let spent = analytics(&app, &fixture.key, "/videos").await;
+    assert_eq!(spent.status(), StatusCode::TOO_MANY_REQUESTS);
+}
+
+// ---- 4. the video list ------------------------------------------------------------------------
+
+#[tokio::test]
+async fn the_video_list_defaults_to_page_one_of_ten_by_views_descending_over_thirty_days() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let mut videos = Vec::new();
+    let mut events = Vec::new();
+    for views in 0..12 {
+        let video = app
+            .create_video(SHOP, json!({ "title": format!("Video {views}") }))
+            .await;
+        let target = json!({ "videoId": video });
+        events.extend((0..views).map(|_| event("view", &target)));
+        videos.push(video);
+    }
+    record(&app, SHOP, events).await;
+    let key = create_key(&app, SHOP).await;
+
+    // Act
+    let today = today_in(chrono_tz::UTC);
+    let (body, _) = analytics_ok(&app, &key, "/videos").await;
+    let today_after = today_in(chrono_tz::UTC);
+
+    // Assert
+    let expected: Vec<String> = videos.iter().rev().take(10).cloned().collect();
+    assert_eq!(ids_of(&body), expected);
+    assert_eq!(body["data"][0]["metrics"]["views"], json!(11));
+    assert_eq!(
+        body["pagination"],
+        json!({ "page": 1, "limit": 10, "total_count": 12, "total_pages": 2 })
+    );
+    let meta_for = |day: NaiveDate| {
+        json!({
+            "start_date": format!("{}T00:00:00.000Z", minus(day, 30)),
+            "end_date": format!("{day}T23:59:59.999Z"),
+        })
+    };
+    assert!(
+        body["meta"] == meta_for(today) || body["meta"] == meta_for(today_after),
+        "{}",
+        body["meta"]
+    );
+}
+
+#[tokio::test]
+async fn the_default_range_is_today_and_the_thirty_days_before_it_inclusive() {
+    // Arrange
+    let app = spawn_app_with(back_fill).await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let today = today_in(chrono_tz::UTC);
+    let first_day = start_of(minus(today, 30), chrono_tz::UTC);
+    let target = json!({ "videoId": fixture.video });
+    record(
+        &app,
+        SHOP,
+        vec![
+            at(event("view", &target), first_day),
+            at(
+                event("view", &target),
+                first_day - chrono::Duration::seconds(1),
+            ),
+            event("view", &target),
+        ],
+    )
+    .await;
+
+    // Act
+    let (summary, _) = analytics_ok(&app, &fixture.key, "/summary").await;
+    let (one, _) = analytics_ok(&app, &fixture.key, &format!("/video/{}", fixture.video)).await;
+
+    // Assert
+    assert_eq!(summary["data"]["views"], json!(2), "{summary}");
+    assert_eq!(one["data"]["metrics"]["views"], json!(2), "{one}");
+}
+
+#[tokio::test]
+async fn meta_gives_the_ranges_instants_in_utc_with_milliseconds_on_every_endpoint() {
+    // Arrange
+    let app = spawn_app().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+
+    for path in endpoints(&fixture.video, &fixture.widget) {
+        // Act
+        let (body, _) = analytics_ok(
+            &app,
+            &fixture.key,
+            &format!("{path}?start_date=2026-10-22&end_date=2026-11-21"),
+        )
+        .await;
+
+        // Assert
+        assert_eq!(
+            body["meta"],
+            json!({
+                "start_date": "2026-10-22T00:00:00.000Z",
+                "end_date": "2026-11-21T23:59:59.999Z",
+            }),
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn dates_of_a_new_york_shop_are_new_york_days() {
+    // Arrange
+    let app = spawn_app().await;
+    create_shop_in(&app, SHOP, "America/New_York").await;
+    let video = app.create_video(SHOP, json!({})).await;
+    let key = create_key(&app, SHOP).await;
+    let ny = chrono_tz::America::New_York;
+
+    // Act
+    let today = today_in(ny);
+    let (defaults, _) = analytics_ok(&app, &key, "/videos").await;
+    let today_after = today_in(ny);
+    let (explicit, _) = analytics_ok(
+        &app,
+        &key,
+        &format!("/video/{video}?start_date=2026-10-22&end_date=2026-11-21"),
+    )
+    .await;
+
+    // Assert
+    let meta_for = |day: NaiveDate| {
+        json!({
+            "start_date": millis(start_of(minus(day, 30), ny)),
+            "end_date": millis(end_of(day, ny)),
+        })
+    };
+    assert!(
+        defaults["meta"] == meta_for(today) || defaults["meta"] == meta_for(today_after),
+        "{} for {today}",
+        defaults["meta"]
+    );
+    // New York leaves summer time on 2026-11-01: the range starts at -04:00 and ends at -05:00.
+    assert_eq!(
+        explicit["meta"],
+        json!({
+            "start_date": "2026-10-22T04:00:00.000Z",
+            "end_date": "2026-11-22T04:59:59.999Z",
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_date_that_is_not_a_real_yyyy_mm_dd_is_invalid_date_on_every_endpoint() {
+    // Arrange
+    let app = spawn_app_with(|s| s.rate_limit_per_minute = Some(UNLIMITED.to_string())).await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let bad_dates = [
+        "2026-13-01",
+        "2026-02-30",
+        "2026/02/01",
+        "2026-2-1",
+        "2026-02-01T00:00:00Z",
+        "yesterday",
+    ];
+
+    for path in endpoints(&fixture.video, &fixture.widget) {
+        for bad in bad_dates {
+            for query in [
+                format!("start_date={bad}&end_date=2026-03-01"),
+                format!("start_date=2026-01-01&end_date={bad}"),
+                format!("start_date={bad}"),
+                format!("end_date={bad}"),
+            ] {
+                // Act
+                let response = analytics(&app, &fixture.key, &format!("{path}?{query}")).await;
+
+                // Assert
+                let (status, _, code, message) = error_of(response).await;
+                assert_eq!(
+                    (status, code.as_str()),
+                    (StatusCode::BAD_REQUEST, "INVALID_DATE"),
+                    "{path}?{query}"
+                );
+                assert!(
+                    message.contains("YYYY-MM-DD"),
+                    "{path}?{query}: {message:?} does not state the format"
+                );
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_end_date_before_the_start_date_is_an_invalid_date_range_on_every_endpoint() {
+    // Arrange
+    let app = spawn_app().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+
+    for path in endpoints(&fixture.video, &fixture.widget) {
+        // Act
+        let reversed = analytics(
+            &app,
+            &fixture.key,
+            &format!("{path}?start_date=2026-05-02&end_date=2026-05-01"),
+        )
+        .await;
+        let one_day = analytics(
+            &app,
+            &fixture.key,
+            &format!("{path}?start_date=2026-05-02&end_date=2026-05-02"),
+        )
+        .await;
+
+        // Assert
+        assert_error(reversed, StatusCode::BAD_REQUEST, "INVALID_DATE_RANGE", "").await;
+        assert_eq!(one_day.status(), StatusCode::OK, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn paging_and_sorting_parameters_out_of_range_are_invalid_parameters_named_in_the_message() {
+    // Arrange
+    let app = spawn_app_with(|s| s.rate_limit_per_minute = Some(UNLIMITED.to_string())).await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let cases = [
+        ("page=0", "page"),
+        ("page=x", "page"),
+        ("page=-1", "page"),
+        ("page=1.5", "page"),
+        ("limit=0", "limit"),
+        ("limit=101", "limit"),
+        ("limit=x", "limit"),
+        ("sort_by=likes", "sort_by"),
+        ("sort_by=VIEWS", "sort_by"),
+        ("sort_order=up", "sort_order"),
+        ("sort_order=descending", "sort_order"),
+    ];
+
+    for list in ["/videos", "/widgets"] {
+        for (query, parameter) in cases {
+            // Act
+            let response = analytics(&app, &fixture.key, &format!("{list}?{query}")).await;
+
+            // Assert
+            assert_error(
+                response,
+                StatusCode::BAD_REQUEST,
+                "INVALID_PARAMETER",
+                parameter,
+            )
+            .await;
+        }
+        // The bounds themselves are allowed.
+        for query in ["page=1", "limit=1", "limit=100", "sort_order=asc"] {
+            analytics_ok(&app, &fixture.key, &format!("{list}?{query}")).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn total_count_counts_every_video_of_the_shop_whatever_its_status_or_events() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    app.create_shop(OTHER_SHOP).await;
+    let watched = app
+        .create_video(SHOP, json!({ "status": "PUBLISHED" }))
+        .await;
+    let draft = app.create_video(SHOP, json!({ "status": "DRAFT" })).await;
+    let archived = app
+        .create_video(SHOP, json!({ "status": "ARCHIVED" }))
+        .await;
+    app.create_video(OTHER_SHOP, json!({})).await;
+    record(
+        &app,
+        SHOP,
+        vec![event("view", &json!({ "videoId": watched }))],
+    )
+    .await;
+    let key = create_key(&app, SHOP).await;
+
+    // Act
+    let (body, _) = analytics_ok(&app, &key, "/videos").await;
+
+    // Assert
+    assert_eq!(body["pagination"]["total_count"], json!(3));
+    assert_eq!(body["pagination"]["total_pages"], json!(1));
+    let data = body["data"].as_array().unwrap();
+    assert_eq!(data[0]["id"], json!(watched));
+    let mut quiet: Vec<(String, String)> = data[1..]
+        .iter()
+        .map(|r| {
+            assert_eq!(r["metrics"], Activity::default().metrics(), "{r}");
+            (
+                r["id"].as_str().unwrap().to_string(),
+                r["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    quiet.sort();
+    let mut expected = vec![
+        (draft, "DRAFT".to_string()),
+        (archived, "ARCHIVED".to_string()),
+    ];
+    expected.sort();
+    assert_eq!(quiet, expected);
+}
+
+#[tokio::test]
+async fn total_pages_rounds_up_and_a_page_past_the_end_is_empty() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    for _ in 0..7 {
+        app.create_video(SHOP, json!({})).await;
+    }
+    let key = create_key(&app, SHOP).await;
+
+    // Act
+    let (last, _) = analytics_ok(&app, &key, "/videos?limit=3&page=3").await;
+    let (past, _) = analytics_ok(&app, &key, "/videos?limit=3&page=4").await;
+    let (far, _) = analytics_ok(&app, &key, "/videos?limit=3&page=1000000").await;
+    let (whole, _) = analytics_ok(&app, &key, "/videos?limit=7").await;
+
+    // Assert
+    assert_eq!(ids_of(&last).len(), 1);
+    assert_eq!(
+        last["pagination"],
+        json!({ "page": 3, "limit": 3, "total_count": 7, "total_pages": 3 })
+    );
+    assert_eq!(past["data"], json!([]));
+    assert_eq!(
+        past["pagination"],
+        json!({ "page": 4, "limit": 3, "total_count": 7, "total_pages": 3 })
+    );
+    assert_eq!(far["data"], json!([]));
+    assert_eq!(far["pagination"]["total_count"], json!(7));
+    assert_eq!(ids_of(&whole).len(), 7);
+    assert_eq!(whole["pagination"]["total_pages"], json!(1));
+}
+
+#[tokio::test]
+async fn a_video_record_has_every_field_of_the_spec_with_its_json_type() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let products = [
+        "gid://shopify/Product/1001",
+        "gid://shopify/Product/1002",
+        "gid://shopify/Product/1003",
+    ];
+    let sold = app
+        .create_video(
+            SHOP,
+            json!({
+                "title": "Summer dress",
+                "thumbnail": "https://cdn.example.com/dress.jpg",
+                "duration": 12.5,
+                "productIds": products,
+            }),
+        )
+        .await;
+    let quiet = app
+        .create_video(SHOP, json!({ "title": "Draft", "status": "DRAFT" }))
+        .await;
+    let activity = Activity::new([4, 3, 2, 1], &["19.99"]);
+    record(&app, SHOP, activity.events(&json!({ "videoId": sold }))).await;
+    let key = create_key(&app, SHOP).await;
+
+    // Act
+    let (body, text) = analytics_ok(&app, &key, "/videos").await;
+
+    // Assert
+    assert_eq!(ids_of(&body), vec![sold.clone(), quiet.clone()]);
+    let record = &body["data"][0];
+    assert_eq!(record["id"], json!(sold));
+    assert_eq!(record["title"], json!("Summer dress"));
+    assert_eq!(
+        record["thumbnail_url"],
+        json!("https://cdn.example.com/dress.jpg")
+    );
+    assert!(record["duration"].is_number(), "{record}");
+    assert_eq!(record["duration"].as_f64(), Some(12.5));
+    assert_eq!(record["status"], json!("PUBLISHED"));
+    assert_eq!(record["product_count"], json!(3));
+    assert!(record["product_count"].is_u64(), "{record}");
+    let metrics = &record["metrics"];
+    for name in ["impressions", "views", "clicks", "add_to_cart", "orders"] {
+        assert!(
+            metrics[name].is_u64(),
+            "{name} is not an integer: {metrics}"
+        );
+    }
+    assert!(metrics["revenue"].is_number(), "{metrics}");
+    assert_eq!(*metrics, activity.metrics());
+    let keys: Vec<&String> = record.as_object().unwrap().keys().collect();
+    for field in [
+        "id",
+        "title",
+        "thumbnail_url",
+        "duration",
+        "status",
+        "product_count",
+        "metrics",
+    ] {
+        assert!(record.get(field).is_some(), "{field} missing from {keys:?}");
+    }
+    assert_eq!(body["data"][1]["status"], json!("DRAFT"));
+    assert_eq!(body["data"][1]["product_count"], json!(0));
+    // Money is written with two decimals, as an exact decimal number.
+    assert!(text.contains(r#""revenue":19.99"#), "{text}");
+    assert!(text.contains(r#""revenue":0.00"#), "{text}");
+    for field in ["page", "limit", "total_count", "total_pages"] {
+        assert!(body["pagination"][field].is_u64(), "{}", body["pagination"]);
+    }
+    assert!(body["meta"]["start_date"].is_string());
+    assert!(body["meta"]["end_date"].is_string());
+}
+
+// ---- 5. sorting -------------------------------------------------------------------------------
+
+/// One video or widget as the test arranged it: what every sort key compares.
+struct Arranged {
+    id: String,
+    title: String,
+    created_at: DateTime<Utc>,
+    activity: Activity,
+}
+
+fn compare(key: &str, a: &Arranged, b: &Arranged) -> Ordering {
+    match key {
+        "title" => a.title.cmp(&b.title),
+        "created_at" => a.created_at.cmp(&b.created_at),
+        metric => a.activity.metric(metric).cmp(&b.activity.metric(metric)),
+    }
+}
+
+/// Titles and activity with ties on every key, and one object without any events.
+fn sortable_activity() -> Vec<(&'static str, Activity)> {
+    vec![
+        ("Beta", Activity::new([3, 2, 0, 1], &["5.00"])),
+        ("Alpha", Activity::new([1, 2, 1, 0], &[])),
+        ("Beta", Activity::new([3, 0, 1, 0], &["1.00", "1.50"])),
+        ("Gamma", Activity::new([0, 1, 0, 2], &[])),
+        ("Alpha", Activity::new([2, 2, 1, 1], &["5.00"])),
+        ("Delta", Activity::new([1, 0, 2, 0], &[])),
+        ("Beta", Activity::new([3, 1, 0, 1], &["0.10"])),
+        ("Alpha", Activity::default()),
+    ]
+}
+
+/// `createdAt` of each object listed by the admin API at `path` (`videos` or `widgets`).
+async fn created_at(app: &TestApp, list: &str) -> Vec<(String, DateTime<Utc>)> {
+    let response = app
+        .admin(Method::GET, &format!("/shops/{SHOP}/{list}"))
+        .send()
+        .await
+        .unwrap();
+    let (_, body) = json_of(response).await;
+    body[list]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["id"].as_str().unwrap().to_string(),
+                o["createdAt"].as_str().unwrap().parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Checks the full list at `list` for every sort key in both directions (ties by id ascending),
+/// every record's metrics, and that pages of three, concatenated, give the same order.
+async fn assert_sorted_by_every_key(app: &TestApp, key: &Key, list: &str, arranged: &[Arranged]) {
+    for sort_by in SORT_KEYS {
+        for sort_order in ["asc", "desc"] {
+            let mut expected: Vec<&Arranged> = arranged.iter().collect();
+            expected.sort_by(|a, b| {
+                let order = compare(sort_by, a, b);
+                let order = if sort_order == "desc" {
+                    order.reverse()
+                } else {
+                    order
+                };
+                let (a_id, b_id) = (
+                    Uuid::parse_str(&a.id).unwrap(),
+                    Uuid::parse_str(&b.id).unwrap(),
+                );
+                order.then(a_id.cmp(&b_id))
+            });
+            let expected_ids: Vec<String> = expected.iter().map(|a| a.id.clone()).collect();
+            let query = format!("sort_by={sort_by}&sort_order={sort_order}");
+
+            let (full, _) = analytics_ok(app, key, &format!("{list}?{query}&limit=100")).await;
+            assert_eq!(ids_of(&full), expected_ids, "{list}?{query}");
+            for (record, arranged) in full["data"].as_array().unwrap().iter().zip(&expected) {
+                assert_eq!(record["metrics"], arranged.activity.metrics(), "{record}");
+                assert_eq!(record["title"], json!(arranged.title), "{record}");
+            }
+
+            let mut paged = Vec::new();
+            for page in 1..=3 {
+                let (body, _) =
+                    analytics_ok(app, key, &format!("{list}?{query}&limit=3&page={page}")).await;
+                paged.extend(ids_of(&body));
+            }
+            assert_eq!(paged, expected_ids, "{list}?{query} in pages of 3");
+        }
+    }
+}
+
+#[tokio::test]
+async fn videos_sort_by_every_key_in_both_directions_with_ties_by_id_and_stable_pages() {
+    // Arrange
+    let app = spawn_app_with(|s| s.rate_limit_per_minute = Some(UNLIMITED.to_string())).await;
+    app.create_shop(SHOP).await;
+    let mut events = Vec::new();
+    let mut arranged = Vec::new();
+    for (title, activity) in sortable_activity() {
+        let id = app.create_video(SHOP, json!({ "title": title })).await;
+        events.extend(activity.events(&json!({ "videoId": id })));
+        arranged.push((id, title, activity));
+    }
+    record(&app, SHOP, events).await;
+    let created = created_at(&app, "videos").await;
+    let arranged: Vec<Arranged> = arranged
+        .into_iter()
+        .map(|(id, title, activity)| Arranged {
+            created_at: created.iter().find(|(c, _)| *c == id).unwrap().1,
+            id,
+            title: title.to_string(),
+            activity,
+        })
+        .collect();
+    let key = create_key(&app, SHOP).await;
+
+    // Act and Assert
+    let (default, _) = analytics_ok(&app, &key, "/videos?limit=100").await;
+    let (explicit, _) = analytics_ok(
+        &app,
+        &key,
+        "/videos?limit=100&sort_by=views&sort_order=desc",
+    )
+    .await;
+    assert_eq!(ids_of(&default), ids_of(&explicit));
+    assert_sorted_by_every_key(&app, &key, "/videos", &arranged).await;
+}
+
+#[tokio::test]
+async fn widgets_sort_by_every_key_in_both_directions_with_ties_by_id_and_stable_pages() {
+    // Arrange
+    let app = spawn_app_with(|s| s.rate_limit_per_minute = Some(UNLIMITED.to_string())).await;
+    app.create_shop(SHOP).await;
+    let mut events = Vec::new();
+    let mut arranged = Vec::new();
+    for (title, activity) in sortable_activity() {
+        let id = app.create_widget(SHOP, json!({ "title": title })).await;
+        events.extend(activity.events(&json!({ "widgetId": id })));
+        arranged.push((id, title, activity));
+    }
+    record(&app, SHOP, events).await;
+    let created = created_at(&app, "widgets").await;
+    let arranged: Vec<Arranged> = arranged
+        .into_iter()
+        .map(|(id, title, activity)| Arranged {
+            created_at: created.iter().find(|(c, _)| *c == id).unwrap().1,
+            id,
+            title: title.to_string(),
+            activity,
+        })
+        .collect();
+    let key = create_key(&app, SHOP).await;
+
+    // Act and Assert
+    let (default, _) = analytics_ok(&app, &key, "/widgets?limit=100").await;
+    let (explicit, _) = analytics_ok(
+        &app,
+        &key,
+        "/widgets?limit=100&sort_by=views&sort_order=desc",
+    )
+    .await;
+    assert_eq!(ids_of(&default), ids_of(&explicit));
+    assert_sorted_by_every_key(&app, &key, "/widgets", &arranged).await;
+}
+
+// ---- 6. days in the shop's timezone -----------------------------------------------------------
+
+#[tokio::test]
+async fn a_day_is_a_whole_day_in_the_shops_timezone_with_both_ends_inclusive() {
+    // Arrange
+    let app = spawn_app_with(back_fill).await;
+    create_shop_in(&app, SHOP, "Asia/Kathmandu").await;
+    let video = app.create_video(SHOP, json!({})).await;
+    let widget = app
+        .create_widget(SHOP, json!({ "videoIds": [video] }))
+        .await;
+    let key = create_key(&app, SHOP).await;
+    let kathmandu = chrono_tz::Asia::Kathmandu;
+    let day = minus(Utc::now().date_naive(), 10);
+    // Kathmandu is UTC+05:45 all year: its day starts at 18:15 UTC the day before.
+    let midnight = start_of(day, kathmandu);
+    let next_midnight = start_of(plus(day, 1), kathmandu);
+    let second = chrono::Duration::seconds(1);
+    // 01:45 in Kathmandu, still the day before in UTC: a UTC reading would misplace it.
+    let small_hours = midnight + chrono::Duration::minutes(105);
+    let target = json!({ "videoId": video, "widgetId": widget });
+    let view_at = |t: DateTime<Utc>| {
+        let mut e = event("view", &target);
+        // Sent with the shop's offset: the service must read it as an instant, not a local time.
+        e["timestamp"] = json!(t.with_timezone(&kathmandu).to_rfc3339());
+        e
+    };
+    record(
+        &app,
+        SHOP,
+        vec![
+            at(event("view", &target), midnight - second), // the day before
+            view_at(midnight),                             // the day: its first second
+            at(event("view", &target), small_hours),       // the day
+            view_at(next_midnight - second),               // the day: its last second
+            at(event("view", &target), next_midnight),     // the day after
+        ],
+    )
+    .await;
+    let cases = [
+        (day, day, 3),
+        (minus(day, 1), minus(day, 1), 1),
+        (plus(day, 1), plus(day, 1), 1),
+        (minus(day, 1), day, 4),
+        (day, plus(day, 1), 4),
+        (minus(day, 1), plus(day, 1), 5),
+        (minus(day, 3), minus(day, 2), 0),
+    ];
+
+    for (start, end, views) in cases {
+        let query = range(start, end);
+        // Act
+        let (summary, _) = analytics_ok(&app, &key, &format!("/summary?{query}")).await;
+        let (one, _) = analytics_ok(&app, &key, &format!("/video/{video}?{query}")).await;
+        let (list, _) = analytics_ok(&app, &key, &format!("/videos?{query}")).await;
+        let (widget_one, _) = analytics_ok(&app, &key, &format!("/widget/{widget}?{query}")).await;
+
+        // Assert
+        assert_eq!(summary["data"]["views"], json!(views), "{query}");
+        assert_eq!(one["data"]["metrics"]["views"], json!(views), "{query}");
+        assert_eq!(list["data"][0]["metrics"]["views"], json!(views), "{query}");
+        assert_eq!(
+            widget_one["data"]["metrics"]["views"],
+            json!(views),
+            "{query}"
+        );
+        assert_eq!(
+            summary["meta"],
+            json!({
+                "start_date": format!("{}T18:15:00.000Z", minus(start, 1)),
+                "end_date": format!("{end}T18:14:59.999Z"),
+            }),
+            "{query}"
+        );
+    }
+}
+
+// ---- 7. one video -----------------------------------------------------------------------------
+
+#[tokio::test]
+async fn one_video_answers_its_record_with_the_metrics_of_the_range_and_no_pagination() {
+    // Arrange
+    let app = spawn_app_with(back_fill).await;
+    app.create_shop(SHOP).await;
+    let video = app
+        .create_video(
+            SHOP,
+            json!({
+                "title": "Linen shirt",
+                "thumbnail": "https://cdn.example.com/shirt.jpg",
+                "duration": 30,
+                "productIds": ["gid://shopify/Product/7"],
+            }),
+        )
+        .await;
+    let other = app.create_video(SHOP, json!({})).await;
+    let key = create_key(&app, SHOP).await;
+    let day = minus(Utc::now().date_naive(), 5);
+    let target = json!({ "videoId": video });
+    let noon = start_of(day, chrono_tz::UTC) + chrono::Duration::hours(12);
+    let inside = Activity::new([1, 2, 1, 1], &["7.25"]);
+    let mut events: Vec<Value> = inside
+        .events(&target)
+        .into_iter()
+        .map(|e| at(e, noon))
+        .collect();
+    events.push(at(
+        event("view", &target),
+        start_of(day, chrono_tz::UTC) - chrono::Duration::seconds(1),
+    ));
+    events.push(at(event("view", &target), noon + chrono::Duration::days(3)));
+    events.push(at(event("view", &json!({ "videoId": other })), noon));
+    record(&app, SHOP, events).await;
+    let query = range(day, plus(day, 1));
+
+    // Act
+    let (body, text) = analytics_ok(&app, &key, &format!("/video/{video}?{query}")).await;
+
+    // Assert
+    let data = &body["data"];
+    assert_eq!(data["id"], json!(video));
+    assert_eq!(data["title"], json!("Linen shirt"));
+    assert_eq!(
+        data["thumbnail_url"],
+        json!("https://cdn.example.com/shirt.jpg")
+    );
+    assert_eq!(data["duration"].as_f64(), Some(30.0));
+    assert_eq!(data["status"], json!("PUBLISHED"));
+    assert_eq!(data["product_count"], json!(1));
+    assert_eq!(data["metrics"], inside.metrics());
+    assert!(text.contains(r#""revenue":7.25"#), "{text}");
+    assert_eq!(
+        body["meta"],
+        json!({
+            "start_date": format!("{day}T00:00:00.000Z"),
+            "end_date": format!("{}T23:59:59.999Z", plus(day, 1)),
+        })
+    );
+    assert!(body.get("pagination").is_none(), "{body}");
+    let (list, _) = analytics_ok(&app, &key, &format!("/videos?{query}")).await;
+    let listed = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == json!(video))
+        .unwrap();
+    assert_eq!(listed, data, "the list and the single record agree");
+}
+
+#[tokio::test]
+async fn one_video_is_not_found_when_unknown_malformed_or_another_shops() {
+    // Arrange
+    let app = spawn_app().await;
+    let ours = shop_with_key(&app, SHOP).await;
+    let theirs = shop_with_key(&app, OTHER_SHOP).await;
+
+    for id in [
+        Uuid::now_v7().to_string(),
+        "not-a-video".to_string(),
+        ours.widget.clone(),
+        theirs.video.clone(),
+    ] {
+        // Act
+        let response = analytics(&app, &ours.key, &format!("/video/{id}")).await;
+
+        // Assert
+        assert_error(
+            response,
+            StatusCode::NOT_FOUND,
+            "NOT_FOUND",
+            NOT_FOUND_MESSAGE,
+        )
+        .await;
+    }
+}
+
+// ---- 8. summary and widgets -------------------------------------------------------------------
+
+#[tokio::test]
+async fn the_summary_totals_the_shops_events_with_ctr_and_cvr_to_two_decimals() {
+    // Arrange
+    let app = spawn_app().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let second = app.create_video(SHOP, json!({})).await;
+    let first = json!({ "videoId": fixture.video });
+    let mut events = Activity::new([2, 2, 1, 1], &["10.00", "0.50"]).events(&first);
+    events.extend(Activity::new([1, 1, 0, 0], &[]).events(&json!({ "videoId": second })));
+    // An impression of the widget alone still belongs to the shop's totals.
+    events.push(event("impression", &json!({ "widgetId": fixture.widget })));
+    record(&app, SHOP, events).await;
+
+    // Act
+    let (body, text) = analytics_ok(&app, &fixture.key, "/summary").await;
+
+    // Assert
+    let data = &body["data"];
+    for (name, value) in [
+        ("impressions", 4),
+        ("views", 3),
+        ("clicks", 1),
+        ("add_to_cart", 1),
+        ("orders", 2),
+    ] {
+        assert_eq!(data[name], json!(value), "{name}: {data}");
+    }
+    // 1 click and 2 orders for 3 views.
+    assert!(text.contains(r#""ctr":33.33"#), "{text}");
+    assert!(text.contains(r#""cvr":66.67"#), "{text}");
+    assert!(text.contains(r#""revenue":10.50"#), "{text}");
+    assert!(body["meta"]["start_date"].is_string(), "{body}");
+    assert!(body.get("pagination").is_none(), "{body}");
+}
+
+#[tokio::test]
+async fn the_summary_rates_are_zero_when_there_are_no_views() {
+    // Arrange
+    let app = spawn_app().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let (empty, empty_text) = analytics_ok(&app, &fixture.key, "/summary").await;
+    record(
+        &app,
+        SHOP,
+        Activity::new([3, 0, 2, 0], &["4.00"]).events(&json!({ "videoId": fixture.video })),
+    )
+    .await;
+
+    // Act
+    let (body, text) = analytics_ok(&app, &fixture.key, "/summary").await;
+
+    // Assert
+    assert_eq!(empty["data"]["views"], json!(0));
+    for field in ["ctr", "cvr", "revenue"] {
+        assert!(
+            empty_text.contains(&format!(r#""{field}":0.00"#)),
+            "{empty_text}"
+        );
+    }
+    assert_eq!(body["data"]["clicks"], json!(2));
+    assert_eq!(body["data"]["orders"], json!(1));
+    assert!(text.contains(r#""ctr":0.00"#), "{text}");
+    assert!(text.contains(r#""cvr":0.00"#), "{text}");
+}
+
+#[tokio::test]
+async fn the_widget_list_filters_by_widget_type_and_refuses_an_unknown_type() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let carousel = app
+        .create_widget(SHOP, json!({ "type": "carousel", "title": "C" }))
+        .await;
+    let story = app
+        .create_widget(SHOP, json!({ "type": "story", "title": "S" }))
+        .await;
+    let product_page = app
+        .create_widget(SHOP, json!({ "type": "productpage", "title": "P" }))
+        .await;
+    let second_story = app
+        .create_widget(SHOP, json!({ "type": "story", "title": "S2" }))
+        .await;
+    let key = create_key(&app, SHOP).await;
+
+    // Act
+    let (stories, _) = analytics_ok(
+        &app,
+        &key,
+        "/widgets?widget_type=story&sort_by=title&sort_order=asc",
+    )
+    .await;
+    let (product_pages, _) = analytics_ok(&app, &key, "/widgets?widget_type=productpage").await;
+    let (all, _) = analytics_ok(&app, &key, "/widgets?sort_by=title&sort_order=asc").await;
+    let unknown = analytics(&app, &key, "/widgets?widget_type=banner").await;
+
+    // Assert
+    assert_eq!(ids_of(&stories), vec![story.clone(), second_story.clone()]);
+    assert_eq!(stories["pagination"]["total_count"], json!(2));
+    for record in stories["data"].as_array().unwrap() {
+        assert_eq!(record["type"], json!("story"));
+    }
+    assert_eq!(ids_of(&product_pages), vec![product_page.clone()]);
+    assert_eq!(product_pages["data"][0]["type"], json!("productpage"));
+    assert_eq!(
+        ids_of(&all),
+        vec![carousel, product_page, story, second_story]
+    );
+    assert_eq!(all["pagination"]["total_count"], json!(4));
+    assert_error(
+        unknown,
+        StatusCode::BAD_REQUEST,
+        "INVALID_PARAMETER",
+        "widget_type",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_widget_record_has_its_id_title_type_status_video_count_and_metrics() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let first = app.create_video(SHOP, json!({})).await;
+    let second = app.create_video(SHOP, json!({})).await;
+    let widget = app
+        .create_widget(
+            SHOP,
+            json!({ "type": "story", "title": "Home stories", "status": "draft", "videoIds": [first, second] }),
+        )
+        .await;
+    let quiet = app.create_widget(SHOP, json!({ "title": "Quiet" })).await;
+    let activity = Activity::new([5, 4, 2, 1], &["12.00", "3.45"]);
+    record(
+        &app,
+        SHOP,
+        activity.events(&json!({ "widgetId": widget, "videoId": first })),
+    )
+    .await;
+    let key = create_key(&app, SHOP).await;
+
+    // Act
+    let (list, text) = analytics_ok(&app, &key, "/widgets").await;
+    let (one, _) = analytics_ok(&app, &key, &format!("/widget/{widget}")).await;
+
+    // Assert
+    assert_eq!(ids_of(&list), vec![widget.clone(), quiet]);
+    let record = &list["data"][0];
+    assert_eq!(
+        *record,
+        json!({
+            "id": widget,
+            "title": "Home stories",
+            "type": "story",
+            "status": "draft",
+            "video_count": 2,
+            "metrics": activity.metrics(),
+        })
+    );
+    for name in ["impressions", "views", "clicks", "add_to_cart", "orders"] {
+        assert!(record["metrics"][name].is_u64(), "{record}");
+    }
+    assert!(text.contains(r#""revenue":15.45"#), "{text}");
+    assert!(text.contains(r#""revenue":0.00"#), "{text}");
+    assert_eq!(
+        list["pagination"],
+        json!({ "page": 1, "limit": 10, "total_count": 2, "total_pages": 1 })
+    );
+    assert!(list["meta"]["start_date"].is_string(), "{list}");
+    assert_eq!(one["data"], *record);
+    assert_eq!(one["meta"], list["meta"]);
+    assert!(one.get("pagination").is_none(), "{one}");
+}
+
+#[tokio::test]
+async fn one_widget_is_not_found_when_unknown_malformed_or_another_shops() {
+    // Arrange
+    let app = spawn_app().await;
+    let ours = shop_with_key(&app, SHOP).await;
+    let theirs = shop_with_key(&app, OTHER_SHOP).await;
+
+    for id in [
+        Uuid::now_v7().to_string(),
+        "not-a-widget".to_string(),
+        ours.video.clone(),
+        theirs.widget.clone(),
+    ] {
+        // Act
+        let response = analytics(&app, &ours.key, &format!("/widget/{id}")).await;
+
+        // Assert
+        assert_error(
+            response,
+            StatusCode::NOT_FOUND,
+            "NOT_FOUND",
+            NOT_FOUND_MESSAGE,
+        )
+        .await;
+    }
+}
+
+// ---- 9. money ---------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn revenue_is_the_exact_decimal_sum_of_the_orders() {
+    // Arrange
+    let app = spawn_app().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let target = json!({ "videoId": fixture.video, "widgetId": fixture.widget });
+    let mut events: Vec<Value> = (0..30).map(|_| checkout(&target, json!(0.10))).collect();
+    events.extend((0..3).map(|_| checkout(&target, json!("19.99"))));
+    record(&app, SHOP, events).await;
+
+    for path in endpoints(&fixture.video, &fixture.widget) {
+        // Act
+        let (body, text) = analytics_ok(&app, &fixture.key, &path).await;
+
+        // Assert: 30 × 0.10 + 3 × 19.99
+        assert!(text.contains(r#""revenue":62.97"#), "{path}: {text}");
+        assert!(text.contains(r#""orders":33"#), "{path}: {body}");
+    }
+}
