@@ -755,3 +755,87 @@ async fn ingestion_is_measured() {
         assert!(metrics.contains(name), "{name} missing from /metrics");
     }
 }
+
+// ---- dead letters -------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_batch_clickhouse_rejects_as_malformed_is_set_aside_and_the_pipe_keeps_flowing() {
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let db = &app.clickhouse_database;
+    // Make ClickHouse read our rows wrongly: a fixed-width column where we send a string.
+    clickhouse_query(
+        db,
+        "ALTER TABLE events MODIFY COLUMN currency FixedString(3)",
+    )
+    .await;
+    assert_eq!(
+        app.post_events(SHOP, &event(4)).await.status(),
+        StatusCode::ACCEPTED
+    );
+
+    let dead = app.spool_dir.join("dead");
+    let started = Instant::now();
+    while !std::fs::read_dir(&dead)
+        .unwrap()
+        .any(|e| e.unwrap().path().extension().is_some_and(|x| x == "reason"))
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "the rejected batch was not set aside"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    clickhouse_query(db, "ALTER TABLE events MODIFY COLUMN currency String").await;
+    assert_eq!(
+        app.post_events(SHOP, &event(1)).await.status(),
+        StatusCode::ACCEPTED
+    );
+    expect_rows(db, 1, Duration::from_secs(15)).await;
+    let metrics = app
+        .client
+        .get(format!("{}/metrics", app.metrics_address))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("events_dead_lettered_total"),
+        "dead letters are counted"
+    );
+}
+
+#[tokio::test]
+async fn spool_records_that_are_not_events_are_set_aside_and_the_rest_ships() {
+    // A segment left by an earlier process: one good record, one that is not events.
+    let spool_dir = fresh_spool_dir();
+    std::fs::create_dir_all(&spool_dir).unwrap();
+    let good = json!([{
+        "event_id": Uuid::new_v4(), "shop": SHOP, "local_date": "2026-11-01", "event_time": 1_793_000_000,
+        "received_at": 1_793_000_000, "timestamp_replaced": false, "event_type": "view", "attribution": null,
+        "video_id": "v", "widget_id": "", "session_id": "", "customer_id": "", "product_id": "",
+        "order_id": "", "revenue_e4": 0, "currency": ""
+    }]);
+    let segment = [
+        videoapp::ingest::spool::encode_record(b"{\"not\":\"events\"}"),
+        videoapp::ingest::spool::encode_record(&serde_json::to_vec(&good).unwrap()),
+    ]
+    .concat();
+    std::fs::write(
+        spool_dir.join(format!("{:020}-{}.log", 1, Uuid::now_v7())),
+        segment,
+    )
+    .unwrap();
+
+    let dir = spool_dir.clone();
+    let app = spawn_app_with(move |s| s.spool_dir = Some(dir)).await;
+    expect_rows(&app.clickhouse_database, 1, Duration::from_secs(15)).await;
+    let dead: Vec<_> = std::fs::read_dir(spool_dir.join("dead"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert!(dead[0].to_string_lossy().ends_with(".undecodable"));
+}
