@@ -23,14 +23,25 @@ use crate::config::Config;
 use crate::extract::MAX_ADMIN_BODY_BYTES;
 use crate::ingest::{Ingest, Pipeline};
 use crate::openapi::ApiDoc;
+use crate::storefront::caching::RenderedPages;
 use crate::storefront::view_counts::ViewCounts;
 use crate::warehouse::{migrations, Warehouse};
 use crate::{analytics, changes, db, ops, storefront, telemetry};
 
-/// What every handler can reach. Cheap to clone.
+/// What every handler can reach. One `Arc`: axum clones the state for every request, and the
+/// parts inside (pools, caches, ClickHouse clients with their strings) are not free to clone.
 #[derive(Clone)]
-pub struct AppState {
-    pub config: Arc<Config>,
+pub struct AppState(Arc<Shared>);
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+pub struct Shared {
+    pub config: Config,
     pub db: sqlx::PgPool,
     pub warehouse: Warehouse,
     pub admin_token: AdminToken,
@@ -39,6 +50,7 @@ pub struct AppState {
     pub api_keys: KeyCache,
     pub rate_limit: KeyRateLimit,
     pub view_counts: ViewCounts,
+    pub rendered_pages: RenderedPages,
 }
 
 /// A built service with its listeners bound, so callers (and tests, with port 0) can learn the
@@ -96,17 +108,18 @@ impl Application {
         );
         let rate_limit = KeyRateLimit::new(config.rate_limit_per_minute);
         rate_limit.spawn_reclaimer();
-        let state = AppState {
+        let state = AppState(Arc::new(Shared {
             view_counts: ViewCounts::new(warehouse.clone(), config.view_count_refresh),
+            rendered_pages: RenderedPages::new(256 * 1024 * 1024),
             api_keys,
             rate_limit,
             ingest: pipeline.ingest.clone(),
             catalog,
             admin_token: AdminToken::new(&config.admin_token),
-            config: Arc::new(config),
+            config,
             db,
             warehouse,
-        };
+        }));
         let shutdown_grace = state.config.shutdown_grace;
         let catalog = state.catalog.clone();
         Ok(Application {

@@ -126,8 +126,14 @@ struct Header {
     timezone: Timezone,
 }
 
+/// Numbers every snapshot ever built, so work derived from one can never be mistaken for
+/// another's, even at the same catalog version.
+static SNAPSHOT_IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// What the storefront needs of one shop.
 pub struct ShopSnapshot {
+    /// Unique to this snapshot (see [`SNAPSHOT_IDS`]).
+    pub id: u64,
     pub shop: ShopDomain,
     pub version: i64,
     pub remove_branding: bool,
@@ -226,6 +232,7 @@ impl ShopSnapshot {
             })
             .collect();
         let mut snapshot = ShopSnapshot {
+            id: SNAPSHOT_IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             shop: header.shop,
             version: header.version,
             remove_branding: header.remove_branding,
@@ -391,6 +398,20 @@ impl ShopSnapshot {
 pub enum WidgetJson<'a> {
     Shared(&'a RawValue),
     Owned(Box<RawValue>),
+}
+
+impl WidgetJson<'_> {
+    /// Length of the JSON text.
+    pub fn len(&self) -> usize {
+        match self {
+            WidgetJson::Shared(raw) => raw.get().len(),
+            WidgetJson::Owned(raw) => raw.get().len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 impl Serialize for WidgetJson<'_> {

@@ -498,7 +498,15 @@ mod tests {
         let spool = Spool::open(config.clone()).unwrap();
         spool.append(&[event(1), event(2)]).await.unwrap();
         spool.append(&[event(3)]).await.unwrap();
-        // Three rows: sealed by size.
+        // Three rows: sealed by size (right after the acknowledgement, by the writer thread).
+        let started = Instant::now();
+        while sealed_segments(&dir).unwrap().is_empty() {
+            assert!(
+                started.elapsed() < Duration::from_secs(1),
+                "not sealed by size"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         assert_eq!(sealed_segments(&dir).unwrap().len(), 1);
         spool.append(&[event(4)]).await.unwrap();
         assert_eq!(sealed_segments(&dir).unwrap().len(), 1);

@@ -84,15 +84,20 @@ impl FromRequestParts<AppState> for Signed {
     ) -> Result<Self, Self::Rejection> {
         let raw = parts.uri.query().unwrap_or("");
         let config = &state.config;
-        if !config.insecure_skip_signature {
+        let params = if config.insecure_skip_signature {
+            QueryParams::parse(raw)
+        } else {
             let max_age = config.signature_max_age.as_secs() as i64;
-            if let Err(e) = signature::verify(&config.proxy_secret, raw, Utc::now(), max_age) {
-                metrics::counter!("storefront_signature_failures_total", "reason" => e.metric_label())
-                    .increment(1);
-                return Err(StorefrontError::InvalidSignature(e));
+            match signature::verify(&config.proxy_secret, raw, Utc::now(), max_age) {
+                // The check decoded the parameters already: keep them.
+                Ok(params) => QueryParams(params),
+                Err(e) => {
+                    metrics::counter!("storefront_signature_failures_total", "reason" => e.metric_label())
+                        .increment(1);
+                    return Err(StorefrontError::InvalidSignature(e));
+                }
             }
-        }
-        let params = QueryParams::parse(raw);
+        };
         let shop = params.required("shop", ShopDomain::parse)?;
         Ok(Signed { shop, params })
     }

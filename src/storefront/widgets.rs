@@ -6,12 +6,13 @@ use std::collections::HashSet;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use bytes::Bytes;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::caching::{cached_json, etag};
+use super::caching::{Chunks, Validator};
 use super::error::StorefrontError;
 use super::request::Signed;
 use crate::app::AppState;
@@ -74,6 +75,7 @@ pub struct PageContext {
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+/// The answer as documented; it is sent as [`ContextualHead`] followed by the shared widgets.
 pub struct ContextualWidgets<'a> {
     location: Location,
     context: PageContext,
@@ -154,40 +156,66 @@ pub async fn contextual_widgets(
     }
     let counts = state.view_counts.current(&signed.shop).await;
     let rendered = snapshot.rendered(&counts);
-    let tag = etag(
+    let pinned = requested_version == Some(snapshot.version.to_string().as_str());
+    let validator = Validator::new(
         snapshot.version,
         (location, &context, &only_sorted, rendered.counts_tag()),
+        pinned,
     );
-    let pinned = requested_version == Some(snapshot.version.to_string().as_str());
+    if validator.is_fresh(&headers) {
+        return Ok(validator.not_modified());
+    }
+    let widgets = state
+        .rendered_pages
+        .get_or_render(snapshot.id, &validator, || {
+            // Product-sourced widgets show the current product's videos, on product pages only.
+            let page_product = (location == Location::Product)
+                .then_some(context.product_id.as_ref())
+                .flatten();
+            let widgets: Vec<WidgetJson> = snapshot
+                .widgets()
+                .iter()
+                .filter(|w| only.as_ref().is_none_or(|ids| ids.contains(&w.id())))
+                .filter(|w| {
+                    rules_admit(
+                        w,
+                        location,
+                        context.product_id.as_ref(),
+                        context.collection_id.as_ref(),
+                    )
+                })
+                .filter_map(|w| snapshot.widget_json(&rendered, w, page_product))
+                .collect();
+            let size = widgets.iter().map(WidgetJson::len).sum::<usize>() + widgets.len() + 2;
+            let mut json = Vec::with_capacity(size);
+            serde_json::to_writer(&mut json, &widgets).expect("storefront JSON always serializes");
+            Bytes::from(json)
+        })
+        .await;
+    // Everything before `widgets` is small and per request (it has the timestamp).
+    let head = ContextualHead {
+        location,
+        context,
+        version: snapshot.version.to_string(),
+        timestamp: now_iso(),
+        remove_branding: snapshot.remove_branding,
+    };
+    let mut prefix = serde_json::to_vec(&head).expect("storefront JSON always serializes");
+    prefix.pop(); // the closing brace: the widgets follow
+    prefix.extend_from_slice(b",\"widgets\":");
+    let body = Chunks::new([Bytes::from(prefix), widgets, Bytes::from_static(b"}")]);
+    Ok(validator.ok(axum::body::Body::new(body)))
+}
 
-    Ok(cached_json(&headers, tag, pinned, || {
-        // Product-sourced widgets show the current product's videos, on product pages only.
-        let page_product = (location == Location::Product)
-            .then_some(context.product_id.as_ref())
-            .flatten();
-        let widgets = snapshot
-            .widgets()
-            .iter()
-            .filter(|w| only.as_ref().is_none_or(|ids| ids.contains(&w.id())))
-            .filter(|w| {
-                rules_admit(
-                    w,
-                    location,
-                    context.product_id.as_ref(),
-                    context.collection_id.as_ref(),
-                )
-            })
-            .filter_map(|w| snapshot.widget_json(&rendered, w, page_product))
-            .collect();
-        ContextualWidgets {
-            location,
-            version: snapshot.version.to_string(),
-            timestamp: now_iso(),
-            remove_branding: snapshot.remove_branding,
-            widgets,
-            context,
-        }
-    }))
+/// Everything of a contextual-widgets answer but its widgets, in the answer's field order.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ContextualHead {
+    location: Location,
+    context: PageContext,
+    version: String,
+    timestamp: String,
+    remove_branding: bool,
 }
 
 #[derive(IntoParams)]
@@ -240,12 +268,13 @@ pub async fn widget_by_id(
     }
     let counts = state.view_counts.current(&signed.shop).await;
     let rendered = snapshot.rendered(&counts);
-    let tag = etag(
+    let pinned = q.one("v")? == Some(snapshot.version.to_string().as_str());
+    let validator = Validator::new(
         snapshot.version,
         ("widget-by-id", widget.id(), location, rendered.counts_tag()),
+        pinned,
     );
-    let pinned = q.one("v")? == Some(snapshot.version.to_string().as_str());
-    Ok(cached_json(&headers, tag, pinned, || WidgetById {
+    Ok(validator.respond(&headers, || WidgetById {
         success: true,
         widget: snapshot.widget_json_any(&rendered, widget),
     }))
@@ -302,9 +331,9 @@ pub async fn widgets_list(
     let q = &signed.params;
     let widget_type: WidgetType = q.required("type", str::parse)?;
     let snapshot = snapshot(&state, &signed).await?;
-    let tag = etag(snapshot.version, ("widgets-list", widget_type));
     let pinned = q.one("v")? == Some(snapshot.version.to_string().as_str());
-    Ok(cached_json(&headers, tag, pinned, || {
+    let validator = Validator::new(snapshot.version, ("widgets-list", widget_type), pinned);
+    Ok(validator.respond(&headers, || {
         let widgets: Vec<WidgetSummary> = snapshot
             .widgets()
             .iter()
