@@ -1,5 +1,8 @@
--- Per-video totals of one shop over whole local days, from the daily view (never the raw table).
--- check-params: 'a.myshopify.com', '2026-01-01', '2026-12-31'
+-- Per-video totals of one shop over whole local days, from the views only: whole months from
+-- video_monthly, the partial months at either end from video_daily.
+-- Bound in order: shop, first and last whole month, then shop and the two partial-month edges
+-- (an empty edge is bound as a range that ends before it starts).
+-- check-params: 'a.myshopify.com', '2026-02-01', '2026-11-01', 'a.myshopify.com', '2026-01-15', '2026-01-31', '2026-12-01', '2026-12-10'
 SELECT
     video_id,
     sum(impressions),
@@ -8,6 +11,16 @@ SELECT
     sum(add_to_cart),
     sum(orders),
     sum(revenue_e4)
-FROM video_daily
-WHERE shop_domain = ? AND local_date >= toDate(?) AND local_date <= toDate(?)
+FROM
+(
+    SELECT video_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
+    FROM video_monthly
+    WHERE shop_domain = ? AND month >= toDate(?) AND month <= toDate(?)
+    UNION ALL
+    SELECT video_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
+    FROM video_daily
+    WHERE shop_domain = ?
+      AND ((local_date >= toDate(?) AND local_date <= toDate(?))
+        OR (local_date >= toDate(?) AND local_date <= toDate(?)))
+)
 GROUP BY video_id

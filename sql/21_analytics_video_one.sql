@@ -1,5 +1,6 @@
--- One video's totals over whole local days.
--- check-params: 'a.myshopify.com', '2026-01-01', '2026-12-31', 'video-1'
+-- One video's totals over whole local days (months and edges as in 20_analytics_video_totals).
+-- Bound in order: shop, months, video, then shop, edges, video.
+-- check-params: 'a.myshopify.com', '2026-02-01', '2026-11-01', 'x-1', 'a.myshopify.com', '2026-01-15', '2026-01-31', '2026-12-01', '2026-12-10', 'x-1'
 SELECT
     video_id,
     sum(impressions),
@@ -8,6 +9,18 @@ SELECT
     sum(add_to_cart),
     sum(orders),
     sum(revenue_e4)
-FROM video_daily
-WHERE shop_domain = ? AND local_date >= toDate(?) AND local_date <= toDate(?) AND video_id = ?
+FROM
+(
+    SELECT video_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
+    FROM video_monthly
+    WHERE shop_domain = ? AND month >= toDate(?) AND month <= toDate(?)
+      AND video_id = ?
+    UNION ALL
+    SELECT video_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
+    FROM video_daily
+    WHERE shop_domain = ?
+      AND ((local_date >= toDate(?) AND local_date <= toDate(?))
+        OR (local_date >= toDate(?) AND local_date <= toDate(?)))
+      AND video_id = ?
+)
 GROUP BY video_id

@@ -1,5 +1,6 @@
 -- One widget's totals over whole local days.
--- check-params: 'a.myshopify.com', '2026-01-01', '2026-12-31', 'widget-1'
+-- Bound in order: shop, months, widget, then shop, edges, widget.
+-- check-params: 'a.myshopify.com', '2026-02-01', '2026-11-01', 'x-1', 'a.myshopify.com', '2026-01-15', '2026-01-31', '2026-12-01', '2026-12-10', 'x-1'
 SELECT
     widget_id,
     sum(impressions),
@@ -8,6 +9,18 @@ SELECT
     sum(add_to_cart),
     sum(orders),
     sum(revenue_e4)
-FROM widget_daily
-WHERE shop_domain = ? AND local_date >= toDate(?) AND local_date <= toDate(?) AND widget_id = ?
+FROM
+(
+    SELECT widget_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
+    FROM widget_monthly
+    WHERE shop_domain = ? AND month >= toDate(?) AND month <= toDate(?)
+      AND widget_id = ?
+    UNION ALL
+    SELECT widget_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
+    FROM widget_daily
+    WHERE shop_domain = ?
+      AND ((local_date >= toDate(?) AND local_date <= toDate(?))
+        OR (local_date >= toDate(?) AND local_date <= toDate(?)))
+      AND widget_id = ?
+)
 GROUP BY widget_id

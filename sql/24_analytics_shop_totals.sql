@@ -1,6 +1,8 @@
 -- The shop's totals over whole local days: every event counts once (events without a video sit
 -- under video_id '').
--- check-params: 'a.myshopify.com', '2026-01-01', '2026-12-31'
+-- Bound in order: shop, first and last whole month, then shop and the two partial-month edges
+-- (an empty edge is bound as a range that ends before it starts).
+-- check-params: 'a.myshopify.com', '2026-02-01', '2026-11-01', 'a.myshopify.com', '2026-01-15', '2026-01-31', '2026-12-01', '2026-12-10'
 SELECT
     sum(impressions),
     sum(views),
@@ -8,5 +10,15 @@ SELECT
     sum(add_to_cart),
     sum(orders),
     sum(revenue_e4)
-FROM video_daily
-WHERE shop_domain = ? AND local_date >= toDate(?) AND local_date <= toDate(?)
+FROM
+(
+    SELECT impressions, views, clicks, add_to_cart, orders, revenue_e4
+    FROM video_monthly
+    WHERE shop_domain = ? AND month >= toDate(?) AND month <= toDate(?)
+    UNION ALL
+    SELECT impressions, views, clicks, add_to_cart, orders, revenue_e4
+    FROM video_daily
+    WHERE shop_domain = ?
+      AND ((local_date >= toDate(?) AND local_date <= toDate(?))
+        OR (local_date >= toDate(?) AND local_date <= toDate(?)))
+)

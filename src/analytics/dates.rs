@@ -1,6 +1,6 @@
 //! The analytics date range: whole days in the shop's timezone, both ends inclusive.
 
-use chrono::{DateTime, Days, NaiveDate, SecondsFormat, TimeZone, Utc};
+use chrono::{DateTime, Datelike, Days, NaiveDate, SecondsFormat, TimeZone, Utc};
 use chrono_tz::Tz;
 
 use super::error::AnalyticsError;
@@ -74,6 +74,59 @@ impl DateRange {
     }
 }
 
+/// A range cut for the views: whole months (read from the monthly view) and the partial months
+/// at either end (read from the daily view). Every day of the range is in exactly one part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MonthSplit {
+    /// First days of the first and last whole month; `None` when no month is whole.
+    pub months: Option<(NaiveDate, NaiveDate)>,
+    /// Days before the first whole month, and after the last one (or the whole range).
+    pub edges: [Option<(NaiveDate, NaiveDate)>; 2],
+}
+
+fn first_of_month(d: NaiveDate) -> NaiveDate {
+    d.with_day(1).expect("every month has a first day")
+}
+
+fn first_of_next_month(d: NaiveDate) -> NaiveDate {
+    first_of_month(d)
+        .checked_add_months(chrono::Months::new(1))
+        .unwrap_or(NaiveDate::MAX)
+}
+
+impl DateRange {
+    pub fn split_by_month(&self) -> MonthSplit {
+        let first_whole = if self.start.day() == 1 {
+            self.start
+        } else {
+            first_of_next_month(self.start)
+        };
+        // The day after the last whole month.
+        let after_whole = if self.end.succ_opt().is_some_and(|next| next.day() == 1) {
+            self.end.succ_opt().unwrap_or(NaiveDate::MAX)
+        } else {
+            first_of_month(self.end)
+        };
+        if first_whole >= after_whole {
+            return MonthSplit {
+                months: None,
+                edges: [Some((self.start, self.end)), None],
+            };
+        }
+        let last_whole_month = after_whole
+            .pred_opt()
+            .map(first_of_month)
+            .unwrap_or(first_whole);
+        let before = (self.start < first_whole)
+            .then(|| (self.start, first_whole.pred_opt().unwrap_or(first_whole)));
+        let after = (after_whole <= self.end).then_some((after_whole, self.end));
+        MonthSplit {
+            months: Some((first_whole, last_whole_month)),
+            edges: [before, after],
+        }
+    }
+}
+
 /// Local midnight, or the first instant of the day where a DST change skips midnight.
 fn start_of_day(date: NaiveDate, tz: Tz) -> DateTime<Utc> {
     let midnight = date.and_hms_opt(0, 0, 0).expect("midnight exists");
@@ -141,6 +194,70 @@ mod tests {
         assert!(
             DateRange::parse(Some("2026-05-01"), Some("2026-05-01"), day("2026-11-21")).is_ok()
         );
+    }
+
+    #[test]
+    fn a_range_splits_into_whole_months_and_partial_edges_covering_each_day_once() {
+        let split = |a, b| {
+            DateRange {
+                start: day(a),
+                end: day(b),
+            }
+            .split_by_month()
+        };
+        let s = split("2025-11-22", "2026-11-21");
+        assert_eq!(s.months, Some((day("2025-12-01"), day("2026-10-01"))));
+        assert_eq!(
+            s.edges,
+            [
+                Some((day("2025-11-22"), day("2025-11-30"))),
+                Some((day("2026-11-01"), day("2026-11-21")))
+            ]
+        );
+        let s = split("2026-02-01", "2026-02-28");
+        assert_eq!(s.months, Some((day("2026-02-01"), day("2026-02-01"))));
+        assert_eq!(s.edges, [None, None]);
+        let s = split("2026-02-10", "2026-03-05");
+        assert_eq!(s.months, None);
+        assert_eq!(
+            s.edges,
+            [Some((day("2026-02-10"), day("2026-03-05"))), None]
+        );
+        let s = split("2026-01-01", "2026-03-15");
+        assert_eq!(s.months, Some((day("2026-01-01"), day("2026-02-01"))));
+        assert_eq!(
+            s.edges,
+            [None, Some((day("2026-03-01"), day("2026-03-15")))]
+        );
+        // Every day of many ranges falls in exactly one part.
+        let base = day("2024-01-01");
+        for a in (0..800).step_by(37) {
+            for len in [0u64, 1, 27, 28, 29, 30, 31, 45, 59, 60, 61, 200, 365] {
+                let range = DateRange {
+                    start: base + Days::new(a),
+                    end: base + Days::new(a + len),
+                };
+                let s = range.split_by_month();
+                let mut d = range.start;
+                while d <= range.end {
+                    let in_months = s
+                        .months
+                        .is_some_and(|(f, l)| first_of_month(d) >= f && first_of_month(d) <= l);
+                    let in_edges = s
+                        .edges
+                        .iter()
+                        .flatten()
+                        .filter(|(f, l)| d >= *f && d <= *l)
+                        .count();
+                    assert_eq!(usize::from(in_months) + in_edges, 1, "{range:?} {d}");
+                    d = d.succ_opt().unwrap();
+                }
+                if let Some((f, l)) = s.months {
+                    assert!(f >= first_of_month(range.start) && l <= range.end);
+                    assert!(first_of_next_month(l) <= range.end.succ_opt().unwrap());
+                }
+            }
+        }
     }
 
     #[test]

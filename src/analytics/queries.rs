@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use chrono::NaiveDate;
 use clickhouse::Row;
 use serde::Deserialize;
 
@@ -48,18 +49,40 @@ async fn run<T>(
     }
 }
 
-fn keyed(
+/// Binds a range query's parameters in the order its text expects (see `sql/20_…`): the shop,
+/// the whole months and `id`, then the shop, the two partial-month edges and `id` again.
+fn bound(
     warehouse: &Warehouse,
     sql: &str,
     shop: &ShopDomain,
     range: &DateRange,
+    id: Option<&str>,
 ) -> clickhouse::query::Query {
-    warehouse
+    // A part with no days is bound as a range that ends before it starts (with dates every
+    // ClickHouse Date can hold).
+    let empty = (
+        NaiveDate::from_ymd_opt(2100, 1, 1).expect("valid date"),
+        NaiveDate::from_ymd_opt(1970, 1, 1).expect("valid date"),
+    );
+    let split = range.split_by_month();
+    let (first_month, last_month) = split.months.unwrap_or(empty);
+    let mut query = warehouse
         .client()
         .query(sql)
         .bind(shop.as_str())
-        .bind(range.start.to_string())
-        .bind(range.end.to_string())
+        .bind(first_month.to_string())
+        .bind(last_month.to_string());
+    if let Some(id) = id {
+        query = query.bind(id);
+    }
+    query = query.bind(shop.as_str());
+    for (first, last) in split.edges.map(|edge| edge.unwrap_or(empty)) {
+        query = query.bind(first.to_string()).bind(last.to_string());
+    }
+    if let Some(id) = id {
+        query = query.bind(id);
+    }
+    query
 }
 
 /// Totals per id (video or widget) with any events in the range.
@@ -69,7 +92,7 @@ async fn by_id(
     shop: &ShopDomain,
     range: &DateRange,
 ) -> Result<HashMap<String, Totals>, AnalyticsError> {
-    let rows: Vec<KeyedTotals> = run(keyed(warehouse, sql, shop, range).fetch_all()).await?;
+    let rows: Vec<KeyedTotals> = run(bound(warehouse, sql, shop, range, None).fetch_all()).await?;
     Ok(rows.into_iter().map(|r| (r.id, r.totals)).collect())
 }
 
@@ -81,7 +104,7 @@ async fn one(
     id: &str,
 ) -> Result<Totals, AnalyticsError> {
     let row: Option<KeyedTotals> =
-        run(keyed(warehouse, sql, shop, range).bind(id).fetch_optional()).await?;
+        run(bound(warehouse, sql, shop, range, Some(id)).fetch_optional()).await?;
     Ok(row.map(|r| r.totals).unwrap_or_default())
 }
 
@@ -125,6 +148,6 @@ pub async fn shop_totals(
     range: &DateRange,
 ) -> Result<Totals, AnalyticsError> {
     let totals: Option<Totals> =
-        run(keyed(warehouse, SHOP_TOTALS_SQL, shop, range).fetch_optional()).await?;
+        run(bound(warehouse, SHOP_TOTALS_SQL, shop, range, None).fetch_optional()).await?;
     Ok(totals.unwrap_or_default())
 }

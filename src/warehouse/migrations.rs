@@ -23,6 +23,21 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0002_daily_views.sql",
         sql: include_str!("../../clickhouse/0002_daily_views.sql"),
     },
+    Migration {
+        version: 3,
+        name: "0003_monthly_views.sql",
+        sql: include_str!("../../clickhouse/0003_monthly_views.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "0004_video_monthly_backfill.sql",
+        sql: include_str!("../../clickhouse/0004_video_monthly_backfill.sql"),
+    },
+    Migration {
+        version: 5,
+        name: "0005_widget_monthly_backfill.sql",
+        sql: include_str!("../../clickhouse/0005_widget_monthly_backfill.sql"),
+    },
 ];
 
 const LEDGER_CREATE_SQL: &str = include_str!("../../sql/00_ledger_create.sql");

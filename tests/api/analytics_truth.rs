@@ -40,11 +40,13 @@ struct GeneratedEvent {
     cents: i64,
 }
 
-/// Two weeks around New York's return to standard time (2026-11-01 06:00 UTC).
+/// Ten weeks from late August: whole months for the monthly view, partial ones for the daily
+/// view, and New York's return to standard time (2026-11-01 06:00 UTC) inside.
 fn window_start() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 10, 25, 0, 0, 0).unwrap()
+    Utc.with_ymd_and_hms(2026, 8, 24, 0, 0, 0).unwrap()
 }
-const WINDOW_SECONDS: i64 = 14 * 86_400;
+const WINDOW_DAYS: u64 = 70;
+const WINDOW_SECONDS: i64 = WINDOW_DAYS as i64 * 86_400;
 
 fn events() -> impl Strategy<Value = Vec<GeneratedEvent>> {
     let event = (
@@ -68,12 +70,13 @@ fn events() -> impl Strategy<Value = Vec<GeneratedEvent>> {
     proptest::collection::vec(event, 50..250)
 }
 
-/// A date range inside the window, as day offsets.
+/// Date ranges over the window (a day either side too), as day offsets; one always spans it.
 fn ranges() -> impl Strategy<Value = Vec<(u64, u64)>> {
-    proptest::collection::vec(
-        (0..16u64, 0..16u64).prop_map(|(a, b)| (a.min(b), a.max(b))),
-        3,
-    )
+    let range = (0..WINDOW_DAYS + 2, 0..WINDOW_DAYS + 2).prop_map(|(a, b)| (a.min(b), a.max(b)));
+    proptest::collection::vec(range, 3).prop_map(|mut ranges| {
+        ranges.push((0, WINDOW_DAYS + 1));
+        ranges
+    })
 }
 
 #[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
@@ -357,7 +360,9 @@ async fn check(app: &TestApp, world: &World, events: &[GeneratedEvent], ranges: 
 fn every_metric_matches_a_recount_of_the_events_sent() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let app = runtime.block_on(spawn_app_with(|s| {
-        s.event_max_past_seconds = Some((3 * 365 * 86_400).to_string());
+        // Every generated timestamp is kept as sent, whenever the test runs.
+        s.event_max_past_seconds = Some((50 * 365 * 86_400).to_string());
+        s.event_max_future_seconds = Some((50 * 365 * 86_400).to_string());
         s.rate_limit_per_minute = Some("100000".to_string());
     }));
     let mut runner = TestRunner::new(ProptestConfig {
