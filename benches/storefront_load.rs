@@ -22,7 +22,7 @@
 mod support;
 
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::http::header::CONTENT_TYPE;
@@ -32,12 +32,14 @@ use axum::Router;
 use tokio::net::TcpListener;
 use tokio::runtime::Runtime;
 
+use support::load::{
+    cores, cpu_model, format_latency, median, parse_wrk, wrk_version, CpuSnapshot, Wrk,
+    DISTURBED_CORES,
+};
 use support::BenchApp;
 
 /// The target: the service serves at least this share of the ceiling's requests/s.
 const TARGET_RATIO: f64 = 0.60;
-/// Linux's USER_HZ, the unit of /proc CPU times (100 on every supported architecture).
-const TICKS_PER_SECOND: f64 = 100.0;
 
 fn main() -> ExitCode {
     if !std::env::args().any(|arg| arg == "--bench") {
@@ -110,24 +112,6 @@ impl LoadSettings {
             diagnose: flag("STOREFRONT_LOAD_DIAGNOSE"),
         })
     }
-}
-
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// `wrk`'s version line, or `None` when it is not installed.
-fn wrk_version() -> Option<String> {
-    // `wrk -v` prints its banner and usage, and exits non-zero: only "not found" matters.
-    let output = std::process::Command::new("wrk").arg("-v").output().ok()?;
-    let text = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    Some(
-        text.lines()
-            .find(|l| l.starts_with("wrk "))
-            .map(|l| l.split(" Copyright").next().unwrap_or(l).trim().to_string())
-            .unwrap_or_else(|| "wrk (unknown version)".to_string()),
-    )
 }
 
 struct Target {
@@ -372,9 +356,6 @@ struct Figures {
     errors: u64,
 }
 
-/// Other processes or steal above this many cores make a round not comparable.
-const DISTURBED_CORES: f64 = 0.15;
-
 impl Figures {
     fn disturbed(&self) -> bool {
         self.other_cpu > DISTURBED_CORES || self.steal > DISTURBED_CORES
@@ -429,191 +410,40 @@ impl Figures {
     }
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        (values[mid - 1] + values[mid]) / 2.0
-    }
-}
-
 async fn measure(url: &str, load: &LoadSettings) -> Result<Figures, String> {
-    let warmup = wrk(url, load, load.warmup_seconds).await?;
-    check_wrk(&warmup)?;
-    let before = CpuSnapshot::take();
-    let output = wrk(url, load, load.seconds).await?;
-    let after = CpuSnapshot::take();
+    let wrk = |seconds: u64| Wrk {
+        url,
+        threads: load.threads,
+        connections: load.connections,
+        seconds,
+        script: None,
+        script_args: Vec::new(),
+    };
+    wrk(load.warmup_seconds).run().await?;
+    let before = CpuSnapshot::take(&[]);
+    let output = wrk(load.seconds).run().await?;
+    let after = CpuSnapshot::take(&[]);
     if load.verbose {
         for line in output.lines() {
             println!("      {line}");
         }
     }
-    check_wrk(&output)?;
-    let mut figures = parse_wrk(&output)?;
+    let summary = parse_wrk(&output)?;
+    let mut figures = Figures {
+        requests_per_second: summary.requests_per_second,
+        p50: summary.p50,
+        p99: summary.p99,
+        errors: summary.non_2xx + summary.socket_errors,
+        ..Figures::default()
+    };
     if let (Some(before), Some(after)) = (before, after) {
-        let seconds = after.at.duration_since(before.at).as_secs_f64();
-        let own = (after.own_ticks - before.own_ticks) / TICKS_PER_SECOND;
-        let children = (after.children_ticks - before.children_ticks) / TICKS_PER_SECOND;
-        let busy = (after.machine_busy_ticks - before.machine_busy_ticks) / TICKS_PER_SECOND;
-        figures.server_cpu = own / seconds;
-        figures.wrk_cpu = children / seconds;
-        figures.other_cpu = ((busy - own - children) / seconds).max(0.0);
-        figures.steal =
-            (after.machine_steal_ticks - before.machine_steal_ticks) / TICKS_PER_SECOND / seconds;
-        figures.faults_per_request = (after.minor_faults - before.minor_faults)
-            / (figures.requests_per_second * seconds).max(1.0);
+        let usage = before.until(&after);
+        figures.server_cpu = usage.own;
+        figures.wrk_cpu = usage.children;
+        figures.other_cpu = usage.other;
+        figures.steal = usage.steal;
+        figures.faults_per_request =
+            usage.minor_faults / (figures.requests_per_second * usage.seconds).max(1.0);
     }
     Ok(figures)
-}
-
-/// CPU accounting from /proc (Linux): this process, its reaped children (wrk), the machine.
-struct CpuSnapshot {
-    at: Instant,
-    own_ticks: f64,
-    children_ticks: f64,
-    minor_faults: f64,
-    machine_busy_ticks: f64,
-    machine_steal_ticks: f64,
-}
-
-impl CpuSnapshot {
-    fn take() -> Option<CpuSnapshot> {
-        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-        // Fields after the parenthesised command name, from field 3 (state) on.
-        let fields: Vec<f64> = stat[stat.rfind(')')? + 2..]
-            .split_whitespace()
-            .map(|f| f.parse().unwrap_or(0.0))
-            .collect();
-        // minflt is field 10, utime 14, stime 15, cutime 16, cstime 17.
-        let field = |n: usize| fields.get(n - 3).copied();
-        let machine = std::fs::read_to_string("/proc/stat").ok()?;
-        // cpu  user nice system idle iowait irq softirq steal guest guest_nice
-        let cpu: Vec<f64> = machine
-            .lines()
-            .next()?
-            .split_whitespace()
-            .skip(1)
-            .map(|f| f.parse().unwrap_or(0.0))
-            .collect();
-        let cpu_field = |n: usize| cpu.get(n).copied().unwrap_or(0.0);
-        Some(CpuSnapshot {
-            at: Instant::now(),
-            own_ticks: field(14)? + field(15)?,
-            children_ticks: field(16)? + field(17)?,
-            minor_faults: field(10)?,
-            // Process time only: interrupt time (loopback delivery runs there) is nobody's.
-            machine_busy_ticks: cpu_field(0) + cpu_field(1) + cpu_field(2),
-            machine_steal_ticks: cpu_field(7),
-        })
-    }
-}
-
-async fn wrk(url: &str, load: &LoadSettings, seconds: u64) -> Result<String, String> {
-    let mut command = tokio::process::Command::new("wrk");
-    command
-        .arg(format!("-t{}", load.threads))
-        .arg(format!("-c{}", load.connections))
-        .arg(format!("-d{seconds}s"))
-        .arg("--timeout")
-        .arg("10s")
-        .arg("--latency")
-        .arg(url)
-        .kill_on_drop(true);
-    let limit = Duration::from_secs(seconds + 30);
-    let output = tokio::time::timeout(limit, command.output())
-        .await
-        .map_err(|_| format!("wrk did not finish within {limit:?}"))?
-        .map_err(|e| format!("cannot run wrk: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "wrk failed ({}): {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-}
-
-fn check_wrk(output: &str) -> Result<(), String> {
-    if !output.contains("Requests/sec:") {
-        return Err(format!("unexpected wrk output:\n{output}"));
-    }
-    Ok(())
-}
-
-fn parse_wrk(output: &str) -> Result<Figures, String> {
-    let value_after = |label: &str| -> Option<&str> {
-        output
-            .lines()
-            .find_map(|l| l.trim().strip_prefix(label))
-            .map(str::trim)
-    };
-    let requests_per_second: f64 = value_after("Requests/sec:")
-        .and_then(|v| v.parse().ok())
-        .ok_or("wrk printed no Requests/sec")?;
-    let percentile = |p: &str| -> Result<Duration, String> {
-        value_after(p)
-            .and_then(parse_duration)
-            .ok_or_else(|| format!("wrk printed no {p} latency"))
-    };
-    let non_2xx: u64 = value_after("Non-2xx or 3xx responses:")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    // "Socket errors: connect 0, read 0, write 0, timeout 0"
-    let socket_errors: u64 = value_after("Socket errors:")
-        .map(|v| {
-            v.split(',')
-                .filter_map(|part| part.split_whitespace().nth(1)?.parse::<u64>().ok())
-                .sum()
-        })
-        .unwrap_or(0);
-    Ok(Figures {
-        requests_per_second,
-        p50: percentile("50%")?,
-        p99: percentile("99%")?,
-        errors: non_2xx + socket_errors,
-        ..Figures::default()
-    })
-}
-
-/// wrk's durations: `635.91us`, `1.04ms`, `2.00s`, `1.50m`.
-fn parse_duration(text: &str) -> Option<Duration> {
-    let split = text.find(|c: char| c.is_ascii_alphabetic())?;
-    let (number, unit) = text.split_at(split);
-    let number: f64 = number.trim().parse().ok()?;
-    let seconds = match unit.trim() {
-        "us" => number / 1e6,
-        "ms" => number / 1e3,
-        "s" => number,
-        "m" => number * 60.0,
-        "h" => number * 3600.0,
-        _ => return None,
-    };
-    Some(Duration::from_secs_f64(seconds))
-}
-
-fn format_latency(d: Duration) -> String {
-    let micros = d.as_secs_f64() * 1e6;
-    if micros < 1000.0 {
-        format!("{micros:.0} µs")
-    } else {
-        format!("{:.2} ms", micros / 1000.0)
-    }
-}
-
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_string())
 }

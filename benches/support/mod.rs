@@ -8,8 +8,13 @@
 // Each bench target uses its own part of this module.
 #![allow(dead_code)]
 
+pub mod load;
+pub mod open_loop;
+
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::time::Duration;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use chrono::Utc;
@@ -37,7 +42,7 @@ pub const VIDEOS_PER_MANUAL_WIDGET: usize = 10;
 pub const WIDGETS_AT_HOME: usize = 20;
 
 /// Longer than any run, so one pre-signed URL stays valid throughout.
-const SIGNATURE_MAX_AGE_SECONDS: &str = "3600";
+pub const SIGNATURE_MAX_AGE_SECONDS: &str = "3600";
 /// Start-up (connect, migrate, seed) must never hang a run.
 const START_TIMEOUT: Duration = Duration::from_secs(180);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -76,6 +81,23 @@ pub struct Databases {
 }
 
 impl Databases {
+    /// Names a fresh `bench_<uuid>` pair and a spool directory, and creates the Postgres
+    /// database (the service's migrations create the ClickHouse one). Returns the database's
+    /// URL too. Fails the process with a clear message when Postgres is unreachable.
+    pub async fn create() -> (Databases, String) {
+        let id = Uuid::new_v4().simple().to_string();
+        let databases = Databases {
+            postgres_admin_url: postgres_admin_url(),
+            postgres: format!("bench_{id}"),
+            clickhouse_url: clickhouse_url(),
+            clickhouse: format!("bench_{id}"),
+            spool_dir: std::env::temp_dir().join(format!("videoapp-bench-{id}")),
+        };
+        let database_url =
+            create_database(&databases.postgres_admin_url, &databases.postgres).await;
+        (databases, database_url)
+    }
+
     /// Drops both databases and the spool directory. Call it after the runtime that ran the
     /// service is gone (its pools and listener would otherwise hold the database open).
     /// Best effort: a failure is reported, not fatal.
@@ -146,41 +168,19 @@ impl BenchApp {
     }
 
     async fn start_inner() -> BenchApp {
-        let id = Uuid::new_v4().simple().to_string();
-        let databases = Databases {
-            postgres_admin_url: postgres_admin_url(),
-            postgres: format!("bench_{id}"),
-            clickhouse_url: clickhouse_url(),
-            clickhouse: format!("bench_{id}"),
-            spool_dir: std::env::temp_dir().join(format!("videoapp-bench-{id}")),
-        };
-        let database_url =
-            create_database(&databases.postgres_admin_url, &databases.postgres).await;
+        let (databases, database_url) = Databases::create().await;
+        let id = &databases.postgres["bench_".len()..];
         let admin_token = format!("bench-admin-token-{id}");
         let secret = format!("bench-proxy-secret-{id}");
         let settings = Settings {
-            database_url: Some(database_url),
-            clickhouse_url: Some(databases.clickhouse_url.clone()),
-            clickhouse_database: Some(databases.clickhouse.clone()),
-            listen: Some("127.0.0.1:0".to_string()),
-            metrics_listen: Some("127.0.0.1:0".to_string()),
-            proxy_secret: Some(secret.clone()),
-            admin_token: Some(admin_token.clone()),
-            spool_dir: Some(databases.spool_dir.clone()),
             signature_max_age_seconds: Some(SIGNATURE_MAX_AGE_SECONDS.to_string()),
-            shutdown_grace_seconds: Some("1".to_string()),
-            ..Settings::default()
+            ..service_settings(database_url, &databases, &admin_token, &secret)
         };
-        let config = settings
-            .server_config()
-            .unwrap_or_else(|e| fail(format!("bench settings: {e}")));
-        let app = Application::build(config)
-            .await
-            .unwrap_or_else(|e| fail(format!("the service did not build: {e:#}")));
-        let base_url = format!("http://{}", app.local_addr());
-        let router = app.router();
-        let catalog = app.catalog_cache();
-        tokio::spawn(app.run_until(std::future::pending()));
+        let Service {
+            base_url,
+            router,
+            catalog,
+        } = start_service(settings).await;
 
         let bench = BenchApp {
             base_url,
@@ -189,11 +189,7 @@ impl BenchApp {
             databases,
             secret: ProxySecret::new(secret),
         };
-        let admin = Admin {
-            client: reqwest::Client::new(),
-            base: format!("{}/admin/v1/shops/{SHOP}", bench.base_url),
-            token: admin_token,
-        };
+        let admin = Admin::new(&bench.base_url, admin_token);
         seed(&admin).await;
         bench.warm_up().await;
         bench
@@ -247,9 +243,59 @@ impl BenchApp {
     }
 }
 
-async fn create_database(admin_url: &str, name: &str) -> String {
+/// The service's settings for `databases`: listeners on port 0, a short shutdown grace, and
+/// everything else at its default. Adjust fields with struct update syntax.
+pub fn service_settings(
+    database_url: String,
+    databases: &Databases,
+    admin_token: &str,
+    secret: &str,
+) -> Settings {
+    Settings {
+        database_url: Some(database_url),
+        clickhouse_url: Some(databases.clickhouse_url.clone()),
+        clickhouse_database: Some(databases.clickhouse.clone()),
+        listen: Some("127.0.0.1:0".to_string()),
+        metrics_listen: Some("127.0.0.1:0".to_string()),
+        proxy_secret: Some(secret.to_string()),
+        admin_token: Some(admin_token.to_string()),
+        spool_dir: Some(databases.spool_dir.clone()),
+        shutdown_grace_seconds: Some("1".to_string()),
+        ..Settings::default()
+    }
+}
+
+/// The real service, built with `Application::build` and serving on this runtime until the
+/// process ends.
+pub struct Service {
+    /// `http://127.0.0.1:PORT`.
+    pub base_url: String,
+    pub router: Router,
+    pub catalog: CatalogCache,
+}
+
+/// Builds the service from `settings` (migrating both databases) and starts serving. Fails the
+/// process with one clear line when it cannot.
+pub async fn start_service(settings: Settings) -> Service {
+    let config = settings
+        .server_config()
+        .unwrap_or_else(|e| fail(format!("bench settings: {e}")));
+    let app = Application::build(config)
+        .await
+        .unwrap_or_else(|e| fail(format!("the service did not build: {e:#}")));
+    let service = Service {
+        base_url: format!("http://{}", app.local_addr()),
+        router: app.router(),
+        catalog: app.catalog_cache(),
+    };
+    tokio::spawn(app.run_until(std::future::pending()));
+    service
+}
+
+/// A connection to the Postgres server's maintenance database, or one clear line and exit 2.
+async fn connect_admin(admin_url: &str) -> PgConnection {
     let connect = PgConnection::connect(admin_url);
-    let mut admin = match tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
+    match tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
         Ok(Ok(conn)) => conn,
         Ok(Err(e)) => fail(format!(
             "Postgres is not reachable at {} ({e}). Start it with \
@@ -262,14 +308,429 @@ async fn create_database(admin_url: &str, name: &str) -> String {
              `source scripts/lib.sh && ensure_stack`",
             redact(admin_url)
         )),
-    };
+    }
+}
+
+/// The URL of database `name` on the server of `admin_url`.
+pub fn database_url(admin_url: &str, name: &str) -> String {
+    let mut url = url::Url::parse(admin_url)
+        .unwrap_or_else(|e| fail(format!("the Postgres URL {}: {e}", redact(admin_url))));
+    url.set_path(name);
+    url.to_string()
+}
+
+/// `POST` here records shopper events (DESIGN §5).
+pub const EVENTS: &str = "/apps/videoapp_sub/analytics";
+
+/// At most this many of the service's warning and error log lines are echoed.
+const ECHOED_LOG_LINES: usize = 40;
+
+/// The real service as a process of its own: the `videoapp` binary cargo built for this bench
+/// target (`target/release/videoapp` under `cargo bench`), running `serve`, so that its CPU time
+/// and its memory are its own. Killed when dropped.
+pub struct ServiceProcess {
+    child: Child,
+    pub pid: u32,
+    /// `http://127.0.0.1:PORT`.
+    pub base_url: String,
+    /// `http://127.0.0.1:PORT/metrics` (the Prometheus listener).
+    pub metrics_url: String,
+    pub binary: PathBuf,
+    secret: ProxySecret,
+}
+
+impl ServiceProcess {
+    /// Starts `videoapp serve` against `databases` with the production defaults (batch size and
+    /// age, spool cap, log level), except for what a bench must set: loopback listeners on port
+    /// 0, JSON logs (the "serving" line names the addresses), fresh secrets, the bench spool
+    /// directory and `VIDEOAPP_SIGNATURE_MAX_AGE_SECONDS=3600` (one pre-signed URL for the whole
+    /// run). `RUST_LOG` and `VIDEOAPP_BATCH_*` are passed on when set. Then creates the bench
+    /// shop through the admin API.
+    pub async fn start(
+        databases: &Databases,
+        database_url: &str,
+    ) -> Result<ServiceProcess, String> {
+        let binary = PathBuf::from(env!("CARGO_BIN_EXE_videoapp"));
+        let id = &databases.postgres["bench_".len()..];
+        let admin_token = format!("bench-admin-token-{id}");
+        let secret = format!("bench-proxy-secret-{id}");
+        let mut command = Command::new(&binary);
+        command
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("DATABASE_URL", database_url)
+            .env("CLICKHOUSE_URL", &databases.clickhouse_url)
+            .env("CLICKHOUSE_DATABASE", &databases.clickhouse)
+            .env("VIDEOAPP_LISTEN", "127.0.0.1:0")
+            .env("VIDEOAPP_METRICS_LISTEN", "127.0.0.1:0")
+            .env("VIDEOAPP_LOG_FORMAT", "json")
+            .env("VIDEOAPP_PROXY_SECRET", &secret)
+            .env("VIDEOAPP_ADMIN_TOKEN", &admin_token)
+            .env("VIDEOAPP_SPOOL_DIR", &databases.spool_dir)
+            .env(
+                "VIDEOAPP_SIGNATURE_MAX_AGE_SECONDS",
+                SIGNATURE_MAX_AGE_SECONDS,
+            );
+        if let Ok(filter) = std::env::var("RUST_LOG") {
+            command.env("RUST_LOG", filter);
+        }
+        // Experiments only (BENCHMARKS.md): batch settings given to the harness reach the
+        // service; a plain run leaves them at their defaults.
+        for (name, value) in batch_overrides() {
+            command.env(name, value);
+        }
+        let mut child = command
+            .arg("serve")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let mut service = ServiceProcess {
+            pid: child.id(),
+            child,
+            base_url: String::new(),
+            metrics_url: String::new(),
+            binary,
+            secret: ProxySecret::new(secret),
+        };
+        let (addresses, serving) = tokio::sync::oneshot::channel();
+        std::thread::Builder::new()
+            .name("service-log".into())
+            .spawn(move || read_service_log(stderr, addresses))
+            .map_err(|e| format!("cannot read the service's log: {e}"))?;
+        let (listen, metrics) = match tokio::time::timeout(START_TIMEOUT, serving).await {
+            Ok(Ok(Ok(addresses))) => addresses,
+            Ok(Ok(Err(log))) => return Err(format!("the service exited before serving:\n{log}")),
+            Ok(Err(_)) => return Err("the service's log ended before serving".to_string()),
+            Err(_) => {
+                return Err(format!(
+                    "the service did not serve within {START_TIMEOUT:?}"
+                ))
+            }
+        };
+        service.base_url = format!("http://{listen}");
+        service.metrics_url = format!("http://{metrics}/metrics");
+        seed_shop(&Admin::new(&service.base_url, admin_token)).await?;
+        Ok(service)
+    }
+
+    /// Path and query of a freshly signed events request for the bench shop, as the app proxy
+    /// forwards the widget loader's beacon (`logged_in_customer_id` empty: an anonymous shopper).
+    /// The signature covers only the query, so one URL serves every request of a run.
+    pub fn events_uri(&self) -> String {
+        let params = [
+            ("shop", SHOP),
+            ("logged_in_customer_id", ""),
+            ("path_prefix", PATH_PREFIX),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        format!(
+            "{EVENTS}?{}",
+            signed_query(&self.secret, &params, Utc::now())
+        )
+    }
+
+    /// The Prometheus exposition of the service.
+    pub async fn metrics(&self, client: &reqwest::Client) -> Result<String, String> {
+        let response = client
+            .get(&self.metrics_url)
+            .timeout(CONNECT_TIMEOUT)
+            .send()
+            .await
+            .and_then(|r| r.error_for_status())
+            .map_err(|e| format!("GET {}: {e}", self.metrics_url))?;
+        response
+            .text()
+            .await
+            .map_err(|e| format!("GET {}: {e}", self.metrics_url))
+    }
+
+    /// Peak and current resident memory of the process, in KiB (`VmHWM`, `VmRSS`).
+    pub fn memory_kib(&self) -> Option<(u64, u64)> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).ok()?;
+        let field = |name: &str| -> Option<u64> {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))?
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .ok()
+        };
+        Some((field("VmHWM:")?, field("VmRSS:")?))
+    }
+
+    /// SIGTERM, then waits for the graceful exit (at most `limit`; killed after that).
+    pub async fn stop(mut self, limit: Duration) -> Result<std::process::ExitStatus, String> {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.pid as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .map_err(|e| format!("SIGTERM to the service: {e}"))?;
+        let started = Instant::now();
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return Ok(status),
+                Ok(None) if started.elapsed() < limit => {
+                    tokio::time::sleep(Duration::from_millis(50)).await
+                }
+                Ok(None) => {
+                    return Err(format!(
+                        "the service did not stop within {limit:?} of SIGTERM"
+                    ))
+                }
+                Err(e) => return Err(format!("waiting for the service: {e}")),
+            }
+        }
+    }
+}
+
+/// `VIDEOAPP_BATCH_*` settings in this process's environment, which [`ServiceProcess::start`]
+/// passes on.
+pub fn batch_overrides() -> Vec<(String, String)> {
+    std::env::vars()
+        .filter(|(name, _)| name.starts_with("VIDEOAPP_BATCH_"))
+        .collect()
+}
+
+/// A failed run must not leave a server behind.
+impl Drop for ServiceProcess {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Reads the service's JSON log: reports the addresses of its "videoapp serving" line (or, if it
+/// exits first, its last lines), then keeps draining it so it never blocks on a full pipe,
+/// echoing warnings and errors.
+fn read_service_log(
+    stderr: std::process::ChildStderr,
+    addresses: tokio::sync::oneshot::Sender<Result<(String, String), String>>,
+) {
+    let mut lines = BufReader::new(stderr).lines().map_while(Result::ok);
+    let mut seen = Vec::new();
+    let mut addresses = Some(addresses);
+    for line in lines.by_ref() {
+        let entry: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        if entry["message"] == "videoapp serving" {
+            let listen = entry["listen"].as_str().unwrap_or_default().to_string();
+            let metrics = entry["metrics"].as_str().unwrap_or_default().to_string();
+            if let Some(tx) = addresses.take() {
+                let _ = tx.send(Ok((listen, metrics)));
+            }
+            break;
+        }
+        seen.push(line);
+        if seen.len() > 20 {
+            seen.remove(0);
+        }
+    }
+    if let Some(tx) = addresses {
+        let _ = tx.send(Err(seen.join("\n")));
+        return;
+    }
+    let mut echoed = 0;
+    for line in lines {
+        let entry: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        let level = entry["level"].as_str().unwrap_or("");
+        if matches!(level, "WARN" | "ERROR") || entry.is_null() {
+            echoed += 1;
+            if echoed <= ECHOED_LOG_LINES {
+                eprintln!(
+                    "  service log: {}",
+                    line.chars().take(400).collect::<String>()
+                );
+            } else if echoed == ECHOED_LOG_LINES + 1 {
+                eprintln!("  service log: (further warnings and errors not shown)");
+            }
+        }
+    }
+}
+
+/// The value of a Prometheus series without labels, or the sum over all of a name's labelled
+/// series.
+pub fn metric_value(exposition: &str, name: &str) -> Option<f64> {
+    let values: Vec<f64> = exposition
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let rest = l.strip_prefix(name)?;
+            let rest = match rest.strip_prefix('{') {
+                Some(labelled) => &labelled[labelled.find('}')? + 1..],
+                None => rest,
+            };
+            rest.strip_prefix(' ')?.trim().parse::<f64>().ok()
+        })
+        .collect();
+    (!values.is_empty()).then(|| values.iter().sum())
+}
+
+/// Runs `sql` on the bench ClickHouse server in `database` and returns its output, trimmed.
+pub async fn clickhouse_query(
+    client: &reqwest::Client,
+    database: &str,
+    sql: &str,
+) -> Result<String, String> {
+    let response = client
+        .post(format!("{}/?database={database}", clickhouse_url()))
+        .timeout(CONNECT_TIMEOUT)
+        .body(sql.to_string())
+        .send()
+        .await
+        .map_err(|e| {
+            format!(
+                "ClickHouse at {} did not answer ({e}). Start it with \
+                 `source scripts/lib.sh && ensure_stack`",
+                clickhouse_url()
+            )
+        })?;
+    let status = response.status();
+    let text = response.text().await.unwrap_or_default();
+    if !status.is_success() {
+        return Err(format!("ClickHouse: {sql}: {status}: {}", text.trim()));
+    }
+    Ok(text.trim().to_string())
+}
+
+async fn create_database(admin_url: &str, name: &str) -> String {
+    let mut admin = connect_admin(admin_url).await;
     admin
         .execute(format!(r#"CREATE DATABASE "{name}""#).as_str())
         .await
         .unwrap_or_else(|e| fail(format!("CREATE DATABASE {name}: {e}")));
-    let mut url = url::Url::parse(admin_url).expect("the admin URL parsed once already");
-    url.set_path(name);
-    url.to_string()
+    database_url(admin_url, name)
+}
+
+/// Creates database `name` unless it exists (a long-lived bench database); returns its URL.
+pub async fn ensure_database(admin_url: &str, name: &str) -> String {
+    let mut admin = connect_admin(admin_url).await;
+    let exists: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
+            .bind(name)
+            .fetch_one(&mut admin)
+            .await
+            .unwrap_or_else(|e| fail(format!("looking for database {name}: {e}")));
+    if !exists {
+        admin
+            .execute(format!(r#"CREATE DATABASE "{name}""#).as_str())
+            .await
+            .unwrap_or_else(|e| fail(format!("CREATE DATABASE {name}: {e}")));
+    }
+    database_url(admin_url, name)
+}
+
+/// Drops database `name` if it exists, closing its connections.
+pub async fn drop_database(admin_url: &str, name: &str) {
+    let mut admin = connect_admin(admin_url).await;
+    admin
+        .execute(format!(r#"DROP DATABASE IF EXISTS "{name}" WITH (FORCE)"#).as_str())
+        .await
+        .unwrap_or_else(|e| fail(format!("DROP DATABASE {name}: {e}")));
+}
+
+/// What `pgrep -fa 'storefront_load|ingest_load|wrk '` would list, without this process: other
+/// load runs (or their builds) that share the cores. Each entry is `pid command line`.
+pub fn other_benchmarks() -> Vec<String> {
+    const PATTERNS: [&str; 3] = ["storefront_load", "ingest_load", "wrk "];
+    let own = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == own {
+            continue;
+        }
+        let Ok(raw) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&raw)
+            .split('\0')
+            .filter(|a| !a.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if PATTERNS.iter().any(|p| cmdline.contains(p)) {
+            let short: String = cmdline.chars().take(120).collect();
+            found.push(format!("{pid} {short}"));
+        }
+    }
+    found
+}
+
+/// CPU time from /proc (Linux), in clock ticks (USER_HZ, 100 per second).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuTicks {
+    /// user + nice + system over all cores.
+    pub machine_busy: f64,
+    pub machine_steal: f64,
+    /// This process (user + system).
+    pub own: f64,
+    /// Processes whose command name starts with one of the names given to [`CpuTicks::take`]
+    /// (e.g. the database servers).
+    pub named: f64,
+}
+
+pub const TICKS_PER_SECOND: f64 = 100.0;
+
+impl CpuTicks {
+    pub fn take(names: &[&str]) -> CpuTicks {
+        let process = |path: &std::path::Path| -> Option<(String, f64)> {
+            let stat = std::fs::read_to_string(path).ok()?;
+            let name = stat[stat.find('(')? + 1..stat.rfind(')')?].to_string();
+            let fields: Vec<f64> = stat[stat.rfind(')')? + 2..]
+                .split_whitespace()
+                .map(|f| f.parse().unwrap_or(0.0))
+                .collect();
+            // utime is field 14, stime 15; `fields` starts at field 3.
+            Some((name, fields.get(11)? + fields.get(12)?))
+        };
+        let mut ticks = CpuTicks::default();
+        if let Ok(machine) = std::fs::read_to_string("/proc/stat") {
+            let cpu: Vec<f64> = machine
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .split_whitespace()
+                .skip(1)
+                .map(|f| f.parse().unwrap_or(0.0))
+                .collect();
+            let field = |n: usize| cpu.get(n).copied().unwrap_or(0.0);
+            ticks.machine_busy = field(0) + field(1) + field(2);
+            ticks.machine_steal = field(7);
+        }
+        ticks.own = process(std::path::Path::new("/proc/self/stat")).map_or(0.0, |(_, t)| t);
+        if let Ok(entries) = std::fs::read_dir("/proc") {
+            for entry in entries.flatten() {
+                if !entry
+                    .file_name()
+                    .to_string_lossy()
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+                {
+                    continue;
+                }
+                if let Some((name, t)) = process(&entry.path().join("stat")) {
+                    if names.iter().any(|n| name.starts_with(n)) {
+                        ticks.named += t;
+                    }
+                }
+            }
+        }
+        ticks
+    }
 }
 
 /// The URL without its password, for messages.
@@ -293,7 +754,20 @@ struct Admin {
 }
 
 impl Admin {
-    async fn send(&self, method: reqwest::Method, path: &str, body: Value) -> Value {
+    fn new(base_url: &str, token: String) -> Admin {
+        Admin {
+            client: reqwest::Client::new(),
+            base: format!("{base_url}/admin/v1/shops/{SHOP}"),
+            token,
+        }
+    }
+
+    async fn try_send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Value,
+    ) -> Result<Value, String> {
         let url = format!("{}{path}", self.base);
         let response = self
             .client
@@ -302,13 +776,19 @@ impl Admin {
             .json(&body)
             .send()
             .await
-            .unwrap_or_else(|e| fail(format!("{method} {url}: {e}")));
+            .map_err(|e| format!("{method} {url}: {e}"))?;
         let status = response.status();
         let text = response.text().await.unwrap_or_default();
         if !status.is_success() {
-            fail(format!("{method} {url} answered {status}: {text}"));
+            return Err(format!("{method} {url} answered {status}: {text}"));
         }
-        serde_json::from_str(&text).unwrap_or(Value::Null)
+        Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    async fn send(&self, method: reqwest::Method, path: &str, body: Value) -> Value {
+        self.try_send(method, path, body)
+            .await
+            .unwrap_or_else(|e| fail(e))
     }
 }
 
@@ -529,17 +1009,23 @@ fn widget_plan(rng: &mut StdRng, video_ids: &[String]) -> Vec<Value> {
     widgets
 }
 
-/// The shop, its products, videos and widgets, through the admin API. Deterministic.
-async fn seed(admin: &Admin) {
-    const PARALLEL: usize = 8;
-    let mut rng = StdRng::seed_from_u64(0x5eed);
+/// The bench shop itself (no catalog), through the admin API.
+async fn seed_shop(admin: &Admin) -> Result<(), String> {
     admin
-        .send(
+        .try_send(
             reqwest::Method::PUT,
             "",
             json!({ "name": "Bench Store", "currency": "EUR", "timezone": "Europe/Paris" }),
         )
-        .await;
+        .await
+        .map(drop)
+}
+
+/// The shop, its products, videos and widgets, through the admin API. Deterministic.
+async fn seed(admin: &Admin) {
+    const PARALLEL: usize = 8;
+    let mut rng = StdRng::seed_from_u64(0x5eed);
+    seed_shop(admin).await.unwrap_or_else(|e| fail(e));
     let products: Vec<Value> = (0..PRODUCTS).map(|i| product(&mut rng, i)).collect();
     admin
         .send(
