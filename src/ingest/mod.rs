@@ -8,7 +8,6 @@ pub mod spool;
 use std::time::Duration;
 
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
 use crate::warehouse::Warehouse;
 use event::TimeWindow;
@@ -36,7 +35,7 @@ pub struct Ingest {
 pub struct Pipeline {
     pub ingest: Ingest,
     stop: watch::Sender<bool>,
-    shipper: JoinHandle<()>,
+    shipper: std::thread::JoinHandle<()>,
 }
 
 impl Pipeline {
@@ -50,7 +49,19 @@ impl Pipeline {
         let spool = Spool::open(config.spool)?;
         let shipper = Shipper::new(spool.clone(), warehouse, config.shipper)?;
         let (stop, stopped) = watch::channel(false);
-        let shipper = tokio::spawn(shipper.run(stopped, grace));
+        // The shipper reads, decodes and deletes whole segments: on a thread and runtime of its
+        // own, so that work never stalls the request workers.
+        let shipper = std::thread::Builder::new()
+            .name("spool-shipper".into())
+            .spawn(move || {
+                match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(runtime) => runtime.block_on(shipper.run(stopped, grace)),
+                    Err(e) => tracing::error!(error = %e, "cannot start the shipper's runtime"),
+                }
+            })?;
         Ok(Pipeline {
             ingest: Ingest {
                 spool,
@@ -67,6 +78,7 @@ impl Pipeline {
     pub async fn shutdown(self) {
         self.ingest.spool.seal().await;
         let _ = self.stop.send(true);
-        let _ = self.shipper.await;
+        let shipper = self.shipper;
+        let _ = tokio::task::spawn_blocking(move || shipper.join()).await;
     }
 }

@@ -334,16 +334,18 @@ impl Writer {
         }
         let active = self.active.as_mut().expect("just created");
         let before = active.len;
-        let mut written = 0u64;
         let mut rows = 0;
-        let result = (|| {
-            for append in appends {
-                active.file.write_all(&append.record)?;
-                written += append.record.len() as u64;
-                rows += append.rows;
-            }
-            active.file.sync_data()
-        })();
+        // One write for the whole group, then one fdatasync.
+        let mut group = Vec::with_capacity(appends.iter().map(|a| a.record.len()).sum());
+        for append in appends {
+            group.extend_from_slice(&append.record);
+            rows += append.rows;
+        }
+        let written = group.len() as u64;
+        let result = active
+            .file
+            .write_all(&group)
+            .and_then(|()| active.file.sync_data());
         match result {
             Ok(()) => {
                 active.len += written;
