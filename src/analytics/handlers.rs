@@ -18,7 +18,7 @@ use super::error::AnalyticsError;
 use super::queries::{self, Totals};
 use crate::app::AppState;
 use crate::catalog::domain::{VideoStatus, WidgetStatus, WidgetType};
-use crate::catalog::{shops, videos, widgets};
+use crate::catalog::{videos, widgets};
 use crate::error::ErrorBody;
 use crate::extract::AppPath;
 
@@ -92,10 +92,12 @@ impl Params {
         state: &AppState,
         caller: &Caller,
     ) -> Result<(DateRange, Meta, chrono_tz::Tz), AnalyticsError> {
-        let shop = shops::get(&state.db, &caller.shop)
-            .await
-            .map_err(|_| AnalyticsError::InvalidApiKey)?;
-        let tz = shop.timezone.tz();
+        // The shop's timezone from the cached catalog snapshot: no query on the hot path.
+        let snapshot =
+            state.catalog.get(&caller.shop).await.map_err(|e| {
+                AnalyticsError::Internal(anyhow::anyhow!("catalog load failed: {e}"))
+            })?;
+        let tz = snapshot.ok_or(AnalyticsError::InvalidApiKey)?.timezone.tz();
         let today = Utc::now().with_timezone(&tz).date_naive();
         let range = DateRange::parse(self.get("start_date"), self.get("end_date"), today)?;
         let meta = Meta {
@@ -386,10 +388,12 @@ pub async fn list_videos(
     let params = Params::parse(query);
     let listing = Listing::parse(&params)?;
     let (range, meta, _) = params.range(&state, &caller).await?;
-    let catalog = videos::list(&state.db, &caller.shop)
-        .await
-        .map_err(catalog_error)?;
-    let totals = queries::video_totals(&state.warehouse, &caller.shop, &range).await?;
+    // Postgres and ClickHouse answer at the same time.
+    let (catalog, totals) = tokio::join!(
+        videos::list(&state.db, &caller.shop),
+        queries::video_totals(&state.warehouse, &caller.shop, &range)
+    );
+    let (catalog, totals) = (catalog.map_err(catalog_error)?, totals?);
     let (rows, pagination) = listing.apply(&catalog, |v| (v.id, &v.title, v.created_at), totals);
     let data = rows.into_iter().map(|(v, t)| video_record(v, t)).collect();
     Ok(Json(VideoList {
@@ -591,11 +595,12 @@ pub async fn list_widgets(
     ];
     let only_type = params.one_of("widget_type", None, &types)?;
     let (range, meta, _) = params.range(&state, &caller).await?;
-    let mut catalog = widgets::list(&state.db, &caller.shop)
-        .await
-        .map_err(catalog_error)?;
+    let (catalog, totals) = tokio::join!(
+        widgets::list(&state.db, &caller.shop),
+        queries::widget_totals(&state.warehouse, &caller.shop, &range)
+    );
+    let (mut catalog, totals) = (catalog.map_err(catalog_error)?, totals?);
     catalog.retain(|w| only_type.is_none_or(|t| w.widget_type == t));
-    let totals = queries::widget_totals(&state.warehouse, &caller.shop, &range).await?;
     let (rows, pagination) = listing.apply(&catalog, |w| (w.id, &w.title, w.created_at), totals);
     let data = rows.into_iter().map(|(w, t)| widget_record(w, t)).collect();
     Ok(Json(WidgetList {

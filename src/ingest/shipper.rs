@@ -140,6 +140,10 @@ impl Shipper {
         let sealed = self.spool.sealed();
         let mut deadline: Option<Instant> = None;
         loop {
+            if stop.has_changed().is_err() {
+                // The pipeline was dropped without a shutdown: the process is ending.
+                return;
+            }
             if deadline.is_none() && *stop.borrow() {
                 deadline = Some(Instant::now() + grace);
             }
@@ -163,7 +167,11 @@ impl Shipper {
                 }
                 tokio::select! {
                     () = sealed.notified() => {}
-                    _ = stop.changed() => {}
+                    changed = stop.changed() => {
+                        if changed.is_err() {
+                            return; // the pipeline is gone without a shutdown: nothing to wait for
+                        }
+                    }
                     () = tokio::time::sleep(Duration::from_secs(1)) => {}
                 }
                 continue;
@@ -222,7 +230,11 @@ impl Shipper {
                     };
                     tokio::select! {
                         () = tokio::time::sleep(wait) => {}
-                        _ = stop.changed() => {}
+                        changed = stop.changed() => {
+                            if changed.is_err() {
+                                return false;
+                            }
+                        }
                     }
                     if deadline.is_some_and(|d| Instant::now() >= d)
                         || (deadline.is_none() && *stop.borrow())
