@@ -1,8 +1,9 @@
 -- Per-video totals of one shop over whole local days, from the views only: whole months from
 -- video_monthly, the partial months at either end from video_daily.
--- Bound in order: shop, first and last whole month, then shop and the two partial-month edges
--- (an empty edge is bound as a range that ends before it starts).
--- check-params: 'a.myshopify.com', '2026-02-01', '2026-11-01', 'a.myshopify.com', '2026-01-15', '2026-01-31', '2026-12-01', '2026-12-10'
+-- Bound in order, for each part (whole months, then the partial month before, then the one
+-- after): the shop, the first and last date (an empty part is bound as a range that ends before
+-- it starts) and, for one video or widget, its id. Each part is one primary-key range.
+-- check-params: 'a.myshopify.com', '2026-02-01', '2026-11-01', 'a.myshopify.com', '2026-01-15', '2026-01-31', 'a.myshopify.com', '2026-12-01', '2026-12-10'
 SELECT
     video_id,
     sum(impressions),
@@ -19,8 +20,10 @@ FROM
     UNION ALL
     SELECT video_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
     FROM video_daily
-    WHERE shop_domain = ?
-      AND ((local_date >= toDate(?) AND local_date <= toDate(?))
-        OR (local_date >= toDate(?) AND local_date <= toDate(?)))
+    WHERE shop_domain = ? AND local_date >= toDate(?) AND local_date <= toDate(?)
+    UNION ALL
+    SELECT video_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
+    FROM video_daily
+    WHERE shop_domain = ? AND local_date >= toDate(?) AND local_date <= toDate(?)
 )
 GROUP BY video_id

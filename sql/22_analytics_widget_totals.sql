@@ -1,7 +1,8 @@
--- Per-widget totals of one shop over whole local days (months and edges as for videos).
--- Bound in order: shop, first and last whole month, then shop and the two partial-month edges
--- (an empty edge is bound as a range that ends before it starts).
--- check-params: 'a.myshopify.com', '2026-02-01', '2026-11-01', 'a.myshopify.com', '2026-01-15', '2026-01-31', '2026-12-01', '2026-12-10'
+-- Per-widget totals of one shop over whole local days (parts as for videos).
+-- Bound in order, for each part (whole months, then the partial month before, then the one
+-- after): the shop, the first and last date (an empty part is bound as a range that ends before
+-- it starts) and, for one video or widget, its id. Each part is one primary-key range.
+-- check-params: 'a.myshopify.com', '2026-02-01', '2026-11-01', 'a.myshopify.com', '2026-01-15', '2026-01-31', 'a.myshopify.com', '2026-12-01', '2026-12-10'
 SELECT
     widget_id,
     sum(impressions),
@@ -18,8 +19,10 @@ FROM
     UNION ALL
     SELECT widget_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
     FROM widget_daily
-    WHERE shop_domain = ?
-      AND ((local_date >= toDate(?) AND local_date <= toDate(?))
-        OR (local_date >= toDate(?) AND local_date <= toDate(?)))
+    WHERE shop_domain = ? AND local_date >= toDate(?) AND local_date <= toDate(?)
+    UNION ALL
+    SELECT widget_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
+    FROM widget_daily
+    WHERE shop_domain = ? AND local_date >= toDate(?) AND local_date <= toDate(?)
 )
 GROUP BY widget_id

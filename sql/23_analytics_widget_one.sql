@@ -1,6 +1,8 @@
 -- One widget's totals over whole local days.
--- Bound in order: shop, months, widget, then shop, edges, widget.
--- check-params: 'a.myshopify.com', '2026-02-01', '2026-11-01', 'x-1', 'a.myshopify.com', '2026-01-15', '2026-01-31', '2026-12-01', '2026-12-10', 'x-1'
+-- Bound in order, for each part (whole months, then the partial month before, then the one
+-- after): the shop, the first and last date (an empty part is bound as a range that ends before
+-- it starts) and, for one video or widget, its id. Each part is one primary-key range.
+-- check-params: 'a.myshopify.com', '2026-02-01', '2026-11-01', 'x-1', 'a.myshopify.com', '2026-01-15', '2026-01-31', 'x-1', 'a.myshopify.com', '2026-12-01', '2026-12-10', 'x-1'
 SELECT
     widget_id,
     sum(impressions),
@@ -18,9 +20,12 @@ FROM
     UNION ALL
     SELECT widget_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
     FROM widget_daily
-    WHERE shop_domain = ?
-      AND ((local_date >= toDate(?) AND local_date <= toDate(?))
-        OR (local_date >= toDate(?) AND local_date <= toDate(?)))
+    WHERE shop_domain = ? AND local_date >= toDate(?) AND local_date <= toDate(?)
+      AND widget_id = ?
+    UNION ALL
+    SELECT widget_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
+    FROM widget_daily
+    WHERE shop_domain = ? AND local_date >= toDate(?) AND local_date <= toDate(?)
       AND widget_id = ?
 )
 GROUP BY widget_id

@@ -49,8 +49,9 @@ async fn run<T>(
     }
 }
 
-/// Binds a range query's parameters in the order its text expects (see `sql/20_…`): the shop,
-/// the whole months and `id`, then the shop, the two partial-month edges and `id` again.
+/// Binds a range query's parameters in the order its text expects (see `sql/20_…`): for each
+/// part (whole months, the partial month before them, the one after) the shop, the part's first
+/// and last date, and `id` when the query is about one video or widget.
 fn bound(
     warehouse: &Warehouse,
     sql: &str,
@@ -65,22 +66,16 @@ fn bound(
         NaiveDate::from_ymd_opt(1970, 1, 1).expect("valid date"),
     );
     let split = range.split_by_month();
-    let (first_month, last_month) = split.months.unwrap_or(empty);
-    let mut query = warehouse
-        .client()
-        .query(sql)
-        .bind(shop.as_str())
-        .bind(first_month.to_string())
-        .bind(last_month.to_string());
-    if let Some(id) = id {
-        query = query.bind(id);
-    }
-    query = query.bind(shop.as_str());
-    for (first, last) in split.edges.map(|edge| edge.unwrap_or(empty)) {
-        query = query.bind(first.to_string()).bind(last.to_string());
-    }
-    if let Some(id) = id {
-        query = query.bind(id);
+    let parts = [split.months, split.edges[0], split.edges[1]];
+    let mut query = warehouse.client().query(sql);
+    for (first, last) in parts.map(|part| part.unwrap_or(empty)) {
+        query = query
+            .bind(shop.as_str())
+            .bind(first.to_string())
+            .bind(last.to_string());
+        if let Some(id) = id {
+            query = query.bind(id);
+        }
     }
     query
 }
