@@ -59,7 +59,7 @@ use tokio::runtime::{Handle, Runtime};
 use uuid::Uuid;
 
 use support::load::{
-    cores, cpu_model, format_latency, median, value_after, wait_for_quiet_machine, wrk_version,
+    cores, cpu_model, format_latency, median, preflight, value_after, wait_for_quiet_machine,
     CpuSnapshot, CpuUsage, Wrk, DISTURBED_CORES,
 };
 use support::open_loop::{OpenLoop, OpenLoopReport};
@@ -84,16 +84,9 @@ const USER_AGENT: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X)
                           Safari/604.1";
 
 fn main() -> ExitCode {
-    if !std::env::args().any(|arg| arg == "--bench") {
-        println!("skipped: load run is for cargo bench");
-        return ExitCode::SUCCESS;
-    }
-    let Some(wrk) = wrk_version() else {
-        eprintln!(
-            "error: the load generator `wrk` is not installed. Install it with \
-             `apt-get install wrk` (Debian), then run `cargo bench --bench ingest_load` again."
-        );
-        return ExitCode::from(2);
+    let wrk = match preflight("ingest_load") {
+        Ok(wrk) => wrk,
+        Err(code) => return code,
     };
     let settings = match Settings::from_env() {
         Ok(settings) => settings,

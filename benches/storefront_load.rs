@@ -33,7 +33,7 @@ use tokio::net::TcpListener;
 use tokio::runtime::Runtime;
 
 use support::load::{
-    cores, cpu_model, format_latency, median, parse_wrk, wrk_version, CpuSnapshot, Wrk,
+    cores, cpu_model, format_latency, median, parse_wrk, preflight, CpuSnapshot, Wrk,
     DISTURBED_CORES,
 };
 use support::BenchApp;
@@ -42,16 +42,9 @@ use support::BenchApp;
 const TARGET_RATIO: f64 = 0.60;
 
 fn main() -> ExitCode {
-    if !std::env::args().any(|arg| arg == "--bench") {
-        println!("skipped: load run is for cargo bench");
-        return ExitCode::SUCCESS;
-    }
-    let Some(wrk) = wrk_version() else {
-        eprintln!(
-            "error: the load generator `wrk` is not installed. Install it with \
-             `apt-get install wrk` (Debian), then run `cargo bench --bench storefront_load` again."
-        );
-        return ExitCode::from(2);
+    let wrk = match preflight("storefront_load") {
+        Ok(wrk) => wrk,
+        Err(code) => return code,
     };
     let load = match LoadSettings::from_env() {
         Ok(load) => load,

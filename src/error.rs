@@ -61,8 +61,6 @@ pub enum ApiError {
     Validation { field: String, message: String },
     #[error("{0} not found")]
     NotFound(&'static str),
-    #[error("{0}")]
-    Conflict(String),
     /// Detail is logged by the middleware, never sent.
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
@@ -86,7 +84,6 @@ impl ApiError {
             ApiError::PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
             ApiError::Validation { .. } => (StatusCode::BAD_REQUEST, "VALIDATION_ERROR"),
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "NOT_FOUND"),
-            ApiError::Conflict(_) => (StatusCode::CONFLICT, "CONFLICT"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL_ERROR"),
         }
     }

@@ -33,6 +33,22 @@ pub fn cpu_model() -> String {
 }
 
 /// `wrk`'s version line, or `None` when it is not installed.
+/// What every load run checks first: it only runs under `cargo bench` (under `cargo test` it
+/// says it is skipped), and it needs `wrk`. Returns wrk's version, or the exit code to end with.
+pub fn preflight(bench: &str) -> Result<String, std::process::ExitCode> {
+    if !std::env::args().any(|arg| arg == "--bench") {
+        println!("skipped: load run is for cargo bench");
+        return Err(std::process::ExitCode::SUCCESS);
+    }
+    wrk_version().ok_or_else(|| {
+        eprintln!(
+            "error: the load generator `wrk` is not installed. Install it with \
+             `apt-get install wrk` (Debian), then run `cargo bench --bench {bench}` again."
+        );
+        std::process::ExitCode::from(2)
+    })
+}
+
 pub fn wrk_version() -> Option<String> {
     // `wrk -v` prints its banner and usage, and exits non-zero: only "not found" matters.
     let output = std::process::Command::new("wrk").arg("-v").output().ok()?;

@@ -89,7 +89,6 @@ impl From<CatalogError> for ApiError {
             CatalogError::ShopNotFound => ApiError::NotFound("shop"),
             CatalogError::NotFound(what) => ApiError::NotFound(what),
             CatalogError::Invalid { field, message } => ApiError::Validation { field, message },
-            CatalogError::Conflict(message) => ApiError::Conflict(message),
             CatalogError::Db(e) => ApiError::Internal(e.into()),
         }
     }

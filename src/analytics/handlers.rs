@@ -91,7 +91,7 @@ impl Params {
         &self,
         state: &AppState,
         caller: &Caller,
-    ) -> Result<(DateRange, Meta, chrono_tz::Tz), AnalyticsError> {
+    ) -> Result<(DateRange, Meta), AnalyticsError> {
         // The shop's timezone from the cached catalog snapshot: no query on the hot path.
         let snapshot =
             state.catalog.get(&caller.shop).await.map_err(|e| {
@@ -104,7 +104,7 @@ impl Params {
             start_date: iso_millis(range.start_instant(tz)),
             end_date: iso_millis(range.end_instant(tz)),
         };
-        Ok((range, meta, tz))
+        Ok((range, meta))
     }
 }
 
@@ -387,7 +387,7 @@ pub async fn list_videos(
 ) -> Result<Json<VideoList>, AnalyticsError> {
     let params = Params::parse(query);
     let listing = Listing::parse(&params)?;
-    let (range, meta, _) = params.range(&state, &caller).await?;
+    let (range, meta) = params.range(&state, &caller).await?;
     // Postgres and ClickHouse answer at the same time.
     let (catalog, totals) = tokio::join!(
         videos::list(&state.db, &caller.shop),
@@ -448,7 +448,7 @@ pub async fn one_video(
     let video = videos::get(&state.db, &caller.shop, id)
         .await
         .map_err(catalog_error)?;
-    let (range, meta, _) = params.range(&state, &caller).await?;
+    let (range, meta) = params.range(&state, &caller).await?;
     let totals = queries::video_one(
         &state.warehouse,
         &caller.shop,
@@ -505,7 +505,7 @@ pub async fn summary(
     RawQuery(query): RawQuery,
 ) -> Result<Json<SummaryResponse>, AnalyticsError> {
     let params = Params::parse(query);
-    let (range, meta, _) = params.range(&state, &caller).await?;
+    let (range, meta) = params.range(&state, &caller).await?;
     let t = queries::shop_totals(&state.warehouse, &caller.shop, &range).await?;
     Ok(Json(SummaryResponse {
         success: true,
@@ -594,7 +594,7 @@ pub async fn list_widgets(
         ("productpage", Some(WidgetType::ProductPage)),
     ];
     let only_type = params.one_of("widget_type", None, &types)?;
-    let (range, meta, _) = params.range(&state, &caller).await?;
+    let (range, meta) = params.range(&state, &caller).await?;
     let (catalog, totals) = tokio::join!(
         widgets::list(&state.db, &caller.shop),
         queries::widget_totals(&state.warehouse, &caller.shop, &range)
@@ -635,7 +635,7 @@ pub async fn one_widget(
     let widget = widgets::get(&state.db, &caller.shop, id)
         .await
         .map_err(catalog_error)?;
-    let (range, meta, _) = params.range(&state, &caller).await?;
+    let (range, meta) = params.range(&state, &caller).await?;
     let totals = queries::widget_one(
         &state.warehouse,
         &caller.shop,

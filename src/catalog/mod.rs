@@ -26,8 +26,6 @@ pub enum CatalogError {
     NotFound(&'static str),
     #[error("{field}: {message}")]
     Invalid { field: String, message: String },
-    #[error("{0}")]
-    Conflict(String),
     #[error(transparent)]
     Db(#[from] sqlx::Error),
 }
