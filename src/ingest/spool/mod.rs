@@ -1,0 +1,324 @@
+//! The durable spool: an append-only, segmented log on local disk.
+//!
+//! Requests hand their events to [`Spool::append`], which returns once they are on disk: one
+//! writer thread groups everything waiting into one write and one `fdatasync` (group commit,
+//! `writer`). Records carry a length and a checksum (`record`). Segments are prepared ahead,
+//! pre-allocated with zeros, and sealed by rows, age or size; a sealed segment is one batch for
+//! the shipper, which deletes it only after ClickHouse acknowledged its rows (`segment`).
+//!
+//! After a crash the last record of an `.open` segment may be torn; reading stops at the first
+//! record whose length or checksum does not hold, and nothing after it was ever acknowledged
+//! (acknowledgement follows the sync, and a restarted writer never appends to an old segment).
+
+mod record;
+mod segment;
+mod writer;
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{oneshot, Notify};
+
+use super::event::SpoolEvent;
+pub use record::encode_record;
+pub use segment::{read_segment, sealed_segments, Segment, SegmentContents};
+use segment::OPEN_SUFFIX;
+use writer::{Append, Command, Writer};
+
+/// Bytes pre-allocated per row a segment may hold (a beacon's event is 120–250 bytes here).
+const SEGMENT_BYTES_PER_ROW: u64 = 256;
+const MIN_SEGMENT_BYTES: u64 = 64 * 1024;
+const MAX_SEGMENT_BYTES: u64 = 64 * 1024 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct SpoolConfig {
+    pub dir: PathBuf,
+    /// Past this many bytes of records, appends are refused (the caller sheds load with 503).
+    pub max_bytes: u64,
+    /// A segment is sealed once it holds this many events…
+    pub batch_rows: usize,
+    /// …or its first record is this old.
+    pub batch_age: Duration,
+}
+
+impl SpoolConfig {
+    /// What a new segment pre-allocates: room for a full batch of typical events. A segment
+    /// that fills up first is sealed early.
+    fn segment_bytes(&self) -> u64 {
+        (self.batch_rows as u64)
+            .saturating_mul(SEGMENT_BYTES_PER_ROW)
+            .clamp(MIN_SEGMENT_BYTES, MAX_SEGMENT_BYTES)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SpoolError {
+    #[error("the spool is full ({0} bytes)")]
+    Full(u64),
+    #[error("the spool is closed")]
+    Closed,
+    #[error("spool write failed: {0}")]
+    Io(String),
+}
+
+/// Handle for appending. Cheap to clone.
+#[derive(Clone)]
+pub struct Spool {
+    commands: flume::Sender<Command>,
+    bytes: Arc<AtomicU64>,
+    max_bytes: u64,
+    sealed: Arc<Notify>,
+    dir: PathBuf,
+}
+
+impl Spool {
+    /// Opens (or creates) the spool directory, seals segments a previous process left open, and
+    /// starts the writer and the thread that prepares its segments.
+    pub fn open(config: SpoolConfig) -> io::Result<Spool> {
+        fs::create_dir_all(&config.dir)?;
+        fs::create_dir_all(config.dir.join("dead"))?;
+        let mut next_sequence = 1;
+        let mut bytes = 0;
+        for entry in fs::read_dir(&config.dir)? {
+            let path = entry?.path();
+            let Some((sequence, _, suffix)) = segment::parse_name(&path) else {
+                continue;
+            };
+            next_sequence = next_sequence.max(sequence + 1);
+            bytes += match suffix {
+                OPEN_SUFFIX => segment::recover_open(&path)?,
+                _ => fs::metadata(&path)?.len(),
+            };
+        }
+        segment::sync_dir(&config.dir)?;
+        let bytes = Arc::new(AtomicU64::new(bytes));
+        metrics::gauge!("spool_bytes").set(bytes.load(Ordering::Relaxed) as f64);
+        let next_segment =
+            segment::start_preparer(config.dir.clone(), next_sequence, config.segment_bytes())?;
+        // Bounded: a burst waits for the disk rather than growing memory without limit.
+        let (commands, receiver) = flume::bounded(4096);
+        let sealed = Arc::new(Notify::new());
+        let writer = Writer::new(
+            config.batch_rows,
+            config.batch_age,
+            next_segment,
+            bytes.clone(),
+            sealed.clone(),
+        );
+        std::thread::Builder::new()
+            .name("spool-writer".into())
+            .spawn(move || writer.run(receiver))?;
+        Ok(Spool {
+            commands,
+            bytes,
+            max_bytes: config.max_bytes,
+            sealed,
+            dir: config.dir,
+        })
+    }
+
+    /// Appends one request's events and returns once they are on disk (synced).
+    pub async fn append(&self, events: &[SpoolEvent]) -> Result<(), SpoolError> {
+        let record = record::encode_events(events).map_err(|e| SpoolError::Io(e.to_string()))?;
+        let used = self.bytes.load(Ordering::Relaxed);
+        if used + record.len() as u64 > self.max_bytes {
+            return Err(SpoolError::Full(used));
+        }
+        let (done, wait) = oneshot::channel();
+        let command = Command::Append(Append {
+            record,
+            rows: events.len(),
+            done,
+        });
+        self.commands
+            .send_async(command)
+            .await
+            .map_err(|_| SpoolError::Closed)?;
+        match wait.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(SpoolError::Io(e)),
+            Err(_) => Err(SpoolError::Closed),
+        }
+    }
+
+    /// Seals the active segment so the shipper can take everything (shutdown).
+    pub async fn seal(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.commands.send_async(Command::Seal(done)).await.is_ok() {
+            let _ = wait.await;
+        }
+    }
+
+    pub fn bytes(&self) -> &Arc<AtomicU64> {
+        &self.bytes
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Wakes when a segment is sealed.
+    pub fn sealed(&self) -> Arc<Notify> {
+        self.sealed.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use record::tests::event;
+    use std::time::Instant;
+    use uuid::Uuid;
+
+    /// The spool's threads stop a moment after its last handle is dropped.
+    fn remove_dir(dir: &Path) {
+        for _ in 0..100 {
+            if fs::remove_dir_all(dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn temp_dir() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("videoapp-spool-test-{}", Uuid::new_v4()));
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_record_with_a_good_checksum_but_no_events_is_set_aside() {
+        let dir = temp_dir();
+        let path = dir.join(format!("{:020}-{}.log", 1, Uuid::now_v7()));
+        let good = record::encode_events(&[event(1)]).unwrap();
+        let garbage = encode_record(b"{\"not\": \"events\"}");
+        fs::write(&path, [garbage, good].concat()).unwrap();
+        let contents = read_segment(&path).unwrap();
+        assert_eq!(contents.events.len(), 1);
+        assert_eq!(contents.undecodable.len(), 1);
+        remove_dir(&dir);
+    }
+
+    #[tokio::test]
+    async fn appends_are_sealed_by_rows_and_by_age_and_open_segments_are_sealed_on_reopen() {
+        let dir = temp_dir();
+        let config = SpoolConfig {
+            dir: dir.clone(),
+            max_bytes: 1 << 30,
+            batch_rows: 3,
+            batch_age: Duration::from_millis(200),
+        };
+        let spool = Spool::open(config.clone()).unwrap();
+        spool.append(&[event(1), event(2)]).await.unwrap();
+        spool.append(&[event(3)]).await.unwrap();
+        // Three rows: sealed by size (right after the acknowledgement, by the writer thread).
+        let started = Instant::now();
+        while sealed_segments(&dir).unwrap().is_empty() {
+            assert!(
+                started.elapsed() < Duration::from_secs(1),
+                "not sealed by size"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(sealed_segments(&dir).unwrap().len(), 1);
+        spool.append(&[event(4)]).await.unwrap();
+        assert_eq!(sealed_segments(&dir).unwrap().len(), 1);
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        // One row, but old enough: sealed by age.
+        let segments = sealed_segments(&dir).unwrap();
+        assert_eq!(segments.len(), 2);
+        let total: usize = segments
+            .iter()
+            .map(|s| read_segment(&s.path).unwrap().events.len())
+            .sum();
+        assert_eq!(total, 4);
+        assert!(segments[0].sequence < segments[1].sequence);
+
+        // A segment left open by a crash is cut to its records and sealed by the next start; a
+        // prepared segment that was never written to is deleted.
+        drop(spool);
+        let record = encode_record(&serde_json::to_vec(&vec![event(5)]).unwrap());
+        let leftover = dir.join(format!("{:020}-{}.open", 99, Uuid::now_v7()));
+        fs::write(&leftover, [&record[..], &[0; 4096]].concat()).unwrap();
+        let unused = dir.join(format!("{:020}-{}.open", 100, Uuid::now_v7()));
+        fs::write(&unused, [0; 4096]).unwrap();
+        let reopened = Spool::open(config).unwrap();
+        let segments = sealed_segments(&dir).unwrap();
+        assert_eq!(segments.len(), 3);
+        assert_eq!(segments[2].sequence, 99);
+        assert_eq!(
+            fs::metadata(&segments[2].path).unwrap().len(),
+            record.len() as u64
+        );
+        assert!(!unused.exists());
+        assert_eq!(reopened.bytes().load(Ordering::Relaxed), {
+            let sealed: u64 = segments
+                .iter()
+                .map(|s| fs::metadata(&s.path).unwrap().len())
+                .sum();
+            sealed
+        });
+        drop(reopened);
+        remove_dir(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_group_that_does_not_fit_seals_the_segment_and_may_outgrow_the_next() {
+        let dir = temp_dir();
+        let config = SpoolConfig {
+            dir: dir.clone(),
+            max_bytes: 1 << 30,
+            batch_rows: 3,
+            batch_age: Duration::from_secs(60),
+        };
+        assert_eq!(config.segment_bytes(), MIN_SEGMENT_BYTES);
+        let spool = Spool::open(config).unwrap();
+        spool.append(&[event(1)]).await.unwrap();
+        let large: Vec<SpoolEvent> = (0..100)
+            .map(|n| SpoolEvent {
+                session_id: "s".repeat(1000),
+                ..event(n)
+            })
+            .collect();
+        spool.append(&large).await.unwrap();
+        let started = Instant::now();
+        while sealed_segments(&dir).unwrap().len() < 2 {
+            assert!(started.elapsed() < Duration::from_secs(1), "not sealed");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let rows: Vec<usize> = sealed_segments(&dir)
+            .unwrap()
+            .iter()
+            .map(|s| read_segment(&s.path).unwrap().events.len())
+            .collect();
+        assert_eq!(rows, [1, 100]);
+        drop(spool);
+        remove_dir(&dir);
+    }
+
+    #[tokio::test]
+    async fn appends_past_the_cap_are_refused() {
+        let dir = temp_dir();
+        let spool = Spool::open(SpoolConfig {
+            dir: dir.clone(),
+            max_bytes: 600,
+            batch_rows: 1000,
+            batch_age: Duration::from_secs(60),
+        })
+        .unwrap();
+        spool.append(&[event(1)]).await.unwrap();
+        let mut refused = false;
+        for _ in 0..10 {
+            if let Err(SpoolError::Full(_)) = spool.append(&[event(2)]).await {
+                refused = true;
+                break;
+            }
+        }
+        assert!(refused);
+        remove_dir(&dir);
+    }
+}

@@ -1,0 +1,223 @@
+//! The one thread that appends to the active segment: group commit.
+//!
+//! Requests hand it their encoded record and wait. It takes everything waiting at that moment,
+//! writes it with one `pwrite`, calls `fdatasync` once, and only then acknowledges all of them.
+//! It seals the segment (trims the unused zeros, renames it to `.log`, wakes the shipper) once it
+//! holds enough rows, is old enough, or the next group would not fit; the next segment is already
+//! prepared. Sealing needs no sync: every record in it already is durable, and a crash before the
+//! rename is on disk leaves an `.open` file that the next start seals.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use metrics::{Gauge, Histogram};
+use tokio::sync::{oneshot, Notify};
+
+use super::segment::{Prepared, SEALED_SUFFIX};
+
+/// One request's record, and where to report that it is durable.
+pub struct Append {
+    pub record: Vec<u8>,
+    pub rows: usize,
+    pub done: oneshot::Sender<Result<(), String>>,
+}
+
+pub enum Command {
+    Append(Append),
+    /// Seal the active segment now (shutdown), then confirm.
+    Seal(oneshot::Sender<()>),
+}
+
+/// At most this many requests share one write and sync.
+const MAX_GROUP: usize = 4096;
+
+struct Active {
+    prepared: Prepared,
+    len: u64,
+    rows: usize,
+    first_write: Instant,
+}
+
+pub struct Writer {
+    batch_rows: usize,
+    batch_age: Duration,
+    next: flume::Receiver<io::Result<Prepared>>,
+    bytes: Arc<AtomicU64>,
+    sealed: Arc<Notify>,
+    active: Option<Active>,
+    metrics: WriterMetrics,
+}
+
+struct WriterMetrics {
+    bytes: Gauge,
+    group_records: Histogram,
+    sync_seconds: Histogram,
+}
+
+impl Writer {
+    pub fn new(
+        batch_rows: usize,
+        batch_age: Duration,
+        next: flume::Receiver<io::Result<Prepared>>,
+        bytes: Arc<AtomicU64>,
+        sealed: Arc<Notify>,
+    ) -> Writer {
+        Writer {
+            batch_rows: batch_rows.max(1),
+            batch_age,
+            next,
+            bytes,
+            sealed,
+            active: None,
+            metrics: WriterMetrics {
+                bytes: metrics::gauge!("spool_bytes"),
+                group_records: metrics::histogram!("spool_group_commit_records"),
+                sync_seconds: metrics::histogram!("spool_sync_duration_seconds"),
+            },
+        }
+    }
+
+    pub fn run(mut self, commands: flume::Receiver<Command>) {
+        let mut pending = Vec::with_capacity(MAX_GROUP);
+        loop {
+            let wait = match &self.active {
+                Some(active) => self.batch_age.saturating_sub(active.first_write.elapsed()),
+                None => Duration::from_secs(3600),
+            };
+            match commands.recv_timeout(wait) {
+                Ok(first) => {
+                    pending.push(first);
+                    // Group commit: everything already waiting shares this write and sync.
+                    pending.extend(commands.try_iter().take(MAX_GROUP - 1));
+                    self.handle(&mut pending);
+                }
+                Err(flume::RecvTimeoutError::Timeout) => self.seal_if_due(),
+                Err(flume::RecvTimeoutError::Disconnected) => {
+                    self.seal();
+                    return;
+                }
+            }
+        }
+    }
+
+    fn handle(&mut self, commands: &mut Vec<Command>) {
+        let mut appends = Vec::with_capacity(commands.len());
+        let mut seal_requests = Vec::new();
+        for command in commands.drain(..) {
+            match command {
+                Command::Append(append) => appends.push(append),
+                Command::Seal(done) => seal_requests.push(done),
+            }
+        }
+        if !appends.is_empty() {
+            let result = self.write(&appends).map_err(|e| e.to_string());
+            if let Err(e) = &result {
+                tracing::error!(error = %e, "spool write failed");
+            }
+            for append in appends {
+                let _ = append.done.send(result.clone());
+            }
+        }
+        self.seal_if_due();
+        if !seal_requests.is_empty() {
+            self.seal();
+            for done in seal_requests {
+                let _ = done.send(());
+            }
+        }
+    }
+
+    fn write(&mut self, appends: &[Append]) -> io::Result<()> {
+        let mut group = Vec::with_capacity(appends.iter().map(|a| a.record.len()).sum());
+        let mut rows = 0;
+        for append in appends {
+            group.extend_from_slice(&append.record);
+            rows += append.rows;
+        }
+        let written = group.len() as u64;
+        // A group that does not fit goes to a fresh segment (where it may grow the file).
+        if self
+            .active
+            .as_ref()
+            .is_some_and(|a| a.len > 0 && a.len + written > a.prepared.capacity)
+        {
+            self.seal();
+        }
+        if self.active.is_none() {
+            let prepared = self.next.recv().map_err(|_| {
+                io::Error::other("the thread that prepares spool segments has stopped")
+            })??;
+            self.active = Some(Active {
+                prepared,
+                len: 0,
+                rows: 0,
+                first_write: Instant::now(),
+            });
+        }
+        let active = self.active.as_mut().expect("just ensured");
+        let started = Instant::now();
+        let result = active
+            .prepared
+            .file
+            .write_all_at(&group, active.len)
+            .and_then(|()| active.prepared.file.sync_data());
+        self.metrics
+            .sync_seconds
+            .record(started.elapsed().as_secs_f64());
+        self.metrics.group_records.record(appends.len() as f64);
+        match result {
+            Ok(()) => {
+                active.len += written;
+                active.rows += rows;
+                let total = self.bytes.fetch_add(written, Ordering::Relaxed) + written;
+                self.metrics.bytes.set(total as f64);
+                Ok(())
+            }
+            Err(e) => {
+                // Nothing of this group was acknowledged, and after a failed sync the file's
+                // state is unknown: seal what was acknowledged (the seal cuts the file there) and
+                // start the next group in a fresh segment.
+                self.seal();
+                Err(e)
+            }
+        }
+    }
+
+    fn seal_if_due(&mut self) {
+        let due = self.active.as_ref().is_some_and(|a| {
+            a.rows >= self.batch_rows || a.first_write.elapsed() >= self.batch_age
+        });
+        if due {
+            self.seal();
+        }
+    }
+
+    fn seal(&mut self) {
+        let Some(active) = self.active.take() else {
+            return;
+        };
+        let path = &active.prepared.path;
+        if active.len == 0 {
+            let _ = fs::remove_file(path);
+            return;
+        }
+        // Trimming the zeros keeps sealed segments at their size on disk; neither step is synced
+        // (see the module comment).
+        let result = active
+            .prepared
+            .file
+            .set_len(active.len)
+            .and_then(|()| fs::rename(path, path.with_extension(SEALED_SUFFIX)));
+        match result {
+            Ok(()) => self.sealed.notify_one(),
+            // The records are on disk in the `.open` file; the next start seals it.
+            Err(e) => {
+                tracing::error!(error = %e, path = %path.display(), "sealing a spool segment failed")
+            }
+        }
+    }
+}
