@@ -340,7 +340,7 @@ async fn measure(
         service.binary.display(),
         service.pid,
         if overrides.is_empty() {
-            "defaults: batches of 10000 rows or 1000 ms".to_string()
+            "defaults: batches of 10000 rows or 1000 ms, spool commit delay 150 µs".to_string()
         } else {
             format!(
                 "EXPERIMENT, not the defaults: {}",

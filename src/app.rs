@@ -67,6 +67,8 @@ pub struct Application {
 
 impl Application {
     pub async fn build(config: Config) -> anyhow::Result<Application> {
+        // Before anything takes a metric handle: handles taken earlier would count nowhere.
+        telemetry::prometheus();
         let db = db::connect(&config.database_url)
             .await
             .context("cannot connect to Postgres (DATABASE_URL)")?;
@@ -225,21 +227,28 @@ fn router(state: AppState) -> Router {
         .merge(admin::router(state.clone()).layer(DefaultBodyLimit::max(MAX_ADMIN_BODY_BYTES)))
         .split_for_parts();
     let openapi = Arc::new(openapi);
-    api.route("/openapi.json", get(move || async move { Json(openapi.as_ref().clone()) }))
-        .route_layer(middleware::from_fn(telemetry::track_http))
-        .fallback(telemetry::not_found)
-        .with_state(state)
-        // Outermost first: the id is set before the span that logs it, and echoed on the way out.
-        .layer(PropagateRequestIdLayer::x_request_id())
-        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
+    api.route(
+        "/openapi.json",
+        get(move || async move { Json(openapi.as_ref().clone()) }),
+    )
+    .route_layer(middleware::from_fn(telemetry::track_http))
+    .fallback(telemetry::not_found)
+    .with_state(state)
+    // Outermost first: the id is set before the span that logs it, and echoed on the way out.
+    .layer(PropagateRequestIdLayer::x_request_id())
+    .layer(
+        TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
             let request_id = req
                 .headers()
                 .get("x-request-id")
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("-");
-            tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id)
-        }))
-        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+            // Only the id: every field is formatted when the span is created, on every request,
+            // and the failure log line names the method and route itself.
+            tracing::info_span!("request", request_id)
+        }),
+    )
+    .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
 }
 
 fn metrics_router() -> Router {

@@ -79,6 +79,10 @@ pub struct Settings {
     /// An event waits at most this long (milliseconds) for its batch to fill. Default: 1000.
     #[arg(long, env = "VIDEOAPP_BATCH_MAX_AGE_MS", global = true)]
     pub batch_max_age_ms: Option<String>,
+    /// Under load, how long (microseconds) the spool may wait for more requests to share one
+    /// fsync; 0 syncs at once. Default: 150.
+    #[arg(long, env = "VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS", global = true)]
+    pub spool_commit_delay_micros: Option<String>,
     /// Seconds one ClickHouse insert may take before it counts as failed. Default: 30.
     #[arg(
         long,
@@ -156,6 +160,7 @@ pub struct Config {
     pub spool_max_bytes: u64,
     pub batch_max_rows: usize,
     pub batch_max_age: Duration,
+    pub spool_commit_delay: Duration,
     pub clickhouse_insert_timeout: Duration,
     pub event_max_future: Duration,
     pub event_max_past: Duration,
@@ -178,6 +183,7 @@ impl std::fmt::Debug for Config {
             .field("spool_max_bytes", &self.spool_max_bytes)
             .field("batch_max_rows", &self.batch_max_rows)
             .field("batch_max_age", &self.batch_max_age)
+            .field("spool_commit_delay", &self.spool_commit_delay)
             .field("shutdown_grace", &self.shutdown_grace)
             .finish_non_exhaustive()
     }
@@ -266,6 +272,7 @@ impl Config {
                 max_bytes: self.spool_max_bytes,
                 batch_rows: self.batch_max_rows,
                 batch_age: self.batch_max_age,
+                commit_delay: self.spool_commit_delay,
             },
             shipper: ShipperConfig {
                 insert_timeout: self.clickhouse_insert_timeout,
@@ -295,7 +302,7 @@ impl Settings {
 
     pub fn proxy_secret(&self) -> Result<ProxySecret, ConfigError> {
         let secret = required(&self.proxy_secret, "VIDEOAPP_PROXY_SECRET", "proxy-secret")?;
-        Ok(ProxySecret::new(secret.as_bytes().to_vec()))
+        Ok(ProxySecret::new(secret.as_bytes()))
     }
 
     pub fn database_url(&self) -> Result<String, ConfigError> {
@@ -392,6 +399,12 @@ impl Settings {
                 "VIDEOAPP_BATCH_MAX_AGE_MS",
                 1000,
                 1,
+            )?),
+            spool_commit_delay: Duration::from_micros(number(
+                &self.spool_commit_delay_micros,
+                "VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS",
+                150,
+                0,
             )?),
             clickhouse_insert_timeout: seconds(
                 &self.clickhouse_insert_timeout_seconds,

@@ -8,6 +8,11 @@ use videoapp::storefront::signature::signed_query;
 use videoapp::warehouse::{migrations, Warehouse};
 use videoapp::{db, telemetry};
 
+/// glibc's allocator was a fifth of the service's CPU under event load (BENCHMARKS.md, Ingest);
+/// mimalloc's per-thread free lists suit many small, short-lived request allocations.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "videoapp",

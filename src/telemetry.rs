@@ -1,30 +1,46 @@
 //! Logs (human or JSON lines), the Prometheus recorder, and the per-request middleware that
 //! records HTTP metrics by route template and logs each failure once, inside the request span.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{OnceLock, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use axum::extract::{MatchedPath, Request};
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use metrics::{Counter, Histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::config::LogFormat;
 use crate::error::{error_response, InternalCause};
 
-/// Installs the global tracing subscriber. `RUST_LOG` filters; default `info`.
+/// Installs the global tracing subscriber. `RUST_LOG` filters by target and level
+/// (`info,videoapp::ingest=debug`); default `info`.
+///
+/// The filter is `Targets`, not `EnvFilter`: `EnvFilter` supports span-field directives, and for
+/// them does bookkeeping on every span enter and exit, which was 2–3% of the CPU of an event
+/// request (BENCHMARKS.md, Ingest).
 pub fn init_tracing(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+    let requested = std::env::var("RUST_LOG").ok();
+    let parsed = requested.as_deref().map(str::parse::<Targets>);
+    let filter = match &parsed {
+        Some(Ok(targets)) => targets.clone(),
+        _ => Targets::new().with_default(LevelFilter::INFO),
+    };
+    let registry = tracing_subscriber::registry().with(filter);
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     // A second call (tests start many apps in one process) keeps the first subscriber.
     let _ = match format {
-        LogFormat::Human => builder.try_init(),
-        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+        LogFormat::Human => registry.with(fmt).try_init(),
+        LogFormat::Json => registry.with(fmt.json().flatten_event(true)).try_init(),
     };
+    if let (Some(Err(e)), Some(requested)) = (parsed, requested) {
+        tracing::warn!(error = %e, rust_log = %requested, "RUST_LOG is not a list of target=level directives; logging at info");
+    }
 }
 
 /// The process-wide Prometheus recorder; installed on first use.
@@ -58,13 +74,10 @@ pub fn prometheus() -> PrometheusHandle {
 /// Route-layer middleware: HTTP metrics by route template, and one log line per failure.
 pub async fn track_http(req: Request, next: Next) -> Response {
     let started = Instant::now();
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_string())
-        .unwrap_or_else(|| "unmatched".to_string());
-    let method = req.method().to_string();
+    let route = req.extensions().get::<MatchedPath>().cloned();
+    let method = req.method().clone();
     let response = next.run(req).await;
+    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
     record(&method, route, response.status(), started.elapsed());
     if response.status().is_server_error() {
         let cause = response
@@ -72,31 +85,66 @@ pub async fn track_http(req: Request, next: Next) -> Response {
             .get::<InternalCause>()
             .map(|c| c.0.as_str().to_owned());
         tracing::error!(
+            %method,
+            route,
             status = response.status().as_u16(),
             cause = cause.as_deref().unwrap_or("-"),
             "request failed"
         );
     } else if response.status().is_client_error() {
-        tracing::debug!(status = response.status().as_u16(), "request refused");
+        tracing::debug!(%method, route, status = response.status().as_u16(), "request refused");
     }
     response
 }
 
-fn record(method: &str, route: String, status: StatusCode, elapsed: Duration) {
+/// The handles of `http_requests_total` and `http_request_duration_seconds` per route, method
+/// and status. Resolving labels through the registry builds and hashes label strings on every
+/// request; this finds the handles with one lookup of the route.
+type RouteMetrics = Vec<(Method, u16, Counter, Histogram)>;
+
+fn record(method: &Method, route: &str, status: StatusCode, elapsed: Duration) {
+    static BY_ROUTE: OnceLock<RwLock<HashMap<Box<str>, RouteMetrics>>> = OnceLock::new();
+    let by_route = BY_ROUTE.get_or_init(Default::default);
+    let status = status.as_u16();
+    let seconds = elapsed.as_secs_f64();
+    let find = |metrics: &RouteMetrics| {
+        metrics
+            .iter()
+            .find(|(m, s, _, _)| m == method && *s == status)
+            .map(|(_, _, counter, histogram)| {
+                counter.increment(1);
+                histogram.record(seconds);
+            })
+    };
+    let known = by_route
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(route)
+        .and_then(find);
+    if known.is_some() {
+        return;
+    }
     let labels = [
         ("method", method.to_string()),
-        ("route", route),
-        ("status", status.as_u16().to_string()),
+        ("route", route.to_string()),
+        ("status", status.to_string()),
     ];
-    metrics::counter!("http_requests_total", &labels).increment(1);
-    metrics::histogram!("http_request_duration_seconds", &labels).record(elapsed.as_secs_f64());
+    let counter = metrics::counter!("http_requests_total", &labels);
+    let histogram = metrics::histogram!("http_request_duration_seconds", &labels);
+    counter.increment(1);
+    histogram.record(seconds);
+    let mut by_route = by_route.write().unwrap_or_else(PoisonError::into_inner);
+    let known = by_route.entry(route.into()).or_default();
+    if !known.iter().any(|(m, s, _, _)| m == method && *s == status) {
+        known.push((method.clone(), status, counter, histogram));
+    }
 }
 
 /// Answer for paths no route matches, counted under one label so raw URIs never become labels.
 pub async fn not_found(req: Request) -> impl IntoResponse {
     record(
-        req.method().as_str(),
-        "unmatched".to_string(),
+        req.method(),
+        "unmatched",
         StatusCode::NOT_FOUND,
         Duration::ZERO,
     );

@@ -492,7 +492,9 @@ impl ServiceProcess {
 /// passes on.
 pub fn batch_overrides() -> Vec<(String, String)> {
     std::env::vars()
-        .filter(|(name, _)| name.starts_with("VIDEOAPP_BATCH_"))
+        .filter(|(name, _)| {
+            name.starts_with("VIDEOAPP_BATCH_") || name == "VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS"
+        })
         .collect()
 }
 

@@ -192,6 +192,9 @@ pub struct TimeWindow {
 /// The body's events: `{ "events": [...] }` or one event object. Nothing is returned unless
 /// every event is valid.
 pub fn parse_body(body: &[u8]) -> Result<(Vec<IncomingEvent>, bool), Invalid> {
+    if let Some(event) = parse_single_event_directly(body) {
+        return Ok((vec![event], false));
+    }
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| Invalid::new("body", format!("malformed JSON: {e}")))?;
     let Value::Object(mut object) = value else {
@@ -224,6 +227,21 @@ pub fn parse_body(body: &[u8]) -> Result<(Vec<IncomingEvent>, bool), Invalid> {
         Some(_) => Err(Invalid::new("events", "must be an array")),
         None => Ok((vec![parse_event(Value::Object(object), "")?], false)),
     }
+}
+
+/// The common case, a beacon's one valid event, parsed straight from the bytes. Anything else
+/// (a batch, an `events` key however it is spelled, invalid input) returns `None` and takes the
+/// path through `Value`, which names the offending field.
+fn parse_single_event_directly(body: &[u8]) -> Option<IncomingEvent> {
+    let may_be_batch = |needle: &[u8]| body.windows(needle.len()).any(|w| w == needle);
+    if may_be_batch(b"\"events\"") || may_be_batch(b"\\u") {
+        return None;
+    }
+    let event: IncomingEvent = serde_json::from_slice(body).ok()?;
+    if let Some(revenue) = &event.revenue {
+        parse_revenue(revenue.get()).ok()?;
+    }
+    Some(event)
 }
 
 fn parse_event(value: Value, prefix: &str) -> Result<IncomingEvent, Invalid> {
@@ -398,6 +416,51 @@ mod tests {
         let (events, batch) =
             parse_body(br#"{"events":[{"eventType":"view"},{"eventType":"click"}]}"#).unwrap();
         assert_eq!((events.len(), batch), (2, true));
+    }
+
+    #[test]
+    fn the_direct_parse_of_one_event_agrees_with_the_general_path() {
+        let shop = ShopDomain::parse("s.myshopify.com").unwrap();
+        let tz = Timezone::parse("Europe/Berlin").unwrap();
+        let now = Utc::now();
+        let window = TimeWindow {
+            max_future: chrono::Duration::minutes(5),
+            max_past: chrono::Duration::days(7),
+        };
+        let id = "0193a3c8-2f5e-7c1a-9b7e-3f1f2a4b5c6d";
+        let agree = [
+            format!(r#"{{"eventId":"{id}","eventType":"impression","videoId":"v1","widgetId":7}}"#),
+            format!(
+                r#"{{"eventId":"{id}","eventType":"checkout_completed","orderId":123,"revenue":12.50,"currency":"EUR","productId":"gid://shopify/Product/9","timestamp":"{}"}}"#,
+                now.to_rfc3339()
+            ),
+            format!(
+                r#"{{"eventId":"{id}","eventType":"view","sessionId":"s","extra":{{"a":[1]}}}}"#
+            ),
+        ];
+        for body in &agree {
+            let direct = parse_single_event_directly(body.as_bytes()).expect(body);
+            let general = parse_event(serde_json::from_str(body).unwrap(), "").unwrap();
+            assert_eq!(
+                direct.into_spool_event(&shop, tz, now, window),
+                general.into_spool_event(&shop, tz, now, window),
+                "{body}"
+            );
+        }
+        // Batches, escaped keys and invalid input take the general path, which names the field.
+        for body in [
+            r#"{"events":[{"eventType":"view"}]}"#,
+            r#"{"\u0065vents":[{"eventType":"view"}]}"#,
+            r#"{"eventType":"view","revenue":1.23456}"#,
+            r#"{"eventType":"view","eventType":"click"}"#,
+            r#"{"eventType":"like"}"#,
+            r#"[]"#,
+        ] {
+            assert!(
+                parse_single_event_directly(body.as_bytes()).is_none(),
+                "{body}"
+            );
+        }
     }
 
     #[test]

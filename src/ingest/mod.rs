@@ -29,6 +29,8 @@ pub struct Ingest {
     pub spool: Spool,
     pub window: TimeWindow,
     pub retry_after: Duration,
+    /// `events_accepted_total`, resolved once (it is counted on every request).
+    pub accepted: metrics::Counter,
 }
 
 /// The running pipeline: the handle for requests, and the shipper to stop at shutdown.
@@ -54,6 +56,7 @@ impl Pipeline {
         let shipper = std::thread::Builder::new()
             .name("spool-shipper".into())
             .spawn(move || {
+                yield_cpu_to_requests();
                 match tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
@@ -67,6 +70,7 @@ impl Pipeline {
                 spool,
                 window: config.window,
                 retry_after: config.retry_after,
+                accepted: metrics::counter!("events_accepted_total"),
             },
             stop,
             shipper,
@@ -80,5 +84,20 @@ impl Pipeline {
         let _ = self.stop.send(true);
         let shipper = self.shipper;
         let _ = tokio::task::spawn_blocking(move || shipper.join()).await;
+    }
+}
+
+/// Lowers the calling thread's CPU priority (nice 10). Background work (shipping, preparing
+/// segments) then runs when the request workers leave a core free, instead of delaying answers
+/// by the milliseconds a batch takes to decode and encode. Raising niceness needs no privilege;
+/// if it fails anyway, the thread just runs at normal priority.
+pub(crate) fn yield_cpu_to_requests() {
+    // SAFETY: gettid and setpriority only read their integer arguments.
+    let result = unsafe {
+        let thread = libc::gettid() as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, thread, 10)
+    };
+    if result != 0 {
+        tracing::debug!(error = %std::io::Error::last_os_error(), "cannot lower a background thread's priority");
     }
 }

@@ -151,7 +151,7 @@ pub async fn record_events(
             ));
         }
     }
-    metrics::counter!("events_accepted_total").increment(count as u64);
+    ingest.accepted.increment(count as u64);
     let body = EventsAccepted {
         success: true,
         message: if batch {

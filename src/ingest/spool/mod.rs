@@ -25,12 +25,14 @@ use tokio::sync::{oneshot, Notify};
 
 use super::event::SpoolEvent;
 pub use record::encode_record;
-pub use segment::{read_segment, sealed_segments, Segment, SegmentContents};
 use segment::OPEN_SUFFIX;
+pub use segment::{read_segment, sealed_segments, Segment, SegmentContents};
 use writer::{Append, Command, Writer};
 
-/// Bytes pre-allocated per row a segment may hold (a beacon's event is 120–250 bytes here).
-const SEGMENT_BYTES_PER_ROW: u64 = 256;
+/// Bytes pre-allocated per row a segment may hold: a beacon's event is ≈ 150 bytes as a record.
+/// Pre-allocation is written (zeros) and every byte written competes with the syncs for the disk,
+/// so this stays close to the typical size; a segment that fills up first is sealed early.
+const SEGMENT_BYTES_PER_ROW: u64 = 192;
 const MIN_SEGMENT_BYTES: u64 = 64 * 1024;
 const MAX_SEGMENT_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -43,6 +45,8 @@ pub struct SpoolConfig {
     pub batch_rows: usize,
     /// …or its first record is this old.
     pub batch_age: Duration,
+    /// Under load, how long the writer may wait for more requests to share one sync.
+    pub commit_delay: Duration,
 }
 
 impl SpoolConfig {
@@ -105,6 +109,7 @@ impl Spool {
         let writer = Writer::new(
             config.batch_rows,
             config.batch_age,
+            config.commit_delay,
             next_segment,
             bytes.clone(),
             sealed.clone(),
@@ -211,6 +216,7 @@ mod tests {
             max_bytes: 1 << 30,
             batch_rows: 3,
             batch_age: Duration::from_millis(200),
+            commit_delay: Duration::from_micros(150),
         };
         let spool = Spool::open(config.clone()).unwrap();
         spool.append(&[event(1), event(2)]).await.unwrap();
@@ -274,6 +280,7 @@ mod tests {
             max_bytes: 1 << 30,
             batch_rows: 3,
             batch_age: Duration::from_secs(60),
+            commit_delay: Duration::ZERO,
         };
         assert_eq!(config.segment_bytes(), MIN_SEGMENT_BYTES);
         let spool = Spool::open(config).unwrap();
@@ -308,6 +315,7 @@ mod tests {
             max_bytes: 600,
             batch_rows: 1000,
             batch_age: Duration::from_secs(60),
+            commit_delay: Duration::ZERO,
         })
         .unwrap();
         spool.append(&[event(1)]).await.unwrap();

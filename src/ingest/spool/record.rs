@@ -46,9 +46,9 @@ fn seal_header(record: &mut [u8]) {
 }
 
 pub fn decode_events(payload: &[u8]) -> Option<Vec<SpoolEvent>> {
-    match payload.first()? {
-        &FORMAT_POSTCARD => postcard::from_bytes(&payload[1..]).ok(),
-        &FORMAT_JSON => serde_json::from_slice(payload).ok(),
+    match *payload.first()? {
+        FORMAT_POSTCARD => postcard::from_bytes(&payload[1..]).ok(),
+        FORMAT_JSON => serde_json::from_slice(payload).ok(),
         _ => None,
     }
 }
