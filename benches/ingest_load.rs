@@ -231,6 +231,8 @@ struct WrkFigures {
     cpu: CpuUsage,
     /// After the service's runs: from the last POST until ClickHouse held every event.
     drain: Option<Duration>,
+    /// After the service's runs: its group commits (see `spool_summary`).
+    spool: Option<String>,
 }
 
 /// Who used the cores: the service, this process (ceiling server and generator), wrk,
@@ -404,6 +406,9 @@ async fn measure(
             )
             .await?;
             println!("  {}", figures.row(&format!("#{round} {}", target.name)));
+            if let Some(spool) = &figures.spool {
+                println!("      {spool}");
+            }
             pair[i] = figures;
         }
         rounds.push(pair);
@@ -531,6 +536,10 @@ async fn measure(
             tokio::time::sleep_until((start + warmup + duration).into()).await;
             before.zip(CpuSnapshot::take(&watched))
         };
+        let spool_before = match target.is_service {
+            true => Some(service.metrics(&client).await?),
+            false => None,
+        };
         let (report, cpu) = tokio::join!(generator.run(), window);
         let report = report?;
         let cpu = cpu.map(|(b, a)| b.until(&a)).unwrap_or_default();
@@ -550,6 +559,11 @@ async fn measure(
                 drain.as_secs_f64(),
                 acknowledged
             );
+            if let Some(before) = &spool_before {
+                if let Some(spool) = spool_summary(before, &service.metrics(&client).await?) {
+                    println!("    {spool}");
+                }
+            }
         }
         latency_reports.push((report, cpu));
     }
@@ -638,6 +652,10 @@ async fn run_wrk(
         *acknowledged += warmup_accepted;
     }
 
+    let spool_before = match target.is_service {
+        true => Some(service.metrics(client).await?),
+        false => None,
+    };
     let started = Instant::now();
     let posts_end = started + Duration::from_secs(settings.seconds);
     let before = CpuSnapshot::take(watched);
@@ -685,6 +703,7 @@ async fn run_wrk(
             .map(|(b, a)| b.until(&a))
             .unwrap_or_default(),
         drain: None,
+        spool: None,
     };
     if let Some(first) = drained {
         *acknowledged += accepted;
@@ -693,6 +712,9 @@ async fn run_wrk(
         // the drain ended when the watch above saw it; otherwise when they came to agree.
         let checking_from = posts_end.elapsed();
         let confirmed = drain(service, client, databases, posts_end, Some(*acknowledged)).await?;
+        if let Some(before) = &spool_before {
+            figures.spool = spool_summary(before, &service.metrics(client).await?);
+        }
         figures.drain = Some(if confirmed < checking_from + DRAIN_POLL {
             first
         } else {
@@ -717,6 +739,35 @@ async fn record_profile(pid: u32, path: &Path, seconds: u64) -> Result<String, S
         return Err(String::from_utf8_lossy(&output.stderr).trim().to_string());
     }
     Ok(path.display().to_string())
+}
+
+/// The spool's group commits between two scrapes of the service's `/metrics` (warm-up and
+/// tail included): how many records shared a sync, and how often the disk made a sync slow.
+fn spool_summary(before: &str, after: &str) -> Option<String> {
+    let delta = |name: &str| {
+        Some(
+            support::metric_value(after, name)?
+                - support::metric_value(before, name).unwrap_or(0.0),
+        )
+    };
+    let bucket = |le: &str| {
+        delta(&format!(
+            "spool_sync_duration_seconds_bucket{{le=\"{le}\"}}"
+        ))
+    };
+    let syncs = delta("spool_sync_duration_seconds_count")?;
+    let records = delta("spool_group_commit_records_sum")?;
+    let seconds = delta("spool_sync_duration_seconds_sum")?;
+    if syncs < 1.0 {
+        return None;
+    }
+    Some(format!(
+        "spool: {syncs:.0} syncs, {:.1} requests per sync, mean sync {:.0} µs, {:.0} syncs over 2.5 ms, {:.0} over 10 ms",
+        records / syncs,
+        seconds / syncs * 1e6,
+        syncs - bucket("0.0025")?,
+        syncs - bucket("0.01")?,
+    ))
 }
 
 /// Waits until ClickHouse holds exactly the events the service acknowledged
