@@ -761,6 +761,8 @@ async fn ingestion_is_measured() {
         "spool_oldest_segment_age_seconds",
         "ingest_batch_rows",
         "clickhouse_insert_duration_seconds",
+        "spool_group_commit_records",
+        "spool_sync_duration_seconds",
     ] {
         assert!(metrics.contains(name), "{name} missing from /metrics");
     }
