@@ -236,6 +236,8 @@ fn seconds(
     }
 }
 
+const MAX_COMMIT_DELAY_MICROS: u64 = 100_000;
+
 fn number(
     value: &Option<String>,
     env: &'static str,
@@ -400,12 +402,23 @@ impl Settings {
                 1000,
                 1,
             )?),
-            spool_commit_delay: Duration::from_micros(number(
-                &self.spool_commit_delay_micros,
-                "VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS",
-                150,
-                0,
-            )?),
+            spool_commit_delay: Duration::from_micros(
+                match number(
+                    &self.spool_commit_delay_micros,
+                    "VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS",
+                    150,
+                    0,
+                )? {
+                    // Every request under load may wait this long: a typo must not make it seconds.
+                    micros if micros > MAX_COMMIT_DELAY_MICROS => {
+                        return Err(invalid(
+                            "VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS",
+                            format!("{micros} is above {MAX_COMMIT_DELAY_MICROS} (0.1 s)"),
+                        ))
+                    }
+                    micros => micros,
+                },
+            ),
             clickhouse_insert_timeout: seconds(
                 &self.clickhouse_insert_timeout_seconds,
                 "VIDEOAPP_CLICKHOUSE_INSERT_TIMEOUT_SECONDS",

@@ -2,8 +2,6 @@
 //! build `key=value` with the decoded value, joining repeated keys' values with `,`; sort;
 //! concatenate with no separator; HMAC-SHA256 with the shared secret; lowercase hex.
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -38,20 +36,33 @@ impl std::fmt::Debug for ProxySecret {
 
 /// The string that is signed: decoded parameters other than `signature`, grouped, sorted.
 pub fn canonical_message<'a>(params: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
-    let mut grouped: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (key, value) in params {
-        if key != "signature" {
-            grouped.entry(key).or_default().push(value);
-        }
-    }
-    let mut pairs: Vec<String> = grouped
+    let mut pairs: Vec<(&str, &str)> = params
         .into_iter()
-        .map(|(key, values)| format!("{key}={}", values.join(",")))
+        .filter(|(key, _)| *key != "signature")
+        .collect();
+    // A stable sort by key groups repeated keys and keeps their values in the order given.
+    pairs.sort_by(|a, b| a.0.cmp(b.0));
+    let mut joined: Vec<String> = pairs
+        .chunk_by(|a, b| a.0 == b.0)
+        .map(|group| {
+            let key = group[0].0;
+            let values: usize = group.iter().map(|(_, v)| v.len() + 1).sum();
+            let mut piece = String::with_capacity(key.len() + values);
+            piece.push_str(key);
+            piece.push('=');
+            for (i, (_, value)) in group.iter().enumerate() {
+                if i > 0 {
+                    piece.push(',');
+                }
+                piece.push_str(value);
+            }
+            piece
+        })
         .collect();
     // The platform sorts the joined `key=value` strings (not the keys): keys that prefix one
     // another (`a`, `a_b`) order differently the two ways, so do exactly what it does.
-    pairs.sort();
-    pairs.concat()
+    joined.sort_unstable();
+    joined.concat()
 }
 
 pub fn sign(secret: &ProxySecret, message: &str) -> String {
@@ -162,6 +173,10 @@ mod tests {
             ("path_prefix", "/apps/x"),
         ]);
         assert_eq!(message, "extra=1,2path_prefix=/apps/xshop=s.myshopify.com");
+        // Sorted as joined strings: `a-b=…` before `a=…` ('-' < '='), though key `a` < `a-b`;
+        // repeated values keep the order they were given in.
+        let message = canonical_message([("a", "2"), ("a-b", "x"), ("a", "1")]);
+        assert_eq!(message, "a-b=xa=2,1");
     }
 
     #[test]

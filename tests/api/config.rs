@@ -50,6 +50,7 @@ fn serve_with_a_malformed_setting_stops_with_one_line_naming_it() {
         ("VIDEOAPP_LOG_FORMAT", "xml"),
         ("VIDEOAPP_SIGNATURE_MAX_AGE_SECONDS", "-5"),
         ("VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS", "soon"),
+        ("VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS", "5000000"),
     ];
     for (name, value) in cases {
         let mut command = videoapp();
