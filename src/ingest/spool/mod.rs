@@ -189,6 +189,17 @@ mod tests {
         }
     }
 
+    /// Small batches sealed by rows, nothing sealed by age, no commit delay.
+    fn config(dir: &Path) -> SpoolConfig {
+        SpoolConfig {
+            dir: dir.to_path_buf(),
+            max_bytes: 1 << 30,
+            batch_rows: 3,
+            batch_age: Duration::from_secs(60),
+            commit_delay: Duration::ZERO,
+        }
+    }
+
     fn temp_dir() -> PathBuf {
         let dir = std::env::temp_dir().join(format!("videoapp-spool-test-{}", Uuid::new_v4()));
         fs::create_dir_all(&dir).unwrap();
@@ -212,11 +223,9 @@ mod tests {
     async fn appends_are_sealed_by_rows_and_by_age_and_open_segments_are_sealed_on_reopen() {
         let dir = temp_dir();
         let config = SpoolConfig {
-            dir: dir.clone(),
-            max_bytes: 1 << 30,
-            batch_rows: 3,
             batch_age: Duration::from_millis(200),
             commit_delay: Duration::from_micros(150),
+            ..config(&dir)
         };
         let spool = Spool::open(config.clone()).unwrap();
         spool.append(&[event(1), event(2)]).await.unwrap();
@@ -275,13 +284,7 @@ mod tests {
     #[tokio::test]
     async fn a_group_that_does_not_fit_seals_the_segment_and_may_outgrow_the_next() {
         let dir = temp_dir();
-        let config = SpoolConfig {
-            dir: dir.clone(),
-            max_bytes: 1 << 30,
-            batch_rows: 3,
-            batch_age: Duration::from_secs(60),
-            commit_delay: Duration::ZERO,
-        };
+        let config = config(&dir);
         assert_eq!(config.segment_bytes(), MIN_SEGMENT_BYTES);
         let spool = Spool::open(config).unwrap();
         spool.append(&[event(1)]).await.unwrap();
@@ -311,11 +314,9 @@ mod tests {
     async fn appends_past_the_cap_are_refused() {
         let dir = temp_dir();
         let spool = Spool::open(SpoolConfig {
-            dir: dir.clone(),
             max_bytes: 600,
             batch_rows: 1000,
-            batch_age: Duration::from_secs(60),
-            commit_delay: Duration::ZERO,
+            ..config(&dir)
         })
         .unwrap();
         spool.append(&[event(1)]).await.unwrap();
