@@ -185,16 +185,14 @@ impl Shipper {
     }
 
     fn report_oldest(&self, segments: &[Segment]) {
+        // Since the oldest segment was last written (sealed): its first record is at most the
+        // batch age older. (Its batch id's timestamp is when the segment was prepared, which may
+        // be long before its first record.)
         let age = segments
             .first()
-            .and_then(|s| s.batch_id.get_timestamp())
-            .map(|t| {
-                let (secs, nanos) = t.to_unix();
-                let created = std::time::UNIX_EPOCH + Duration::new(secs, nanos);
-                std::time::SystemTime::now()
-                    .duration_since(created)
-                    .unwrap_or_default()
-            })
+            .and_then(|s| std::fs::metadata(&s.path).ok())
+            .and_then(|m| m.modified().ok())
+            .and_then(|written| written.elapsed().ok())
             .unwrap_or_default();
         metrics::gauge!("spool_oldest_segment_age_seconds").set(age.as_secs_f64());
     }

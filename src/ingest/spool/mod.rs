@@ -10,6 +10,7 @@
 //! record whose length or checksum does not hold, and nothing after it was ever acknowledged
 //! (acknowledgement follows the sync, and a restarted writer never appends to an old segment).
 
+mod lock;
 mod record;
 mod segment;
 mod writer;
@@ -35,6 +36,8 @@ use writer::{Append, Command, Writer};
 const SEGMENT_BYTES_PER_ROW: u64 = 192;
 const MIN_SEGMENT_BYTES: u64 = 64 * 1024;
 const MAX_SEGMENT_BYTES: u64 = 64 * 1024 * 1024;
+/// How long a start waits for a previous process to let go of the spool (an overlapping deploy).
+const LOCK_WAIT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Clone)]
 pub struct SpoolConfig {
@@ -85,6 +88,8 @@ impl Spool {
     pub fn open(config: SpoolConfig) -> io::Result<Spool> {
         fs::create_dir_all(&config.dir)?;
         fs::create_dir_all(config.dir.join("dead"))?;
+        // One process per spool: recovery would cut and seal another writer's open segment.
+        let lock = lock::DirLock::acquire(&config.dir, LOCK_WAIT)?;
         let mut next_sequence = 1;
         let mut bytes = 0;
         for entry in fs::read_dir(&config.dir)? {
@@ -94,7 +99,7 @@ impl Spool {
             };
             next_sequence = next_sequence.max(sequence + 1);
             bytes += match suffix {
-                OPEN_SUFFIX => segment::recover_open(&path)?,
+                OPEN_SUFFIX => segment::recover_open(&path, &config.dir.join("dead"))?,
                 _ => fs::metadata(&path)?.len(),
             };
         }
@@ -107,6 +112,7 @@ impl Spool {
         let (commands, receiver) = flume::bounded(4096);
         let sealed = Arc::new(Notify::new());
         let writer = Writer::new(
+            lock,
             config.batch_rows,
             config.batch_age,
             config.commit_delay,
@@ -129,6 +135,13 @@ impl Spool {
     /// Appends one request's events and returns once they are on disk (synced).
     pub async fn append(&self, events: &[SpoolEvent]) -> Result<(), SpoolError> {
         let record = record::encode_events(events).map_err(|e| SpoolError::Io(e.to_string()))?;
+        if record.len() > record::MAX_RECORD_BYTES {
+            // The reader would take it for a corrupt header; a request's body cap keeps it far off.
+            return Err(SpoolError::Io(format!(
+                "a record of {} bytes is above the spool's limit",
+                record.len()
+            )));
+        }
         let used = self.bytes.load(Ordering::Relaxed);
         if used + record.len() as u64 > self.max_bytes {
             return Err(SpoolError::Full(used));
@@ -230,12 +243,12 @@ mod tests {
         let spool = Spool::open(config.clone()).unwrap();
         spool.append(&[event(1), event(2)]).await.unwrap();
         spool.append(&[event(3)]).await.unwrap();
-        // Three rows: sealed by size (right after the acknowledgement, by the writer thread).
+        // Three rows: sealed by rows (right after the acknowledgement, by the writer thread).
         let started = Instant::now();
         while sealed_segments(&dir).unwrap().is_empty() {
             assert!(
                 started.elapsed() < Duration::from_secs(1),
-                "not sealed by size"
+                "not sealed by rows"
             );
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
@@ -253,12 +266,14 @@ mod tests {
         assert_eq!(total, 4);
         assert!(segments[0].sequence < segments[1].sequence);
 
-        // A segment left open by a crash is cut to its records and sealed by the next start; a
-        // prepared segment that was never written to is deleted.
+        // A segment left open by a crash, with a torn last write, is cut to its whole records
+        // (the torn bytes kept in dead/) and sealed by the next start; a prepared segment that
+        // was never written to is deleted.
         drop(spool);
         let record = encode_record(&serde_json::to_vec(&vec![event(5)]).unwrap());
         let leftover = dir.join(format!("{:020}-{}.open", 99, Uuid::now_v7()));
-        fs::write(&leftover, [&record[..], &[0; 4096]].concat()).unwrap();
+        let torn = &encode_record(b"[]")[..5];
+        fs::write(&leftover, [&record[..], torn, &[0; 4096]].concat()).unwrap();
         let unused = dir.join(format!("{:020}-{}.open", 100, Uuid::now_v7()));
         fs::write(&unused, [0; 4096]).unwrap();
         let reopened = Spool::open(config).unwrap();
@@ -270,6 +285,11 @@ mod tests {
             record.len() as u64
         );
         assert!(!unused.exists());
+        let cut = dir.join("dead").join(format!(
+            "{}.cut",
+            leftover.file_name().unwrap().to_str().unwrap()
+        ));
+        assert_eq!(fs::read(cut).unwrap(), torn);
         assert_eq!(reopened.bytes().load(Ordering::Relaxed), {
             let sealed: u64 = segments
                 .iter()
@@ -307,6 +327,19 @@ mod tests {
             .collect();
         assert_eq!(rows, [1, 100]);
         drop(spool);
+        remove_dir(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_spool_in_use_is_not_opened_by_a_second_process_until_it_is_let_go() {
+        let dir = temp_dir();
+        let spool = Spool::open(config(&dir)).unwrap();
+        spool.append(&[event(1)]).await.unwrap();
+        let second = lock::DirLock::acquire(&dir, Duration::from_millis(100));
+        assert!(second.is_err(), "the writer holds the spool");
+        drop(spool);
+        // The writer thread lets go once the last handle is gone.
+        assert!(lock::DirLock::acquire(&dir, Duration::from_secs(5)).is_ok());
         remove_dir(&dir);
     }
 

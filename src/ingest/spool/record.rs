@@ -14,7 +14,7 @@ use super::super::event::SpoolEvent;
 pub const HEADER_BYTES: usize = 8;
 /// A record larger than this cannot come from a valid request (64 KiB body cap); a length field
 /// above it is a torn or corrupt header.
-const MAX_RECORD_BYTES: usize = 4 * 1024 * 1024;
+pub const MAX_RECORD_BYTES: usize = 4 * 1024 * 1024;
 /// The payload is `postcard`-encoded `Vec<SpoolEvent>`.
 const FORMAT_POSTCARD: u8 = 1;
 /// The payload is a JSON array (written by earlier versions).

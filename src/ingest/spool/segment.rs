@@ -83,9 +83,11 @@ pub fn read_segment(path: &Path) -> io::Result<SegmentContents> {
     Ok(contents)
 }
 
-/// At start, a segment a previous process left open: cut it to its records and seal it, or
-/// delete it when it holds none (a prepared file never written to). Returns the bytes kept.
-pub fn recover_open(path: &Path) -> io::Result<u64> {
+/// At start, a segment a previous process left open: cut it to its whole records and seal it, or
+/// delete it when it holds nothing (a prepared file never written to). Whatever is cut off (a
+/// torn last write, or anything after a record that does not check out) is first copied to
+/// `dead/<name>.cut`, so that nothing on disk is destroyed unseen. Returns the bytes kept.
+pub fn recover_open(path: &Path, dead: &Path) -> io::Result<u64> {
     let data = match fs::read(path) {
         Ok(data) => data,
         // Only a process still shutting down deletes its spare segment under us.
@@ -93,15 +95,23 @@ pub fn recover_open(path: &Path) -> io::Result<u64> {
         Err(e) => return Err(e),
     };
     let (payloads, end) = record::scan(&data);
+    let cut = record::torn_bytes(&data, end);
+    if cut > 0 {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("segment");
+        let kept = dead.join(format!("{name}.cut"));
+        let mut file = File::create(&kept)?;
+        file.write_all(&data[end..end + cut])?;
+        file.sync_all()?;
+        tracing::warn!(path = %path.display(), bytes = cut, kept = %kept.display(), "cut unreadable bytes (a torn write) off the end of a spool segment");
+    }
     if payloads.is_empty() {
         return match fs::remove_file(path) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
             _ => Ok(0),
         };
-    }
-    let torn = record::torn_bytes(&data, end);
-    if torn > 0 {
-        tracing::warn!(path = %path.display(), bytes = torn, "cut a torn record off the end of a spool segment");
     }
     let file = OpenOptions::new().write(true).open(path)?;
     file.set_len(end as u64)?;

@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 use metrics::{Gauge, Histogram};
 use tokio::sync::{oneshot, Notify};
 
+use super::lock::DirLock;
+use super::record::HEADER_BYTES;
 use super::segment::{Prepared, SEALED_SUFFIX};
 
 /// One request's record, and where to report that it is durable.
@@ -48,6 +50,8 @@ struct Active {
 }
 
 pub struct Writer {
+    /// Held for as long as this thread appends; dropped when it stops.
+    _lock: DirLock,
     batch_rows: usize,
     batch_age: Duration,
     next: flume::Receiver<io::Result<Prepared>>,
@@ -67,6 +71,7 @@ struct WriterMetrics {
 
 impl Writer {
     pub fn new(
+        lock: DirLock,
         batch_rows: usize,
         batch_age: Duration,
         commit_delay: Duration,
@@ -75,6 +80,7 @@ impl Writer {
         sealed: Arc<Notify>,
     ) -> Writer {
         Writer {
+            _lock: lock,
             batch_rows: batch_rows.max(1),
             batch_age,
             next,
@@ -206,9 +212,19 @@ impl Writer {
                 Ok(())
             }
             Err(e) => {
-                // Nothing of this group was acknowledged, and after a failed sync the file's
-                // state is unknown: seal what was acknowledged (the seal cuts the file there) and
-                // start the next group in a fresh segment.
+                // Nothing of this group was acknowledged, but some of it may be on disk: a crash
+                // now must not bring it back (its clients got a 503 and will retry). A durable
+                // zero length where the group began ends the segment's data there; then seal
+                // what was acknowledged and start the next group in a fresh segment.
+                let end = active.len;
+                let ended = active
+                    .prepared
+                    .file
+                    .write_all_at(&[0; HEADER_BYTES], end)
+                    .and_then(|()| active.prepared.file.sync_data());
+                if let Err(e) = ended {
+                    tracing::error!(error = %e, path = %active.prepared.path.display(), "cannot mark the end of a spool segment after a failed write");
+                }
                 self.seal();
                 Err(e)
             }
