@@ -226,6 +226,7 @@ async fn send(app: &TestApp, world: &World, events: &[GeneratedEvent]) {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    wait_until_shipped(app, Duration::from_secs(20)).await;
 }
 
 fn local_date(tz: Tz, e: &GeneratedEvent) -> NaiveDate {
@@ -440,6 +441,7 @@ async fn a_million_checkouts_of_ten_cents_sum_to_exactly_one_hundred_thousand() 
         );
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
+    wait_until_shipped(&app, Duration::from_secs(60)).await;
     for path in [
         format!("/api/v1/analytics/video/{video}"),
         "/api/v1/analytics/summary".to_string(),

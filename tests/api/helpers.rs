@@ -345,3 +345,36 @@ pub async fn clickhouse_query(database: &str, sql: &str) -> String {
     assert!(status.is_success(), "{sql}: {text}");
     text.trim().to_string()
 }
+
+/// Segment files that hold records: sealed ones, and open ones past their first header (the
+/// spool keeps a pre-allocated, all-zero segment ready, which holds nothing).
+pub fn spooled_segments(dir: &std::path::Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|path| {
+            path.is_file() && path.extension().is_some_and(|x| x == "open" || x == "log")
+        })
+        .filter(|path| {
+            let mut header = [0u8; 4];
+            let written = std::fs::File::open(path)
+                .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut header))
+                .is_ok();
+            written && header != [0; 4]
+        })
+        .count()
+}
+
+/// Waits until the app's spool holds nothing: every acknowledged event was inserted, and the
+/// insert returned, so the materialized views have it too. (Rows show in `events` a moment
+/// before the same insert has written the views.)
+pub async fn wait_until_shipped(app: &TestApp, within: std::time::Duration) {
+    let started = std::time::Instant::now();
+    while spooled_segments(&app.spool_dir) > 0 {
+        assert!(started.elapsed() < within, "the spool never drained");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}

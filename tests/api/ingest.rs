@@ -80,26 +80,6 @@ fn spool_files(app: &TestApp) -> usize {
     spooled_segments(&app.spool_dir)
 }
 
-/// Segment files that hold records: sealed ones, and open ones past their first header (the
-/// spool keeps a pre-allocated, all-zero segment ready, which holds nothing).
-fn spooled_segments(dir: &std::path::Path) -> usize {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|path| path.is_file())
-        .filter(|path| {
-            let mut header = [0u8; 4];
-            let written = std::fs::File::open(path)
-                .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut header))
-                .is_ok();
-            written && header != [0; 4]
-        })
-        .count()
-}
-
 /// Posts `requests` batches of `per_request` events with up to 32 in flight; returns the ids of
 /// the acknowledged events and the statuses of the rest.
 async fn post_many(
@@ -146,6 +126,7 @@ async fn events_posted_concurrently_arrive_exactly_once_and_the_views_agree_with
     assert_eq!(acknowledged.len(), 2000);
 
     expect_rows(&app.clickhouse_database, 2000, Duration::from_secs(30)).await;
+    wait_until_shipped(&app, Duration::from_secs(30)).await;
     no_duplicate_event_ids(&app.clickhouse_database).await;
     let db = &app.clickhouse_database;
     let raw = clickhouse_query(
