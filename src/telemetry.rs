@@ -107,10 +107,11 @@ fn record(method: &Method, route: &str, status: StatusCode, elapsed: Duration) {
     let by_route = BY_ROUTE.get_or_init(Default::default);
     let status = status.as_u16();
     let seconds = elapsed.as_secs_f64();
+    let is_this = |(m, s, _, _): &&(Method, u16, Counter, Histogram)| m == method && *s == status;
     let find = |metrics: &RouteMetrics| {
         metrics
             .iter()
-            .find(|(m, s, _, _)| m == method && *s == status)
+            .find(is_this)
             .map(|(_, _, counter, histogram)| {
                 counter.increment(1);
                 histogram.record(seconds);
@@ -135,7 +136,7 @@ fn record(method: &Method, route: &str, status: StatusCode, elapsed: Duration) {
     histogram.record(seconds);
     let mut by_route = by_route.write().unwrap_or_else(PoisonError::into_inner);
     let known = by_route.entry(route.into()).or_default();
-    if !known.iter().any(|(m, s, _, _)| m == method && *s == status) {
+    if !known.iter().any(|entry| is_this(&entry)) {
         known.push((method.clone(), status, counter, histogram));
     }
 }

@@ -8,8 +8,6 @@
 //! costs one insert.
 
 use std::collections::HashSet;
-use std::path::Path;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use backon::BackoffBuilder;
@@ -19,7 +17,7 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use super::event::{Attribution, SpoolEvent};
-use super::spool::{read_segment, sealed_segments, Segment, Spool};
+use super::spool::{read_segment, sealed_segments, write_synced, Segment, Spool};
 use crate::warehouse::Warehouse;
 
 const LANDED_SQL: &str = include_str!("../../sql/10_ingest_landed_events.sql");
@@ -334,12 +332,7 @@ impl Shipper {
             .unwrap_or(0);
         match std::fs::remove_file(&segment.path) {
             Ok(()) => {
-                let left = self
-                    .spool
-                    .bytes()
-                    .fetch_sub(len, Ordering::Relaxed)
-                    .saturating_sub(len);
-                metrics::gauge!("spool_bytes").set(left as f64);
+                self.spool.bytes().release(len);
                 self.uncertain.remove(&segment.batch_id);
             }
             Err(e) => {
@@ -350,7 +343,7 @@ impl Shipper {
 
     /// Moves a segment ClickHouse refuses out of the way, so later ones keep flowing.
     fn dead_letter(&mut self, segment: &Segment, reason: &str) {
-        let dead = self.spool.dir().join("dead");
+        let dead = self.spool.dead_dir();
         let events = read_segment(&segment.path)
             .map(|c| c.events.len())
             .unwrap_or(0);
@@ -361,7 +354,7 @@ impl Shipper {
         match std::fs::rename(&segment.path, &target) {
             Ok(()) => {
                 let _ = std::fs::write(target.with_extension("reason"), reason);
-                self.spool.bytes().fetch_sub(len, Ordering::Relaxed);
+                self.spool.bytes().release(len);
                 self.uncertain.remove(&segment.batch_id);
                 metrics::counter!("events_dead_lettered_total").increment(events as u64);
                 metrics::counter!("clickhouse_insert_failures_total", "kind" => "rejected")
@@ -378,28 +371,17 @@ impl Shipper {
             .file_stem()
             .and_then(|s| s.to_str())
             .unwrap_or("segment");
-        let target = self
-            .spool
-            .dir()
-            .join("dead")
-            .join(format!("{name}.undecodable"));
+        let target = self.spool.dead_dir().join(format!("{name}.undecodable"));
         let mut data = Vec::new();
         for payload in payloads {
             data.extend_from_slice(&super::spool::encode_record(payload));
         }
-        if let Err(e) = write_new(&target, &data) {
+        if let Err(e) = write_synced(&target, &data) {
             tracing::error!(error = %e, "cannot write undecodable spool records to dead letters");
         }
         metrics::counter!("spool_records_dead_lettered_total").increment(payloads.len() as u64);
         tracing::error!(records = payloads.len(), path = %target.display(), "spool records that are not events were set aside");
     }
-}
-
-fn write_new(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut file = std::fs::File::create(path)?;
-    file.write_all(data)?;
-    file.sync_all()
 }
 
 #[cfg(test)]

@@ -22,12 +22,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use metrics::Gauge;
 use tokio::sync::{oneshot, Notify};
 
 use super::event::SpoolEvent;
 pub use record::encode_record;
 use segment::OPEN_SUFFIX;
-pub use segment::{read_segment, sealed_segments, Segment, SegmentContents};
+pub use segment::{read_segment, sealed_segments, write_synced, Segment, SegmentContents};
 use writer::{Append, Command, Writer};
 
 /// Bytes pre-allocated per row a segment may hold: a beacon's event is ≈ 150 bytes as a record.
@@ -72,11 +73,54 @@ pub enum SpoolError {
     Io(String),
 }
 
+/// Bytes of records on disk, the measure of the spool's cap, mirrored in the `spool_bytes`
+/// gauge: the writer adds what it syncs, the shipper releases what it ships or sets aside.
+pub struct SpoolBytes {
+    used: AtomicU64,
+    gauge: Gauge,
+}
+
+impl SpoolBytes {
+    fn new(used: u64) -> SpoolBytes {
+        let gauge = metrics::gauge!("spool_bytes");
+        gauge.set(used as f64);
+        SpoolBytes {
+            used: AtomicU64::new(used),
+            gauge,
+        }
+    }
+
+    pub fn used(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    fn add(&self, bytes: u64) {
+        let used = self.used.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        self.gauge.set(used as f64);
+    }
+
+    pub fn release(&self, bytes: u64) {
+        let before = self
+            .used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                Some(used.saturating_sub(bytes))
+            })
+            .unwrap_or_else(|used| used);
+        self.gauge.set(before.saturating_sub(bytes) as f64);
+    }
+}
+
+/// Where segments ClickHouse refused, records that are not events and bytes cut off at recovery
+/// are kept.
+pub fn dead_dir(spool_dir: &Path) -> PathBuf {
+    spool_dir.join("dead")
+}
+
 /// Handle for appending. Cheap to clone.
 #[derive(Clone)]
 pub struct Spool {
     commands: flume::Sender<Command>,
-    bytes: Arc<AtomicU64>,
+    bytes: Arc<SpoolBytes>,
     max_bytes: u64,
     sealed: Arc<Notify>,
     dir: PathBuf,
@@ -87,7 +131,8 @@ impl Spool {
     /// starts the writer and the thread that prepares its segments.
     pub fn open(config: SpoolConfig) -> io::Result<Spool> {
         fs::create_dir_all(&config.dir)?;
-        fs::create_dir_all(config.dir.join("dead"))?;
+        let dead = dead_dir(&config.dir);
+        fs::create_dir_all(&dead)?;
         // One process per spool: recovery would cut and seal another writer's open segment.
         let lock = lock::DirLock::acquire(&config.dir, LOCK_WAIT)?;
         let mut next_sequence = 1;
@@ -99,13 +144,12 @@ impl Spool {
             };
             next_sequence = next_sequence.max(sequence + 1);
             bytes += match suffix {
-                OPEN_SUFFIX => segment::recover_open(&path, &config.dir.join("dead"))?,
+                OPEN_SUFFIX => segment::recover_open(&path, &dead)?,
                 _ => fs::metadata(&path)?.len(),
             };
         }
         segment::sync_dir(&config.dir)?;
-        let bytes = Arc::new(AtomicU64::new(bytes));
-        metrics::gauge!("spool_bytes").set(bytes.load(Ordering::Relaxed) as f64);
+        let bytes = Arc::new(SpoolBytes::new(bytes));
         let next_segment =
             segment::start_preparer(config.dir.clone(), next_sequence, config.segment_bytes())?;
         // Bounded: a burst waits for the disk rather than growing memory without limit.
@@ -142,7 +186,7 @@ impl Spool {
                 record.len()
             )));
         }
-        let used = self.bytes.load(Ordering::Relaxed);
+        let used = self.bytes.used();
         if used + record.len() as u64 > self.max_bytes {
             return Err(SpoolError::Full(used));
         }
@@ -171,12 +215,16 @@ impl Spool {
         }
     }
 
-    pub fn bytes(&self) -> &Arc<AtomicU64> {
+    pub fn bytes(&self) -> &SpoolBytes {
         &self.bytes
     }
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    pub fn dead_dir(&self) -> PathBuf {
+        dead_dir(&self.dir)
     }
 
     /// Wakes when a segment is sealed.
@@ -191,6 +239,18 @@ mod tests {
     use record::tests::event;
     use std::time::Instant;
     use uuid::Uuid;
+
+    /// The writer seals right after it acknowledges, on its own thread.
+    async fn wait_for_sealed(dir: &Path, segments: usize) {
+        let started = Instant::now();
+        while sealed_segments(dir).unwrap().len() < segments {
+            assert!(
+                started.elapsed() < Duration::from_secs(1),
+                "{segments} segment(s) not sealed"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
 
     /// The spool's threads stop a moment after its last handle is dropped.
     fn remove_dir(dir: &Path) {
@@ -244,14 +304,7 @@ mod tests {
         spool.append(&[event(1), event(2)]).await.unwrap();
         spool.append(&[event(3)]).await.unwrap();
         // Three rows: sealed by rows (right after the acknowledgement, by the writer thread).
-        let started = Instant::now();
-        while sealed_segments(&dir).unwrap().is_empty() {
-            assert!(
-                started.elapsed() < Duration::from_secs(1),
-                "not sealed by rows"
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        wait_for_sealed(&dir, 1).await;
         assert_eq!(sealed_segments(&dir).unwrap().len(), 1);
         spool.append(&[event(4)]).await.unwrap();
         assert_eq!(sealed_segments(&dir).unwrap().len(), 1);
@@ -285,12 +338,12 @@ mod tests {
             record.len() as u64
         );
         assert!(!unused.exists());
-        let cut = dir.join("dead").join(format!(
+        let cut = dead_dir(&dir).join(format!(
             "{}.cut",
             leftover.file_name().unwrap().to_str().unwrap()
         ));
         assert_eq!(fs::read(cut).unwrap(), torn);
-        assert_eq!(reopened.bytes().load(Ordering::Relaxed), {
+        assert_eq!(reopened.bytes().used(), {
             let sealed: u64 = segments
                 .iter()
                 .map(|s| fs::metadata(&s.path).unwrap().len())
@@ -315,11 +368,7 @@ mod tests {
             })
             .collect();
         spool.append(&large).await.unwrap();
-        let started = Instant::now();
-        while sealed_segments(&dir).unwrap().len() < 2 {
-            assert!(started.elapsed() < Duration::from_secs(1), "not sealed");
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        wait_for_sealed(&dir, 2).await;
         let rows: Vec<usize> = sealed_segments(&dir)
             .unwrap()
             .iter()

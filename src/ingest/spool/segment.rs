@@ -102,9 +102,7 @@ pub fn recover_open(path: &Path, dead: &Path) -> io::Result<u64> {
             .and_then(|n| n.to_str())
             .unwrap_or("segment");
         let kept = dead.join(format!("{name}.cut"));
-        let mut file = File::create(&kept)?;
-        file.write_all(&data[end..end + cut])?;
-        file.sync_all()?;
+        write_synced(&kept, &data[end..end + cut])?;
         tracing::warn!(path = %path.display(), bytes = cut, kept = %kept.display(), "cut unreadable bytes (a torn write) off the end of a spool segment");
     }
     if payloads.is_empty() {
@@ -118,6 +116,13 @@ pub fn recover_open(path: &Path, dead: &Path) -> io::Result<u64> {
     file.sync_all()?;
     fs::rename(path, path.with_extension(SEALED_SUFFIX))?;
     Ok(end as u64)
+}
+
+/// Writes a whole file and syncs it (dead letters, bytes cut off at recovery).
+pub fn write_synced(path: &Path, data: &[u8]) -> io::Result<()> {
+    let mut file = File::create(path)?;
+    file.write_all(data)?;
+    file.sync_all()
 }
 
 pub fn sync_dir(dir: &Path) -> io::Result<()> {

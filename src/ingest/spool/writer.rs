@@ -13,16 +13,16 @@
 use std::fs;
 use std::io;
 use std::os::unix::fs::FileExt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use metrics::{Gauge, Histogram};
+use metrics::Histogram;
 use tokio::sync::{oneshot, Notify};
 
 use super::lock::DirLock;
 use super::record::HEADER_BYTES;
 use super::segment::{Prepared, SEALED_SUFFIX};
+use super::SpoolBytes;
 
 /// One request's record, and where to report that it is durable.
 pub struct Append {
@@ -55,7 +55,7 @@ pub struct Writer {
     batch_rows: usize,
     batch_age: Duration,
     next: flume::Receiver<io::Result<Prepared>>,
-    bytes: Arc<AtomicU64>,
+    bytes: Arc<SpoolBytes>,
     sealed: Arc<Notify>,
     active: Option<Active>,
     metrics: WriterMetrics,
@@ -64,7 +64,6 @@ pub struct Writer {
 }
 
 struct WriterMetrics {
-    bytes: Gauge,
     group_records: Histogram,
     sync_seconds: Histogram,
 }
@@ -76,7 +75,7 @@ impl Writer {
         batch_age: Duration,
         commit_delay: Duration,
         next: flume::Receiver<io::Result<Prepared>>,
-        bytes: Arc<AtomicU64>,
+        bytes: Arc<SpoolBytes>,
         sealed: Arc<Notify>,
     ) -> Writer {
         Writer {
@@ -90,7 +89,6 @@ impl Writer {
             busy: false,
             commit_delay,
             metrics: WriterMetrics {
-                bytes: metrics::gauge!("spool_bytes"),
                 group_records: metrics::histogram!("spool_group_commit_records"),
                 sync_seconds: metrics::histogram!("spool_sync_duration_seconds"),
             },
@@ -207,8 +205,7 @@ impl Writer {
             Ok(()) => {
                 active.len += written;
                 active.rows += rows;
-                let total = self.bytes.fetch_add(written, Ordering::Relaxed) + written;
-                self.metrics.bytes.set(total as f64);
+                self.bytes.add(written);
                 Ok(())
             }
             Err(e) => {
