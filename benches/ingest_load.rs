@@ -35,7 +35,10 @@
 //! default half the service's measured rate), `INGEST_LOAD_QUIET_WAIT_SECONDS` (900: how long to
 //! wait for other load runs to finish first), `INGEST_LOAD_VERBOSE=1` (wrk's own output) and
 //! `INGEST_LOAD_PERF=FILE` (`perf record --call-graph dwarf` of the service during round 1's
-//! measured window).
+//! measured window) and `INGEST_LOAD_INSTRUCTIONS=1` (`perf stat`: each server's instructions per
+//! acknowledged event in every measured window, a figure the machine's noise barely moves), and
+//! `INGEST_LOAD_CALLGRIND=FILE` (the service runs under `valgrind --tool=callgrind`, writing FILE
+//! when it stops: every instruction by function; `callgrind_annotate --inclusive=yes FILE`).
 
 mod support;
 
@@ -144,6 +147,7 @@ struct Settings {
     quiet_wait: Duration,
     verbose: bool,
     perf: Option<PathBuf>,
+    count_instructions: bool,
 }
 
 impl Settings {
@@ -181,6 +185,7 @@ impl Settings {
             quiet_wait: Duration::from_secs(read("INGEST_LOAD_QUIET_WAIT_SECONDS", 900)?),
             verbose: std::env::var("INGEST_LOAD_VERBOSE").is_ok_and(|v| v == "1"),
             perf: std::env::var_os("INGEST_LOAD_PERF").map(PathBuf::from),
+            count_instructions: std::env::var("INGEST_LOAD_INSTRUCTIONS").is_ok_and(|v| v == "1"),
         })
     }
 }
@@ -233,6 +238,8 @@ struct WrkFigures {
     drain: Option<Duration>,
     /// After the service's runs: its group commits (see `spool_summary`).
     spool: Option<String>,
+    /// With `INGEST_LOAD_INSTRUCTIONS=1`: the server's instructions per acknowledged event.
+    instructions: Option<String>,
 }
 
 /// Who used the cores: the service, this process (ceiling server and generator), wrk,
@@ -408,6 +415,9 @@ async fn measure(
             println!("  {}", figures.row(&format!("#{round} {}", target.name)));
             if let Some(spool) = &figures.spool {
                 println!("      {spool}");
+            }
+            if let Some(instructions) = &figures.instructions {
+                println!("      {instructions}");
             }
             pair[i] = figures;
         }
@@ -669,6 +679,17 @@ async fn run_wrk(
             None => None,
         }
     };
+    // The ceiling's server runs in this process; during the wrk runs nothing else here is busy.
+    let server_pid = match target.is_service {
+        true => service.pid,
+        false => std::process::id(),
+    };
+    let counted = async {
+        match settings.count_instructions {
+            true => Some(count_instructions(server_pid, settings.seconds).await),
+            false => None,
+        }
+    };
     // For the service, ClickHouse is watched from the last POST on, while wrk's tail runs.
     let drained = async {
         match target.is_service {
@@ -677,7 +698,8 @@ async fn run_wrk(
         }
     };
     let measured = wrk(settings.seconds);
-    let (output, after, profiled, drained) = tokio::join!(measured.run(), window, profile, drained);
+    let (output, after, profiled, counted, drained) =
+        tokio::join!(measured.run(), window, profile, counted, drained);
     let output = output?;
     if settings.verbose {
         for line in output.lines() {
@@ -704,6 +726,17 @@ async fn run_wrk(
             .unwrap_or_default(),
         drain: None,
         spool: None,
+        instructions: counted.map(|result| match result {
+            Ok((user, kernel)) => {
+                let per_event = |n: u64| n as f64 / accepted.max(1) as f64;
+                format!(
+                    "instructions per acknowledged event: {:.0} user + {:.0} kernel",
+                    per_event(user),
+                    per_event(kernel)
+                )
+            }
+            Err(e) => format!("WARNING: perf stat: {e}"),
+        }),
     };
     if let Some(first) = drained {
         *acknowledged += accepted;
@@ -739,6 +772,32 @@ async fn record_profile(pid: u32, path: &Path, seconds: u64) -> Result<String, S
         return Err(String::from_utf8_lossy(&output.stderr).trim().to_string());
     }
     Ok(path.display().to_string())
+}
+
+/// `perf stat` of `pid` for `seconds`: instructions retired in user space and in the kernel.
+/// Unlike CPU time, a count that other load on the machine barely moves.
+async fn count_instructions(pid: u32, seconds: u64) -> Result<(u64, u64), String> {
+    let output = tokio::process::Command::new("perf")
+        .args(["stat", "-x", ",", "-e", "instructions:u,instructions:k"])
+        .args(["-p", &pid.to_string(), "--", "sleep", &seconds.to_string()])
+        .kill_on_drop(true)
+        .output()
+        .await
+        .map_err(|e| format!("cannot run perf: {e}"))?;
+    let report = String::from_utf8_lossy(&output.stderr);
+    // CSV lines: value,unit,event,…
+    let count = |event: &str| {
+        report.lines().find_map(|line| {
+            let mut fields = line.split(',');
+            let value = fields.next()?.trim().parse::<u64>().ok()?;
+            fields.nth(1).filter(|e| e.starts_with(event))?;
+            Some(value)
+        })
+    };
+    match (count("instructions:u"), count("instructions:k")) {
+        (Some(user), Some(kernel)) => Ok((user, kernel)),
+        _ => Err(report.trim().to_string()),
+    }
 }
 
 /// The spool's group commits between two scrapes of the service's `/metrics` (warm-up and

@@ -7,12 +7,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use axum::extract::DefaultBodyLimit;
-use axum::http::Request;
 use axum::routing::get;
-use axum::{middleware, Json, Router};
+use axum::{Json, Router};
 use tokio::net::TcpListener;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -231,24 +228,10 @@ fn router(state: AppState) -> Router {
         "/openapi.json",
         get(move || async move { Json(openapi.as_ref().clone()) }),
     )
-    .route_layer(middleware::from_fn(telemetry::track_http))
+    .route_layer(telemetry::HttpMetricsLayer)
     .fallback(telemetry::not_found)
     .with_state(state)
-    // Outermost first: the id is set before the span that logs it, and echoed on the way out.
-    .layer(PropagateRequestIdLayer::x_request_id())
-    .layer(
-        TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
-            let request_id = req
-                .headers()
-                .get("x-request-id")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("-");
-            // Only the id: every field is formatted when the span is created, on every request,
-            // and the failure log line names the method and route itself.
-            tracing::info_span!("request", request_id)
-        }),
-    )
-    .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+    .layer(telemetry::RequestIdLayer)
 }
 
 fn metrics_router() -> Router {

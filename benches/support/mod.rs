@@ -354,7 +354,19 @@ impl ServiceProcess {
         let id = &databases.postgres["bench_".len()..];
         let admin_token = format!("bench-admin-token-{id}");
         let secret = format!("bench-proxy-secret-{id}");
-        let mut command = Command::new(&binary);
+        // `INGEST_LOAD_CALLGRIND=FILE`: the service runs under callgrind, which counts every
+        // instruction by function (about 50 times slower; the figures to read are per request).
+        let mut command = match std::env::var_os("INGEST_LOAD_CALLGRIND") {
+            Some(file) => {
+                let mut command = Command::new("valgrind");
+                let mut out = std::ffi::OsString::from("--callgrind-out-file=");
+                out.push(file);
+                command.args(["--tool=callgrind".as_ref(), out.as_os_str()]);
+                command.arg(&binary);
+                command
+            }
+            None => Command::new(&binary),
+        };
         command
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())

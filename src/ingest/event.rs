@@ -233,8 +233,8 @@ pub fn parse_body(body: &[u8]) -> Result<(Vec<IncomingEvent>, bool), Invalid> {
 /// (a batch, an `events` key however it is spelled, invalid input) returns `None` and takes the
 /// path through `Value`, which names the offending field.
 fn parse_single_event_directly(body: &[u8]) -> Option<IncomingEvent> {
-    let may_be_batch = |needle: &[u8]| body.windows(needle.len()).any(|w| w == needle);
-    if may_be_batch(b"\"events\"") || may_be_batch(b"\\u") {
+    let contains = |needle: &[u8]| memchr::memmem::find(body, needle).is_some();
+    if contains(b"\"events\"") || contains(b"\\u") {
         return None;
     }
     let event: IncomingEvent = serde_json::from_slice(body).ok()?;

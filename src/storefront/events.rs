@@ -1,10 +1,9 @@
 //! `POST /apps/videoapp_sub/analytics`: shopper events, acknowledged once they are durable in
 //! the local spool (API-SPEC §2.5, §4.4; DESIGN §5).
 
-use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::header::CONTENT_TYPE;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use chrono::{SecondsFormat, Utc};
@@ -75,10 +74,12 @@ fn reject(reason: &'static str, events: usize, error: StorefrontError) -> Storef
 pub async fn record_events(
     State(state): State<AppState>,
     signed: Signed,
-    headers: HeaderMap,
-    body: Body,
+    request: Request,
 ) -> Result<Response, StorefrontError> {
-    let content_type = headers
+    // The request itself, not the `HeaderMap` extractor, which clones every header.
+    let (parts, body) = request.into_parts();
+    let content_type = parts
+        .headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())

@@ -5,7 +5,7 @@ use axum::http::request::Parts;
 use chrono::Utc;
 
 use super::error::StorefrontError;
-use super::signature;
+use super::signature::{self, QueryPair};
 use crate::app::AppState;
 use crate::catalog::domain::ShopDomain;
 
@@ -19,8 +19,13 @@ pub struct QueryParams(Vec<(String, String)>);
 
 impl QueryParams {
     pub fn parse(raw_query: &str) -> QueryParams {
+        QueryParams::owned(signature::decode_query(raw_query))
+    }
+
+    fn owned(pairs: Vec<QueryPair<'_>>) -> QueryParams {
         QueryParams(
-            url::form_urlencoded::parse(raw_query.as_bytes())
+            pairs
+                .into_iter()
                 .map(|(k, v)| (k.into_owned(), v.into_owned()))
                 .collect(),
         )
@@ -90,7 +95,7 @@ impl FromRequestParts<AppState> for Signed {
             let max_age = config.signature_max_age.as_secs() as i64;
             match signature::verify(&config.proxy_secret, raw, Utc::now(), max_age) {
                 // The check decoded the parameters already: keep them.
-                Ok(params) => QueryParams(params),
+                Ok(params) => QueryParams::owned(params),
                 Err(e) => {
                     metrics::counter!("storefront_signature_failures_total", "reason" => e.metric_label())
                         .increment(1);

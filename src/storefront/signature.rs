@@ -2,6 +2,8 @@
 //! build `key=value` with the decoded value, joining repeated keys' values with `,`; sort;
 //! concatenate with no separator; HMAC-SHA256 with the shared secret; lowercase hex.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -26,6 +28,13 @@ impl ProxySecret {
         mac.update(message.as_bytes());
         mac.finalize().into_bytes().into()
     }
+
+    /// The digest of the string `canonical_message` would build, hashed piece by piece.
+    fn mac_of_params<'a>(&self, params: impl IntoIterator<Item = (&'a str, &'a str)>) -> [u8; 32] {
+        let mut mac = self.0.clone();
+        for_each_signed_piece(params, |piece| mac.update(piece.as_bytes()));
+        mac.finalize().into_bytes().into()
+    }
 }
 
 impl std::fmt::Debug for ProxySecret {
@@ -34,35 +43,78 @@ impl std::fmt::Debug for ProxySecret {
     }
 }
 
+/// A decoded query parameter, borrowed from the raw query unless decoding changed it.
+pub type QueryPair<'q> = (Cow<'q, str>, Cow<'q, str>);
+
+/// A query's pairs, decoded as `application/x-www-form-urlencoded` exactly as
+/// `form_urlencoded::parse` decodes them, but borrowed from the raw query wherever a pair needs no
+/// decoding (the common case: of an app-proxy query, only the path prefix is escaped).
+pub fn decode_query(raw: &str) -> Vec<QueryPair<'_>> {
+    raw.split('&')
+        .filter(|piece| !piece.is_empty())
+        .map(|piece| {
+            if memchr::memchr2(b'%', b'+', piece.as_bytes()).is_some() {
+                // A non-empty piece without `&` is exactly one pair.
+                url::form_urlencoded::parse(piece.as_bytes())
+                    .next()
+                    .unwrap_or_default()
+            } else {
+                let (key, value) = piece.split_once('=').unwrap_or((piece, ""));
+                (Cow::Borrowed(key), Cow::Borrowed(value))
+            }
+        })
+        .collect()
+}
+
+/// The signed parameters in the order they are signed: every parameter but `signature`, repeated
+/// keys grouped (their values in the order given), the groups sorted as the joined strings
+/// `key=value1,value2` sort.
+fn signed_groups<'p, 'a>(params: &'p mut Vec<(&'a str, &'a str)>) -> Vec<&'p [(&'a str, &'a str)]> {
+    params.retain(|(key, _)| *key != "signature");
+    // A stable sort by key groups repeated keys and keeps their values in the order given.
+    params.sort_by(|a, b| a.0.cmp(b.0));
+    let mut groups: Vec<&[(&str, &str)]> = params.chunk_by(|a, b| a.0 == b.0).collect();
+    // The platform sorts the joined `key=value` strings (not the keys): keys that prefix one
+    // another (`a`, `a-b`) order differently the two ways, so do exactly what it does, without
+    // building the strings.
+    groups.sort_unstable_by(|a, b| joined_bytes(a).cmp(joined_bytes(b)));
+    groups
+}
+
+/// The bytes of one group's `key=value1,value2`, without allocating them.
+fn joined_bytes<'g>(group: &'g [(&str, &str)]) -> impl Iterator<Item = u8> + 'g {
+    let key = group.first().map_or("", |(key, _)| *key);
+    let values = group.iter().enumerate().flat_map(|(i, (_, value))| {
+        let comma: &[u8] = if i == 0 { b"" } else { b"," };
+        comma.iter().chain(value.as_bytes()).copied()
+    });
+    key.bytes().chain(std::iter::once(b'=')).chain(values)
+}
+
+/// Feeds `sink` the signed string piece by piece: what `canonical_message` concatenates, and what
+/// `verify` hashes without concatenating.
+fn for_each_signed_piece<'a>(
+    params: impl IntoIterator<Item = (&'a str, &'a str)>,
+    mut sink: impl FnMut(&str),
+) {
+    let mut params: Vec<(&str, &str)> = params.into_iter().collect();
+    for group in signed_groups(&mut params) {
+        sink(group[0].0);
+        sink("=");
+        for (i, (_, value)) in group.iter().enumerate() {
+            if i > 0 {
+                sink(",");
+            }
+            sink(value);
+        }
+    }
+}
+
 /// The string that is signed: decoded parameters other than `signature`, grouped, sorted.
 pub fn canonical_message<'a>(params: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
-    let mut pairs: Vec<(&str, &str)> = params
-        .into_iter()
-        .filter(|(key, _)| *key != "signature")
-        .collect();
-    // A stable sort by key groups repeated keys and keeps their values in the order given.
-    pairs.sort_by(|a, b| a.0.cmp(b.0));
-    let mut joined: Vec<String> = pairs
-        .chunk_by(|a, b| a.0 == b.0)
-        .map(|group| {
-            let key = group[0].0;
-            let values: usize = group.iter().map(|(_, v)| v.len() + 1).sum();
-            let mut piece = String::with_capacity(key.len() + values);
-            piece.push_str(key);
-            piece.push('=');
-            for (i, (_, value)) in group.iter().enumerate() {
-                if i > 0 {
-                    piece.push(',');
-                }
-                piece.push_str(value);
-            }
-            piece
-        })
-        .collect();
-    // The platform sorts the joined `key=value` strings (not the keys): keys that prefix one
-    // another (`a`, `a_b`) order differently the two ways, so do exactly what it does.
-    joined.sort_unstable();
-    joined.concat()
+    let mut message = String::new();
+    for_each_signed_piece(params, |piece| message.push_str(piece));
+    message
 }
 
 pub fn sign(secret: &ProxySecret, message: &str) -> String {
@@ -117,29 +169,26 @@ impl SignatureError {
     }
 }
 
-/// Checks a raw query string's signature and freshness. Returns the decoded parameters.
-pub fn verify(
+/// Checks a raw query string's signature and freshness. Returns the decoded parameters, borrowed
+/// from `raw_query` where they needed no decoding.
+pub fn verify<'q>(
     secret: &ProxySecret,
-    raw_query: &str,
+    raw_query: &'q str,
     now: DateTime<Utc>,
     max_skew_seconds: i64,
-) -> Result<Vec<(String, String)>, SignatureError> {
-    let params: Vec<(String, String)> = url::form_urlencoded::parse(raw_query.as_bytes())
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect();
+) -> Result<Vec<QueryPair<'q>>, SignatureError> {
+    let params = decode_query(raw_query);
     let mut signatures = params.iter().filter(|(k, _)| k == "signature");
     let given = signatures.next().ok_or(SignatureError::Missing)?;
     if signatures.next().is_some() {
         return Err(SignatureError::Duplicated);
     }
-    let expected = secret.mac(&canonical_message(
-        params.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-    ));
+    let expected = secret.mac_of_params(params.iter().map(|(k, v)| (&**k, &**v)));
     // Lowercase hex only, as the platform sends it; then a constant-time comparison of the bytes.
     let mut given_digest = [0u8; 32];
     let lowercase = !given.1.bytes().any(|b| b.is_ascii_uppercase());
     if !lowercase
-        || hex::decode_to_slice(&given.1, &mut given_digest).is_err()
+        || hex::decode_to_slice(given.1.as_bytes(), &mut given_digest).is_err()
         || !bool::from(expected.ct_eq(&given_digest))
     {
         return Err(SignatureError::Mismatch);
@@ -188,7 +237,7 @@ mod tests {
         ];
         let query = signed_query(&secret, &params, at(1_700_000_000));
         let verified = verify(&secret, &query, at(1_700_000_030), 90).unwrap();
-        assert!(verified.contains(&("location".to_string(), "home page".to_string())));
+        assert!(verified.contains(&("location".into(), "home page".into())));
 
         let tampered = query.replace("home", "hame");
         assert_eq!(
@@ -251,6 +300,31 @@ mod tests {
             verify(&secret, &query, at(1_317_413_955), 90),
             Err(SignatureError::Stale)
         );
+    }
+
+    proptest::proptest! {
+        /// The borrowing decoder is `form_urlencoded::parse`, pair for pair, on any query: escapes,
+        /// `+`, bad escapes, empty pieces, pieces without `=`.
+        #[test]
+        fn decoding_agrees_with_form_urlencoded(raw in "([a-z=&+%_]|%[0-9A-Fa-f]{2}|%C3|é|\\PC){0,40}") {
+            let ours = decode_query(&raw);
+            let theirs: Vec<_> = url::form_urlencoded::parse(raw.as_bytes()).collect();
+            proptest::prop_assert_eq!(ours, theirs);
+        }
+
+        /// Hashing the signed string piece by piece is hashing the string `canonical_message`
+        /// builds, for any parameters (repeated keys, keys that prefix one another, `signature`).
+        #[test]
+        fn the_digest_of_the_pieces_is_the_digest_of_the_message(
+            params in proptest::collection::vec(("(a|a-b|a_b|ab|signature|b)", "[a-z,=-]{0,4}"), 0..8)
+        ) {
+            let secret = ProxySecret::new("hush");
+            let pairs = || params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+            proptest::prop_assert_eq!(
+                secret.mac_of_params(pairs()),
+                secret.mac(&canonical_message(pairs()))
+            );
+        }
     }
 
     #[test]

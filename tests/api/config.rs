@@ -115,8 +115,8 @@ fn sign_prints_a_url_the_service_would_accept() {
         90,
     )
     .expect("the printed URL verifies");
-    assert!(params.contains(&("shop".to_string(), "demo.myshopify.com".to_string())));
-    assert!(params.contains(&("location".to_string(), "home".to_string())));
+    assert!(params.contains(&("shop".into(), "demo.myshopify.com".into())));
+    assert!(params.contains(&("location".into(), "home".into())));
 
     let output = videoapp()
         .args(["sign", "--shop", "demo.myshopify.com", "/x"])

@@ -1,14 +1,17 @@
-//! Logs (human or JSON lines), the Prometheus recorder, and the per-request middleware that
-//! records HTTP metrics by route template and logs each failure once, inside the request span.
+//! Logs (human or JSON lines), the Prometheus recorder, and the per-request layers (`http`): the
+//! request id, HTTP metrics by route template, one log line per failure.
+
+mod http;
+
+pub use http::{HttpMetricsLayer, RequestIdLayer};
 
 use std::collections::HashMap;
 use std::sync::{OnceLock, PoisonError, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use axum::extract::{MatchedPath, Request};
+use axum::extract::Request;
 use axum::http::{Method, StatusCode};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::IntoResponse;
 use metrics::{Counter, Histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tracing_subscriber::filter::{LevelFilter, Targets};
@@ -16,7 +19,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::config::LogFormat;
-use crate::error::{error_response, InternalCause};
+use crate::error::error_response;
 
 /// Installs the global tracing subscriber. `RUST_LOG` filters by target and level
 /// (`info,videoapp::ingest=debug`); default `info`.
@@ -71,38 +74,12 @@ pub fn prometheus() -> PrometheusHandle {
         .clone()
 }
 
-/// Route-layer middleware: HTTP metrics by route template, and one log line per failure.
-pub async fn track_http(req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let route = req.extensions().get::<MatchedPath>().cloned();
-    let method = req.method().clone();
-    let response = next.run(req).await;
-    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
-    record(&method, route, response.status(), started.elapsed());
-    if response.status().is_server_error() {
-        let cause = response
-            .extensions()
-            .get::<InternalCause>()
-            .map(|c| c.0.as_str().to_owned());
-        tracing::error!(
-            %method,
-            route,
-            status = response.status().as_u16(),
-            cause = cause.as_deref().unwrap_or("-"),
-            "request failed"
-        );
-    } else if response.status().is_client_error() {
-        tracing::debug!(%method, route, status = response.status().as_u16(), "request refused");
-    }
-    response
-}
-
 /// The handles of `http_requests_total` and `http_request_duration_seconds` per route, method
 /// and status. Resolving labels through the registry builds and hashes label strings on every
 /// request; this finds the handles with one lookup of the route.
 type RouteMetrics = Vec<(Method, u16, Counter, Histogram)>;
 
-fn record(method: &Method, route: &str, status: StatusCode, elapsed: Duration) {
+pub(crate) fn record(method: &Method, route: &str, status: StatusCode, elapsed: Duration) {
     static BY_ROUTE: OnceLock<RwLock<HashMap<Box<str>, RouteMetrics>>> = OnceLock::new();
     let by_route = BY_ROUTE.get_or_init(Default::default);
     let status = status.as_u16();
