@@ -84,34 +84,78 @@ impl Text {
 
 impl<'de> Deserialize<'de> for Text {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        let text = match Value::deserialize(d)? {
-            Value::String(s) => s,
-            Value::Number(n) if n.is_i64() || n.is_u64() => n.to_string(),
-            other => {
-                return Err(D::Error::custom(format!(
-                    "expected a string, got {}",
-                    json_kind(&other)
-                )))
-            }
-        };
-        if text.chars().count() > MAX_TEXT_CHARS {
-            return Err(D::Error::custom(format!(
-                "must be at most {MAX_TEXT_CHARS} characters"
-            )));
-        }
-        Ok(Text(text))
+        d.deserialize_any(TextVisitor)
     }
 }
 
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+/// Takes the value as the parser meets it (no `Value` in between); every other kind is refused
+/// with the message the field's error names.
+struct TextVisitor;
+
+impl TextVisitor {
+    fn refuse<E: serde::de::Error>(kind: &str) -> Result<Text, E> {
+        Err(E::custom(format!("expected a string, got {kind}")))
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for TextVisitor {
+    type Value = Text;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string or an integer")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Text, E> {
+        // Bytes bound characters from above: the count is needed only for long values.
+        if text.len() > MAX_TEXT_CHARS && text.chars().count() > MAX_TEXT_CHARS {
+            return Err(E::custom(format!(
+                "must be at most {MAX_TEXT_CHARS} characters"
+            )));
+        }
+        Ok(Text(text.to_owned()))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Text, E> {
+        Ok(Text(n.to_string()))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Text, E> {
+        Ok(Text(n.to_string()))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Text, E> {
+        Self::refuse("a number")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Text, E> {
+        Self::refuse("a boolean")
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Text, E> {
+        Self::refuse("null")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, _: A) -> Result<Text, A::Error> {
+        Self::refuse("an array")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, _: A) -> Result<Text, A::Error> {
+        Self::refuse("an object")
+    }
+}
+
+/// An event's `timestamp`: RFC 3339 through chrono's dedicated parser (the beacon's
+/// `toISOString()` form), else chrono's more lenient `FromStr`, whose error names the problem.
+fn client_timestamp<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<DateTime<chrono::FixedOffset>>, D::Error> {
+    use serde::de::Error;
+    let Some(text) = Option::<String>::deserialize(d)? else {
+        return Ok(None);
+    };
+    match DateTime::parse_from_rfc3339(&text) {
+        Ok(timestamp) => Ok(Some(timestamp)),
+        Err(_) => text.parse().map(Some).map_err(D::Error::custom),
     }
 }
 
@@ -128,6 +172,7 @@ pub struct IncomingEvent {
     /// ISO 8601 date-time with offset. Outside the accepted window it is replaced by the
     /// receive time.
     #[schema(value_type = Option<String>, format = DateTime)]
+    #[serde(default, deserialize_with = "client_timestamp")]
     pub timestamp: Option<DateTime<chrono::FixedOffset>>,
     /// Client-side UUID; becomes the event's id.
     pub event_id: Option<Uuid>,
@@ -460,6 +505,62 @@ mod tests {
                 parse_single_event_directly(body.as_bytes()).is_none(),
                 "{body}"
             );
+        }
+    }
+
+    /// Free text is taken as the parser meets it: strings and integers, each other kind refused
+    /// by name, long values by their characters (not bytes).
+    #[test]
+    fn text_fields_take_strings_and_integers_only() {
+        let field = |value: &str| {
+            parse_body(format!(r#"{{"eventType":"view","sessionId":{value}}}"#).as_bytes())
+                .map(|(events, _)| events[0].session_id.clone().map(Text::into_string))
+        };
+        assert_eq!(field(r#""s-1""#), Ok(Some("s-1".to_string())));
+        assert_eq!(field("-42"), Ok(Some("-42".to_string())));
+        assert_eq!(
+            field("18446744073709551615"),
+            Ok(Some(u64::MAX.to_string()))
+        );
+        assert_eq!(field("null"), Ok(None));
+        for (value, kind) in [
+            ("true", "a boolean"),
+            ("1.5", "a number"),
+            ("[1]", "an array"),
+            (r#"{"a":1}"#, "an object"),
+        ] {
+            let refused = field(value).unwrap_err();
+            assert_eq!(refused.field, "sessionId");
+            assert_eq!(refused.message, format!("expected a string, got {kind}"));
+        }
+        let wide = "é".repeat(MAX_TEXT_CHARS);
+        assert_eq!(field(&format!(r#""{wide}""#)), Ok(Some(wide.clone())));
+        let refused = field(&format!(r#""{wide}x""#)).unwrap_err();
+        assert_eq!(refused.message, "must be at most 256 characters");
+    }
+
+    /// The RFC 3339 fast path never changes what chrono's own parser makes of a timestamp.
+    #[test]
+    fn timestamps_parse_as_chrono_parses_them() {
+        for text in [
+            "2026-03-01T18:20:00Z",
+            "2026-03-01T18:20:00.123Z",
+            "2026-03-01T18:20:00.123456789+05:30",
+            "2026-03-01t18:20:00z",
+            "2026-03-01 18:20:00Z",
+            "2026-03-01T18:20:00",
+            "2026-02-30T18:20:00Z",
+            "2026-03-01T24:00:00Z",
+            "yesterday",
+            "",
+        ] {
+            let ours = client_timestamp(serde_json::Value::String(text.to_string()))
+                .map_err(|e| e.to_string());
+            let chrono = text
+                .parse::<DateTime<chrono::FixedOffset>>()
+                .map(Some)
+                .map_err(|e| e.to_string());
+            assert_eq!(ours, chrono, "{text}");
         }
     }
 
