@@ -146,16 +146,39 @@ impl<'de> serde::de::Visitor<'de> for TextVisitor {
 
 /// An event's `timestamp`: RFC 3339 through chrono's dedicated parser (the beacon's
 /// `toISOString()` form), else chrono's more lenient `FromStr`, whose error names the problem.
+/// Missing or `null` is `None`; another kind is refused as chrono's own deserializer refuses it.
 fn client_timestamp<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<Option<DateTime<chrono::FixedOffset>>, D::Error> {
-    use serde::de::Error;
-    let Some(text) = Option::<String>::deserialize(d)? else {
-        return Ok(None);
-    };
-    match DateTime::parse_from_rfc3339(&text) {
-        Ok(timestamp) => Ok(Some(timestamp)),
-        Err(_) => text.parse().map(Some).map_err(D::Error::custom),
+    d.deserialize_option(ClientTimestamp)
+}
+
+struct ClientTimestamp;
+
+impl<'de> serde::de::Visitor<'de> for ClientTimestamp {
+    type Value = Option<DateTime<chrono::FixedOffset>>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an RFC 3339 formatted date and time string")
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
+        match DateTime::parse_from_rfc3339(text) {
+            Ok(timestamp) => Ok(Some(timestamp)),
+            Err(_) => text.parse().map(Some).map_err(E::custom),
+        }
     }
 }
 
@@ -562,6 +585,15 @@ mod tests {
                 .map_err(|e| e.to_string());
             assert_eq!(ours, chrono, "{text}");
         }
+        // Another kind is refused in chrono's own words, on both parse paths.
+        let refused = parse_body(br#"{"eventType":"view","timestamp":123}"#).unwrap_err();
+        assert_eq!(refused.field, "timestamp");
+        assert_eq!(
+            refused.message,
+            "invalid type: integer `123`, expected an RFC 3339 formatted date and time string"
+        );
+        let (events, _) = parse_body(br#"{"eventType":"view","timestamp":null}"#).unwrap();
+        assert_eq!(events[0].timestamp, None);
     }
 
     #[test]

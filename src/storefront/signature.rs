@@ -198,7 +198,8 @@ pub fn verify<'q>(
         (Some((_, t)), None) => t.parse().map_err(|_| SignatureError::BadTimestamp)?,
         _ => return Err(SignatureError::BadTimestamp),
     };
-    if (now.timestamp() - timestamp).abs() > max_skew_seconds {
+    // abs_diff: a signed `timestamp` near i64::MIN must not overflow the subtraction.
+    if now.timestamp().abs_diff(timestamp) > max_skew_seconds.unsigned_abs() {
         return Err(SignatureError::Stale);
     }
     Ok(params)

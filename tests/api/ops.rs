@@ -118,6 +118,19 @@ async fn every_request_gets_a_request_id_and_a_given_one_is_echoed() {
         .await
         .unwrap();
     assert_eq!(response.headers().get("x-request-id").unwrap(), "abc-123");
+
+    // Answers no route gives (the 404 fallback, a 405) carry one too.
+    for response in [
+        app.get("/no/such/path").await,
+        app.client.delete(app.url("/healthz")).send().await.unwrap(),
+    ] {
+        assert!(response.status().is_client_error());
+        let id = response
+            .headers()
+            .get("x-request-id")
+            .expect("x-request-id");
+        assert!(uuid::Uuid::parse_str(id.to_str().unwrap()).is_ok());
+    }
 }
 
 #[tokio::test]
