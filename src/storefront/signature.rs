@@ -77,18 +77,20 @@ fn signed_groups<'p, 'a>(params: &'p mut Vec<(&'a str, &'a str)>) -> Vec<&'p [(&
     // The platform sorts the joined `key=value` strings (not the keys): keys that prefix one
     // another (`a`, `a-b`) order differently the two ways, so do exactly what it does, without
     // building the strings.
-    groups.sort_unstable_by(|a, b| joined_bytes(a).cmp(joined_bytes(b)));
+    let bytes = |group| joined_pieces(group).flat_map(str::bytes);
+    groups.sort_unstable_by(|a, b| bytes(a).cmp(bytes(b)));
     groups
 }
 
-/// The bytes of one group's `key=value1,value2`, without allocating them.
-fn joined_bytes<'g>(group: &'g [(&str, &str)]) -> impl Iterator<Item = u8> + 'g {
+/// One group's `key=value1,value2`, as the pieces it is made of (nothing allocated): what the
+/// groups are sorted by, and what is hashed.
+fn joined_pieces<'g>(group: &'g [(&str, &str)]) -> impl Iterator<Item = &'g str> + 'g {
     let key = group.first().map_or("", |(key, _)| *key);
-    let values = group.iter().enumerate().flat_map(|(i, (_, value))| {
-        let comma: &[u8] = if i == 0 { b"" } else { b"," };
-        comma.iter().chain(value.as_bytes()).copied()
-    });
-    key.bytes().chain(std::iter::once(b'=')).chain(values)
+    let values = group
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (_, value))| [if i == 0 { "" } else { "," }, *value]);
+    [key, "="].into_iter().chain(values)
 }
 
 /// Feeds `sink` the signed string piece by piece: what `canonical_message` concatenates, and what
@@ -99,14 +101,7 @@ fn for_each_signed_piece<'a>(
 ) {
     let mut params: Vec<(&str, &str)> = params.into_iter().collect();
     for group in signed_groups(&mut params) {
-        sink(group[0].0);
-        sink("=");
-        for (i, (_, value)) in group.iter().enumerate() {
-            if i > 0 {
-                sink(",");
-            }
-            sink(value);
-        }
+        joined_pieces(group).for_each(&mut sink);
     }
 }
 

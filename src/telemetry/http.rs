@@ -137,13 +137,7 @@ where
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let started = Instant::now();
         let request_id = request.headers().get(&X_REQUEST_ID).cloned();
-        let span = tracing::debug_span!(
-            "request",
-            request_id = request_id
-                .as_ref()
-                .and_then(|id| id.to_str().ok())
-                .unwrap_or("-")
-        );
+        let span = tracing::debug_span!("request", request_id = id_text(&request_id));
         HttpMetricsFuture {
             route: request.extensions().get::<MatchedPath>().cloned(),
             method: request.method().clone(),
@@ -152,6 +146,11 @@ where
             request_id,
         }
     }
+}
+
+/// The request id as log text; `-` if there is none or it is not visible ASCII.
+fn id_text(id: &Option<HeaderValue>) -> &str {
+    id.as_ref().and_then(|id| id.to_str().ok()).unwrap_or("-")
 }
 
 pin_project! {
@@ -178,11 +177,7 @@ where
             let route = this.route.as_ref().map_or("unmatched", MatchedPath::as_str);
             let status = response.status();
             super::record(this.method, route, status, this.started.elapsed());
-            let request_id = this
-                .request_id
-                .as_ref()
-                .and_then(|id| id.to_str().ok())
-                .unwrap_or("-");
+            let request_id = id_text(this.request_id);
             if status.is_server_error() {
                 let cause = response.extensions().get::<InternalCause>();
                 tracing::error!(
