@@ -17,6 +17,7 @@ pub mod generate;
 pub mod ingest;
 pub mod openapi;
 pub mod ops;
+pub mod scheduling;
 pub mod storefront;
 pub mod telemetry;
 pub mod warehouse;

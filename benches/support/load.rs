@@ -473,3 +473,39 @@ fn busiest_processes(n: usize) -> Vec<String> {
     running.sort_by(|a, b| b.0.total_cmp(&a.0));
     running.into_iter().take(n).map(|(_, name)| name).collect()
 }
+
+/// The nice value of the scheduling groups (`/proc/<pid>/autogroup`) of some processes, for the
+/// length of a run; the previous values come back when this is dropped.
+///
+/// Linux puts each session in a group of its own (autogroup) and shares the cores between groups
+/// first: a plain `nice` on a process only counts within its group. A server started as a daemon
+/// (ClickHouse here) has a group of its own, so only the group's nice lowers its share.
+pub struct AutogroupNice {
+    previous: Vec<(u32, i32)>,
+}
+
+impl AutogroupNice {
+    pub fn set(pids: &[u32], nice: i32) -> Result<AutogroupNice, String> {
+        let mut previous = Vec::new();
+        for &pid in pids {
+            let path = format!("/proc/{pid}/autogroup");
+            // "/autogroup-17 nice 0"
+            let before = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|s| s.split_whitespace().last()?.parse::<i32>().ok())
+                .ok_or_else(|| format!("cannot read {path} (no autogroup scheduling?)"))?;
+            std::fs::write(&path, nice.to_string())
+                .map_err(|e| format!("cannot write {path}: {e}"))?;
+            previous.push((pid, before));
+        }
+        Ok(AutogroupNice { previous })
+    }
+}
+
+impl Drop for AutogroupNice {
+    fn drop(&mut self) {
+        for (pid, nice) in &self.previous {
+            let _ = std::fs::write(format!("/proc/{pid}/autogroup"), nice.to_string());
+        }
+    }
+}

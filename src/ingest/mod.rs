@@ -92,12 +92,7 @@ impl Pipeline {
 /// by the milliseconds a batch takes to decode and encode. Raising niceness needs no privilege;
 /// if it fails anyway, the thread just runs at normal priority.
 pub(crate) fn yield_cpu_to_requests() {
-    // SAFETY: gettid and setpriority only read their integer arguments.
-    let result = unsafe {
-        let thread = libc::gettid() as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, thread, 10)
-    };
-    if result != 0 {
-        tracing::debug!(error = %std::io::Error::last_os_error(), "cannot lower a background thread's priority");
+    if let Err(e) = crate::scheduling::set_thread_nice(10) {
+        tracing::debug!(error = %e, "cannot lower a background thread's priority");
     }
 }

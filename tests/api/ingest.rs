@@ -744,6 +744,7 @@ async fn ingestion_is_measured() {
         "clickhouse_insert_duration_seconds",
         "spool_group_commit_records",
         "spool_sync_duration_seconds",
+        "spool_append_wait_seconds",
     ] {
         assert!(metrics.contains(name), "{name} missing from /metrics");
     }

@@ -27,13 +27,13 @@ use tokio::sync::{oneshot, Notify};
 
 use super::event::SpoolEvent;
 pub use record::encode_record;
-use segment::OPEN_SUFFIX;
 pub use segment::{read_segment, sealed_segments, write_synced, Segment, SegmentContents};
+use segment::{SegmentSizing, OPEN_SUFFIX};
 use writer::{Append, Command, Writer};
 
-/// Bytes pre-allocated per row a segment may hold: a beacon's event is ≈ 150 bytes as a record.
-/// Pre-allocation is written (zeros) and every byte written competes with the syncs for the disk,
-/// so this stays close to the typical size; a segment that fills up first is sealed early.
+/// Bytes pre-allocated per row, at most, for a segment (`SegmentSizing` sizes each one for the
+/// current rate): a beacon's event is ≈ 150 bytes as a record. A segment that fills up first is
+/// sealed early.
 const SEGMENT_BYTES_PER_ROW: u64 = 192;
 const MIN_SEGMENT_BYTES: u64 = 64 * 1024;
 const MAX_SEGMENT_BYTES: u64 = 64 * 1024 * 1024;
@@ -54,9 +54,8 @@ pub struct SpoolConfig {
 }
 
 impl SpoolConfig {
-    /// What a new segment pre-allocates: room for a full batch of typical events. A segment
-    /// that fills up first is sealed early.
-    fn segment_bytes(&self) -> u64 {
+    /// The most a new segment pre-allocates: room for a full batch of typical events.
+    fn max_segment_bytes(&self) -> u64 {
         (self.batch_rows as u64)
             .saturating_mul(SEGMENT_BYTES_PER_ROW)
             .clamp(MIN_SEGMENT_BYTES, MAX_SEGMENT_BYTES)
@@ -150,8 +149,12 @@ impl Spool {
         }
         segment::sync_dir(&config.dir)?;
         let bytes = Arc::new(SpoolBytes::new(bytes));
-        let next_segment =
-            segment::start_preparer(config.dir.clone(), next_sequence, config.segment_bytes())?;
+        let sizing = SegmentSizing::new(
+            MIN_SEGMENT_BYTES,
+            config.max_segment_bytes(),
+            config.batch_age,
+        );
+        let next_segments = segment::start_preparer(config.dir.clone(), next_sequence, sizing)?;
         // Bounded: a burst waits for the disk rather than growing memory without limit.
         let (commands, receiver) = flume::bounded(4096);
         let sealed = Arc::new(Notify::new());
@@ -160,7 +163,7 @@ impl Spool {
             config.batch_rows,
             config.batch_age,
             config.commit_delay,
-            next_segment,
+            next_segments,
             bytes.clone(),
             sealed.clone(),
         );
@@ -194,6 +197,7 @@ impl Spool {
         let command = Command::Append(Append {
             record,
             rows: events.len(),
+            queued: std::time::Instant::now(),
             done,
         });
         self.commands
@@ -358,7 +362,7 @@ mod tests {
     async fn a_group_that_does_not_fit_seals_the_segment_and_may_outgrow_the_next() {
         let dir = temp_dir();
         let config = config(&dir);
-        assert_eq!(config.segment_bytes(), MIN_SEGMENT_BYTES);
+        assert_eq!(config.max_segment_bytes(), MIN_SEGMENT_BYTES);
         let spool = Spool::open(config).unwrap();
         spool.append(&[event(1)]).await.unwrap();
         let large: Vec<SpoolEvent> = (0..100)

@@ -2,7 +2,8 @@
 //!
 //! A segment is `<sequence>-<batch uuid>.open` while the writer appends to it and `.log` once it
 //! is sealed. New segments are prepared ahead of need on a thread of their own: created, filled
-//! with zeros to their capacity, synced, and their directory entry synced. Appending to such a
+//! with zeros to their capacity (`SegmentSizing`: one batch at the current rate), synced, and
+//! their directory entry synced. Appending to such a
 //! file overwrites blocks that are already allocated and within the file's size, so the
 //! writer's `fdatasync` only flushes data: no journal commit, no wait on whatever else the file
 //! system is doing (ClickHouse's parts, deleted segments). Creating a file and syncing its
@@ -11,6 +12,8 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use uuid::Uuid;
@@ -137,13 +140,68 @@ pub struct Prepared {
     pub capacity: u64,
 }
 
+/// How many bytes a new segment pre-allocates: what one batch holds at the rate the last sealed
+/// segment was filled, and half again, within bounds.
+///
+/// Pre-allocation is written (zeros, then synced), and every byte of it competes with the
+/// writer's syncs for the disk. A fixed size for a full batch of rows would write megabytes a
+/// second of zeros for a shop sending ten events a second; a fixed small one would seal many
+/// small segments, and make many small inserts, at a high rate. The writer reports each sealed
+/// segment; the preparer reads the size when it starts on the next file.
+pub struct SegmentSizing {
+    next: AtomicU64,
+    min: u64,
+    max: u64,
+    batch_age: Duration,
+}
+
+impl SegmentSizing {
+    /// Starts at `min`: the first segments of a burst fill up early, and their rate sizes the
+    /// next ones.
+    pub fn new(min: u64, max: u64, batch_age: Duration) -> SegmentSizing {
+        let max = max.max(min);
+        SegmentSizing {
+            next: AtomicU64::new(min),
+            min,
+            max,
+            batch_age,
+        }
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.next.load(Ordering::Relaxed)
+    }
+
+    /// A sealed segment held `bytes` written over `filled_in` (its first write to its sealing).
+    pub fn observe(&self, bytes: u64, filled_in: Duration) {
+        let age = self.batch_age.as_secs_f64();
+        // A segment sealed before its batch age (full, or shutting down) tells the rate; one
+        // sealed by age holds what a batch holds.
+        let per_batch = if filled_in < self.batch_age {
+            bytes as f64 * age / filled_in.as_secs_f64().max(0.001)
+        } else {
+            bytes as f64
+        };
+        let next = ((per_batch * 1.5) as u64).clamp(self.min, self.max);
+        self.next.store(next, Ordering::Relaxed);
+    }
+}
+
+/// Where the writer's segments come from: the next one, ready, and the sizing it reports to.
+pub struct NextSegments {
+    pub ready: flume::Receiver<io::Result<Prepared>>,
+    pub sizing: Arc<SegmentSizing>,
+}
+
 /// Starts the thread that keeps the next segment ready. It stops once the receiver is dropped,
 /// deleting the file it had prepared.
 pub fn start_preparer(
     dir: PathBuf,
     first_sequence: u64,
-    capacity: u64,
-) -> io::Result<flume::Receiver<io::Result<Prepared>>> {
+    sizing: SegmentSizing,
+) -> io::Result<NextSegments> {
+    let sizing = Arc::new(sizing);
+    let preparer_sizing = sizing.clone();
     // A rendezvous: one file waits, ready, in `send`, and the next is prepared once it is taken.
     let (ready, next) = flume::bounded(0);
     std::thread::Builder::new()
@@ -152,7 +210,7 @@ pub fn start_preparer(
             crate::ingest::yield_cpu_to_requests();
             let mut sequence = first_sequence;
             loop {
-                let prepared = prepare(&dir, sequence, capacity);
+                let prepared = prepare(&dir, sequence, preparer_sizing.capacity());
                 let failed = prepared.is_err();
                 if let Err(e) = &prepared {
                     tracing::error!(error = %e, dir = %dir.display(), "cannot prepare a spool segment");
@@ -170,7 +228,10 @@ pub fn start_preparer(
                 }
             }
         })?;
-    Ok(next)
+    Ok(NextSegments {
+        ready: next,
+        sizing,
+    })
 }
 
 fn prepare(dir: &Path, sequence: u64, capacity: u64) -> io::Result<Prepared> {
@@ -202,5 +263,40 @@ fn prepare(dir: &Path, sequence: u64, capacity: u64) -> io::Result<Prepared> {
             let _ = fs::remove_file(&path);
             Err(e)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: u64 = 64 * 1024;
+    const MAX: u64 = 20 * 1024 * 1024;
+
+    fn sizing() -> SegmentSizing {
+        SegmentSizing::new(MIN, MAX, Duration::from_secs(1))
+    }
+
+    #[test]
+    fn a_segment_filled_early_sizes_the_next_for_a_whole_batch_age() {
+        let sizing = sizing();
+        assert_eq!(sizing.capacity(), MIN);
+        // 64 KiB in 10 ms is 6.4 MiB a second; half again for growth.
+        sizing.observe(MIN, Duration::from_millis(10));
+        assert_eq!(sizing.capacity(), MIN * 100 * 3 / 2);
+        // A faster rate still stops at the most a batch of rows needs.
+        sizing.observe(MIN, Duration::from_micros(10));
+        assert_eq!(sizing.capacity(), MAX);
+    }
+
+    #[test]
+    fn a_segment_sealed_by_age_sizes_the_next_by_what_it_held() {
+        let sizing = sizing();
+        sizing.observe(MAX, Duration::from_millis(1));
+        sizing.observe(1_000_000, Duration::from_secs(1));
+        assert_eq!(sizing.capacity(), 1_500_000);
+        // A quiet shop's segments stay small: no megabytes of zeros a second.
+        sizing.observe(3_000, Duration::from_millis(1_200));
+        assert_eq!(sizing.capacity(), MIN);
     }
 }

@@ -21,13 +21,16 @@ use tokio::sync::{oneshot, Notify};
 
 use super::lock::DirLock;
 use super::record::HEADER_BYTES;
-use super::segment::{Prepared, SEALED_SUFFIX};
+use super::segment::{NextSegments, Prepared, SEALED_SUFFIX};
 use super::SpoolBytes;
+use crate::scheduling;
 
 /// One request's record, and where to report that it is durable.
 pub struct Append {
     pub record: Vec<u8>,
     pub rows: usize,
+    /// When the request handed it over: its wait for durability is measured from here.
+    pub queued: Instant,
     pub done: oneshot::Sender<Result<(), String>>,
 }
 
@@ -41,6 +44,8 @@ pub enum Command {
 const MAX_GROUP: usize = 4096;
 /// One wait for more requests to join a group (the kernel adds its timer slack, ≈ 50 µs).
 const GATHER_NAP: Duration = Duration::from_micros(50);
+/// The time slice this thread asks for: the kernel's shortest, so that it pre-empts on wake-up.
+const WAKE_UP_SLICE: Duration = Duration::from_micros(100);
 
 struct Active {
     prepared: Prepared,
@@ -54,7 +59,7 @@ pub struct Writer {
     _lock: DirLock,
     batch_rows: usize,
     batch_age: Duration,
-    next: flume::Receiver<io::Result<Prepared>>,
+    next: NextSegments,
     bytes: Arc<SpoolBytes>,
     sealed: Arc<Notify>,
     active: Option<Active>,
@@ -66,6 +71,7 @@ pub struct Writer {
 struct WriterMetrics {
     group_records: Histogram,
     sync_seconds: Histogram,
+    append_wait_seconds: Histogram,
 }
 
 impl Writer {
@@ -74,7 +80,7 @@ impl Writer {
         batch_rows: usize,
         batch_age: Duration,
         commit_delay: Duration,
-        next: flume::Receiver<io::Result<Prepared>>,
+        next: NextSegments,
         bytes: Arc<SpoolBytes>,
         sealed: Arc<Notify>,
     ) -> Writer {
@@ -91,11 +97,17 @@ impl Writer {
             metrics: WriterMetrics {
                 group_records: metrics::histogram!("spool_group_commit_records"),
                 sync_seconds: metrics::histogram!("spool_sync_duration_seconds"),
+                append_wait_seconds: metrics::histogram!("spool_append_wait_seconds"),
             },
         }
     }
 
     pub fn run(mut self, commands: flume::Receiver<Command>) {
+        // Every request of a group waits for this thread to be scheduled after its sync; on a
+        // busy core that took up to a scheduler tick (4 ms) per group (BENCHMARKS.md, Ingest).
+        if let Err(e) = scheduling::request_short_slice(WAKE_UP_SLICE, 0) {
+            tracing::info!(error = %e, "the spool writer keeps the default time slice (Linux before 6.12)");
+        }
         let mut pending = Vec::with_capacity(MAX_GROUP);
         loop {
             let wait = match &self.active {
@@ -151,6 +163,9 @@ impl Writer {
                 tracing::error!(error = %e, "spool write failed");
             }
             for append in appends {
+                self.metrics
+                    .append_wait_seconds
+                    .record(append.queued.elapsed().as_secs_f64());
                 let _ = append.done.send(result.clone());
             }
         }
@@ -180,7 +195,7 @@ impl Writer {
             self.seal();
         }
         if self.active.is_none() {
-            let prepared = self.next.recv().map_err(|_| {
+            let prepared = self.next.ready.recv().map_err(|_| {
                 io::Error::other("the thread that prepares spool segments has stopped")
             })??;
             self.active = Some(Active {
@@ -242,6 +257,9 @@ impl Writer {
             return;
         };
         let path = &active.prepared.path;
+        self.next
+            .sizing
+            .observe(active.len, active.first_write.elapsed());
         if active.len == 0 {
             let _ = fs::remove_file(path);
             return;
