@@ -20,6 +20,7 @@ pub fn set_thread_nice(nice: i32) -> io::Result<()> {
 
 /// `struct sched_attr` (linux/sched/types.h), the first version (48 bytes): libc has no binding.
 #[repr(C)]
+#[derive(Default)]
 struct SchedAttr {
     size: u32,
     policy: u32,
@@ -31,34 +32,25 @@ struct SchedAttr {
     period: u64,
 }
 
-/// Asks for a short time slice for the calling thread (Linux 6.12 and later), keeping its
-/// policy (normal) and the nice value given.
+/// Asks for a short time slice for the calling thread (Linux 6.12 and later); its policy
+/// (normal) and nice value stay as they are.
 ///
 /// A thread that sleeps most of the time and is woken to do a few microseconds of work (the spool
 /// writer, after each `fdatasync`) otherwise waits on a busy core until the running task's slice
-/// or the next scheduler tick ends: up to 4 ms here, for every request of its group. The
-/// scheduler lets a task with a shorter slice pre-empt on wake-up. It needs no privilege, and the
-/// thread gets no more CPU than before, only sooner. Older kernels ignore the request: the slice
-/// is read back, and an error says so.
-pub fn request_short_slice(slice: Duration, nice: i32) -> io::Result<()> {
-    let wanted = slice.as_nanos() as u64;
-    let mut attr = SchedAttr {
-        size: std::mem::size_of::<SchedAttr>() as u32,
-        policy: libc::SCHED_OTHER as u32,
-        flags: 0,
-        nice,
-        priority: 0,
-        runtime: wanted,
-        deadline: 0,
-        period: 0,
-    };
+/// or the next scheduler tick ends: up to 4 ms here, while every request of its commit group
+/// waits with it. The scheduler lets a task with a shorter slice pre-empt on wake-up. It needs no
+/// privilege, and the thread gets no more CPU than before, only sooner. The kernel keeps slices
+/// between 0.1 and 100 ms; older kernels ignore the request, which the read-back tells.
+pub fn request_short_slice(slice: Duration) -> io::Result<()> {
+    let mut attr = current_attr()?;
+    attr.size = std::mem::size_of::<SchedAttr>() as u32;
+    attr.runtime = slice.as_nanos() as u64;
     // SAFETY: the kernel reads `size` bytes of a valid, initialised struct; 0 is this thread.
     let result = unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) };
     if result != 0 {
         return Err(io::Error::last_os_error());
     }
-    attr = current_attr()?;
-    if attr.runtime != wanted {
+    if current_attr()?.runtime == 0 {
         return Err(io::Error::new(
             io::ErrorKind::Unsupported,
             "this kernel keeps its own time slices (custom slices came with Linux 6.12)",
@@ -69,16 +61,7 @@ pub fn request_short_slice(slice: Duration, nice: i32) -> io::Result<()> {
 
 /// The calling thread's scheduling attributes.
 fn current_attr() -> io::Result<SchedAttr> {
-    let mut attr = SchedAttr {
-        size: 0,
-        policy: 0,
-        flags: 0,
-        nice: 0,
-        priority: 0,
-        runtime: 0,
-        deadline: 0,
-        period: 0,
-    };
+    let mut attr = SchedAttr::default();
     let size = std::mem::size_of::<SchedAttr>() as libc::c_uint;
     // SAFETY: the kernel writes at most `size` bytes into the struct; 0 is this thread.
     let result = unsafe {
@@ -107,17 +90,18 @@ mod tests {
     }
 
     /// On a kernel with custom slices (this machine's), the thread has the slice it asked for
-    /// and is still a normal thread; on an older one the request says it was not granted.
+    /// and is still a normal thread at its nice value; on an older one the request says it was
+    /// not granted.
     #[test]
     fn a_short_slice_is_granted_and_read_back_or_refused() {
         std::thread::spawn(|| {
-            let before = current_attr().unwrap();
-            match request_short_slice(Duration::from_micros(100), 0) {
+            set_thread_nice(3).unwrap();
+            match request_short_slice(Duration::from_micros(100)) {
                 Ok(()) => {
                     let attr = current_attr().unwrap();
                     assert_eq!(attr.runtime, 100_000);
                     assert_eq!(attr.policy, libc::SCHED_OTHER as u32);
-                    assert_eq!(attr.nice, before.nice);
+                    assert_eq!(attr.nice, 3);
                 }
                 Err(e) => assert_eq!(e.kind(), io::ErrorKind::Unsupported, "{e}"),
             }

@@ -485,26 +485,40 @@ pub struct AutogroupNice {
 }
 
 impl AutogroupNice {
+    /// Sets each group once (a server's processes usually share one), restoring what it had
+    /// already changed if a write fails.
     pub fn set(pids: &[u32], nice: i32) -> Result<AutogroupNice, String> {
-        let mut previous = Vec::new();
+        let mut set = AutogroupNice {
+            previous: Vec::new(),
+        };
+        let mut groups = Vec::new();
         for &pid in pids {
             let path = format!("/proc/{pid}/autogroup");
             // "/autogroup-17 nice 0"
-            let before = std::fs::read_to_string(&path)
-                .ok()
-                .and_then(|s| s.split_whitespace().last()?.parse::<i32>().ok())
-                .ok_or_else(|| format!("cannot read {path} (no autogroup scheduling?)"))?;
+            let current = std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read {path} (no autogroup scheduling?): {e}"))?;
+            let mut fields = current.split_whitespace();
+            let (Some(group), Some(before)) = (
+                fields.next(),
+                fields.last().and_then(|n| n.parse::<i32>().ok()),
+            ) else {
+                return Err(format!("cannot read {path}: {current:?}"));
+            };
+            if groups.iter().any(|g: &String| g == group) {
+                continue;
+            }
+            groups.push(group.to_string());
             std::fs::write(&path, nice.to_string())
                 .map_err(|e| format!("cannot write {path}: {e}"))?;
-            previous.push((pid, before));
+            set.previous.push((pid, before));
         }
-        Ok(AutogroupNice { previous })
+        Ok(set)
     }
 }
 
 impl Drop for AutogroupNice {
     fn drop(&mut self) {
-        for (pid, nice) in &self.previous {
+        for (pid, nice) in self.previous.iter().rev() {
             let _ = std::fs::write(format!("/proc/{pid}/autogroup"), nice.to_string());
         }
     }

@@ -54,8 +54,9 @@ pub struct SpoolConfig {
 }
 
 impl SpoolConfig {
-    /// The most a new segment pre-allocates: room for a full batch of typical events.
-    fn max_segment_bytes(&self) -> u64 {
+    /// The most a new segment pre-allocates: room for a full batch of typical events (a segment
+    /// that fills up first is sealed early).
+    fn full_batch_segment_bytes(&self) -> u64 {
         (self.batch_rows as u64)
             .saturating_mul(SEGMENT_BYTES_PER_ROW)
             .clamp(MIN_SEGMENT_BYTES, MAX_SEGMENT_BYTES)
@@ -151,7 +152,7 @@ impl Spool {
         let bytes = Arc::new(SpoolBytes::new(bytes));
         let sizing = SegmentSizing::new(
             MIN_SEGMENT_BYTES,
-            config.max_segment_bytes(),
+            config.full_batch_segment_bytes(),
             config.batch_age,
         );
         let next_segments = segment::start_preparer(config.dir.clone(), next_sequence, sizing)?;
@@ -362,7 +363,7 @@ mod tests {
     async fn a_group_that_does_not_fit_seals_the_segment_and_may_outgrow_the_next() {
         let dir = temp_dir();
         let config = config(&dir);
-        assert_eq!(config.max_segment_bytes(), MIN_SEGMENT_BYTES);
+        assert_eq!(config.full_batch_segment_bytes(), MIN_SEGMENT_BYTES);
         let spool = Spool::open(config).unwrap();
         spool.append(&[event(1)]).await.unwrap();
         let large: Vec<SpoolEvent> = (0..100)

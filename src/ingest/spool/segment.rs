@@ -2,8 +2,8 @@
 //!
 //! A segment is `<sequence>-<batch uuid>.open` while the writer appends to it and `.log` once it
 //! is sealed. New segments are prepared ahead of need on a thread of their own: created, filled
-//! with zeros to their capacity (`SegmentSizing`: one batch at the current rate), synced, and
-//! their directory entry synced. Appending to such a
+//! with zeros to their capacity (`SegmentSizing`: about a batch at the current rate), synced,
+//! and their directory entry synced. Appending to such a
 //! file overwrites blocks that are already allocated and within the file's size, so the
 //! writer's `fdatasync` only flushes data: no journal commit, no wait on whatever else the file
 //! system is doing (ClickHouse's parts, deleted segments). Creating a file and syncing its
@@ -140,8 +140,10 @@ pub struct Prepared {
     pub capacity: u64,
 }
 
-/// How many bytes a new segment pre-allocates: what one batch holds at the rate the last sealed
-/// segment was filled, and half again, within bounds.
+/// How many bytes a new segment pre-allocates: one and a half times what a batch age holds at the
+/// rate the last sealed segment was filled, between a floor (64 KiB) and a full batch of rows.
+/// When the rate falls, the size halves per segment at most, so a pause does not leave the next
+/// burst with tiny segments.
 ///
 /// Pre-allocation is written (zeros, then synced), and every byte of it competes with the
 /// writer's syncs for the disk. A fixed size for a full batch of rows would write megabytes a
@@ -182,7 +184,8 @@ impl SegmentSizing {
         } else {
             bytes as f64
         };
-        let next = ((per_batch * 1.5) as u64).clamp(self.min, self.max);
+        let wanted = (per_batch * 1.5) as u64;
+        let next = wanted.max(self.capacity() / 2).clamp(self.min, self.max);
         self.next.store(next, Ordering::Relaxed);
     }
 }
@@ -292,11 +295,25 @@ mod tests {
     #[test]
     fn a_segment_sealed_by_age_sizes_the_next_by_what_it_held() {
         let sizing = sizing();
-        sizing.observe(MAX, Duration::from_millis(1));
         sizing.observe(1_000_000, Duration::from_secs(1));
         assert_eq!(sizing.capacity(), 1_500_000);
-        // A quiet shop's segments stay small: no megabytes of zeros a second.
-        sizing.observe(3_000, Duration::from_millis(1_200));
-        assert_eq!(sizing.capacity(), MIN);
+        sizing.observe(2_000_000, Duration::from_millis(1_100));
+        assert_eq!(sizing.capacity(), 3_000_000);
+    }
+
+    #[test]
+    fn when_the_rate_falls_segments_shrink_by_half_at_most_down_to_the_floor() {
+        let sizing = sizing();
+        sizing.observe(MAX, Duration::from_millis(1));
+        assert_eq!(sizing.capacity(), MAX);
+        // A quiet shop's segments end up small: no megabytes of zeros a second.
+        let mut sizes = Vec::new();
+        for _ in 0..10 {
+            sizing.observe(3_000, Duration::from_millis(1_200));
+            sizes.push(sizing.capacity());
+        }
+        assert_eq!(sizes[0], MAX / 2);
+        assert_eq!(sizes[1], MAX / 4);
+        assert_eq!(*sizes.last().unwrap(), MIN);
     }
 }

@@ -105,8 +105,8 @@ impl Writer {
     pub fn run(mut self, commands: flume::Receiver<Command>) {
         // Every request of a group waits for this thread to be scheduled after its sync; on a
         // busy core that took up to a scheduler tick (4 ms) per group (BENCHMARKS.md, Ingest).
-        if let Err(e) = scheduling::request_short_slice(WAKE_UP_SLICE, 0) {
-            tracing::info!(error = %e, "the spool writer keeps the default time slice (Linux before 6.12)");
+        if let Err(e) = scheduling::request_short_slice(WAKE_UP_SLICE) {
+            tracing::info!(error = %e, "the spool writer keeps the default time slice");
         }
         let mut pending = Vec::with_capacity(MAX_GROUP);
         loop {
@@ -257,9 +257,6 @@ impl Writer {
             return;
         };
         let path = &active.prepared.path;
-        self.next
-            .sizing
-            .observe(active.len, active.first_write.elapsed());
         if active.len == 0 {
             let _ = fs::remove_file(path);
             return;
@@ -271,6 +268,9 @@ impl Writer {
             .file
             .set_len(active.len)
             .and_then(|()| fs::rename(path, path.with_extension(SEALED_SUFFIX)));
+        self.next
+            .sizing
+            .observe(active.len, active.first_write.elapsed());
         match result {
             Ok(()) => self.sealed.notify_one(),
             // The records are on disk in the `.open` file; the next start seals it.
