@@ -3,11 +3,11 @@
 //! A segment is `<sequence>-<batch uuid>.open` while the writer appends to it and `.log` once it
 //! is sealed. New segments are prepared ahead of need on a thread of their own: created, filled
 //! with zeros to their capacity (`SegmentSizing`: about a batch at the current rate), synced,
-//! and their directory entry synced. Appending to such a
-//! file overwrites blocks that are already allocated and within the file's size, so the
-//! writer's `fdatasync` only flushes data: no journal commit, no wait on whatever else the file
-//! system is doing (ClickHouse's parts, deleted segments). Creating a file and syncing its
-//! directory never happens on the path of a request either.
+//! and their directory entry synced. Appending to such a file overwrites blocks that are already
+//! allocated and within the file's size, so the writer's `fdatasync` only flushes data: no
+//! journal commit, no wait on whatever else the file system is doing (ClickHouse's parts,
+//! deleted segments). Creating a file and syncing its directory never happens on the path of a
+//! request either.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
