@@ -1,30 +1,43 @@
 //! An open-loop load generator with coordinated-omission correction, for latency at a fixed
 //! rate (what `wrk2` or `oha -q … --latency-correction` do).
 //!
-//! A pacer thread schedules request `i` at `start + i / rate`, whatever the server does, and
-//! hands it to whichever of the keep-alive connections is free first. A request's latency runs
-//! from its *scheduled* time to the end of its response: when the server falls behind and every
+//! Request `i` is scheduled at `start + i / rate`, whatever the server does, and handed to
+//! whichever of the keep-alive connections is free first. A request's latency runs from its
+//! *scheduled* time to the end of its response: when the server falls behind and every
 //! connection is busy, requests wait in the queue and that wait is counted, as a user arriving
-//! on time would see it. The pacer sleeps with `std::thread::sleep` (microsecond resolution,
-//! unlike tokio's 1 ms timer) and reports how late it released requests, so the generator's own
-//! imprecision is visible.
+//! on time would see it.
 //!
-//! The connections speak minimal HTTP/1.1 over tokio's `TcpStream` on a current-thread runtime
-//! of their own (one thread): fixed request bytes out, status line, headers and a
-//! `Content-Length` body in. Anything else (chunked bodies, malformed answers) counts as an
-//! error. Every request scheduled is waited for, so a run ends with no request in flight.
+//! Everything runs on one thread, a current-thread runtime: the connections, and the pacer that
+//! releases requests as they fall due. The pacer wakes on a `timerfd` ticking every [`TICK`]
+//! (tokio's own timers tick in milliseconds) and releases every request due by then; the report
+//! says how late requests were released, so the generator's own imprecision is visible. An
+//! earlier pacer ran on a thread of its own and slept until each request's time: every request
+//! then cost a cross-thread wake-up of the connections' thread, and on this two-core machine the
+//! generator took more CPU than the bare server it measures, CPU the server under test then
+//! lacked.
+//!
+//! The connections speak minimal HTTP/1.1 over tokio's `TcpStream`: fixed request bytes out,
+//! status line, headers and a `Content-Length` body in. Anything else (chunked bodies, malformed
+//! answers) counts as an error. Every request scheduled is waited for, so a run ends with no
+//! request in flight.
 
 use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// How long after the last scheduled request the run waits for answers before giving up.
 const ANSWER_LIMIT: Duration = Duration::from_secs(30);
+/// How often the pacer releases the requests that have fallen due: at most this late, plus
+/// whatever the thread's own scheduling adds.
+pub const TICK: Duration = Duration::from_micros(200);
 
 pub struct OpenLoop {
     pub addr: SocketAddr,
@@ -113,11 +126,15 @@ impl OpenLoop {
         let measure_from = self.start + self.warmup;
         let total = ((self.warmup + self.duration).as_secs_f64() * self.rate).round() as u64;
         let (schedule, queue) = flume::unbounded::<(Instant, u64)>();
-        let (start, rate) = (self.start, self.rate);
-        let pacer = std::thread::Builder::new()
-            .name("open-loop-pacer".into())
-            .spawn(move || pace(&schedule, start, rate, total, measure_from))
-            .map_err(|e| format!("pacer thread: {e}"))?;
+        let ticker = Ticker::new(TICK).map_err(|e| format!("the pacer's timer: {e}"))?;
+        let pacer = tokio::spawn(pace(
+            ticker,
+            schedule,
+            self.start,
+            self.rate,
+            total,
+            measure_from,
+        ));
         let tasks: Vec<_> = streams
             .into_iter()
             .map(|stream| {
@@ -151,8 +168,9 @@ impl OpenLoop {
             }
         }
         let (scheduled, lags) = pacer
-            .join()
-            .map_err(|_| "the pacer thread panicked".to_string())?;
+            .await
+            .map_err(|e| format!("the pacer failed: {e}"))?
+            .map_err(|e| format!("the pacer's timer failed: {e}"))?;
         if unfinished > 0 {
             return Err(format!(
                 "{unfinished} connection(s) still waited for answers {ANSWER_LIMIT:?} after the \
@@ -167,30 +185,95 @@ impl OpenLoop {
     }
 }
 
-/// Releases request `i` at `start + i / rate`. Returns how many were scheduled in the measured
-/// window, and how late each of those was released (µs).
-fn pace(
-    schedule: &flume::Sender<(Instant, u64)>,
+/// Releases request `i` once `start + i / rate` has passed, all that fell due at each tick.
+/// Returns how many were scheduled in the measured window, and how late each of those was
+/// released (µs).
+async fn pace(
+    ticker: Ticker,
+    schedule: flume::Sender<(Instant, u64)>,
     start: Instant,
     rate: f64,
     total: u64,
     measure_from: Instant,
-) -> (u64, Vec<u64>) {
+) -> io::Result<(u64, Vec<u64>)> {
     let mut lags = Vec::with_capacity(total as usize);
-    for i in 0..total {
-        let at = start + Duration::from_secs_f64(i as f64 / rate);
+    let mut next = 0;
+    while next < total {
+        ticker.tick().await?;
         let now = Instant::now();
-        if at > now {
-            std::thread::sleep(at - now);
-        }
-        if at >= measure_from {
-            lags.push(at.elapsed().as_micros() as u64);
-        }
-        if schedule.send((at, i)).is_err() {
-            break;
+        while next < total {
+            let at = start + Duration::from_secs_f64(next as f64 / rate);
+            if at > now {
+                break;
+            }
+            if at >= measure_from {
+                lags.push(now.duration_since(at).as_micros() as u64);
+            }
+            if schedule.send((at, next)).is_err() {
+                return Ok((lags.len() as u64, lags));
+            }
+            next += 1;
         }
     }
-    (lags.len() as u64, lags)
+    Ok((lags.len() as u64, lags))
+}
+
+/// A periodic `timerfd`, registered with the runtime: microsecond ticks without a thread of its
+/// own.
+struct Ticker {
+    timer: AsyncFd<OwnedFd>,
+}
+
+impl Ticker {
+    fn new(period: Duration) -> io::Result<Ticker> {
+        // SAFETY: timerfd_create takes only flags; a non-negative result is a new descriptor we own.
+        let fd = unsafe {
+            libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just created and nothing else owns it.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let every = libc::timespec {
+            tv_sec: period.as_secs() as libc::time_t,
+            tv_nsec: period.subsec_nanos() as libc::c_long,
+        };
+        let spec = libc::itimerspec {
+            it_interval: every,
+            it_value: every,
+        };
+        // SAFETY: a valid descriptor and a valid, initialised itimerspec; no old value wanted.
+        if unsafe { libc::timerfd_settime(fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the descriptor is valid and open, and the OwnedFd inside keeps it so for as
+        // long as the AsyncFd lives.
+        let timer = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }?;
+        Ok(Ticker { timer })
+    }
+
+    /// Waits for the next tick (at once if ticks passed since the last call).
+    async fn tick(&self) -> io::Result<()> {
+        loop {
+            let mut ready = self.timer.readable().await?;
+            let read = ready.try_io(|timer| {
+                let mut expirations = [0u8; 8];
+                // SAFETY: reads at most 8 bytes into an 8-byte buffer.
+                let n = unsafe {
+                    libc::read(timer.as_raw_fd(), expirations.as_mut_ptr().cast(), 8)
+                };
+                if n < 0 {
+                    Err(io::Error::last_os_error())
+                } else {
+                    Ok(())
+                }
+            });
+            if let Ok(result) = read {
+                return result;
+            }
+        }
+    }
 }
 
 async fn connect(addr: SocketAddr) -> io::Result<TcpStream> {
