@@ -2,7 +2,7 @@
 //!
 //! 1. the real service as a separate process (`target/release/videoapp serve`, the binary cargo
 //!    builds for this target), against fresh `bench_<uuid>` databases and a fresh spool
-//!    directory, with the production defaults (batches of 10,000 rows or 1 s, fsync per group
+//!    directory, with the production defaults (batches of 25,000 rows or 1 s, fsync per group
 //!    commit). Its 202 means the event is fsynced in the spool;
 //! 2. a bare axum server in this process (a runtime of its own) whose one POST handler answers
 //!    the service's own 202 body, byte for byte, and does nothing else: the ceiling.
@@ -371,7 +371,7 @@ async fn measure(
         service.binary.display(),
         service.pid,
         if overrides.is_empty() {
-            "defaults: batches of 10000 rows or 1000 ms, spool commit delay 150 µs".to_string()
+            "defaults: batches of 25000 rows or 1000 ms, spool commit delay 150 µs".to_string()
         } else {
             format!(
                 "EXPERIMENT, not the defaults: {}",

@@ -228,7 +228,10 @@ impl Ticker {
     fn new(period: Duration) -> io::Result<Ticker> {
         // SAFETY: timerfd_create takes only flags; a non-negative result is a new descriptor we own.
         let fd = unsafe {
-            libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
         };
         if fd < 0 {
             return Err(io::Error::last_os_error());
@@ -260,9 +263,8 @@ impl Ticker {
             let read = ready.try_io(|timer| {
                 let mut expirations = [0u8; 8];
                 // SAFETY: reads at most 8 bytes into an 8-byte buffer.
-                let n = unsafe {
-                    libc::read(timer.as_raw_fd(), expirations.as_mut_ptr().cast(), 8)
-                };
+                let n =
+                    unsafe { libc::read(timer.as_raw_fd(), expirations.as_mut_ptr().cast(), 8) };
                 if n < 0 {
                     Err(io::Error::last_os_error())
                 } else {
