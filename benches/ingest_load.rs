@@ -120,6 +120,15 @@ fn main() -> ExitCode {
         if let Err(e) = support::clickhouse_query(&client, "default", "SELECT 1").await {
             support::fail(e);
         }
+        match support::leftover_test_databases(&client).await {
+            Ok((0, 0)) => {}
+            Ok((postgres, clickhouse)) => println!(
+                "  WARNING: {postgres} Postgres and {clickhouse} ClickHouse test_* databases are \
+                 left from earlier test runs; their background work (autovacuum, merges) runs \
+                 during this one. `scripts/test` drops them when it starts."
+            ),
+            Err(e) => println!("  (cannot count left-over test databases: {e})"),
+        }
         let (databases, database_url) = Databases::create().await;
         let outcome = run(
             &databases,

@@ -639,6 +639,29 @@ pub async fn ensure_database(admin_url: &str, name: &str) -> String {
     database_url(admin_url, name)
 }
 
+/// How many `test_*` databases earlier test runs left on the servers (Postgres, ClickHouse).
+/// Hundreds of them keep Postgres's autovacuum launcher forking workers and ClickHouse's
+/// background pool scheduling merges, in the middle of a load run; `scripts/test` drops them
+/// when it starts.
+pub async fn leftover_test_databases(client: &reqwest::Client) -> Result<(u64, u64), String> {
+    let mut admin = connect_admin(&postgres_admin_url()).await;
+    let postgres: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM pg_database WHERE left(datname, 5) = 'test_'")
+            .fetch_one(&mut admin)
+            .await
+            .map_err(|e| format!("counting Postgres test databases: {e}"))?;
+    let clickhouse = clickhouse_query(
+        client,
+        "default",
+        "SELECT count() FROM system.databases WHERE substring(name, 1, 5) = 'test_'",
+    )
+    .await?;
+    let clickhouse = clickhouse
+        .parse()
+        .map_err(|e| format!("counting ClickHouse test databases: {clickhouse:?}: {e}"))?;
+    Ok((postgres.max(0) as u64, clickhouse))
+}
+
 /// Drops database `name` if it exists, closing its connections.
 pub async fn drop_database(admin_url: &str, name: &str) {
     let mut admin = connect_admin(admin_url).await;
