@@ -68,6 +68,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::runtime::{Handle, Runtime};
 use uuid::Uuid;
+use videoapp::config;
 
 use support::load::{
     cores, cpu_model, format_latency, median, preflight, value_after, wait_for_quiet_machine,
@@ -376,11 +377,16 @@ async fn measure(
     );
     let overrides = support::batch_overrides();
     println!(
-        "  service: {} serve (pid {}), {}, spool cap 1 GiB; spool in {}",
+        "  service: {} serve (pid {}), {}, spool cap {} MiB; spool in {}",
         service.binary.display(),
         service.pid,
         if overrides.is_empty() {
-            "defaults: batches of 25000 rows or 1000 ms, spool commit delay 150 µs".to_string()
+            format!(
+                "defaults: batches of {} rows or {} ms, spool commit delay {} µs",
+                config::DEFAULT_BATCH_MAX_ROWS,
+                config::DEFAULT_BATCH_MAX_AGE_MS,
+                config::DEFAULT_SPOOL_COMMIT_DELAY_MICROS
+            )
         } else {
             format!(
                 "EXPERIMENT, not the defaults: {}",
@@ -391,6 +397,7 @@ async fn measure(
                     .join(" ")
             )
         },
+        config::DEFAULT_SPOOL_MAX_BYTES >> 20,
         databases.spool_dir.display()
     );
     println!(

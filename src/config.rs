@@ -237,11 +237,17 @@ fn seconds(
 }
 
 const MAX_COMMIT_DELAY_MICROS: u64 = 100_000;
+/// Past this many bytes of spooled events, ingestion answers 503.
+pub const DEFAULT_SPOOL_MAX_BYTES: u64 = 1 << 30;
+/// Under load, how long a request may wait for others to share its fsync.
+pub const DEFAULT_SPOOL_COMMIT_DELAY_MICROS: u64 = 150;
+/// How long an event waits, at most, for its batch to fill.
+pub const DEFAULT_BATCH_MAX_AGE_MS: u64 = 1000;
 /// Rows per ClickHouse insert, at most. ClickHouse's cost is mostly per insert (a part per table
 /// and materialized view, then merges): at 10,000 rows it spent 6–9 µs of CPU per event under
 /// full load, at 25,000 about 5, with less disk writing beside the spool's syncs (BENCHMARKS.md,
 /// Ingest). Below 25,000 events a second a batch ships by age instead, once a second.
-const DEFAULT_BATCH_MAX_ROWS: u64 = 25_000;
+pub const DEFAULT_BATCH_MAX_ROWS: u64 = 25_000;
 
 fn number(
     value: &Option<String>,
@@ -396,7 +402,7 @@ impl Settings {
             spool_max_bytes: number(
                 &self.spool_max_bytes,
                 "VIDEOAPP_SPOOL_MAX_BYTES",
-                1 << 30,
+                DEFAULT_SPOOL_MAX_BYTES,
                 1,
             )?,
             batch_max_rows: number(
@@ -408,14 +414,14 @@ impl Settings {
             batch_max_age: Duration::from_millis(number(
                 &self.batch_max_age_ms,
                 "VIDEOAPP_BATCH_MAX_AGE_MS",
-                1000,
+                DEFAULT_BATCH_MAX_AGE_MS,
                 1,
             )?),
             spool_commit_delay: Duration::from_micros(
                 match number(
                     &self.spool_commit_delay_micros,
                     "VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS",
-                    150,
+                    DEFAULT_SPOOL_COMMIT_DELAY_MICROS,
                     0,
                 )? {
                     // Every request under load may wait this long: a typo must not make it seconds.

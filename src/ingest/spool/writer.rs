@@ -162,10 +162,13 @@ impl Writer {
             if let Err(e) = &result {
                 tracing::error!(error = %e, "spool write failed");
             }
+            let acknowledged = Instant::now();
             for append in appends {
-                self.metrics
-                    .append_wait_seconds
-                    .record(append.queued.elapsed().as_secs_f64());
+                self.metrics.append_wait_seconds.record(
+                    acknowledged
+                        .saturating_duration_since(append.queued)
+                        .as_secs_f64(),
+                );
                 let _ = append.done.send(result.clone());
             }
         }
