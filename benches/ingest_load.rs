@@ -46,7 +46,10 @@
 //! `INGEST_LOAD_CALLGRIND=FILE` (the service runs under `valgrind --tool=callgrind`, writing FILE
 //! when it stops: every instruction by function; `callgrind_annotate --inclusive=yes FILE`), and
 //! `INGEST_LOAD_CLICKHOUSE_NICE` (19: the nice value of ClickHouse's scheduling group during the
-//! run, restored after; 0 gives it the same share of the cores as the service and generators).
+//! run, restored after; 0 gives it the same share of the cores as the service and generators),
+//! and `INGEST_LOAD_CLICKHOUSE_IDLE` (1: ClickHouse's threads run under `SCHED_IDLE` during the
+//! run, so that a woken service or generator thread pre-empts them at once; 0 leaves them as
+//! they are).
 
 mod support;
 
@@ -167,6 +170,7 @@ struct Settings {
     perf: Option<PathBuf>,
     count_instructions: bool,
     clickhouse_nice: i32,
+    clickhouse_idle: bool,
 }
 
 impl Settings {
@@ -217,6 +221,11 @@ impl Settings {
                         )
                     })?,
                 Err(_) => 19,
+            },
+            clickhouse_idle: match std::env::var("INGEST_LOAD_CLICKHOUSE_IDLE").as_deref() {
+                Ok("0") => false,
+                Ok("1") | Err(_) => true,
+                Ok(raw) => return Err(format!("INGEST_LOAD_CLICKHOUSE_IDLE={raw} is not 0 or 1")),
             },
         })
     }
@@ -447,6 +456,22 @@ async fn measure(
             println!("  ClickHouse's priority left as it is: {e}");
             None
         }
+    };
+    // The group's nice lowers ClickHouse's share, but its running thread still finishes its time
+    // slice before a woken request thread gets the core; under SCHED_IDLE it yields at once.
+    let _clickhouse_idle = if settings.clickhouse_idle && !clickhouse_pids.is_empty() {
+        match support::load::IdlePolicy::set(&clickhouse_pids) {
+            Ok(set) => {
+                println!("  ClickHouse's threads under SCHED_IDLE for this run (INGEST_LOAD_CLICKHOUSE_IDLE=0: normal)");
+                Some(set)
+            }
+            Err(e) => {
+                println!("  ClickHouse's threads keep their policy: {e}");
+                None
+            }
+        }
+    } else {
+        None
     };
     println!();
     let quiet = wait_for_quiet_machine(settings.quiet_wait).await;
