@@ -239,8 +239,11 @@ fn seconds(
 const MAX_COMMIT_DELAY_MICROS: u64 = 100_000;
 /// Past this many bytes of spooled events, ingestion answers 503.
 pub const DEFAULT_SPOOL_MAX_BYTES: u64 = 1 << 30;
-/// Under load, how long a request may wait for others to share its fsync.
-pub const DEFAULT_SPOOL_COMMIT_DELAY_MICROS: u64 = 150;
+/// Under load, how long a request may wait for others to share its fsync. Every sync costs the
+/// writer CPU and wakes every thread that waits on it; at full load 600 µs made groups of ≈ 50
+/// instead of ≈ 35 and gave 6 points more of the ceiling than 150 µs, with the same p99 at half
+/// rate (BENCHMARKS.md › Ingest, session 6). A lone request never waits for it.
+pub const DEFAULT_SPOOL_COMMIT_DELAY_MICROS: u64 = 600;
 /// How long an event waits, at most, for its batch to fill.
 pub const DEFAULT_BATCH_MAX_AGE_MS: u64 = 1000;
 /// Rows per ClickHouse insert, at most. ClickHouse's cost is mostly per insert (a part per table
