@@ -22,14 +22,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use metrics::{Gauge, Histogram};
+use metrics::Gauge;
 use tokio::sync::{oneshot, Notify};
 
 use super::event::SpoolEvent;
 pub use record::encode_record;
 pub use segment::{read_segment, sealed_segments, write_synced, Segment, SegmentContents};
 use segment::{SegmentSizing, OPEN_SUFFIX};
-use writer::{AddError, GroupDone, GroupQueue, Writer};
+use writer::{Append, Command, Writer};
 
 /// Bytes pre-allocated per row, at most, for a segment (`SegmentSizing` sizes each one for the
 /// current rate): a beacon's event is ≈ 150 bytes as a record. A segment that fills up first is
@@ -116,34 +116,10 @@ pub fn dead_dir(spool_dir: &Path) -> PathBuf {
     spool_dir.join("dead")
 }
 
-thread_local! {
-    /// Each request thread's buffer for encoding a record.
-    static RECORD: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-enum Added {
-    /// In this group: wait for it.
-    To(Arc<GroupDone>),
-    /// Not added: the open group is full; wait for it, then try again.
-    NotYet(Arc<GroupDone>),
-}
-
-struct CloseOnDrop(Arc<GroupQueue>);
-
-impl Drop for CloseOnDrop {
-    fn drop(&mut self) {
-        self.0.close();
-    }
-}
-
 /// Handle for appending. Cheap to clone.
 #[derive(Clone)]
 pub struct Spool {
-    queue: Arc<GroupQueue>,
-    /// Shared by every clone; the last one dropped tells the writer to finish and stop.
-    _closer: Arc<CloseOnDrop>,
-    /// `spool_append_wait_seconds`: from a request's append to its acknowledgement.
-    append_wait: Histogram,
+    commands: flume::Sender<Command>,
     bytes: Arc<SpoolBytes>,
     max_bytes: u64,
     sealed: Arc<Notify>,
@@ -154,11 +130,6 @@ impl Spool {
     /// Opens (or creates) the spool directory, seals segments a previous process left open, and
     /// starts the writer and the thread that prepares its segments.
     pub fn open(config: SpoolConfig) -> io::Result<Spool> {
-        Spool::open_with_pending_bound(config, writer::MAX_PENDING_BYTES)
-    }
-
-    /// [`Spool::open`] with a bound on the bytes waiting for the writer (small in tests).
-    fn open_with_pending_bound(config: SpoolConfig, max_pending: usize) -> io::Result<Spool> {
         fs::create_dir_all(&config.dir)?;
         let dead = dead_dir(&config.dir);
         fs::create_dir_all(&dead)?;
@@ -185,7 +156,8 @@ impl Spool {
             config.batch_age,
         );
         let next_segments = segment::start_preparer(config.dir.clone(), next_sequence, sizing)?;
-        let queue = GroupQueue::new(max_pending);
+        // Bounded: a burst waits for the disk rather than growing memory without limit.
+        let (commands, receiver) = flume::bounded(4096);
         let sealed = Arc::new(Notify::new());
         let writer = Writer::new(
             lock,
@@ -198,14 +170,9 @@ impl Spool {
         );
         std::thread::Builder::new()
             .name("spool-writer".into())
-            .spawn({
-                let queue = queue.clone();
-                move || writer.run(queue)
-            })?;
+            .spawn(move || writer.run(receiver))?;
         Ok(Spool {
-            _closer: Arc::new(CloseOnDrop(queue.clone())),
-            queue,
-            append_wait: metrics::histogram!("spool_append_wait_seconds"),
+            commands,
             bytes,
             max_bytes: config.max_bytes,
             sealed,
@@ -215,59 +182,40 @@ impl Spool {
 
     /// Appends one request's events and returns once they are on disk (synced).
     pub async fn append(&self, events: &[SpoolEvent]) -> Result<(), SpoolError> {
-        let started = std::time::Instant::now();
-        // Encoded into this thread's reusable buffer, then copied into the open group: no
-        // allocation per request. Nothing awaits while the buffer is borrowed.
-        let mut added = RECORD.with_borrow_mut(|record| {
-            record::encode_events_into(events, record)
-                .map_err(|e| SpoolError::Io(e.to_string()))?;
-            if record.len() > record::MAX_RECORD_BYTES {
-                // The reader would take it for a corrupt header; a request's body cap keeps it
-                // far off.
-                return Err(SpoolError::Io(format!(
-                    "a record of {} bytes is above the spool's limit",
-                    record.len()
-                )));
-            }
-            self.add(record, events.len())
-        })?;
-        // Our own copy once we have waited (the thread's buffer then belongs to other requests).
-        let mut owned: Option<Vec<u8>> = None;
-        let result = loop {
-            match added {
-                Added::To(group) => break group.wait().await,
-                // The open group is at its memory bound (the disk is behind): wait for it to be
-                // written, then add to the next one.
-                Added::NotYet(full_group) => {
-                    // Nothing has awaited since the encoding, so the buffer still holds ours.
-                    let record =
-                        owned.unwrap_or_else(|| RECORD.with_borrow(|record| record.clone()));
-                    let _ = full_group.wait().await;
-                    added = self.add(&record, events.len())?;
-                    owned = Some(record);
-                }
-            }
-        };
-        self.append_wait.record(started.elapsed().as_secs_f64());
-        result.map_err(SpoolError::Io)
-    }
-
-    fn add(&self, record: &[u8], rows: usize) -> Result<Added, SpoolError> {
-        match self
-            .queue
-            .add(record, rows, self.bytes.used(), self.max_bytes)
-        {
-            Ok(Ok(group)) => Ok(Added::To(group)),
-            Ok(Err(full_group)) => Ok(Added::NotYet(full_group)),
-            Err(AddError::Full(used)) => Err(SpoolError::Full(used)),
-            Err(AddError::Closed) => Err(SpoolError::Closed),
+        let record = record::encode_events(events).map_err(|e| SpoolError::Io(e.to_string()))?;
+        if record.len() > record::MAX_RECORD_BYTES {
+            // The reader would take it for a corrupt header; a request's body cap keeps it far off.
+            return Err(SpoolError::Io(format!(
+                "a record of {} bytes is above the spool's limit",
+                record.len()
+            )));
+        }
+        let used = self.bytes.used();
+        if used + record.len() as u64 > self.max_bytes {
+            return Err(SpoolError::Full(used));
+        }
+        let (done, wait) = oneshot::channel();
+        let command = Command::Append(Append {
+            record,
+            rows: events.len(),
+            queued: std::time::Instant::now(),
+            done,
+        });
+        self.commands
+            .send_async(command)
+            .await
+            .map_err(|_| SpoolError::Closed)?;
+        match wait.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(SpoolError::Io(e)),
+            Err(_) => Err(SpoolError::Closed),
         }
     }
 
     /// Seals the active segment so the shipper can take everything (shutdown).
     pub async fn seal(&self) {
         let (done, wait) = oneshot::channel();
-        if self.queue.request_seal(done).is_ok() {
+        if self.commands.send_async(Command::Seal(done)).await.is_ok() {
             let _ = wait.await;
         }
     }
@@ -346,76 +294,6 @@ mod tests {
         let contents = read_segment(&path).unwrap();
         assert_eq!(contents.events.len(), 1);
         assert_eq!(contents.undecodable.len(), 1);
-        remove_dir(&dir);
-    }
-
-    /// Every sealed segment's events, oldest segment first.
-    fn spooled_events(dir: &Path) -> Vec<SpoolEvent> {
-        sealed_segments(dir)
-            .unwrap()
-            .iter()
-            .flat_map(|s| read_segment(&s.path).unwrap().events)
-            .collect()
-    }
-
-    async fn append_concurrently(spool: &Spool, requests: i64) {
-        let appends: Vec<_> = (0..requests)
-            .map(|n| {
-                let spool = spool.clone();
-                tokio::spawn(async move { spool.append(&[event(n)]).await })
-            })
-            .collect();
-        for append in appends {
-            append.await.unwrap().unwrap();
-        }
-    }
-
-    /// Each event's `n` (its `event_time` in these tests), sorted.
-    fn sorted_numbers(events: &[SpoolEvent]) -> Vec<i64> {
-        let mut numbers: Vec<i64> = events.iter().map(|e| e.event_time).collect();
-        numbers.sort();
-        numbers
-    }
-
-    /// Requests on several threads share groups (one write and sync each), and every
-    /// acknowledged event is in the spool exactly once.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn concurrent_appends_each_land_exactly_once() {
-        let dir = temp_dir();
-        let config = SpoolConfig {
-            batch_rows: 100_000,
-            commit_delay: Duration::from_millis(2),
-            ..config(&dir)
-        };
-        let spool = Spool::open(config).unwrap();
-        append_concurrently(&spool, 500).await;
-        spool.seal().await;
-        assert_eq!(
-            sorted_numbers(&spooled_events(&dir)),
-            (0..500).collect::<Vec<_>>()
-        );
-        drop(spool);
-        remove_dir(&dir);
-    }
-
-    /// When the open group holds its bound of bytes (the disk is behind), requests wait for it
-    /// to be written and then join the next group: nothing is lost or written twice.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn appends_past_the_pending_bound_wait_for_the_next_group() {
-        let dir = temp_dir();
-        let config = SpoolConfig {
-            batch_rows: 100_000,
-            ..config(&dir)
-        };
-        // One byte: every group takes one record, every other request waits its turn.
-        let spool = Spool::open_with_pending_bound(config, 1).unwrap();
-        append_concurrently(&spool, 200).await;
-        spool.seal().await;
-        assert_eq!(
-            sorted_numbers(&spooled_events(&dir)),
-            (0..200).collect::<Vec<_>>()
-        );
-        drop(spool);
         remove_dir(&dir);
     }
 

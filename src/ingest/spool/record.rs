@@ -21,24 +21,13 @@ const FORMAT_POSTCARD: u8 = 1;
 const FORMAT_JSON: u8 = b'[';
 
 /// One request's events as a whole record, header included.
-#[cfg(test)]
 pub fn encode_events(events: &[SpoolEvent]) -> Result<Vec<u8>, postcard::Error> {
     let mut record = Vec::with_capacity(HEADER_BYTES + 1 + 160 * events.len());
-    encode_events_into(events, &mut record)?;
-    Ok(record)
-}
-
-/// [`encode_events`] into a buffer the caller reuses: `record` is cleared first.
-pub fn encode_events_into(
-    events: &[SpoolEvent],
-    record: &mut Vec<u8>,
-) -> Result<(), postcard::Error> {
-    record.clear();
     record.extend_from_slice(&[0; HEADER_BYTES]);
     record.push(FORMAT_POSTCARD);
-    *record = postcard::to_extend(events, std::mem::take(record))?;
-    seal_header(record);
-    Ok(())
+    let mut record = postcard::to_extend(events, record)?;
+    seal_header(&mut record);
+    Ok(record)
 }
 
 /// A record around an arbitrary payload (dead letters keep the records they set aside as such).

@@ -1,9 +1,7 @@
 //! The one thread that appends to the active segment: group commit.
 //!
-//! Requests copy their encoded record into the open group (one shared buffer, [`GroupQueue`])
-//! and wait for that group's completion. The writer takes the whole group at once, writes it with
-//! one `pwrite`, calls `fdatasync` once, and only then completes it: one wake-up for every request
-//! of the group, and no allocation, channel message or oneshot per request.
+//! Requests hand it their encoded record and wait. It takes everything waiting at that moment,
+//! writes it with one `pwrite`, calls `fdatasync` once, and only then acknowledges all of them.
 //! Under load (the last group had company) it first gathers a little longer, at most the commit
 //! delay, while requests keep arriving: a sync costs the same for 2 records as for 40, and each
 //! one is a chance to meet one of the disk's multi-millisecond flush stalls.
@@ -15,7 +13,7 @@
 use std::fs;
 use std::io;
 use std::os::unix::fs::FileExt;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use metrics::Histogram;
@@ -27,164 +25,27 @@ use super::segment::{NextSegments, Prepared, SEALED_SUFFIX};
 use super::SpoolBytes;
 use crate::scheduling;
 
-/// A gathering group stops growing at this many requests.
+/// One request's record, and where to report that it is durable.
+pub struct Append {
+    pub record: Vec<u8>,
+    pub rows: usize,
+    /// When the request handed it over: its wait for durability is measured from here.
+    pub queued: Instant,
+    pub done: oneshot::Sender<Result<(), String>>,
+}
+
+pub enum Command {
+    Append(Append),
+    /// Seal the active segment now (shutdown), then confirm.
+    Seal(oneshot::Sender<()>),
+}
+
+/// At most this many requests share one write and sync.
 const MAX_GROUP: usize = 4096;
-/// Requests wait for the open group to be taken before they add to it past this many bytes: a
-/// disk that stalls holds back requests, not memory.
-pub const MAX_PENDING_BYTES: usize = 64 * 1024 * 1024;
-/// The writer keeps its spare group buffer for reuse up to this size.
-const KEPT_BUFFER_BYTES: usize = 4 * 1024 * 1024;
 /// One wait for more requests to join a group (the kernel adds its timer slack, ≈ 50 µs).
 const GATHER_NAP: Duration = Duration::from_micros(50);
 /// The time slice this thread asks for: the kernel's shortest, so that it pre-empts on wake-up.
 const WAKE_UP_SLICE: Duration = Duration::from_micros(100);
-
-/// How one group ended, for every request in it.
-pub struct GroupDone {
-    result: OnceLock<Result<(), String>>,
-    notify: Notify,
-}
-
-impl GroupDone {
-    fn new() -> Arc<GroupDone> {
-        Arc::new(GroupDone {
-            result: OnceLock::new(),
-            notify: Notify::new(),
-        })
-    }
-
-    fn complete(&self, result: Result<(), String>) {
-        let _ = self.result.set(result);
-        self.notify.notify_waiters();
-    }
-
-    /// Waits until the writer has completed this group.
-    pub async fn wait(&self) -> Result<(), String> {
-        loop {
-            // Registered before the check: a completion in between still wakes this waiter.
-            let notified = self.notify.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            if let Some(result) = self.result.get() {
-                return result.clone();
-            }
-            notified.await;
-        }
-    }
-}
-
-/// The open group, shared by the requests that add to it and the writer that takes it.
-struct Pending {
-    /// The group's records, one after the other, as they go to disk.
-    records: Vec<u8>,
-    rows: usize,
-    requests: usize,
-    done: Arc<GroupDone>,
-    seal_requests: Vec<oneshot::Sender<()>>,
-    /// Every handle of the spool is gone: write what is left, seal, stop.
-    closed: bool,
-    /// The writer sleeps on `work`; requests only signal it then (a signal is a system call).
-    writer_waiting: bool,
-}
-
-pub struct GroupQueue {
-    pending: Mutex<Pending>,
-    work: Condvar,
-    max_pending_bytes: usize,
-}
-
-/// Why a record was not added.
-pub enum AddError {
-    Closed,
-    /// Spool bytes already on disk: the cap would be passed.
-    Full(u64),
-}
-
-impl GroupQueue {
-    /// `max_pending_bytes`: [`MAX_PENDING_BYTES`] but in tests.
-    pub fn new(max_pending_bytes: usize) -> Arc<GroupQueue> {
-        Arc::new(GroupQueue {
-            max_pending_bytes,
-            pending: Mutex::new(Pending {
-                records: Vec::new(),
-                rows: 0,
-                requests: 0,
-                done: GroupDone::new(),
-                seal_requests: Vec::new(),
-                closed: false,
-                writer_waiting: false,
-            }),
-            work: Condvar::new(),
-        })
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Pending> {
-        // Nothing panics while holding the lock; a poisoned one still holds consistent data.
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Adds one request's record to the open group and returns that group's completion, or
-    /// `Err(group)` when the open group already holds its bound of bytes (wait for that group and
-    /// try again). `used` and `max_bytes` are the spool's synced bytes and its cap; the records
-    /// waiting in the group count against the cap too.
-    pub fn add(
-        &self,
-        record: &[u8],
-        rows: usize,
-        used: u64,
-        max_bytes: u64,
-    ) -> Result<Result<Arc<GroupDone>, Arc<GroupDone>>, AddError> {
-        let mut pending = self.lock();
-        if pending.closed {
-            return Err(AddError::Closed);
-        }
-        if pending.records.len() >= self.max_pending_bytes {
-            return Ok(Err(pending.done.clone()));
-        }
-        if used + (pending.records.len() + record.len()) as u64 > max_bytes {
-            return Err(AddError::Full(used));
-        }
-        pending.records.extend_from_slice(record);
-        pending.rows += rows;
-        pending.requests += 1;
-        let done = pending.done.clone();
-        let wake = pending.writer_waiting;
-        pending.writer_waiting = false;
-        drop(pending);
-        if wake {
-            self.work.notify_one();
-        }
-        Ok(Ok(done))
-    }
-
-    /// Asks the writer to seal the active segment (shutdown); `done` fires once it has.
-    pub fn request_seal(&self, done: oneshot::Sender<()>) -> Result<(), AddError> {
-        let mut pending = self.lock();
-        if pending.closed {
-            return Err(AddError::Closed);
-        }
-        pending.seal_requests.push(done);
-        drop(pending);
-        self.work.notify_one();
-        Ok(())
-    }
-
-    /// No more records will come (the spool's last handle is gone).
-    pub fn close(&self) {
-        self.lock().closed = true;
-        self.work.notify_one();
-    }
-}
-
-/// What the writer takes from the queue in one go.
-struct Group {
-    records: Vec<u8>,
-    rows: usize,
-    requests: usize,
-    done: Arc<GroupDone>,
-    seal_requests: Vec<oneshot::Sender<()>>,
-    closed: bool,
-}
 
 struct Active {
     prepared: Prepared,
@@ -205,13 +66,12 @@ pub struct Writer {
     metrics: WriterMetrics,
     busy: bool,
     commit_delay: Duration,
-    /// The buffer the requests fill while this thread writes the previous one.
-    spare: Vec<u8>,
 }
 
 struct WriterMetrics {
     group_records: Histogram,
     sync_seconds: Histogram,
+    append_wait_seconds: Histogram,
 }
 
 impl Writer {
@@ -234,122 +94,100 @@ impl Writer {
             active: None,
             busy: false,
             commit_delay,
-            spare: Vec::new(),
             metrics: WriterMetrics {
                 group_records: metrics::histogram!("spool_group_commit_records"),
                 sync_seconds: metrics::histogram!("spool_sync_duration_seconds"),
+                append_wait_seconds: metrics::histogram!("spool_append_wait_seconds"),
             },
         }
     }
 
-    pub fn run(mut self, queue: Arc<GroupQueue>) {
+    pub fn run(mut self, commands: flume::Receiver<Command>) {
         // Every request of a group waits for this thread to be scheduled after its sync; on a
         // busy core that took up to a scheduler tick (4 ms) per group (BENCHMARKS.md, Ingest).
         if let Err(e) = scheduling::request_short_slice(WAKE_UP_SLICE) {
             tracing::info!(error = %e, "the spool writer keeps the default time slice");
         }
+        let mut pending = Vec::with_capacity(MAX_GROUP);
         loop {
-            if !self.wait_for_work(&queue) {
-                continue;
-            }
-            // Group commit: everything added meanwhile shares this write and sync. Under load
-            // (the last group had company) gather a little longer first.
-            if self.busy && !self.commit_delay.is_zero() {
-                self.gather(&queue);
-            }
-            let group = self.take(&queue);
-            self.busy = group.requests > 1;
-            if group.requests > 0 {
-                let result = self
-                    .write(&group.records, group.rows)
-                    .map_err(|e| e.to_string());
-                if let Err(e) = &result {
-                    tracing::error!(error = %e, "spool write failed");
-                }
-                self.metrics.group_records.record(group.requests as f64);
-                group.done.complete(result);
-            }
-            self.spare = group.records;
-            self.spare.clear();
-            if self.spare.capacity() > KEPT_BUFFER_BYTES {
-                // After a burst: do not hold on to its megabytes.
-                self.spare = Vec::new();
-            }
-            self.seal_if_due();
-            if !group.seal_requests.is_empty() {
-                self.seal();
-                for done in group.seal_requests {
-                    let _ = done.send(());
-                }
-            }
-            if group.closed {
-                self.seal();
-                return;
-            }
-        }
-    }
-
-    /// Sleeps until there is a group, a seal request or the close; seals by age meanwhile.
-    /// Returns false after sealing by age (the caller looks again).
-    fn wait_for_work(&mut self, queue: &GroupQueue) -> bool {
-        let mut pending = queue.lock();
-        while pending.requests == 0 && pending.seal_requests.is_empty() && !pending.closed {
             let wait = match &self.active {
                 Some(active) => self.batch_age.saturating_sub(active.first_write.elapsed()),
                 None => Duration::from_secs(3600),
             };
-            if wait.is_zero() {
-                drop(pending);
-                self.seal_if_due();
-                return false;
+            match commands.recv_timeout(wait) {
+                Ok(first) => {
+                    pending.push(first);
+                    // Group commit: everything already waiting shares this write and sync.
+                    pending.extend(commands.try_iter().take(MAX_GROUP - 1));
+                    if self.busy && !self.commit_delay.is_zero() {
+                        self.gather(&commands, &mut pending);
+                    }
+                    self.busy = pending.len() > 1;
+                    self.handle(&mut pending);
+                }
+                Err(flume::RecvTimeoutError::Timeout) => self.seal_if_due(),
+                Err(flume::RecvTimeoutError::Disconnected) => {
+                    self.seal();
+                    return;
+                }
             }
-            pending.writer_waiting = true;
-            pending = queue
-                .work
-                .wait_timeout(pending, wait)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-            pending.writer_waiting = false;
         }
-        true
     }
 
-    /// Waits a little for more requests to join the group, in short naps (no wake-up per
-    /// arrival) for as long as requests keep arriving, at most `commit_delay` in all.
-    fn gather(&self, queue: &GroupQueue) {
+    /// Under load, waits a little for more requests to join the group, in short naps (no wake-up
+    /// per arrival) for as long as requests keep arriving, at most `commit_delay` in all.
+    fn gather(&self, commands: &flume::Receiver<Command>, pending: &mut Vec<Command>) {
         let started = Instant::now();
-        let mut seen = queue.lock().requests;
-        while seen < MAX_GROUP && started.elapsed() < self.commit_delay {
+        while pending.len() < MAX_GROUP && started.elapsed() < self.commit_delay {
             std::thread::sleep(GATHER_NAP);
-            let now = queue.lock().requests;
-            if now == seen {
+            let before = pending.len();
+            pending.extend(commands.try_iter().take(MAX_GROUP - before));
+            if pending.len() == before {
                 break;
             }
-            seen = now;
         }
     }
 
-    /// Takes the open group and leaves an empty one (this thread's spare buffer) in its place.
-    fn take(&mut self, queue: &GroupQueue) -> Group {
-        let mut pending = queue.lock();
-        let records = std::mem::replace(&mut pending.records, std::mem::take(&mut self.spare));
-        let requests = std::mem::take(&mut pending.requests);
-        let done = if requests > 0 {
-            std::mem::replace(&mut pending.done, GroupDone::new())
-        } else {
-            pending.done.clone()
-        };
-        Group {
-            records,
-            rows: std::mem::take(&mut pending.rows),
-            requests,
-            done,
-            seal_requests: std::mem::take(&mut pending.seal_requests),
-            closed: pending.closed,
+    fn handle(&mut self, commands: &mut Vec<Command>) {
+        let mut appends = Vec::with_capacity(commands.len());
+        let mut seal_requests = Vec::new();
+        for command in commands.drain(..) {
+            match command {
+                Command::Append(append) => appends.push(append),
+                Command::Seal(done) => seal_requests.push(done),
+            }
+        }
+        if !appends.is_empty() {
+            let result = self.write(&appends).map_err(|e| e.to_string());
+            if let Err(e) = &result {
+                tracing::error!(error = %e, "spool write failed");
+            }
+            let acknowledged = Instant::now();
+            for append in appends {
+                self.metrics.append_wait_seconds.record(
+                    acknowledged
+                        .saturating_duration_since(append.queued)
+                        .as_secs_f64(),
+                );
+                let _ = append.done.send(result.clone());
+            }
+        }
+        self.seal_if_due();
+        if !seal_requests.is_empty() {
+            self.seal();
+            for done in seal_requests {
+                let _ = done.send(());
+            }
         }
     }
 
-    fn write(&mut self, group: &[u8], rows: usize) -> io::Result<()> {
+    fn write(&mut self, appends: &[Append]) -> io::Result<()> {
+        let mut group = Vec::with_capacity(appends.iter().map(|a| a.record.len()).sum());
+        let mut rows = 0;
+        for append in appends {
+            group.extend_from_slice(&append.record);
+            rows += append.rows;
+        }
         let written = group.len() as u64;
         // A group that does not fit goes to a fresh segment (where it may grow the file).
         if self
@@ -375,11 +213,12 @@ impl Writer {
         let result = active
             .prepared
             .file
-            .write_all_at(group, active.len)
+            .write_all_at(&group, active.len)
             .and_then(|()| active.prepared.file.sync_data());
         self.metrics
             .sync_seconds
             .record(started.elapsed().as_secs_f64());
+        self.metrics.group_records.record(appends.len() as f64);
         match result {
             Ok(()) => {
                 active.len += written;
