@@ -80,7 +80,7 @@ pub struct Settings {
     #[arg(long, env = "VIDEOAPP_BATCH_MAX_AGE_MS", global = true)]
     pub batch_max_age_ms: Option<String>,
     /// Under load, how long (microseconds) the spool may wait for more requests to share one
-    /// fsync; 0 syncs at once. Default: 150.
+    /// fsync; 0 syncs at once. Default: 600.
     #[arg(long, env = "VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS", global = true)]
     pub spool_commit_delay_micros: Option<String>,
     /// Seconds one ClickHouse insert may take before it counts as failed. Default: 30.
