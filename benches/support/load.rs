@@ -324,11 +324,8 @@ impl CpuUsage {
 /// this process started).
 fn live_children_ticks(watched: &[u32]) -> f64 {
     let own = std::process::id() as f64;
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0.0;
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+    numbered_entries("/proc")
+        .into_iter()
         .filter(|pid| !watched.contains(pid))
         .filter_map(|pid| stat_fields(&pid.to_string()))
         .filter(|f| f.get(1) == Some(&own))
@@ -347,16 +344,25 @@ pub async fn busy_elsewhere(window: Duration) -> Option<f64> {
 
 /// Processes whose `comm` starts with `prefix` (e.g. `clickhouse`).
 pub fn pids_named(prefix: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+    numbered_entries("/proc")
+        .into_iter()
         .filter(|pid| {
             std::fs::read_to_string(format!("/proc/{pid}/comm"))
                 .is_ok_and(|comm| comm.trim().starts_with(prefix))
         })
         .collect()
+}
+
+/// The entries of a `/proc` directory that are numbers (process or thread ids); none if it
+/// cannot be read (the process is gone).
+pub fn numbered_entries(dir: &str) -> Vec<u32> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn parent_of(pid: u32) -> Option<u32> {
@@ -376,11 +382,8 @@ pub fn foreign_load() -> Vec<String> {
         ancestors.push(parent);
         pid = parent;
     }
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+    numbered_entries("/proc")
+        .into_iter()
         .filter(|&pid| pid != own && !ancestors.contains(&pid) && parent_of(pid) != Some(own))
         .filter_map(|pid| {
             let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
@@ -452,11 +455,8 @@ fn truncate(text: &str, chars: usize) -> String {
 
 /// The command names of the running processes (state R) with the most CPU time, for messages.
 fn busiest_processes(n: usize) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut running: Vec<(f64, String)> = entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+    let mut running: Vec<(f64, String)> = numbered_entries("/proc")
+        .into_iter()
         .filter(|&pid| pid != std::process::id())
         .filter_map(|pid| {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -564,20 +564,14 @@ impl Drop for IdlePolicy {
     }
 }
 
-fn threads_of(pid: u32) -> Vec<i32> {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .map(|entries| {
-            entries
-                .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default()
+fn threads_of(pid: u32) -> Vec<u32> {
+    numbered_entries(&format!("/proc/{pid}/task"))
 }
 
-fn set_policy(thread: i32, policy: libc::c_int) -> std::io::Result<()> {
+fn set_policy(thread: u32, policy: libc::c_int) -> std::io::Result<()> {
     let param = libc::sched_param { sched_priority: 0 };
     // SAFETY: the kernel only reads the parameter struct, which lives across the call.
-    if unsafe { libc::sched_setscheduler(thread, policy, &param) } == 0 {
+    if unsafe { libc::sched_setscheduler(thread as libc::pid_t, policy, &param) } == 0 {
         Ok(())
     } else {
         let e = std::io::Error::last_os_error();

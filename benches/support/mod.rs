@@ -676,22 +676,12 @@ pub async fn drop_database(admin_url: &str, name: &str) {
 pub fn other_benchmarks() -> Vec<String> {
     const PATTERNS: [&str; 3] = ["storefront_load", "ingest_load", "wrk "];
     let own = std::process::id();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
     let mut found = Vec::new();
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
+    for pid in load::numbered_entries("/proc") {
         if pid == own {
             continue;
         }
-        let Ok(raw) = std::fs::read(entry.path().join("cmdline")) else {
+        let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
             continue;
         };
         let cmdline = String::from_utf8_lossy(&raw)
@@ -749,20 +739,11 @@ impl CpuTicks {
             ticks.machine_steal = field(7);
         }
         ticks.own = process(std::path::Path::new("/proc/self/stat")).map_or(0.0, |(_, t)| t);
-        if let Ok(entries) = std::fs::read_dir("/proc") {
-            for entry in entries.flatten() {
-                if !entry
-                    .file_name()
-                    .to_string_lossy()
-                    .bytes()
-                    .all(|b| b.is_ascii_digit())
-                {
-                    continue;
-                }
-                if let Some((name, t)) = process(&entry.path().join("stat")) {
-                    if names.iter().any(|n| name.starts_with(n)) {
-                        ticks.named += t;
-                    }
+        for pid in load::numbered_entries("/proc") {
+            let stat = format!("/proc/{pid}/stat");
+            if let Some((name, t)) = process(std::path::Path::new(&stat)) {
+                if names.iter().any(|n| name.starts_with(n)) {
+                    ticks.named += t;
                 }
             }
         }
