@@ -39,7 +39,10 @@
 //! default the number of cores), `INGEST_LOAD_LATENCY_SECONDS` (15),
 //! `INGEST_LOAD_LATENCY_CONNECTIONS` (256), `INGEST_LOAD_RATE` (fixed rate for the latency runs;
 //! default half the service's measured rate), `INGEST_LOAD_QUIET_WAIT_SECONDS` (900: how long to
-//! wait for other load runs to finish first), `INGEST_LOAD_VERBOSE=1` (wrk's own output) and
+//! wait for other load runs to finish first), `INGEST_LOAD_SETTLE_WAIT_SECONDS` (420: how long to
+//! wait for creating a file in ClickHouse's table directory to be cheap again after the previous
+//! run's or the test suite's dropped databases; 0 measures it without waiting),
+//! `INGEST_LOAD_VERBOSE=1` (wrk's own output) and
 //! `INGEST_LOAD_PERF=FILE` (`perf record --call-graph dwarf` of the service during round 1's
 //! measured window) and `INGEST_LOAD_INSTRUCTIONS=1` (`perf stat`: each server's instructions per
 //! acknowledged event in every measured window, a figure the machine's noise barely moves), and
@@ -75,7 +78,7 @@ use videoapp::config;
 
 use support::load::{
     cores, cpu_model, format_latency, median, preflight, value_after, wait_for_quiet_machine,
-    CpuSnapshot, CpuUsage, Wrk, DISTURBED_CORES,
+    wait_for_settled_filesystem, CpuSnapshot, CpuUsage, Wrk, DISTURBED_CORES, SETTLED_FILE_CREATE,
 };
 use support::open_loop::{OpenLoop, OpenLoopReport};
 use support::{Databases, ServiceProcess};
@@ -87,6 +90,9 @@ const TARGET_P99: Duration = Duration::from_millis(10);
 /// After the measured seconds, wrk keeps running this long while the script no longer posts, so
 /// every event posted is answered before wrk exits.
 const TAIL_SECONDS: u64 = 1;
+/// Long enough for ext4 to reuse every inode freed before the run: 360 s after a deletion at the
+/// latest (`wait_for_settled_filesystem`).
+const DEFAULT_SETTLE_WAIT: Duration = Duration::from_secs(420);
 /// How long ClickHouse may take to hold every acknowledged event after the last POST.
 const DRAIN_LIMIT: Duration = Duration::from_secs(120);
 const DRAIN_POLL: Duration = Duration::from_millis(50);
@@ -166,6 +172,7 @@ struct Settings {
     latency_connections: u64,
     rate: Option<f64>,
     quiet_wait: Duration,
+    settle_wait: Duration,
     verbose: bool,
     perf: Option<PathBuf>,
     count_instructions: bool,
@@ -206,6 +213,12 @@ impl Settings {
             latency_connections: read("INGEST_LOAD_LATENCY_CONNECTIONS", 256)?,
             rate,
             quiet_wait: Duration::from_secs(read("INGEST_LOAD_QUIET_WAIT_SECONDS", 900)?),
+            settle_wait: match std::env::var("INGEST_LOAD_SETTLE_WAIT_SECONDS") {
+                Ok(raw) => Duration::from_secs(raw.trim().parse::<u64>().map_err(|_| {
+                    format!("INGEST_LOAD_SETTLE_WAIT_SECONDS={raw} is not a whole number")
+                })?),
+                Err(_) => DEFAULT_SETTLE_WAIT,
+            },
             verbose: std::env::var("INGEST_LOAD_VERBOSE").is_ok_and(|v| v == "1"),
             perf: std::env::var_os("INGEST_LOAD_PERF").map(PathBuf::from),
             count_instructions: std::env::var("INGEST_LOAD_INSTRUCTIONS").is_ok_and(|v| v == "1"),
@@ -475,6 +488,21 @@ async fn measure(
     };
     println!();
     let quiet = wait_for_quiet_machine(settings.quiet_wait).await;
+    let table_dir = support::clickhouse_query(
+        &client,
+        &databases.clickhouse,
+        "SELECT data_path FROM system.tables WHERE database = currentDatabase() AND name = 'events'",
+    )
+    .await?;
+    match wait_for_settled_filesystem(Path::new(&table_dir), settings.settle_wait).await {
+        Ok(cost) => println!(
+            "  creating a file in the events table's directory costs {} (INGEST_LOAD_SETTLE_WAIT_SECONDS: how long to wait for under {})",
+            format_latency(cost),
+            format_latency(SETTLED_FILE_CREATE)
+        ),
+        Err(e) => println!("  the cost of creating a file in ClickHouse's table directory is unknown: {e}"),
+    }
+    println!();
 
     println!("  {}", WrkFigures::header());
     let mut rounds: Vec<[WrkFigures; 2]> = Vec::new();

@@ -445,6 +445,70 @@ pub async fn wait_for_quiet_machine(limit: Duration) -> bool {
     }
 }
 
+/// Creating a file costs at most this much on a settled filesystem (10–40 µs on this machine).
+pub const SETTLED_FILE_CREATE: Duration = Duration::from_micros(100);
+const PROBE_FILES: u32 = 32;
+
+/// The mean cost of creating an empty file in a new directory under `dir`, which the probe then
+/// removes. The directory is named `tmp_…`, which ClickHouse treats as its own temporary data (and
+/// clears should a crash leave it).
+pub fn file_create_cost(dir: &Path) -> std::io::Result<Duration> {
+    let probe = dir.join(format!("tmp_bench_probe_{}", std::process::id()));
+    std::fs::create_dir(&probe)?;
+    let started = Instant::now();
+    let created = (0..PROBE_FILES)
+        .try_for_each(|n| std::fs::File::create(probe.join(n.to_string())).map(drop));
+    let cost = started.elapsed() / PROBE_FILES;
+    let _ = std::fs::remove_dir_all(&probe);
+    created.map(|()| cost)
+}
+
+/// Waits (up to `limit`) until creating a file in `dir` is cheap again, and returns what it last
+/// cost, or why it could not be measured.
+///
+/// ext4 without a journal (this machine's root filesystem) does not reuse an inode freed in the
+/// last 60 s, or 360 s while its inode table block is still dirty: every file created meanwhile
+/// first looks up each such inode in its group (`recently_deleted`). After the thousands of files
+/// of a dropped database (the previous run's, or the test suite's) that is ≈ 1 ms per file for
+/// minutes, and ClickHouse creates ≈ 100 files per insert: a perf profile of a service round
+/// right after another run had ClickHouse's insert thread at 15% of the two cores, two thirds of
+/// it in that lookup, against 5% after a quiet spell. The ceiling rounds create no files.
+pub async fn wait_for_settled_filesystem(dir: &Path, limit: Duration) -> Result<Duration, String> {
+    let started = Instant::now();
+    let mut told = false;
+    loop {
+        let cost = file_create_cost(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        if cost <= SETTLED_FILE_CREATE {
+            if told {
+                println!(
+                    "  filesystem settled after {:.0} s of waiting",
+                    started.elapsed().as_secs_f64()
+                );
+            }
+            return Ok(cost);
+        }
+        if started.elapsed() >= limit {
+            println!(
+                "  WARNING: creating a file in {} still costs {} after {limit:?}; measuring anyway",
+                dir.display(),
+                format_latency(cost)
+            );
+            return Ok(cost);
+        }
+        if !told {
+            println!(
+                "  waiting for the filesystem to settle: creating a file in {} costs {} (settled: \
+                 under {}; inodes freed in the last minutes are skipped one by one)",
+                dir.display(),
+                format_latency(cost),
+                format_latency(SETTLED_FILE_CREATE)
+            );
+            told = true;
+        }
+        tokio::time::sleep(Duration::from_secs(10)).await;
+    }
+}
+
 fn truncate(text: &str, chars: usize) -> String {
     if text.chars().count() <= chars {
         text.to_string()
