@@ -785,7 +785,7 @@ async fn run_wrk(
         script_args: vec![seconds.to_string()],
     };
     let warmup = wrk(settings.warmup_seconds).run().await?;
-    let (_, warmup_accepted, warmup_refused) = script_counts(&warmup)?;
+    let (_, warmup_accepted, warmup_refused) = script_counts(target, &warmup)?;
     if target.is_service {
         *acknowledged += warmup_accepted;
     }
@@ -840,7 +840,7 @@ async fn run_wrk(
             Err(e) => println!("    WARNING: perf: {e}"),
         }
     }
-    let (_, accepted, refused) = script_counts(&output)?;
+    let (_, accepted, refused) = script_counts(target, &output)?;
     let socket_errors = support::load::parse_wrk(&output)?.socket_errors;
     let mut figures = WrkFigures {
         acknowledged_per_second: accepted as f64 / settings.seconds as f64,
@@ -1038,7 +1038,12 @@ async fn drain(
 }
 
 /// The Lua script's own counts: POSTs sent before the deadline, 202s, other answers to POSTs.
-fn script_counts(output: &str) -> Result<(u64, u64, u64), String> {
+///
+/// Every POST must have had its answer: for the service, a POST wrk gave up on may still have
+/// been acknowledged and stored, and the end-to-end count would no longer be exact. The ceiling
+/// stores nothing and its rate counts only 202s, so there a POST without an answer (wrk has
+/// reported one socket read error now and then, sessions 5–7) is reported, not fatal.
+fn script_counts(target: &Target, output: &str) -> Result<(u64, u64, u64), String> {
     let count = |label: &str| -> Result<u64, String> {
         value_after(output, label)
             .and_then(|v| v.parse().ok())
@@ -1048,11 +1053,14 @@ fn script_counts(output: &str) -> Result<(u64, u64, u64), String> {
     let accepted = count("ingest_load accepted")?;
     let refused = count("ingest_load refused")?;
     if accepted + refused != posted {
-        return Err(format!(
-            "wrk posted {posted} events but got {} answers to them: some were cut off. \
-             wrk's output:\n{output}",
+        let cut_off = format!(
+            "wrk posted {posted} events but got {} answers to them: some were cut off",
             accepted + refused
-        ));
+        );
+        if target.is_service {
+            return Err(format!("{cut_off}. wrk's output:\n{output}"));
+        }
+        println!("    WARNING ({}): {cut_off}", target.name);
     }
     Ok((posted, accepted, refused))
 }
