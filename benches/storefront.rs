@@ -23,11 +23,11 @@ use std::hint::black_box;
 use axum::body::{to_bytes, Body};
 use axum::http::header::{ETAG, IF_NONE_MATCH};
 use axum::http::{Request, StatusCode, Uri};
-use axum::Router;
 use chrono::Utc;
 use criterion::{BenchmarkGroup, Criterion, Throughput};
 use tokio::runtime::Runtime;
 use tower::ServiceExt;
+use videoapp::app::PublicService;
 use videoapp::catalog::domain::ShopDomain;
 use videoapp::storefront::signature::verify;
 
@@ -61,7 +61,10 @@ fn main() {
 type Group<'a> = BenchmarkGroup<'a, criterion::measurement::WallTime>;
 
 /// One request through the router; returns the status, the ETag and the collected body.
-async fn send(router: &Router, request: Request<Body>) -> (StatusCode, Option<String>, usize) {
+async fn send(
+    router: &PublicService,
+    request: Request<Body>,
+) -> (StatusCode, Option<String>, usize) {
     let response = router.clone().oneshot(request).await.unwrap();
     let status = response.status();
     let etag = response

@@ -55,7 +55,7 @@ pub struct Shared {
 pub struct Application {
     listener: TcpListener,
     metrics_listener: TcpListener,
-    router: Router,
+    router: PublicService,
     metrics_router: Router,
     shutdown_grace: Duration,
     catalog: CatalogCache,
@@ -138,8 +138,8 @@ impl Application {
             .expect("a bound listener has an address")
     }
 
-    /// The public router, for in-process benchmarks (`tower::ServiceExt::oneshot`).
-    pub fn router(&self) -> Router {
+    /// The public service, for in-process benchmarks (`tower::ServiceExt::oneshot`).
+    pub fn router(&self) -> PublicService {
         self.router.clone()
     }
 
@@ -170,7 +170,8 @@ impl Application {
                 .with_graceful_shutdown(stopped(stopping.clone()))
                 .into_future(),
         );
-        let server = axum::serve(self.listener, self.router).with_graceful_shutdown(async move {
+        let public = axum::ServiceExt::<axum::extract::Request>::into_make_service(self.router);
+        let server = axum::serve(self.listener, public).with_graceful_shutdown(async move {
             shutdown.await;
             tracing::info!("shutting down: no new connections");
             let _ = stopping_tx.send(true);
@@ -216,7 +217,14 @@ async fn migrate_clickhouse_or_keep_trying(warehouse: Warehouse) {
     });
 }
 
-fn router(state: AppState) -> Router {
+/// The public port's service: the router inside the request-id layer.
+pub type PublicService = telemetry::RequestId<Router>;
+
+/// The routes, each with [`telemetry::HttpMetricsLayer`] (which needs the matched route), inside
+/// [`telemetry::RequestIdLayer`], which wraps the router as a whole (unmatched requests get an id
+/// too). Around the router rather than through `Router::layer`, which wraps every route in one
+/// more boxed service that axum clones, with a boxed future, on every request.
+fn router(state: AppState) -> PublicService {
     let (api, openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(ops::router())
         .merge(storefront::router())
@@ -224,14 +232,15 @@ fn router(state: AppState) -> Router {
         .merge(admin::router(state.clone()).layer(DefaultBodyLimit::max(MAX_ADMIN_BODY_BYTES)))
         .split_for_parts();
     let openapi = Arc::new(openapi);
-    api.route(
-        "/openapi.json",
-        get(move || async move { Json(openapi.as_ref().clone()) }),
-    )
-    .route_layer(telemetry::HttpMetricsLayer)
-    .fallback(telemetry::not_found)
-    .with_state(state)
-    .layer(telemetry::RequestIdLayer)
+    let routes: Router = api
+        .route(
+            "/openapi.json",
+            get(move || async move { Json(openapi.as_ref().clone()) }),
+        )
+        .route_layer(telemetry::HttpMetricsLayer)
+        .fallback(telemetry::not_found)
+        .with_state(state);
+    tower::Layer::layer(&telemetry::RequestIdLayer, routes)
 }
 
 fn metrics_router() -> Router {

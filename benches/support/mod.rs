@@ -16,7 +16,6 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use axum::Router;
 use chrono::Utc;
 use futures::stream::{self, StreamExt};
 use rand::rngs::StdRng;
@@ -26,6 +25,7 @@ use serde_json::{json, Value};
 use sqlx::{Connection, Executor, PgConnection};
 use uuid::Uuid;
 use videoapp::app::Application;
+use videoapp::app::PublicService;
 use videoapp::catalog::cache::CatalogCache;
 use videoapp::config::{LogFormat, Settings};
 use videoapp::storefront::signature::{signed_query, ProxySecret};
@@ -147,8 +147,8 @@ impl Databases {
 pub struct BenchApp {
     /// `http://127.0.0.1:PORT`.
     pub base_url: String,
-    /// The same router the listener serves, for in-process requests (`oneshot`).
-    pub router: Router,
+    /// The same service the listener serves, for in-process requests (`oneshot`).
+    pub router: PublicService,
     /// The service's catalog cache (the per-shop snapshots).
     pub catalog: CatalogCache,
     pub databases: Databases,
@@ -270,7 +270,7 @@ pub fn service_settings(
 pub struct Service {
     /// `http://127.0.0.1:PORT`.
     pub base_url: String,
-    pub router: Router,
+    pub router: PublicService,
     pub catalog: CatalogCache,
 }
 

@@ -28,6 +28,9 @@ struct Inner {
     /// Bumped by every invalidation; a load that saw it move may have read old data.
     invalidations: AtomicU64,
     loads: AtomicU64,
+    /// `catalog_cache_hits_total`, resolved once: every storefront request counts one, and
+    /// `counter!` looks its name up in the registry on each use.
+    hits: metrics::Counter,
 }
 
 impl CatalogCache {
@@ -41,6 +44,7 @@ impl CatalogCache {
                 pool,
                 invalidations: AtomicU64::new(0),
                 loads: AtomicU64::new(0),
+                hits: metrics::counter!("catalog_cache_hits_total"),
             }),
         }
     }
@@ -48,7 +52,7 @@ impl CatalogCache {
     /// The shop's snapshot, loading it on a miss. Concurrent misses for one shop share one load.
     pub async fn get(&self, shop: &ShopDomain) -> Result<Entry, Arc<sqlx::Error>> {
         if let Some(entry) = self.inner.snapshots.get(shop).await {
-            metrics::counter!("catalog_cache_hits_total").increment(1);
+            self.inner.hits.increment(1);
             return Ok(entry);
         }
         metrics::counter!("catalog_cache_misses_total").increment(1);

@@ -1,11 +1,12 @@
 //! `POST /apps/videoapp_sub/analytics`: shopper events, acknowledged once they are durable in
 //! the local spool (API-SPEC §2.5, §4.4; DESIGN §5).
 
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
-use chrono::{DateTime, SecondsFormat, Utc};
+use axum::response::Response;
+use chrono::{DateTime, Datelike, SecondsFormat, Timelike, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -156,28 +157,93 @@ pub async fn record_events(
 }
 
 /// The 202: the body of [`EventsAccepted`], written directly. Every part is known ASCII with
-/// nothing to escape, and serde_json's general writer cost more than the rest of the response.
+/// nothing to escape, and serde_json's general writer (and then chrono's RFC 3339 formatter and
+/// `format!`) cost more than the rest of the response.
 fn accepted(batch_count: Option<usize>, received_at: DateTime<Utc>) -> Response {
-    let timestamp = received_at.to_rfc3339_opts(SecondsFormat::Millis, true);
-    let body = match batch_count {
-        None => {
-            format!(r#"{{"success":true,"message":"Event recorded","timestamp":"{timestamp}"}}"#)
+    let mut body = String::with_capacity(96);
+    body.push_str(match batch_count {
+        None => r#"{"success":true,"message":"Event recorded","#,
+        Some(_) => r#"{"success":true,"message":"Events recorded","#,
+    });
+    if let Some(count) = batch_count {
+        body.push_str(r#""count":"#);
+        body.push_str(itoa::Buffer::new().format(count));
+        body.push(',');
+    }
+    body.push_str(r#""timestamp":""#);
+    push_rfc3339_millis(&mut body, received_at);
+    body.push_str(r#""}"#);
+    // Built directly: `(status, headers, String)` would set a text/plain type first.
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// `received_at` as `to_rfc3339_opts(SecondsFormat::Millis, true)` writes it
+/// (`2025-11-24T16:00:00.123Z`), without the formatter's machinery: this is on every 202.
+fn push_rfc3339_millis(out: &mut String, at: DateTime<Utc>) {
+    let year = at.year();
+    if !(0..=9999).contains(&year) {
+        // Outside four digits chrono writes a sign and more digits; never the case for `now`.
+        out.push_str(&at.to_rfc3339_opts(SecondsFormat::Millis, true));
+        return;
+    }
+    // A leap second is a nanosecond count past 999,999,999, written as second 60.
+    let nanos = at.nanosecond();
+    let mut text = *b"0000-00-00T00:00:00.000Z";
+    for (end, width, value) in [
+        (4, 4, year as u32),
+        (7, 2, at.month()),
+        (10, 2, at.day()),
+        (13, 2, at.hour()),
+        (16, 2, at.minute()),
+        (19, 2, at.second() + nanos / 1_000_000_000),
+        (23, 3, nanos % 1_000_000_000 / 1_000_000),
+    ] {
+        let mut rest = value;
+        for digit in text[end - width..end].iter_mut().rev() {
+            *digit = b'0' + (rest % 10) as u8;
+            rest /= 10;
         }
-        Some(count) => format!(
-            r#"{{"success":true,"message":"Events recorded","count":{count},"timestamp":"{timestamp}"}}"#
-        ),
-    };
-    (
-        StatusCode::ACCEPTED,
-        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        body,
-    )
-        .into_response()
+    }
+    out.push_str(std::str::from_utf8(&text).expect("ASCII digits and separators"));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The timestamp written by hand is chrono's RFC 3339 with milliseconds, for any instant
+    /// (leap seconds and years outside four digits included).
+    #[test]
+    fn the_timestamp_is_chronos_rfc3339_with_millis() {
+        use proptest::prelude::*;
+        let check = |at: DateTime<Utc>| {
+            let mut ours = String::new();
+            push_rfc3339_millis(&mut ours, at);
+            assert_eq!(ours, at.to_rfc3339_opts(SecondsFormat::Millis, true));
+        };
+        let leap = chrono::NaiveDate::from_ymd_opt(2016, 12, 31)
+            .and_then(|d| d.and_hms_nano_opt(23, 59, 59, 1_500_000_000))
+            .unwrap()
+            .and_utc();
+        for at in [
+            DateTime::<Utc>::MIN_UTC,
+            DateTime::<Utc>::MAX_UTC,
+            DateTime::UNIX_EPOCH,
+            leap,
+        ] {
+            check(at);
+        }
+        proptest!(|(millis in -62_135_596_800_000i64..253_402_300_800_000, nanos in 0u32..1_000_000)| {
+            let at = DateTime::from_timestamp_millis(millis).unwrap()
+                + chrono::Duration::nanoseconds(nanos.into());
+            check(at);
+        });
+    }
 
     /// The body written by hand is the documented schema's, serialized.
     #[test]

@@ -3,7 +3,7 @@
 
 mod http;
 
-pub use http::{HttpMetricsLayer, RequestIdLayer};
+pub use http::{HttpMetricsLayer, RequestId, RequestIdLayer};
 
 use std::collections::HashMap;
 use std::sync::{OnceLock, PoisonError, RwLock};

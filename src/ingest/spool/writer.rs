@@ -2,9 +2,9 @@
 //!
 //! Requests hand it their encoded record and wait. It takes everything waiting at that moment,
 //! writes it with one `pwrite`, calls `fdatasync` once, and only then acknowledges all of them.
-//! Under load (the last group had company) it first gathers a little longer, at most the commit
-//! delay, while requests keep arriving: a sync costs the same for 2 records as for 40, and each
-//! one is a chance to meet one of the disk's multi-millisecond flush stalls.
+//! Under load (the last group had company) it first lets the group gather until its first request
+//! has waited the commit delay: a sync costs the same for 2 records as for 40, and each one is a
+//! chance to meet one of the disk's multi-millisecond flush stalls.
 //! It seals the segment (trims the unused zeros, renames it to `.log`, wakes the shipper) once it
 //! holds enough rows, is old enough, or the next group would not fit; the next segment is already
 //! prepared. Sealing needs no sync: every record in it already is durable, and a crash before the
@@ -13,6 +13,7 @@
 use std::fs;
 use std::io;
 use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,7 +23,7 @@ use tokio::sync::{oneshot, Notify};
 use super::lock::DirLock;
 use super::record::HEADER_BYTES;
 use super::segment::{NextSegments, Prepared, SEALED_SUFFIX};
-use super::SpoolBytes;
+use super::{SpoolBytes, SpoolConfig};
 use crate::scheduling;
 
 /// One request's record, and where to report that it is durable.
@@ -42,8 +43,6 @@ pub enum Command {
 
 /// At most this many requests share one write and sync.
 const MAX_GROUP: usize = 4096;
-/// One wait for more requests to join a group (the kernel adds its timer slack, ≈ 50 µs).
-const GATHER_NAP: Duration = Duration::from_micros(50);
 /// The time slice this thread asks for: the kernel's shortest, so that it pre-empts on wake-up.
 const WAKE_UP_SLICE: Duration = Duration::from_micros(100);
 
@@ -62,6 +61,7 @@ pub struct Writer {
     next: NextSegments,
     bytes: Arc<SpoolBytes>,
     sealed: Arc<Notify>,
+    groups_written: Arc<AtomicU64>,
     active: Option<Active>,
     metrics: WriterMetrics,
     busy: bool,
@@ -75,25 +75,26 @@ struct WriterMetrics {
 }
 
 impl Writer {
+    /// Seals by `config`'s batch rows and age, gathers for its commit delay.
     pub fn new(
         lock: DirLock,
-        batch_rows: usize,
-        batch_age: Duration,
-        commit_delay: Duration,
+        config: &SpoolConfig,
         next: NextSegments,
         bytes: Arc<SpoolBytes>,
         sealed: Arc<Notify>,
+        groups_written: Arc<AtomicU64>,
     ) -> Writer {
         Writer {
             _lock: lock,
-            batch_rows: batch_rows.max(1),
-            batch_age,
+            batch_rows: config.batch_rows.max(1),
+            batch_age: config.batch_age,
             next,
             bytes,
             sealed,
+            groups_written,
             active: None,
             busy: false,
-            commit_delay,
+            commit_delay: config.commit_delay,
             metrics: WriterMetrics {
                 group_records: metrics::histogram!("spool_group_commit_records"),
                 sync_seconds: metrics::histogram!("spool_sync_duration_seconds"),
@@ -119,7 +120,7 @@ impl Writer {
                     pending.push(first);
                     // Group commit: everything already waiting shares this write and sync.
                     pending.extend(commands.try_iter().take(MAX_GROUP - 1));
-                    if self.busy && !self.commit_delay.is_zero() {
+                    if self.busy && !self.commit_delay.is_zero() && pending.len() < MAX_GROUP {
                         self.gather(&commands, &mut pending);
                     }
                     self.busy = pending.len() > 1;
@@ -134,18 +135,25 @@ impl Writer {
         }
     }
 
-    /// Under load, waits a little for more requests to join the group, in short naps (no wake-up
-    /// per arrival) for as long as requests keep arriving, at most `commit_delay` in all.
+    /// Under load, lets more requests join the group: one sleep until the group's first request
+    /// has waited `commit_delay`, then everything that arrived meanwhile. One sleep instead of
+    /// short naps that stop at the first one nobody arrived in: each nap was two context
+    /// switches, and under full load the naps ended groups that a core's burst of answers had
+    /// merely paused (BENCHMARKS.md, Ingest, session 8).
     fn gather(&self, commands: &flume::Receiver<Command>, pending: &mut Vec<Command>) {
-        let started = Instant::now();
-        while pending.len() < MAX_GROUP && started.elapsed() < self.commit_delay {
-            std::thread::sleep(GATHER_NAP);
-            let before = pending.len();
-            pending.extend(commands.try_iter().take(MAX_GROUP - before));
-            if pending.len() == before {
-                break;
-            }
+        let first_queued = pending.iter().find_map(|command| match command {
+            Command::Append(append) => Some(append.queued),
+            Command::Seal(_) => None,
+        });
+        let Some(first_queued) = first_queued else {
+            return;
+        };
+        let waited = first_queued.elapsed();
+        if waited < self.commit_delay {
+            std::thread::sleep(self.commit_delay - waited);
         }
+        let room = MAX_GROUP.saturating_sub(pending.len());
+        pending.extend(commands.try_iter().take(room));
     }
 
     fn handle(&mut self, commands: &mut Vec<Command>) {
@@ -219,6 +227,7 @@ impl Writer {
             .sync_seconds
             .record(started.elapsed().as_secs_f64());
         self.metrics.group_records.record(appends.len() as f64);
+        self.groups_written.fetch_add(1, Ordering::Relaxed);
         match result {
             Ok(()) => {
                 active.len += written;
