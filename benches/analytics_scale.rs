@@ -889,7 +889,7 @@ async fn wait_for_quiet(limit: Duration, what: &str) -> Result<(), String> {
     let since = Instant::now();
     let mut announced = false;
     loop {
-        let others = support::other_benchmarks();
+        let others = support::load::foreign_load();
         if others.is_empty() {
             return Ok(());
         }
@@ -921,7 +921,7 @@ impl Monitor {
         let sink = Arc::clone(&seen);
         std::thread::spawn(move || loop {
             let now = Instant::now();
-            for other in support::other_benchmarks() {
+            for other in support::load::foreign_load() {
                 sink.lock().expect("monitor lock").push((now, other));
             }
             std::thread::sleep(Duration::from_millis(500));

@@ -671,32 +671,6 @@ pub async fn drop_database(admin_url: &str, name: &str) {
         .unwrap_or_else(|e| fail(format!("DROP DATABASE {name}: {e}")));
 }
 
-/// What `pgrep -fa 'storefront_load|ingest_load|wrk '` would list, without this process: other
-/// load runs (or their builds) that share the cores. Each entry is `pid command line`.
-pub fn other_benchmarks() -> Vec<String> {
-    const PATTERNS: [&str; 3] = ["storefront_load", "ingest_load", "wrk "];
-    let own = std::process::id();
-    let mut found = Vec::new();
-    for pid in load::numbered_entries("/proc") {
-        if pid == own {
-            continue;
-        }
-        let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&raw)
-            .split('\0')
-            .filter(|a| !a.is_empty())
-            .collect::<Vec<_>>()
-            .join(" ");
-        if PATTERNS.iter().any(|p| cmdline.contains(p)) {
-            let short: String = cmdline.chars().take(120).collect();
-            found.push(format!("{pid} {short}"));
-        }
-    }
-    found
-}
-
 /// CPU time from /proc (Linux), in clock ticks (USER_HZ, 100 per second).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CpuTicks {
