@@ -291,6 +291,7 @@ impl Config {
                 commit_delay: self.spool_commit_delay,
             },
             shipper: ShipperConfig {
+                database_url: self.database_url.clone(),
                 insert_timeout: self.clickhouse_insert_timeout,
                 min_backoff: Duration::from_millis(100),
                 max_backoff: Duration::from_secs(10),

@@ -158,6 +158,7 @@ fn random_event(
     };
     SpoolEvent {
         event_id: Uuid::new_v4(),
+        client_event_id: false,
         shop: shop.to_string(),
         local_date,
         event_time: seconds,
@@ -173,5 +174,6 @@ fn random_event(
         order_id: String::new(),
         revenue_e4,
         currency: "USD".into(),
+        product_ids: Vec::new(),
     }
 }

@@ -14,6 +14,8 @@ use crate::catalog::domain::{Currency, ProductGid, ShopDomain, Timezone};
 pub const MAX_EVENTS_PER_REQUEST: usize = 100;
 /// Free-text fields (ids sent by the loader) are bounded.
 pub const MAX_TEXT_CHARS: usize = 256;
+/// An order names at most this many products (`productIds` of checkout_completed).
+pub const MAX_ORDER_PRODUCTS: usize = 250;
 /// Revenue is kept in units of 1/10 000 of the currency: exact for every ISO 4217 minor unit.
 pub const REVENUE_SCALE: i64 = 10_000;
 /// No single order is worth more than this (in currency units); larger values are typos.
@@ -203,6 +205,9 @@ pub struct IncomingEvent {
     #[schema(value_type = Option<String>)]
     pub product_id: Option<ProductGid>,
     pub order_id: Option<Text>,
+    /// The order's products (checkout_completed): global ids or bare numbers, at most 250.
+    #[schema(value_type = Option<Vec<String>>)]
+    pub product_ids: Option<Vec<ProductGid>>,
     /// Order value in the shop currency (checkout_completed), a decimal number ≥ 0 with at most
     /// 4 decimal places; a numeric string is accepted too.
     #[schema(value_type = Option<f64>)]
@@ -215,6 +220,9 @@ pub struct IncomingEvent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SpoolEvent {
     pub event_id: Uuid,
+    /// The client chose `event_id`, so a retry may send it again: the shipper counts it once.
+    /// (An id the service made is new by construction and needs no claim.)
+    pub client_event_id: bool,
     pub shop: String,
     pub local_date: NaiveDate,
     /// Unix seconds.
@@ -232,6 +240,8 @@ pub struct SpoolEvent {
     /// Revenue × 10 000.
     pub revenue_e4: i64,
     pub currency: String,
+    /// The order's products (checkout_completed), as global ids.
+    pub product_ids: Vec<String>,
 }
 
 /// A rejected body: the JSON path of the offending value, and why.
@@ -306,10 +316,23 @@ fn parse_single_event_directly(body: &[u8]) -> Option<IncomingEvent> {
         return None;
     }
     let event: IncomingEvent = serde_json::from_slice(body).ok()?;
-    if let Some(revenue) = &event.revenue {
-        parse_revenue(revenue.get()).ok()?;
-    }
+    check_event(&event).ok()?;
     Some(event)
+}
+
+/// What serde alone does not check: the revenue's form and how many products an order names.
+/// The error's field is relative to the event.
+fn check_event(event: &IncomingEvent) -> Result<(), Invalid> {
+    if let Some(revenue) = &event.revenue {
+        parse_revenue(revenue.get()).map_err(|m| Invalid::new("revenue", m))?;
+    }
+    if event.product_ids.as_ref().map_or(0, Vec::len) > MAX_ORDER_PRODUCTS {
+        return Err(Invalid::new(
+            "productIds",
+            format!("at most {MAX_ORDER_PRODUCTS} products"),
+        ));
+    }
+    Ok(())
 }
 
 fn parse_event(value: Value, prefix: &str) -> Result<IncomingEvent, Invalid> {
@@ -333,9 +356,7 @@ fn parse_event(value: Value, prefix: &str) -> Result<IncomingEvent, Invalid> {
             None => Invalid::new(join(&path), message),
         }
     })?;
-    if let Some(revenue) = &event.revenue {
-        parse_revenue(revenue.get()).map_err(|m| Invalid::new(join("revenue"), m))?;
-    }
+    check_event(&event).map_err(|invalid| Invalid::new(join(&invalid.field), invalid.message))?;
     Ok(event)
 }
 
@@ -424,6 +445,7 @@ impl IncomingEvent {
         let local_date = event_time.with_timezone(&timezone.tz()).date_naive();
         let text = |t: Option<Text>| t.map(Text::into_string).unwrap_or_default();
         SpoolEvent {
+            client_event_id: self.event_id.is_some(),
             event_id: self.event_id.unwrap_or_else(Uuid::now_v7),
             shop: shop.to_string(),
             local_date,
@@ -444,6 +466,12 @@ impl IncomingEvent {
                 .map(|r| parse_revenue(r.get()).unwrap_or(0))
                 .unwrap_or(0),
             currency: self.currency.map(String::from).unwrap_or_default(),
+            product_ids: self
+                .product_ids
+                .unwrap_or_default()
+                .into_iter()
+                .map(String::from)
+                .collect(),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Event ingestion: validated events go to the durable local spool (the 202 waits for the
 //! fsync), and a background shipper moves them to ClickHouse in batches (DESIGN §5).
 
+pub mod claims;
 pub mod event;
 pub mod shipper;
 pub mod spool;
@@ -14,7 +15,7 @@ use event::TimeWindow;
 use shipper::{Shipper, ShipperConfig};
 use spool::{Spool, SpoolConfig};
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct IngestConfig {
     pub spool: SpoolConfig,
     pub shipper: ShipperConfig,

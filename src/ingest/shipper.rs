@@ -16,6 +16,7 @@ use serde::Serialize;
 use tokio::sync::watch;
 use uuid::Uuid;
 
+use super::claims::Claims;
 use super::event::{Attribution, SpoolEvent};
 use super::spool::{read_segment, sealed_segments, write_synced, Segment, Spool};
 use crate::warehouse::Warehouse;
@@ -45,6 +46,7 @@ pub(crate) struct EventRow<'a> {
     order_id: &'a str,
     revenue_e4: i64,
     currency: &'a str,
+    product_ids: &'a [String],
 }
 
 impl<'a> EventRow<'a> {
@@ -70,12 +72,16 @@ impl<'a> EventRow<'a> {
             order_id: &e.order_id,
             revenue_e4: e.revenue_e4,
             currency: &e.currency,
+            product_ids: &e.product_ids,
         }
     }
 }
 
-#[derive(Debug, Clone)]
+/// Not `Debug`: the database URL may carry a password.
+#[derive(Clone)]
 pub struct ShipperConfig {
+    /// Postgres, where the claims that count each event once are kept.
+    pub database_url: String,
     pub insert_timeout: Duration,
     pub min_backoff: Duration,
     pub max_backoff: Duration,
@@ -116,7 +122,13 @@ pub struct Shipper {
     config: ShipperConfig,
     /// Batches that may have landed unseen.
     uncertain: HashSet<Uuid>,
+    claims: Option<Claims>,
+    /// When event ids older than their retention were last forgotten.
+    forgotten_at: Option<Instant>,
 }
+
+/// How often the shipper deletes expired event-id claims.
+const FORGET_INTERVAL: Duration = Duration::from_secs(600);
 
 impl Shipper {
     pub fn new(spool: Spool, warehouse: Warehouse, config: ShipperConfig) -> std::io::Result<Self> {
@@ -130,7 +142,34 @@ impl Shipper {
             warehouse,
             config,
             uncertain,
+            claims: None,
+            forgotten_at: None,
         })
+    }
+
+    /// The claims' pool belongs to the runtime that uses it: made here, inside `run`.
+    fn claims(&mut self) -> Result<&Claims, ShipError> {
+        if self.claims.is_none() {
+            let claims = Claims::connect_lazy(&self.config.database_url)
+                .map_err(|e| ShipError::Transient(format!("Postgres: {e}")))?;
+            self.claims = Some(claims);
+        }
+        Ok(self.claims.as_ref().expect("set above"))
+    }
+
+    async fn forget_old_event_ids(&mut self) {
+        if self
+            .forgotten_at
+            .is_some_and(|at| at.elapsed() < FORGET_INTERVAL)
+        {
+            return;
+        }
+        self.forgotten_at = Some(Instant::now());
+        let Ok(claims) = self.claims() else { return };
+        match claims.forget_old_event_ids().await {
+            Ok(forgotten) => tracing::debug!(forgotten, "forgot expired event-id claims"),
+            Err(e) => tracing::warn!(error = %e, "cannot delete expired event-id claims"),
+        }
     }
 
     /// Ships until `stop` turns true and the spool is empty, or until `deadline` after `stop`.
@@ -159,6 +198,7 @@ impl Shipper {
                 }
             };
             self.report_oldest(&segments);
+            self.forget_old_event_ids().await;
             if segments.is_empty() {
                 if deadline.is_some() {
                     return;
@@ -213,6 +253,17 @@ impl Shipper {
                 Ok(()) => return true,
                 Err(ShipError::Rejected(reason)) => {
                     self.dead_letter(segment, &reason);
+                    // Its events never counted: a later copy of them must.
+                    let released = match self.claims() {
+                        Ok(claims) => claims
+                            .release(segment.batch_id)
+                            .await
+                            .map_err(|e| e.to_string()),
+                        Err(e) => Err(e.to_string()),
+                    };
+                    if let Err(error) = released {
+                        tracing::warn!(%error, batch = %segment.batch_id, "cannot release the claims of a rejected batch");
+                    }
                     return true;
                 }
                 Err(ShipError::Transient(reason)) => {
@@ -260,8 +311,19 @@ impl Shipper {
             }
             events.retain(|e| !landed.contains(&e.event_id));
         }
+        let (events, repeats) = self
+            .claims()?
+            .counted(segment.batch_id, events)
+            .await
+            .map_err(|e| ShipError::Transient(format!("Postgres claims: {e}")))?;
         if !events.is_empty() {
             self.insert(segment.batch_id, &events).await?;
+        }
+        // Counted only once the batch is in, so a retried batch does not count them again.
+        for (kind, count) in [("event_id", repeats.events), ("order_id", repeats.orders)] {
+            if count > 0 {
+                metrics::counter!("events_repeated_total", "kind" => kind).increment(count as u64);
+            }
         }
         metrics::counter!("events_shipped_total").increment(events.len() as u64);
         metrics::histogram!("ingest_batch_rows").record(events.len() as f64);

@@ -124,10 +124,20 @@ pub async fn record_events(
 
     let received_at = Utc::now();
     let ingest = &state.ingest;
+    // Identity comes from the platform: its signed customer id overrides whatever the client says.
+    let customer = signed
+        .params
+        .one("logged_in_customer_id")
+        .map_err(|e| reject("invalid", count, e))?;
     let records: Vec<SpoolEvent> = events
         .into_iter()
         .map(|e: IncomingEvent| {
-            e.into_spool_event(&signed.shop, snapshot.timezone, received_at, ingest.window)
+            let mut record =
+                e.into_spool_event(&signed.shop, snapshot.timezone, received_at, ingest.window);
+            if let Some(customer) = customer {
+                record.customer_id = customer.to_string();
+            }
+            record
         })
         .collect();
     let replaced = records.iter().filter(|e| e.timestamp_replaced).count();

@@ -38,11 +38,17 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0005_widget_monthly_backfill.sql",
         sql: include_str!("../../clickhouse/0005_widget_monthly_backfill.sql"),
     },
+    Migration {
+        version: 6,
+        name: "0006_event_products.sql",
+        sql: include_str!("../../clickhouse/0006_event_products.sql"),
+    },
 ];
 
 const LEDGER_CREATE_SQL: &str = include_str!("../../sql/00_ledger_create.sql");
 const LEDGER_APPLIED_SQL: &str = include_str!("../../sql/01_ledger_applied.sql");
 const LEDGER_RECORD_SQL: &str = include_str!("../../sql/02_ledger_record.sql");
+const COLUMN_EXISTS_SQL: &str = include_str!("../../sql/04_column_exists.sql");
 
 #[derive(Debug, thiserror::Error)]
 pub enum MigrationError {
@@ -85,6 +91,40 @@ fn push_statement(out: &mut Vec<String>, current: &mut String) {
     current.clear();
 }
 
+/// The table and column of `ALTER TABLE t ADD COLUMN c …`. 18.16 knows no `IF NOT EXISTS` for
+/// a column, so the runner asks whether it exists: a file interrupted after such a statement
+/// can then be applied again, like every other statement here.
+fn added_column(statement: &str) -> Option<(&str, &str)> {
+    let words: Vec<&str> = statement.split_whitespace().take(6).collect();
+    match words.as_slice() {
+        [alter, table_kw, table, add, column_kw, column]
+            if alter.eq_ignore_ascii_case("ALTER")
+                && table_kw.eq_ignore_ascii_case("TABLE")
+                && add.eq_ignore_ascii_case("ADD")
+                && column_kw.eq_ignore_ascii_case("COLUMN") =>
+        {
+            Some((table, column))
+        }
+        _ => None,
+    }
+}
+
+async fn column_exists(
+    warehouse: &Warehouse,
+    table: &str,
+    column: &str,
+) -> Result<bool, clickhouse::error::Error> {
+    let found: u64 = warehouse
+        .client()
+        .query(COLUMN_EXISTS_SQL)
+        .bind(warehouse.database())
+        .bind(table)
+        .bind(column)
+        .fetch_one()
+        .await?;
+    Ok(found > 0)
+}
+
 /// Applies `migrations` that are not yet recorded. Safe to run again and from several instances:
 /// every statement is `IF NOT EXISTS`, and the ledger is read with `DISTINCT`.
 pub async fn apply(
@@ -106,6 +146,11 @@ pub async fn apply(
             continue;
         }
         for (index, statement) in statements(migration.sql).iter().enumerate() {
+            if let Some((table, column)) = added_column(statement) {
+                if column_exists(warehouse, table, column).await? {
+                    continue;
+                }
+            }
             // `?` is the crate's bind marker; schema files have no parameters, so escape it.
             client
                 .query(&statement.replace('?', "??"))
@@ -148,6 +193,20 @@ mod tests {
                 "SELECT 2"
             ]
         );
+    }
+
+    #[test]
+    fn added_columns_are_recognised_in_any_case_and_layout() {
+        assert_eq!(
+            added_column("ALTER TABLE events ADD COLUMN product_ids Array(String)"),
+            Some(("events", "product_ids"))
+        );
+        assert_eq!(
+            added_column("alter table events\n    add column x UInt8 AFTER y"),
+            Some(("events", "x"))
+        );
+        assert_eq!(added_column("ALTER TABLE events DROP COLUMN x"), None);
+        assert_eq!(added_column("CREATE TABLE IF NOT EXISTS t (x UInt8)"), None);
     }
 
     #[test]

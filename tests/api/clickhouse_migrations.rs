@@ -69,6 +69,37 @@ async fn the_runner_creates_the_database_and_applies_each_file_once_in_order() {
     );
 }
 
+/// 18.16 has no `ADD COLUMN IF NOT EXISTS`: a file that added its column but was not recorded
+/// (the process died in between) still applies again, and the column is added once.
+#[tokio::test]
+async fn a_column_added_before_an_interruption_is_not_added_again() {
+    let warehouse = warehouse();
+    let add = Migration {
+        version: 2,
+        name: "0002_add.sql",
+        sql: "ALTER TABLE first ADD COLUMN extra Array(String) AFTER x;\n\
+              CREATE TABLE IF NOT EXISTS after_add (x UInt8) ENGINE = MergeTree ORDER BY x;\n",
+    };
+    apply(&warehouse, &[FIRST]).await.unwrap();
+    // The interrupted run: the column is there, the rest of the file and its record are not.
+    warehouse
+        .client()
+        .query("ALTER TABLE first ADD COLUMN extra Array(String) AFTER x")
+        .execute()
+        .await
+        .unwrap();
+
+    assert_eq!(apply(&warehouse, &[FIRST, add]).await.unwrap(), vec![2]);
+    assert!(table_exists(&warehouse, "after_add").await);
+    let columns: Vec<String> = warehouse
+        .client()
+        .query("SELECT name FROM system.columns WHERE database = currentDatabase() AND table = 'first'")
+        .fetch_all()
+        .await
+        .unwrap();
+    assert_eq!(columns, ["x", "extra"]);
+}
+
 #[tokio::test]
 async fn a_failing_migration_names_its_file_and_is_not_recorded() {
     let warehouse = warehouse();

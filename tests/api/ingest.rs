@@ -61,8 +61,9 @@ fn event(n: usize) -> Value {
         "checkout_completed",
     ];
     let kind = kinds[n % kinds.len()];
+    let event_id = Uuid::new_v4();
     let mut e = json!({
-        "eventId": Uuid::new_v4(),
+        "eventId": event_id,
         "eventType": kind,
         "videoId": format!("video-{}", n % 7),
         "widgetId": format!("widget-{}", n % 3),
@@ -71,7 +72,8 @@ fn event(n: usize) -> Value {
     if kind == "checkout_completed" {
         e["revenue"] = json!(0.10);
         e["currency"] = json!("USD");
-        e["orderId"] = json!(n);
+        // Each order its own (an order is counted once), numeric as the platform's are.
+        e["orderId"] = json!(event_id.as_u64_pair().0 >> 12);
     }
     e
 }

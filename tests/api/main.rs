@@ -14,6 +14,7 @@ mod clickhouse_migrations;
 mod config;
 mod fault_proxy;
 mod ingest;
+mod ingest_repeats;
 mod ops;
 mod storefront_cache;
 mod storefront_view_counts;

@@ -1,0 +1,169 @@
+//! Counted once (DESIGN §5): a client that retries sends the same `eventId` again, and a reloaded
+//! thank-you page sends the same order again. Before a spool batch goes to ClickHouse, the
+//! shipper claims, in Postgres, each client-chosen event id and each order id of the batch for
+//! that batch. An id that another batch holds was counted already: its event is left out. A
+//! batch that is retried (after a timeout, a crash) finds its own claims and keeps the same
+//! events, so the claims never lose an event that the retry must still insert.
+//!
+//! Postgres, not ClickHouse, because the claim must be atomic across instances: two instances
+//! that received the same event race on the primary key, and exactly one wins.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use sqlx::postgres::PgPoolOptions;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use super::event::{EventType, SpoolEvent};
+
+/// How long an event id is remembered after its claim.
+pub const EVENT_ID_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Events of one batch that were counted before, by why.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Repeats {
+    /// An event id seen before (in this batch or another one).
+    pub events: usize,
+    /// An order already counted.
+    pub orders: usize,
+}
+
+#[derive(Clone)]
+pub struct Claims {
+    db: PgPool,
+}
+
+impl Claims {
+    /// A small pool of its own, connected on first use: the shipper runs on its own runtime,
+    /// and connections belong to the runtime that opened them.
+    pub fn connect_lazy(database_url: &str) -> Result<Claims, sqlx::Error> {
+        let db = PgPoolOptions::new()
+            .max_connections(2)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_lazy(database_url)?;
+        Ok(Claims { db })
+    }
+
+    /// The events of `batch_id` that count: those whose claims this batch holds, each event id
+    /// once. Keeps the order of `events`.
+    pub async fn counted(
+        &self,
+        batch_id: Uuid,
+        events: Vec<SpoolEvent>,
+    ) -> Result<(Vec<SpoolEvent>, Repeats), sqlx::Error> {
+        let mut repeats = Repeats::default();
+
+        // A batch may itself hold an event twice (a retry that reached this instance before
+        // the first was shipped): the first one stands for both.
+        let mut events = events;
+        let mut seen = HashSet::new();
+        let before = events.len();
+        events.retain(|e| !e.client_event_id || seen.insert((e.shop.clone(), e.event_id)));
+        repeats.events += before - events.len();
+
+        let (shops, ids): (Vec<&str>, Vec<Uuid>) = events
+            .iter()
+            .filter(|e| e.client_event_id)
+            .map(|e| (e.shop.as_str(), e.event_id))
+            .unzip();
+        if !ids.is_empty() {
+            let owned: HashSet<(String, Uuid)> = sqlx::query_as(CLAIM_EVENTS_SQL)
+                .bind(&shops)
+                .bind(&ids)
+                .bind(batch_id)
+                .fetch_all(&self.db)
+                .await?
+                .into_iter()
+                .collect();
+            let before = events.len();
+            events.retain(|e| !e.client_event_id || owned.contains(&(e.shop.clone(), e.event_id)));
+            repeats.events += before - events.len();
+        }
+
+        let orders: Vec<(&str, &str, Uuid)> = events
+            .iter()
+            .filter(|e| e.event_type == EventType::CheckoutCompleted && !e.order_id.is_empty())
+            .map(|e| (e.shop.as_str(), e.order_id.as_str(), e.event_id))
+            .collect();
+        if !orders.is_empty() {
+            let shops: Vec<&str> = orders.iter().map(|o| o.0).collect();
+            let order_ids: Vec<&str> = orders.iter().map(|o| o.1).collect();
+            let event_ids: Vec<Uuid> = orders.iter().map(|o| o.2).collect();
+            let owned: HashSet<(String, String, Uuid)> = sqlx::query_as(CLAIM_ORDERS_SQL)
+                .bind(&shops)
+                .bind(&order_ids)
+                .bind(&event_ids)
+                .bind(batch_id)
+                .fetch_all(&self.db)
+                .await?
+                .into_iter()
+                .collect();
+            let before = events.len();
+            events.retain(|e| {
+                e.event_type != EventType::CheckoutCompleted
+                    || e.order_id.is_empty()
+                    || owned.contains(&(e.shop.clone(), e.order_id.clone(), e.event_id))
+            });
+            repeats.orders += before - events.len();
+        }
+        Ok((events, repeats))
+    }
+
+    /// Gives up the claims of a batch that will never reach ClickHouse (ClickHouse refused its
+    /// data), so that a later copy of those events still counts.
+    pub async fn release(&self, batch_id: Uuid) -> Result<(), sqlx::Error> {
+        sqlx::query("DELETE FROM event_claims WHERE batch_id = $1")
+            .bind(batch_id)
+            .execute(&self.db)
+            .await?;
+        sqlx::query("DELETE FROM order_claims WHERE batch_id = $1")
+            .bind(batch_id)
+            .execute(&self.db)
+            .await?;
+        Ok(())
+    }
+
+    /// Forgets event ids claimed longer ago than [`EVENT_ID_RETENTION`]. Order claims stay.
+    pub async fn forget_old_event_ids(&self) -> Result<u64, sqlx::Error> {
+        let done = sqlx::query("DELETE FROM event_claims WHERE claimed_at < now() - $1::interval")
+            .bind(format!("{} seconds", EVENT_ID_RETENTION.as_secs()))
+            .execute(&self.db)
+            .await?;
+        Ok(done.rows_affected())
+    }
+}
+
+/// Claims each `(shop, event id)` for the batch; returns the pairs the batch holds: those it
+/// claimed now and those it claimed on an earlier attempt. (The second part reads the table as
+/// it was before this statement, so a pair is never returned twice.)
+const CLAIM_EVENTS_SQL: &str = "
+WITH batch AS (
+    SELECT * FROM unnest($1::text[], $2::uuid[]) AS b(shop_domain, event_id)
+), claimed AS (
+    INSERT INTO event_claims (shop_domain, event_id, batch_id)
+    SELECT shop_domain, event_id, $3 FROM batch
+    ON CONFLICT (shop_domain, event_id) DO NOTHING
+    RETURNING shop_domain, event_id
+)
+SELECT shop_domain, event_id FROM claimed
+UNION ALL
+SELECT c.shop_domain, c.event_id
+FROM event_claims c JOIN batch b USING (shop_domain, event_id)
+WHERE c.batch_id = $3";
+
+/// The same for `(shop, order id)`, held by one event of the batch.
+const CLAIM_ORDERS_SQL: &str = "
+WITH batch AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[]) AS b(shop_domain, order_id, event_id)
+), claimed AS (
+    INSERT INTO order_claims (shop_domain, order_id, event_id, batch_id)
+    SELECT shop_domain, order_id, event_id, $4 FROM batch
+    ON CONFLICT (shop_domain, order_id) DO NOTHING
+    RETURNING shop_domain, order_id, event_id
+)
+SELECT shop_domain, order_id, event_id FROM claimed
+UNION ALL
+SELECT c.shop_domain, c.order_id, c.event_id
+FROM order_claims c JOIN batch b USING (shop_domain, order_id, event_id)
+WHERE c.batch_id = $4";
