@@ -1,0 +1,68 @@
+/** The service's `contextual-widgets` answer (only what the loader reads). */
+export interface Answer {
+  version: string;
+  removeBranding: boolean;
+  widgets: Widget[];
+}
+
+export type WidgetType = 'carousel' | 'story' | 'productpage';
+
+export interface Widget {
+  id: string;
+  type: WidgetType;
+  title: string;
+  viewStyle: 'default' | 'compact' | 'large';
+  clickBehavior: 'open_modal' | 'open_product' | 'none';
+  modalLayout: 'vertical' | 'horizontal';
+  videos: Video[];
+}
+
+export interface Video {
+  id: string;
+  title: string;
+  thumbnail: string;
+  videoUrl: string;
+  miniVersionUrl: string;
+  duration: number;
+  products: Product[];
+}
+
+export interface Product {
+  id: string;
+  title: string;
+  handle: string;
+  image: string;
+  url: string;
+}
+
+export type EventType = 'impression' | 'click' | 'view' | 'add_to_cart';
+
+/** One event as `POST {proxy}/analytics` receives it. */
+export interface WireEvent {
+  eventType: EventType;
+  eventId: string;
+  sessionId: string;
+  videoId: string;
+  widgetId: string;
+  productId?: string;
+  attributionType?: 'direct';
+  timestamp: string;
+}
+
+/** `window.videoapp`: the loader's only global. */
+export interface VideoappGlobal {
+  /** The loader's version. */
+  version: string;
+  /** Sends the queued events now (when consent allows). */
+  flush(): void;
+}
+
+declare global {
+  interface Window {
+    videoapp?: VideoappGlobal;
+    Shopify?: {
+      customerPrivacy?: { analyticsProcessingAllowed?: () => boolean };
+      routes?: { root?: string };
+    };
+  }
+}

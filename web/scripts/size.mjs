@@ -1,0 +1,31 @@
+// The loader's size budget: fails when the built loader, gzipped at level 9, exceeds 10,000 bytes.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { gzipSync, constants } from 'node:zlib';
+
+const BUDGET = 10_000;
+const TARGET = 6_000;
+const files = [
+  ['loader', '../../extensions/videoapp-theme/assets/videoapp-loader.js', BUDGET],
+  ['pixel', '../../extensions/videoapp-pixel/dist/videoapp-pixel.js', null],
+];
+
+let failed = false;
+for (const [name, path, budget] of files) {
+  let raw;
+  try {
+    raw = readFileSync(fileURLToPath(new URL(path, import.meta.url)));
+  } catch {
+    console.error(`${name}: ${path} is missing; run \`npm run build\` first`);
+    failed = true;
+    continue;
+  }
+  const gzipped = gzipSync(raw, { level: constants.Z_BEST_COMPRESSION }).length;
+  let verdict = '';
+  if (budget != null) {
+    verdict = gzipped > budget ? ` — over the ${budget} B budget` : gzipped > TARGET ? ` — within budget, above the ${TARGET} B aim` : ` — within the ${TARGET} B aim`;
+    if (gzipped > budget) failed = true;
+  }
+  console.log(`${name}: ${raw.length} B raw, ${gzipped} B gzipped${verdict}`);
+}
+process.exit(failed ? 1 : 0);
