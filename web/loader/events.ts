@@ -12,8 +12,13 @@ const QUEUE_MAX = 500;
 const BATCH_MAX = 100;
 const SEND_AT = 20;
 const EVERY_MS = 5000;
-/** While a send is in flight its events are leased: no other send (tab) takes them. */
+/**
+ * While a send is in flight its events are leased: no other send (in this tab or another) takes
+ * them before the lease ends. A beacon's events are leased for less: their outcome is never
+ * known, so a later `fetch` sends them again.
+ */
 const LEASE_MS = 30000;
+const BEACON_LEASE_MS = 10000;
 /** Events older than the service's accepted past window are dropped. */
 const MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 const BACKOFF_MAX_MS = 300000;
@@ -133,7 +138,7 @@ export function flush(leaving = false): void {
   for (let round = 0; round < (leaving ? 5 : 1); round++) {
     const batch = items.filter((i) => !i.l || i.l < now).slice(0, BATCH_MAX);
     if (!batch.length) break;
-    for (const i of batch) i.l = now + LEASE_MS;
+    for (const i of batch) i.l = now + (leaving ? BEACON_LEASE_MS : LEASE_MS);
     save(items);
     const body = JSON.stringify({ events: batch.map((i) => i.e) });
     const ids = batch.map((i) => i.e.eventId);
