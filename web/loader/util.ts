@@ -1,4 +1,4 @@
-/** Small DOM and storage helpers; none of them throws. */
+/** Small DOM and storage utilities; none of them throws. */
 
 /** Expected failures are not the host page's business: at most a debug line. */
 export const debug = (e: unknown): void => {

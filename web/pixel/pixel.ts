@@ -102,7 +102,7 @@ export function videoappPixel(api: ExtensionApi): void {
   const { analytics, browser, init, settings } = api;
   const store = browser.localStorage;
   const location = init && init.context && init.context.document && init.context.document.location;
-  const origin = String((settings && settings.shopOrigin) || (location && location.origin) || '').replace(/\/+$/, '');
+  const origin = String((location && location.origin) || '').replace(/\/+$/, '');
   const proxy = String((settings && settings.proxyPath) || DEFAULT_PROXY).replace(/\/+$/, '');
   const endpoint = origin + proxy + '/analytics';
   const privacy = init && init.customerPrivacy;
@@ -173,7 +173,13 @@ export function videoappPixel(api: ExtensionApi): void {
     } catch {
       /* no session storage */
     }
-    const history = parseHistory(await store.getItem(HISTORY_KEY).catch(() => null));
+    let raw: string | null = null;
+    try {
+      raw = await store.getItem(HISTORY_KEY);
+    } catch {
+      /* unreadable: no history */
+    }
+    const history = parseHistory(raw);
     const event = checkoutEvent(e.data.checkout, history, sessionId, e.timestamp, now);
     if (!event) return;
     // One event per order: a reloaded thank-you page finds its order here.
