@@ -104,6 +104,8 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, full: 
   doc.addEventListener('keydown', keys, true);
   doc.addEventListener('focusin', inside, true);
   root.style.overflow = 'hidden';
+  // Previews behind the player stop (they resume when their cards next come into view).
+  doc.querySelectorAll<HTMLVideoElement>('.videoapp-preview').forEach((p) => p.pause());
   doc.body.append(overlay);
   show(index);
   close.focus();

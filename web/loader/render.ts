@@ -77,7 +77,7 @@ function card(w: Widget, v: Video, i: number, story: boolean, width: number, hei
       track('impression', w.id, v.id);
     }
     // The preview plays only while visible, never under reduced motion or data saving.
-    if (!e.isIntersecting || inline) return preview?.pause();
+    if (!e.isIntersecting || inline || document.querySelector('[data-videoapp-player]')) return preview?.pause();
     if (!mini || matches('(prefers-reduced-motion: reduce)') || (navigator as { connection?: { saveData?: boolean } }).connection?.saveData) return;
     if (!preview) {
       preview = video('videoapp-preview', mini, poster, { muted: '', loop: '', 'aria-hidden': 'true' });
