@@ -40,7 +40,7 @@ const clock = (s: number) => {
 /** The widget's root element, ready to insert. */
 export function renderWidget(w: Widget, removeBranding: boolean): HTMLElement {
   const type = TYPES.includes(w.type) ? w.type : 'carousel';
-  const style = w.viewStyle in SIZES ? w.viewStyle : 'default';
+  const style = w.viewStyle === 'compact' || w.viewStyle === 'large' ? w.viewStyle : 'default';
   const story = type === 'story';
   const width = story ? 72 : SIZES[style];
   const height = story ? 72 : Math.round((width * 16) / 9);

@@ -18,7 +18,7 @@ export const CSS = `
 .videoapp-card:focus-visible,.videoapp-overlay button:focus-visible{outline:2px solid ${A};outline-offset:2px}
 .videoapp-media{position:relative;display:block;aspect-ratio:9/16;border-radius:${R};overflow:hidden;background:#8882}
 .videoapp-media img,.videoapp-preview,.videoapp-inline{position:absolute;top:0;left:0;width:100%;height:100%;object-fit:cover}
-.videoapp-inline{height:auto;aspect-ratio:9/16;border-radius:${R};background:#000}
+.videoapp-inline{z-index:2;height:auto;aspect-ratio:9/16;border-radius:${R};background:#000}
 .videoapp-name{display:block;margin-top:6px;font-size:.875em;line-height:1.3}
 .videoapp-dur{position:absolute;z-index:1;right:6px;bottom:6px;padding:1px 6px;border-radius:8px;background:#000a;color:#fff;font-size:12px}
 .videoapp-widget--story .videoapp-item{flex-basis:calc(var(--videoapp-w)*.5)}
