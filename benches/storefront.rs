@@ -11,7 +11,9 @@
 //! - `storefront/contextual_widgets_not_modified`: the same request with a matching
 //!   `If-None-Match`, so everything but building the body (a 304);
 //! - `storefront/catalog_cache_get`: the shop's snapshot from the cache;
-//! - `storefront/router_floor_healthz`: `GET /healthz` through the same router and middleware.
+//! - `storefront/router_floor_healthz`: `GET /healthz` through the same router and middleware;
+//! - `storefront/compress_page_gzip` and `storefront/compress_page_br`: compressing that page's
+//!   answer, which the service does once per page and coding (then every request shares it).
 //!
 //! `cargo bench --bench storefront` measures; `cargo test --all-targets` runs each once (criterion's
 //! test mode). Needs the local Postgres (`source scripts/lib.sh && ensure_stack`).
@@ -29,6 +31,7 @@ use tokio::runtime::Runtime;
 use tower::ServiceExt;
 use videoapp::app::PublicService;
 use videoapp::catalog::domain::ShopDomain;
+use videoapp::storefront::caching::{Encoding, Page};
 use videoapp::storefront::signature::verify;
 
 use support::BenchApp;
@@ -47,6 +50,7 @@ fn main() {
         bench_contextual_widgets(&mut group, &runtime, &app);
         bench_signature_verify(&mut group, &app);
         bench_parts(&mut group, &runtime, &app);
+        bench_compression(&mut group, &runtime, &app);
         group.finish();
     }
     criterion.final_summary();
@@ -142,4 +146,28 @@ fn bench_parts(group: &mut Group<'_>, runtime: &Runtime, app: &BenchApp) {
         b.to_async(runtime)
             .iter(|| send(&app.router, get(&healthz)))
     });
+}
+
+fn bench_compression(group: &mut Group<'_>, runtime: &Runtime, app: &BenchApp) {
+    let uri: Uri = app
+        .contextual_widgets_uri()
+        .parse()
+        .expect("a signed URI parses");
+    let page = runtime.block_on(async {
+        let response = app.router.clone().oneshot(get(&uri)).await.unwrap();
+        to_bytes(response.into_body(), usize::MAX).await.unwrap()
+    });
+    for (name, encoding) in [
+        ("compress_page_gzip", Encoding::Gzip),
+        ("compress_page_br", Encoding::Brotli),
+    ] {
+        let compressed = runtime
+            .block_on(Page::new(page.clone()).encoded(encoding))
+            .0;
+        eprintln!("{name}: {} bytes → {} bytes", page.len(), compressed.len());
+        group.bench_function(name, |b| {
+            b.to_async(runtime)
+                .iter(|| async { Page::new(page.clone()).encoded(encoding).await.0.len() })
+        });
+    }
 }

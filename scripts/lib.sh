@@ -344,6 +344,19 @@ export_env() {
     mkdir -p "$VIDEOAPP_SPOOL_DIR"
 }
 
+# The front end (web/): its npm packages (from the lock file) and the built loader and pixel.
+# Node.js and npm come with the machine; a missing npm is installed from Debian.
+build_web() {
+    command -v npm >/dev/null 2>&1 || apt_install nodejs npm
+    (
+        cd "$REPO/web"
+        if [[ ! -d node_modules ]] || [[ package-lock.json -nt node_modules/.package-lock.json ]]; then
+            npm ci --no-audit --no-fund
+        fi
+        npm run build
+    )
+}
+
 # chDB (current ClickHouse, in-process) for scripts/chdb_check.py, in a private venv.
 ensure_chdb_venv() {
     if [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c 'import chdb' >/dev/null 2>&1; then

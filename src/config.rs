@@ -32,7 +32,7 @@ pub struct Settings {
         hide_env_values = true
     )]
     pub clickhouse_password: Option<String>,
-    /// Public listener. Default: 127.0.0.1:8080.
+    /// Public listener. Default: 127.0.0.1:8080 (`dev-store`: 127.0.0.1:3000).
     #[arg(long, env = "VIDEOAPP_LISTEN", global = true)]
     pub listen: Option<String>,
     /// Prometheus listener, never exposed with the public API. Default: 127.0.0.1:9464.
@@ -315,6 +315,11 @@ impl Settings {
                 format!("'{other}' is not human or json"),
             )),
         }
+    }
+
+    /// Where `dev-store` listens: `--listen`, by default beside the service's 8080.
+    pub fn dev_store_listen(&self) -> Result<SocketAddr, ConfigError> {
+        socket_addr(&self.listen, "VIDEOAPP_LISTEN", "127.0.0.1:3000")
     }
 
     pub fn proxy_secret(&self) -> Result<ProxySecret, ConfigError> {

@@ -2,7 +2,8 @@
 //!
 //! Module map (DESIGN §2): `config` → `app` (router, state, shutdown) → the surfaces `storefront`,
 //! `analytics`, `admin`, `ops`, over the data owners `catalog` (Postgres) and `warehouse`
-//! (ClickHouse); `telemetry` and `error` serve them all.
+//! (ClickHouse); `telemetry` and `error` serve them all. `devstore` is the demo store, an
+//! emulation of the platform's storefront for development and the browser tests.
 
 pub mod admin;
 pub mod analytics;
@@ -11,6 +12,7 @@ pub mod catalog;
 pub mod changes;
 pub mod config;
 pub mod db;
+pub mod devstore;
 pub mod error;
 pub mod extract;
 pub mod generate;

@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 use videoapp::app::{shutdown_signal, Application};
 use videoapp::catalog::domain::ShopDomain;
 use videoapp::config::Settings;
+use videoapp::devstore::{DevStoreConfig, DevStoreServer};
 use videoapp::storefront::signature::signed_query;
 use videoapp::warehouse::{migrations, Warehouse};
 use videoapp::{db, telemetry};
@@ -48,6 +49,19 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Run the demo store: the platform's storefront emulated for one shop, with the app's
+    /// blocks, its app proxy (signed), cart API and checkout pixel.
+    DevStore {
+        /// The shop whose catalog the store shows, e.g. demo.myshopify.com.
+        #[arg(long)]
+        shop: String,
+        /// The service the app proxy forwards to.
+        #[arg(long, default_value = "http://127.0.0.1:8080")]
+        upstream: String,
+        /// Where the built loader and pixel are.
+        #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/extensions"))]
+        extensions_dir: std::path::PathBuf,
+    },
     /// Print a freshly signed storefront URL, as the platform's app proxy would send it.
     Sign {
         /// The shop, e.g. demo.myshopify.com.
@@ -77,6 +91,42 @@ fn main() -> ExitCode {
             path,
             params,
         } => sign(&cli.settings, &shop, &base_url, &path, &params),
+        Command::DevStore {
+            shop,
+            upstream,
+            extensions_dir,
+        } => {
+            let shop = match ShopDomain::parse(&shop) {
+                Ok(shop) => shop,
+                Err(e) => {
+                    eprintln!("error: --shop: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let settings = &cli.settings;
+            let (secret, database_url, listen) = match (
+                settings.proxy_secret(),
+                settings.database_url(),
+                settings.dev_store_listen(),
+            ) {
+                (Ok(secret), Ok(url), Ok(listen)) => (secret, url, listen),
+                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return config_error(e),
+            };
+            telemetry::init_tracing(log_format);
+            run(async move {
+                let store = DevStoreServer::bind(DevStoreConfig {
+                    shop,
+                    listen,
+                    upstream,
+                    secret,
+                    database_url,
+                    extensions_dir,
+                })
+                .await?;
+                tracing::info!(listen = %store.local_addr(), "demo store serving");
+                store.run_until(shutdown_signal()).await
+            })
+        }
         Command::Serve => {
             let config = match cli.settings.server_config() {
                 Ok(config) => config,

@@ -1,20 +1,21 @@
 //! HTTP caching of storefront answers (DESIGN §4): a weak `ETag` from the catalog version and
 //! the request's inputs, `304` on a matching `If-None-Match`, and a day-long `Cache-Control`
-//! when the request's `v` names the current version. Also the shared-bytes body that lets many
-//! requests send one rendered page without copying it.
+//! when the request's `v` names the current version. Also the rendered pages: each answer is
+//! rendered once per catalog snapshot and inputs, and compressed (br or gzip, as the request
+//! accepts) once per page, not per request.
 
-use std::collections::VecDeque;
-use std::hash::{DefaultHasher, Hash, Hasher};
-use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::io::Write;
+use std::sync::Arc;
 
 use axum::body::Body;
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
+use axum::http::header::{
+    ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY,
+};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
-use http_body::{Frame, SizeHint};
-use serde::Serialize;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use tokio::sync::OnceCell;
 
 const SHORT: &str = "public, max-age=60, stale-while-revalidate=600";
 /// The loader asked for exactly this version, so the answer cannot change under that URL.
@@ -47,26 +48,17 @@ impl Validator {
         self.finish(StatusCode::NOT_MODIFIED, Body::empty())
     }
 
-    /// 200 with a JSON `body`.
-    pub fn ok(&self, body: Body) -> Response {
-        let mut response = self.finish(StatusCode::OK, body);
-        response
-            .headers_mut()
-            .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        response
-    }
-
-    /// 304 when the client's copy is current, otherwise 200 with `body()` as JSON.
-    pub fn respond<T: Serialize>(
-        &self,
-        request_headers: &HeaderMap,
-        body: impl FnOnce() -> T,
-    ) -> Response {
-        if self.is_fresh(request_headers) {
-            return self.not_modified();
+    /// 200 with `page`'s JSON, in the best coding the request accepts.
+    pub async fn ok(&self, request_headers: &HeaderMap, page: &Page) -> Response {
+        let encoding = Encoding::negotiate(request_headers);
+        let (body, encoding) = page.encoded(encoding).await;
+        let mut response = self.finish(StatusCode::OK, Body::from(body));
+        let headers = response.headers_mut();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(coding) = encoding.header() {
+            headers.insert(CONTENT_ENCODING, HeaderValue::from_static(coding));
         }
-        let bytes = serde_json::to_vec(&body()).expect("storefront JSON always serializes");
-        self.ok(Body::from(bytes))
+        response
     }
 
     fn finish(&self, status: StatusCode, body: Body) -> Response {
@@ -79,6 +71,8 @@ impl Validator {
         );
         let cache_control = if self.pinned { PINNED } else { SHORT };
         headers.insert(CACHE_CONTROL, HeaderValue::from_static(cache_control));
+        // Shared caches must keep the codings apart.
+        headers.insert(VARY, HeaderValue::from_static("accept-encoding"));
         response
     }
 }
@@ -92,45 +86,6 @@ fn matches(if_none_match: Option<&HeaderValue>, etag: &str) -> bool {
     value
         .split(',')
         .any(|tag| tag.trim() == "*" || opaque(tag) == ours)
-}
-
-/// A body made of byte chunks sent one after another, with its exact length known (so the
-/// answer has a `Content-Length`). Shared chunks are sent as they are, never copied.
-pub struct Chunks {
-    chunks: VecDeque<Bytes>,
-    remaining: u64,
-}
-
-impl Chunks {
-    pub fn new(chunks: impl IntoIterator<Item = Bytes>) -> Chunks {
-        let chunks: VecDeque<Bytes> = chunks.into_iter().filter(|c| !c.is_empty()).collect();
-        let remaining = chunks.iter().map(|c| c.len() as u64).sum();
-        Chunks { chunks, remaining }
-    }
-}
-
-impl http_body::Body for Chunks {
-    type Data = Bytes;
-    type Error = std::convert::Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        _: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        let next = self.chunks.pop_front();
-        if let Some(chunk) = &next {
-            self.remaining -= chunk.len() as u64;
-        }
-        Poll::Ready(next.map(|chunk| Ok(Frame::data(chunk))))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.chunks.is_empty()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(self.remaining)
-    }
 }
 
 #[cfg(test)]
@@ -153,6 +108,33 @@ mod tests {
         assert!(!matches(None, &tag));
     }
 
+    /// A page is compressed once per coding; every later request shares those bytes.
+    #[tokio::test]
+    async fn a_page_is_compressed_once_per_coding() {
+        let json = format!("[{}]", vec!["{\"title\":\"a video\"}"; 200].join(","));
+        let page = Page::new(Bytes::from(json.clone()));
+        for wanted in [Encoding::Gzip, Encoding::Brotli] {
+            let (first, coding) = page.encoded(wanted).await;
+            let (again, _) = page.encoded(wanted).await;
+            assert_eq!(coding, wanted);
+            assert_eq!(
+                first.as_ptr(),
+                again.as_ptr(),
+                "{wanted:?} compressed twice"
+            );
+            assert!(
+                first.len() * 10 < json.len(),
+                "{wanted:?}: {} bytes",
+                first.len()
+            );
+        }
+        let (plain, coding) = page.encoded(Encoding::Identity).await;
+        assert_eq!((&plain[..], coding), (json.as_bytes(), Encoding::Identity));
+
+        let small = Page::new(Bytes::from_static(b"{\"widgets\":[]}"));
+        assert_eq!(small.encoded(Encoding::Brotli).await.1, Encoding::Identity);
+    }
+
     #[test]
     fn etags_change_with_the_version_and_the_inputs() {
         let etag = |version, inputs| Validator::new(version, inputs, false).etag;
@@ -160,32 +142,145 @@ mod tests {
         assert_ne!(etag(1, "home"), etag(1, "product"));
         assert_eq!(etag(1, "home"), etag(1, "home"));
     }
+}
 
-    #[tokio::test]
-    async fn chunks_arrive_whole_and_in_order_with_their_length() {
-        let body = Chunks::new([
-            Bytes::from_static(b"{\"a\":"),
-            Bytes::new(),
-            Bytes::from_static(b"[1,2]}"),
-        ]);
-        assert_eq!(http_body::Body::size_hint(&body).exact(), Some(11));
-        let bytes = axum::body::to_bytes(Body::new(body), 1024).await.unwrap();
-        assert_eq!(&bytes[..], b"{\"a\":[1,2]}");
+/// A content coding of the storefront's answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Brotli,
+    Gzip,
+    Identity,
+}
+
+impl Encoding {
+    /// The best coding `Accept-Encoding` allows (RFC 9110 §12.5.3): br, then gzip, else none.
+    /// A coding is acceptable when it, or `*`, is listed with a q-value above zero.
+    pub fn negotiate(request_headers: &HeaderMap) -> Encoding {
+        let mut brotli = None;
+        let mut gzip = None;
+        let mut any = None;
+        let listed = request_headers
+            .get_all(ACCEPT_ENCODING)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','));
+        for item in listed {
+            let mut parts = item.split(';');
+            let coding = parts.next().unwrap_or("").trim();
+            let q = parts
+                .filter_map(|p| p.trim().strip_prefix("q="))
+                .map(|q| q.trim().parse::<f32>().unwrap_or(0.0))
+                .next()
+                .unwrap_or(1.0);
+            let acceptable = q > 0.0;
+            if coding.eq_ignore_ascii_case("br") {
+                brotli = Some(acceptable);
+            } else if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
+                gzip = Some(acceptable);
+            } else if coding == "*" {
+                any = Some(acceptable);
+            }
+        }
+        if brotli.or(any) == Some(true) {
+            Encoding::Brotli
+        } else if gzip.or(any) == Some(true) {
+            Encoding::Gzip
+        } else {
+            Encoding::Identity
+        }
+    }
+
+    fn header(self) -> Option<&'static str> {
+        match self {
+            Encoding::Brotli => Some("br"),
+            Encoding::Gzip => Some("gzip"),
+            Encoding::Identity => None,
+        }
     }
 }
 
-/// The rendered `widgets` array of recent pages, by snapshot and validator: the part of a
-/// contextual-widgets answer that is the same for every request of that page, so it is built
-/// once and shared. Bounded by bytes; a reloaded snapshot or new view counts means a new key.
+/// Answers smaller than this are sent as they are: compressing them saves less than it costs.
+const MIN_COMPRESSED_BYTES: usize = 1024;
+/// Each page is compressed once, so the strong settings pay: a 20-widget page of 276 KB
+/// compresses in milliseconds (BENCHMARKS.md, Storefront).
+const GZIP_LEVEL: u32 = 6;
+const BROTLI_QUALITY: u32 = 5;
+const BROTLI_WINDOW_BITS: u32 = 22;
+
+/// One rendered answer, and its compressed forms, each made when first asked for.
+pub struct Page {
+    identity: Bytes,
+    gzip: OnceCell<Bytes>,
+    brotli: OnceCell<Bytes>,
+}
+
+impl Page {
+    pub fn new(identity: Bytes) -> Page {
+        Page {
+            identity,
+            gzip: OnceCell::new(),
+            brotli: OnceCell::new(),
+        }
+    }
+
+    /// The body in `wanted`, or as it is when it is too small to compress.
+    pub async fn encoded(&self, wanted: Encoding) -> (Bytes, Encoding) {
+        if self.identity.len() < MIN_COMPRESSED_BYTES {
+            return (self.identity.clone(), Encoding::Identity);
+        }
+        let cell = match wanted {
+            Encoding::Identity => return (self.identity.clone(), Encoding::Identity),
+            Encoding::Gzip => &self.gzip,
+            Encoding::Brotli => &self.brotli,
+        };
+        let body = cell
+            .get_or_init(|| async { compress(&self.identity, wanted) })
+            .await;
+        (body.clone(), wanted)
+    }
+}
+
+fn compress(data: &[u8], encoding: Encoding) -> Bytes {
+    let mut out = Vec::with_capacity(data.len() / 4);
+    let written = match encoding {
+        Encoding::Identity => return Bytes::copy_from_slice(data),
+        Encoding::Gzip => {
+            let mut encoder =
+                flate2::write::GzEncoder::new(&mut out, flate2::Compression::new(GZIP_LEVEL));
+            encoder
+                .write_all(data)
+                .and_then(|()| encoder.finish().map(drop))
+        }
+        Encoding::Brotli => {
+            let mut encoder = brotli::CompressorWriter::new(
+                &mut out,
+                64 * 1024,
+                BROTLI_QUALITY,
+                BROTLI_WINDOW_BITS,
+            );
+            encoder.write_all(data).and_then(|()| encoder.flush())
+        }
+    };
+    // Writing into memory does not fail.
+    written.expect("compressing into a Vec");
+    Bytes::from(out)
+}
+
+/// Recent rendered answers, by snapshot and validator: an answer is the same for every request
+/// of that page, so it is rendered (and compressed) once and shared. Bounded by bytes; a
+/// reloaded snapshot or new view counts means a new key.
 #[derive(Clone)]
-pub struct RenderedPages(moka::future::Cache<(u64, String), Bytes>);
+pub struct RenderedPages(moka::future::Cache<(u64, String), Arc<Page>>);
 
 impl RenderedPages {
     pub fn new(max_bytes: u64) -> Self {
         RenderedPages(
             moka::future::Cache::builder()
                 .max_capacity(max_bytes)
-                .weigher(|_, page: &Bytes| u32::try_from(page.len()).unwrap_or(u32::MAX))
+                // The compressed forms add about a fifth.
+                .weigher(|_, page: &Arc<Page>| {
+                    u32::try_from(page.identity.len() + page.identity.len() / 5).unwrap_or(u32::MAX)
+                })
                 .time_to_idle(std::time::Duration::from_secs(600))
                 .build(),
         )
@@ -195,14 +290,11 @@ impl RenderedPages {
         &self,
         snapshot_id: u64,
         validator: &Validator,
-        render: impl FnOnce() -> Bytes,
-    ) -> Bytes {
+        render: impl FnOnce() -> Vec<u8>,
+    ) -> Arc<Page> {
         let key = (snapshot_id, validator.etag.clone());
-        if let Some(page) = self.0.get(&key).await {
-            return page;
-        }
-        let page = render();
-        self.0.insert(key, page.clone()).await;
-        page
+        self.0
+            .get_with(key, async { Arc::new(Page::new(Bytes::from(render()))) })
+            .await
     }
 }

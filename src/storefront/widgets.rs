@@ -6,13 +6,12 @@ use std::collections::HashSet;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use bytes::Bytes;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::caching::{Chunks, Validator};
+use super::caching::Validator;
 use super::error::StorefrontError;
 use super::request::Signed;
 use crate::app::AppState;
@@ -75,12 +74,12 @@ pub struct PageContext {
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-/// The answer as documented; it is sent as [`ContextualHead`] followed by the shared widgets.
 pub struct ContextualWidgets<'a> {
     location: Location,
     context: PageContext,
     /// The shop's catalog version.
     version: String,
+    /// When this answer was rendered; every request for the same page shares it for a while.
     timestamp: String,
     remove_branding: bool,
     #[schema(value_type = Vec<StorefrontWidget>)]
@@ -165,7 +164,7 @@ pub async fn contextual_widgets(
     if validator.is_fresh(&headers) {
         return Ok(validator.not_modified());
     }
-    let widgets = state
+    let page = state
         .rendered_pages
         .get_or_render(snapshot.id, &validator, || {
             // Product-sourced widgets show the current product's videos, on product pages only.
@@ -186,36 +185,22 @@ pub async fn contextual_widgets(
                 })
                 .filter_map(|w| snapshot.widget_json(&rendered, w, page_product))
                 .collect();
-            let size = widgets.iter().map(WidgetJson::len).sum::<usize>() + widgets.len() + 2;
+            let size = widgets.iter().map(WidgetJson::len).sum::<usize>() + 512;
+            let answer = ContextualWidgets {
+                location,
+                version: snapshot.version.to_string(),
+                // When the page was rendered: every request for it shares one body.
+                timestamp: now_iso(),
+                remove_branding: snapshot.remove_branding,
+                widgets,
+                context,
+            };
             let mut json = Vec::with_capacity(size);
-            serde_json::to_writer(&mut json, &widgets).expect("storefront JSON always serializes");
-            Bytes::from(json)
+            serde_json::to_writer(&mut json, &answer).expect("storefront JSON always serializes");
+            json
         })
         .await;
-    // Everything before `widgets` is small and per request (it has the timestamp).
-    let head = ContextualHead {
-        location,
-        context,
-        version: snapshot.version.to_string(),
-        timestamp: now_iso(),
-        remove_branding: snapshot.remove_branding,
-    };
-    let mut prefix = serde_json::to_vec(&head).expect("storefront JSON always serializes");
-    prefix.pop(); // the closing brace: the widgets follow
-    prefix.extend_from_slice(b",\"widgets\":");
-    let body = Chunks::new([Bytes::from(prefix), widgets, Bytes::from_static(b"}")]);
-    Ok(validator.ok(axum::body::Body::new(body)))
-}
-
-/// Everything of a contextual-widgets answer but its widgets, in the answer's field order.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ContextualHead {
-    location: Location,
-    context: PageContext,
-    version: String,
-    timestamp: String,
-    remove_branding: bool,
+    Ok(validator.ok(&headers, &page).await)
 }
 
 #[derive(IntoParams)]
@@ -274,10 +259,23 @@ pub async fn widget_by_id(
         ("widget-by-id", widget.id(), location, rendered.counts_tag()),
         pinned,
     );
-    Ok(validator.respond(&headers, || WidgetById {
-        success: true,
-        widget: snapshot.widget_json_any(&rendered, widget),
-    }))
+    if validator.is_fresh(&headers) {
+        return Ok(validator.not_modified());
+    }
+    let page = state
+        .rendered_pages
+        .get_or_render(snapshot.id, &validator, || {
+            json_bytes(&WidgetById {
+                success: true,
+                widget: snapshot.widget_json_any(&rendered, widget),
+            })
+        })
+        .await;
+    Ok(validator.ok(&headers, &page).await)
+}
+
+fn json_bytes(answer: &impl Serialize) -> Vec<u8> {
+    serde_json::to_vec(answer).expect("storefront JSON always serializes")
 }
 
 #[derive(IntoParams)]
@@ -333,25 +331,32 @@ pub async fn widgets_list(
     let snapshot = snapshot(&state, &signed).await?;
     let pinned = q.one("v")? == Some(snapshot.version.to_string().as_str());
     let validator = Validator::new(snapshot.version, ("widgets-list", widget_type), pinned);
-    Ok(validator.respond(&headers, || {
-        let widgets: Vec<WidgetSummary> = snapshot
-            .widgets()
-            .iter()
-            .filter(|w| w.widget.widget_type == widget_type)
-            .map(|w| WidgetSummary {
-                id: w.id(),
-                title: w.widget.title.clone(),
-                widget_type: w.widget.widget_type,
-                status: w.widget.status,
-                source_type: w.widget.source_type,
-                video_count: w.video_count(),
-                created_at: w.widget.created_at,
+    if validator.is_fresh(&headers) {
+        return Ok(validator.not_modified());
+    }
+    let page = state
+        .rendered_pages
+        .get_or_render(snapshot.id, &validator, || {
+            let widgets: Vec<WidgetSummary> = snapshot
+                .widgets()
+                .iter()
+                .filter(|w| w.widget.widget_type == widget_type)
+                .map(|w| WidgetSummary {
+                    id: w.id(),
+                    title: w.widget.title.clone(),
+                    widget_type: w.widget.widget_type,
+                    status: w.widget.status,
+                    source_type: w.widget.source_type,
+                    video_count: w.video_count(),
+                    created_at: w.widget.created_at,
+                })
+                .collect();
+            json_bytes(&WidgetsList {
+                success: true,
+                count: widgets.len(),
+                widgets,
             })
-            .collect();
-        WidgetsList {
-            success: true,
-            count: widgets.len(),
-            widgets,
-        }
-    }))
+        })
+        .await;
+    Ok(validator.ok(&headers, &page).await)
 }

@@ -454,6 +454,98 @@ async fn the_current_version_in_v_may_be_cached_for_a_day() {
     );
 }
 
+// ---- compression -------------------------------------------------------------------------------
+
+fn gunzip(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(data), &mut out).unwrap();
+    out
+}
+
+fn unbrotli(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    brotli::BrotliDecompress(&mut std::io::Cursor::new(data), &mut out).unwrap();
+    out
+}
+
+#[tokio::test]
+async fn answers_are_compressed_as_the_request_accepts_and_shared_by_every_request_of_a_page() {
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let mut videos = Vec::new();
+    for n in 0..12 {
+        let title = format!("A video with a title long enough to be worth compressing, number {n}");
+        videos.push(app.create_video(SHOP, json!({ "title": title })).await);
+    }
+    let widget = app.create_widget(SHOP, json!({ "videoIds": videos })).await;
+    let get =
+        |endpoint: &'static str, params: Vec<(&'static str, String)>, accept: &'static str| {
+            let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let url = app.url(&format!(
+                "/apps/videoapp_sub/{endpoint}?{}",
+                signed(SHOP, &params)
+            ));
+            let request = app.client.get(url).header("accept-encoding", accept);
+            async move {
+                let response = request.send().await.unwrap();
+                assert_eq!(response.status(), StatusCode::OK, "{endpoint} ({accept})");
+                assert_eq!(response.headers()["vary"], "accept-encoding");
+                let coding = response
+                    .headers()
+                    .get("content-encoding")
+                    .map(|v| v.to_str().unwrap().to_string());
+                (coding, response.bytes().await.unwrap().to_vec())
+            }
+        };
+    let home = || vec![("location", "home".to_string())];
+
+    let (coding, plain) = get("contextual-widgets", home(), "identity").await;
+    assert_eq!(coding, None);
+    let parsed: Value = serde_json::from_slice(&plain).unwrap();
+    assert_eq!(parsed["widgets"][0]["videos"].as_array().unwrap().len(), 12);
+
+    // Every request of the page gets the same body, in the coding it accepts.
+    for (accept, expected) in [
+        ("gzip, deflate, br", Some("br")),
+        ("br;q=0, gzip", Some("gzip")),
+        ("gzip;q=0.5, br;q=0.1", Some("br")),
+        ("*", Some("br")),
+        ("deflate", None),
+        ("br;q=0, gzip;q=0", None),
+        ("", None),
+    ] {
+        let (coding, body) = get("contextual-widgets", home(), accept).await;
+        assert_eq!(coding.as_deref(), expected, "Accept-Encoding: {accept}");
+        let decoded = match coding.as_deref() {
+            Some("br") => unbrotli(&body),
+            Some("gzip") => gunzip(&body),
+            _ => body.clone(),
+        };
+        assert_eq!(decoded, plain, "Accept-Encoding: {accept}");
+        if coding.is_some() {
+            assert!(
+                body.len() * 3 < plain.len(),
+                "{accept}: {} of {} bytes",
+                body.len(),
+                plain.len()
+            );
+        }
+    }
+
+    // The other endpoints too.
+    let (coding, body) = get("widget-by-id", vec![("id", widget.clone())], "gzip").await;
+    assert_eq!(coding.as_deref(), Some("gzip"));
+    let parsed: Value = serde_json::from_slice(&gunzip(&body)).unwrap();
+    assert_eq!(parsed["widget"]["id"], widget.as_str());
+    let (coding, body) = get("widgets-list", vec![("type", "carousel".to_string())], "br").await;
+    let decoded = match coding.as_deref() {
+        Some("br") => unbrotli(&body),
+        _ => body,
+    };
+    let parsed: Value = serde_json::from_slice(&decoded).unwrap();
+    assert_eq!(parsed["count"], 1);
+}
+
 // ---- bad input never breaks it ---------------------------------------------------------------
 
 fn any_value() -> impl Strategy<Value = String> {

@@ -1,0 +1,231 @@
+//! The demo store: a small emulation of the platform's storefront for development and the
+//! browser tests. It serves a home page, product and collection pages for the shop's catalog, a
+//! cart and a checkout; embeds the loader exactly as the theme app extension's app embed block
+//! does; forwards `/apps/videoapp_sub/*` to the service, signed as the platform's app proxy
+//! signs; answers the platform's cart API; runs the checkout pixel under an emulation of the
+//! web-pixel API; and offers a consent switch. `?videoapp=off` serves a page without the app.
+//!
+//! It keeps carts and orders in memory: it is a stand-in for the platform, not a store.
+
+mod cart;
+mod media;
+mod pages;
+mod proxy;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{any, get, post};
+use axum::Router;
+use sqlx::PgPool;
+use tokio::net::TcpListener;
+
+use crate::catalog::domain::ShopDomain;
+use crate::catalog::products::Product;
+use crate::catalog::shops::Shop;
+use crate::catalog::{self, CatalogError};
+use crate::storefront::signature::ProxySecret;
+
+/// What the demo store runs with.
+pub struct DevStoreConfig {
+    pub shop: ShopDomain,
+    pub listen: SocketAddr,
+    /// The service, e.g. http://127.0.0.1:8080.
+    pub upstream: String,
+    pub secret: ProxySecret,
+    pub database_url: String,
+    /// Where the built loader and pixel are (`extensions/` of the repository).
+    pub extensions_dir: PathBuf,
+}
+
+#[derive(Clone)]
+struct DevStore(Arc<Shared>);
+
+struct Shared {
+    shop: ShopDomain,
+    upstream: String,
+    secret: ProxySecret,
+    db: PgPool,
+    extensions_dir: PathBuf,
+    http: reqwest::Client,
+    carts: Mutex<HashMap<String, cart::Cart>>,
+    orders: Mutex<HashMap<String, cart::Order>>,
+}
+
+impl std::ops::Deref for DevStore {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// A bound demo store, so callers (and tests, with port 0) can learn its address first.
+pub struct DevStoreServer {
+    listener: TcpListener,
+    router: Router,
+}
+
+impl DevStoreServer {
+    pub async fn bind(config: DevStoreConfig) -> anyhow::Result<DevStoreServer> {
+        use anyhow::Context;
+        let db = crate::db::connect(&config.database_url)
+            .await
+            .context("cannot connect to Postgres (DATABASE_URL)")?;
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", config.listen))?;
+        let state = DevStore(Arc::new(Shared {
+            shop: config.shop,
+            upstream: config.upstream.trim_end_matches('/').to_string(),
+            secret: config.secret,
+            db,
+            extensions_dir: config.extensions_dir,
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .context("cannot build the HTTP client")?,
+            carts: Mutex::new(HashMap::new()),
+            orders: Mutex::new(HashMap::new()),
+        }));
+        Ok(DevStoreServer {
+            listener,
+            router: router(state),
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .expect("a bound listener has an address")
+    }
+
+    pub async fn run_until(
+        self,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(shutdown)
+            .await?;
+        Ok(())
+    }
+}
+
+fn router(state: DevStore) -> Router {
+    Router::new()
+        .route("/", get(pages::home))
+        .route("/products/{handle}", get(product_page_or_json))
+        .route("/collections/{handle}", get(pages::collection))
+        .route("/cart", get(pages::cart))
+        .route("/cart.js", get(cart::cart_js))
+        .route("/cart/add.js", post(cart::add_js))
+        .route("/cart/add", post(cart::add_form))
+        .route("/cart/clear", post(cart::clear))
+        .route("/checkout", get(pages::checkout).post(cart::place_order))
+        .route("/checkout/thank-you/{order}", get(pages::thank_you))
+        .route("/account/login", post(pages::log_in))
+        .route("/account/logout", post(pages::log_out))
+        .route("/apps/videoapp_sub/{*rest}", any(proxy::forward))
+        .route("/cdn/{file}", get(built_asset))
+        .route("/media/{file}", get(media::file))
+        .fallback(not_found)
+        .with_state(state)
+}
+
+/// `/products/<handle>` is the page; `/products/<handle>.js` the platform's product JSON.
+async fn product_page_or_json(
+    state: State<DevStore>,
+    Path(handle): Path<String>,
+    query: Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    match handle.strip_suffix(".js") {
+        Some(handle) => cart::product_js(state, handle).await,
+        None => pages::product(state, Path(handle), query, headers).await,
+    }
+}
+
+/// The built loader and pixel, as the platform's CDN serves an extension's assets.
+async fn built_asset(State(store): State<DevStore>, Path(file): Path<String>) -> Response {
+    let path = match file.as_str() {
+        "videoapp-loader.js" => store
+            .extensions_dir
+            .join("videoapp-theme/assets/videoapp-loader.js"),
+        "videoapp-pixel.js" => store
+            .extensions_dir
+            .join("videoapp-pixel/dist/videoapp-pixel.js"),
+        _ => return not_found().await,
+    };
+    match tokio::fs::read(&path).await {
+        Ok(script) => (
+            [
+                (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+                (header::CACHE_CONTROL, "no-cache"),
+            ],
+            script,
+        )
+            .into_response(),
+        Err(e) => (
+            StatusCode::NOT_FOUND,
+            format!(
+                "{} is not built ({e}): run `npm ci && npm run build` in web/",
+                path.display()
+            ),
+        )
+            .into_response(),
+    }
+}
+
+async fn not_found() -> Response {
+    (StatusCode::NOT_FOUND, Html(pages::not_found_html())).into_response()
+}
+
+/// The shop and its products, read on every page: the store follows catalog changes at once.
+async fn catalog(store: &DevStore) -> Result<(Shop, Vec<Product>), Response> {
+    let loaded = async {
+        let shop = catalog::shops::get(&store.db, &store.shop).await?;
+        let products = catalog::products::list(&store.db, &store.shop).await?;
+        Ok::<_, CatalogError>((shop, products))
+    };
+    loaded.await.map_err(|e| {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the demo shop {} cannot be read: {e}", store.shop),
+        )
+            .into_response()
+    })
+}
+
+/// The number of a product's global id (`gid://shopify/Product/1001` → 1001).
+fn product_number(product: &Product) -> u64 {
+    numeric_tail(product.id.as_str())
+}
+
+fn numeric_tail(gid: &str) -> u64 {
+    gid.rsplit('/')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Demo prices: the catalog has none, so each product gets a fixed one from its number, in
+/// cents (1001 → 11.90, 1002 → 12.90, …).
+fn price_cents(product: &Product) -> u64 {
+    (product_number(product) % 50 + 10) * 100 + 90
+}
+
+/// A cookie's value from the request.
+fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}

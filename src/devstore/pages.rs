@@ -1,0 +1,542 @@
+//! The demo store's pages: a plain theme with the app's blocks where a merchant would place them.
+//!
+//! Every page with the app carries, like a theme with the app installed:
+//! - a "Video widgets" app block (a contextual slot), or, with `?widget=<id>`, a "Video widget"
+//!   app block for that one widget (snippet mode) instead;
+//! - the app embed block's output before `</body>`: the loader's `<script>` with the page's
+//!   context, byte for byte what `extensions/videoapp-theme/blocks/videoapp-embed.liquid`
+//!   renders.
+//!
+//! `?videoapp=off` serves the same page without either. Checkout pages carry no theme blocks;
+//! the thank-you page runs the checkout pixel.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::Form;
+use serde::Deserialize;
+use uuid::Uuid;
+
+use super::cart::{self, money, Cart};
+use super::{catalog, cookie, numeric_tail, price_cents, product_number, DevStore};
+use crate::catalog::products::Product;
+use crate::catalog::shops::Shop;
+
+/// The app blocks' reserved height (their default setting).
+const SLOT_HEIGHT_PX: u32 = 360;
+
+/// How a page was asked for: with the app or without, and which app block.
+struct Request {
+    app: bool,
+    /// Snippet mode: the "Video widget" block for this widget instead of "Video widgets".
+    widget: Option<Uuid>,
+    customer: Option<String>,
+    cart: Cart,
+    consent_denied: bool,
+}
+
+impl Request {
+    fn new(store: &DevStore, query: &HashMap<String, String>, headers: &HeaderMap) -> Request {
+        Request {
+            app: query.get("videoapp").map(String::as_str) != Some("off"),
+            widget: query.get("widget").and_then(|w| Uuid::parse_str(w).ok()),
+            customer: cookie(headers, "customer")
+                .filter(|c| !c.is_empty())
+                .map(str::to_string),
+            cart: cart::current(store, headers),
+            consent_denied: cookie(headers, "demo_consent") == Some("denied"),
+        }
+    }
+}
+
+/// The page context the app embed block reads from Liquid.
+#[derive(Default)]
+struct PageContext<'a> {
+    page_type: &'a str,
+    product: Option<&'a Product>,
+    collection: Option<u64>,
+}
+
+pub fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The app embed block's output (`videoapp-embed.liquid`) for this page.
+fn embed(context: &PageContext) -> String {
+    let product_id = context
+        .product
+        .map(|p| product_number(p).to_string())
+        .unwrap_or_default();
+    let handle = context.product.map(|p| esc(&p.handle)).unwrap_or_default();
+    let collection = context
+        .collection
+        .map(|c| c.to_string())
+        .unwrap_or_default();
+    format!(
+        r#"<script src="/cdn/videoapp-loader.js" defer data-videoapp-loader data-page-type="{}" data-product-id="{product_id}" data-product-handle="{handle}" data-collection-id="{collection}" data-proxy="/apps/videoapp_sub"></script>"#,
+        esc(context.page_type)
+    )
+}
+
+/// The app block the merchant placed on this page.
+fn slot(request: &Request) -> String {
+    if !request.app {
+        return String::new();
+    }
+    match request.widget {
+        Some(id) => format!(
+            r#"<div class="videoapp-slot" data-videoapp-slot data-videoapp-widget-id="{id}" style="min-height: {SLOT_HEIGHT_PX}px"></div>"#
+        ),
+        None => format!(
+            r#"<div class="videoapp-slot" data-videoapp-slot style="min-height: {SLOT_HEIGHT_PX}px"></div>"#
+        ),
+    }
+}
+
+const STYLE: &str = "
+*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,sans-serif;color:#1f2937;background:#fafaf9}
+a{color:inherit}header,footer,main,.bar{max-width:1100px;margin:0 auto;padding:12px 20px}
+header{display:flex;flex-wrap:wrap;gap:16px;align-items:center;justify-content:space-between}
+header nav{display:flex;flex-wrap:wrap;gap:14px}.brand{font-weight:700;font-size:20px;text-decoration:none}
+.bar{display:flex;flex-wrap:wrap;gap:12px;align-items:center;font-size:14px;color:#4b5563;border-top:1px solid #e7e5e4;border-bottom:1px solid #e7e5e4}
+.bar form{display:inline}button,.button{font:inherit;cursor:pointer;padding:8px 14px;border-radius:8px;border:1px solid #1f2937;background:#1f2937;color:#fff;text-decoration:none;display:inline-block}
+.bar button{padding:3px 10px;background:#fff;color:#1f2937}.hero{padding:28px 0}.hero h1{margin:0 0 6px;font-size:32px}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(200px,1fr));gap:18px;padding:0;list-style:none}
+.grid img,.product img{width:100%;height:auto;aspect-ratio:1;border-radius:10px;background:#e7e5e4}
+.product{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:28px}@media(max-width:700px){.product{grid-template-columns:1fr}}
+.price{font-size:20px;font-weight:600}table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:8px;border-bottom:1px solid #e7e5e4}
+footer{color:#6b7280;font-size:14px;padding:40px 20px}";
+
+/// Emulates the platform's `Shopify.customerPrivacy`: the consent is a cookie the switch sets;
+/// changing it fires `visitorConsentCollected`, as the platform does.
+const CONSENT_SCRIPT: &str = r#"<script>
+(function () {
+  function value() { var m = document.cookie.match(/(?:^|; )demo_consent=(\w+)/); return m ? m[1] : "granted"; }
+  window.Shopify = window.Shopify || {};
+  window.Shopify.customerPrivacy = {
+    analyticsProcessingAllowed: function () { return value() !== "denied"; },
+    setTrackingConsent: function (consent, callback) {
+      var allowed = !(consent && consent.analytics === false);
+      document.cookie = "demo_consent=" + (allowed ? "granted" : "denied") + "; path=/; SameSite=Lax";
+      document.dispatchEvent(new CustomEvent("visitorConsentCollected", { detail: { analyticsAllowed: allowed } }));
+      var state = document.querySelector("[data-demo-consent-state]");
+      if (state) state.textContent = allowed ? "allowed" : "declined";
+      if (callback) callback();
+    }
+  };
+  document.addEventListener("click", function (e) {
+    var button = e.target.closest && e.target.closest("[data-demo-consent]");
+    if (button) window.Shopify.customerPrivacy.setTrackingConsent({ analytics: button.getAttribute("data-demo-consent") === "allow" });
+  });
+})();
+</script>"#;
+
+fn layout(
+    shop: &Shop,
+    products: &[Product],
+    request: &Request,
+    title: &str,
+    main: &str,
+    context: Option<&PageContext>,
+) -> Html<String> {
+    let collections = collection_links(products);
+    let account = match &request.customer {
+        Some(id) => format!(
+            r#"Logged in as customer {} <form method="post" action="/account/logout"><button>Log out</button></form>"#,
+            esc(id)
+        ),
+        None => r#"Guest <form method="post" action="/account/login"><input type="hidden" name="customer" value="7001"><button>Log in as customer 7001</button></form>"#.to_string(),
+    };
+    let consent = if request.consent_denied {
+        "declined"
+    } else {
+        "allowed"
+    };
+    let embed = match (request.app, context) {
+        (true, Some(context)) => embed(context),
+        _ => String::new(),
+    };
+    Html(format!(
+        r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title} – {shop_name}</title><meta name="description" content="{shop_name}, a demo store with shoppable videos.">
+<style>{STYLE}</style>
+{CONSENT_SCRIPT}
+</head><body>
+<header><a class="brand" href="/">{shop_name}</a><nav><a href="/">Home</a>{collections}<a href="/cart">Cart ({count})</a></nav></header>
+<div class="bar"><span>Analytics cookies: <b data-demo-consent-state>{consent}</b></span>
+<button type="button" data-demo-consent="allow">Allow</button><button type="button" data-demo-consent="decline">Decline</button>
+<span>·</span><span>{account}</span></div>
+<main>{main}</main>
+<footer>{shop_name} is a demo store: the platform emulated for videoapp. Nothing here is for sale.</footer>
+{embed}</body></html>"#,
+        title = esc(title),
+        shop_name = esc(&shop.name_or_domain()),
+        count = request.cart.count(),
+    ))
+}
+
+trait DisplayName {
+    fn name_or_domain(&self) -> String;
+}
+
+impl DisplayName for Shop {
+    fn name_or_domain(&self) -> String {
+        if self.name.trim().is_empty() {
+            self.domain.to_string()
+        } else {
+            self.name.clone()
+        }
+    }
+}
+
+/// Collections are not in the catalog as such: each collection id a product names is one.
+fn collections_of(products: &[Product]) -> Vec<u64> {
+    let mut ids: Vec<u64> = products
+        .iter()
+        .flat_map(|p| p.collection_ids.iter())
+        .map(|c| numeric_tail(c.as_str()))
+        .filter(|n| *n > 0)
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+fn product_grid(products: &[&Product]) -> String {
+    let mut html = String::from(r#"<ul class="grid">"#);
+    for p in products {
+        let _ = write!(
+            html,
+            r#"<li><a href="/products/{handle}"><img src="{image}" alt="" width="400" height="400" loading="lazy"><div>{title}</div><div>{price}</div></a></li>"#,
+            handle = esc(&p.handle),
+            image = esc(&p.image),
+            title = esc(&p.title),
+            price = money(price_cents(p)),
+        );
+    }
+    html.push_str("</ul>");
+    html
+}
+
+fn collection_links(products: &[Product]) -> String {
+    collections_of(products)
+        .iter()
+        .map(|c| format!(r#"<a href="/collections/{c}">Collection {c}</a>"#))
+        .collect()
+}
+
+pub async fn home(
+    State(store): State<DevStore>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    let (shop, products) = match catalog(&store).await {
+        Ok(catalog) => catalog,
+        Err(response) => return response,
+    };
+    let request = Request::new(&store, &query, &headers);
+    let all: Vec<&Product> = products.iter().collect();
+    let main = format!(
+        r#"<section class="hero"><h1>New season, on video</h1><p>Watch how our pieces wear, then add them to your cart without leaving the video.</p></section>
+{slot}<h2>All products</h2>{grid}"#,
+        slot = slot(&request),
+        grid = product_grid(&all),
+    );
+    let context = PageContext {
+        page_type: "index",
+        ..PageContext::default()
+    };
+    layout(&shop, &products, &request, "Home", &main, Some(&context)).into_response()
+}
+
+pub async fn product(
+    State(store): State<DevStore>,
+    Path(handle): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    let (shop, products) = match catalog(&store).await {
+        Ok(catalog) => catalog,
+        Err(response) => return response,
+    };
+    let Some(product) = products.iter().find(|p| p.handle == handle) else {
+        return (StatusCode::NOT_FOUND, Html(not_found_html())).into_response();
+    };
+    let request = Request::new(&store, &query, &headers);
+    let others: Vec<&Product> = products.iter().filter(|p| p.id != product.id).collect();
+    let main = format!(
+        r#"<div class="product"><img src="{image}" alt="{title}" width="400" height="400">
+<div><h1>{title}</h1><p class="price">{price}</p>
+<form method="post" action="/cart/add"><input type="hidden" name="id" value="{variant}"><button>Add to cart</button></form>
+<p>A demo product. Its videos show below.</p></div></div>
+{slot}<h2>You may also like</h2>{grid}"#,
+        image = esc(&product.image),
+        title = esc(&product.title),
+        price = money(price_cents(product)),
+        variant = product_number(product) * 10 + 1,
+        slot = slot(&request),
+        grid = product_grid(&others),
+    );
+    let context = PageContext {
+        page_type: "product",
+        product: Some(product),
+        collection: None,
+    };
+    layout(
+        &shop,
+        &products,
+        &request,
+        &product.title,
+        &main,
+        Some(&context),
+    )
+    .into_response()
+}
+
+pub async fn collection(
+    State(store): State<DevStore>,
+    Path(handle): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    let (shop, products) = match catalog(&store).await {
+        Ok(catalog) => catalog,
+        Err(response) => return response,
+    };
+    let number: u64 = handle.parse().unwrap_or(0);
+    if !collections_of(&products).contains(&number) {
+        return (StatusCode::NOT_FOUND, Html(not_found_html())).into_response();
+    }
+    let request = Request::new(&store, &query, &headers);
+    let members: Vec<&Product> = products
+        .iter()
+        .filter(|p| {
+            p.collection_ids
+                .iter()
+                .any(|c| numeric_tail(c.as_str()) == number)
+        })
+        .collect();
+    let title = format!("Collection {number}");
+    let main = format!(
+        r#"<section class="hero"><h1>{title}</h1></section>{slot}{grid}"#,
+        slot = slot(&request),
+        grid = product_grid(&members),
+    );
+    let context = PageContext {
+        page_type: "collection",
+        product: None,
+        collection: Some(number),
+    };
+    layout(&shop, &products, &request, &title, &main, Some(&context)).into_response()
+}
+
+fn lines_table(cart: &Cart) -> String {
+    let mut html = String::from(
+        "<table><thead><tr><th>Product</th><th>Quantity</th><th>Price</th></tr></thead><tbody>",
+    );
+    for line in &cart.lines {
+        let _ = write!(
+            html,
+            r#"<tr data-demo-line="{id}"><td>{title}</td><td>{quantity}</td><td>{price}</td></tr>"#,
+            id = esc(line.product.id.as_str()),
+            title = esc(&line.product.title),
+            quantity = line.quantity,
+            price = money(price_cents(&line.product) * line.quantity),
+        );
+    }
+    let _ = write!(
+        html,
+        r#"</tbody><tfoot><tr><th colspan="2">Total</th><th data-demo-total>{}</th></tr></tfoot></table>"#,
+        money(cart.total_cents())
+    );
+    html
+}
+
+pub async fn cart(
+    State(store): State<DevStore>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    let (shop, products) = match catalog(&store).await {
+        Ok(catalog) => catalog,
+        Err(response) => return response,
+    };
+    let request = Request::new(&store, &query, &headers);
+    let main = if request.cart.lines.is_empty() {
+        r#"<h1>Your cart</h1><p>Your cart is empty. <a href="/">Continue shopping</a></p>"#
+            .to_string()
+    } else {
+        format!(
+            r#"<h1>Your cart</h1>{table}<p><a class="button" href="/checkout">Check out</a></p>
+<form method="post" action="/cart/clear"><button>Empty the cart</button></form>"#,
+            table = lines_table(&request.cart)
+        )
+    };
+    let context = PageContext {
+        page_type: "cart",
+        ..PageContext::default()
+    };
+    layout(&shop, &products, &request, "Cart", &main, Some(&context)).into_response()
+}
+
+/// The checkout: no theme, no app blocks (the platform runs checkout itself).
+pub async fn checkout(
+    State(store): State<DevStore>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    let (shop, products) = match catalog(&store).await {
+        Ok(catalog) => catalog,
+        Err(response) => return response,
+    };
+    let request = Request::new(&store, &query, &headers);
+    if request.cart.lines.is_empty() {
+        return Redirect::to("/cart").into_response();
+    }
+    let main = format!(
+        r#"<h1>Checkout</h1>{table}<form method="post" action="/checkout"><p>Payment is emulated: nothing is charged.</p><button data-demo-pay>Pay now</button></form>"#,
+        table = lines_table(&request.cart)
+    );
+    layout(&shop, &products, &request, "Checkout", &main, None).into_response()
+}
+
+/// The order's thank-you page, where the platform runs web pixels: the checkout pixel gets
+/// `checkout_completed` with this order, under an emulation of the web-pixel API.
+pub async fn thank_you(
+    State(store): State<DevStore>,
+    order_id: Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    let (shop, products) = match catalog(&store).await {
+        Ok(catalog) => catalog,
+        Err(response) => return response,
+    };
+    let Some(order) = cart::order(&store, order_id) else {
+        return (StatusCode::NOT_FOUND, Html(not_found_html())).into_response();
+    };
+    let request = Request::new(&store, &query, &headers);
+    let currency = shop.currency.code();
+    let line_items: Vec<serde_json::Value> = order
+        .cart
+        .lines
+        .iter()
+        .map(|l| {
+            serde_json::json!({
+                "quantity": l.quantity,
+                "title": l.product.title,
+                "variant": { "id": format!("gid://shopify/ProductVariant/{}", product_number(&l.product) * 10 + 1),
+                             "price": { "amount": price_cents(&l.product) as f64 / 100.0, "currencyCode": currency },
+                             "product": { "id": l.product.id.as_str(), "title": l.product.title } },
+            })
+        })
+        .collect();
+    // The amount is a JSON number with two decimals, as the platform sends money.
+    let total = money(order.cart.total_cents());
+    let checkout = format!(
+        r#"{{"order":{{"id":"gid://shopify/Order/{id}"}},"token":"{id}","currencyCode":"{currency}","totalPrice":{{"amount":{total},"currencyCode":"{currency}"}},"lineItems":{items}}}"#,
+        id = order.id,
+        items = serde_json::to_string(&line_items).expect("JSON"),
+    );
+    let pixel = if request.app {
+        format!(
+            r#"<script>
+(function () {{
+  var subscribers = {{}};
+  var wrap = function (s) {{ return {{ getItem: async function (k) {{ return s.getItem(k); }}, setItem: async function (k, v) {{ s.setItem(k, v); }} }}; }};
+  var privacy = window.Shopify.customerPrivacy;
+  var consentSubscribers = [];
+  document.addEventListener("visitorConsentCollected", function () {{
+    consentSubscribers.forEach(function (cb) {{ cb({{ customerPrivacy: {{ analyticsProcessingAllowed: privacy.analyticsProcessingAllowed() }} }}); }});
+  }});
+  window.videoappPixelEmulation = {{
+    publish: function (name, data) {{
+      var event = {{ name: name, timestamp: new Date().toISOString(), data: data }};
+      return Promise.all((subscribers[name] || []).map(function (cb) {{ return cb(event); }}));
+    }}
+  }};
+  window.shopify = {{
+    extend: function (point, pixel) {{
+      if (point !== "WebPixel::Render") return;
+      pixel({{
+        settings: {{}},
+        analytics: {{ subscribe: function (name, cb) {{ (subscribers[name] = subscribers[name] || []).push(cb); return function () {{ return true; }}; }} }},
+        browser: {{ localStorage: wrap(localStorage), sessionStorage: wrap(sessionStorage),
+                   sendBeacon: async function (url, body) {{ return navigator.sendBeacon(url, body); }} }},
+        init: {{ context: {{ document: {{ location: {{ origin: location.origin }} }} }},
+                customerPrivacy: {{ analyticsProcessingAllowed: privacy.analyticsProcessingAllowed() }} }},
+        customerPrivacy: {{ subscribe: function (name, cb) {{ if (name === "visitorConsentCollected") consentSubscribers.push(cb); return function () {{ return true; }}; }} }}
+      }});
+    }}
+  }};
+}})();
+</script>
+<script src="/cdn/videoapp-pixel.js"></script>
+<script>
+window.videoappPixelDone = window.videoappPixelEmulation
+  ? window.videoappPixelEmulation.publish("checkout_completed", {{ checkout: {checkout} }})
+  : Promise.resolve();
+</script>"#
+        )
+    } else {
+        String::new()
+    };
+    let main = format!(
+        r#"<h1>Thank you!</h1><p>Order <b data-demo-order>{id}</b> is confirmed.</p>{table}<p><a href="/">Continue shopping</a></p>{pixel}"#,
+        id = esc(&order.id),
+        table = lines_table(&order.cart),
+    );
+    layout(&shop, &products, &request, "Thank you", &main, None).into_response()
+}
+
+#[derive(Deserialize)]
+pub struct LogIn {
+    customer: String,
+}
+
+/// Logs in as a customer: the app proxy then sends `logged_in_customer_id`.
+pub async fn log_in(Form(form): Form<LogIn>) -> Response {
+    let customer: String = form
+        .customer
+        .chars()
+        .filter(char::is_ascii_digit)
+        .take(20)
+        .collect();
+    let mut response = Redirect::to("/").into_response();
+    let cookie = format!("customer={customer}; Path=/; SameSite=Lax");
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        cookie.parse().expect("a cookie is ASCII"),
+    );
+    response
+}
+
+pub async fn log_out() -> Response {
+    let mut response = Redirect::to("/").into_response();
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        "customer=; Path=/; Max-Age=0; SameSite=Lax"
+            .parse()
+            .expect("a cookie is ASCII"),
+    );
+    response
+}
+
+pub fn not_found_html() -> String {
+    r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head><body><h1>Not found</h1><p><a href="/">Home</a></p></body></html>"#.to_string()
+}
