@@ -1,0 +1,166 @@
+// Story 2: a shopper who watches and buys is counted exactly once, with the right attribution.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+
+import {
+  checkOut,
+  historyOf,
+  newShopper,
+  openAndWatch,
+  queueDrained,
+  recordVisibleCards,
+  screenshot,
+  slotsSettled,
+  visibleCards,
+} from './browser.mjs';
+import { countsSettleAt, eventCounts, newShop, priceCents, productGid } from './stack.mjs';
+
+/** The pixel sends the order's global id (gid://shopify/Order/N); the store shows N. */
+const isOrder = (orderId, number) => orderId === number || orderId === `gid://shopify/Order/${number}`;
+
+describe('A shopper who watches and buys', () => {
+  let shop;
+  let widget;
+  const v = {};
+  const shoppers = [];
+  // What the first shopper caused, for the second test's totals.
+  let first = null;
+
+  before(async () => {
+    shop = await newShop('buy');
+    v.shirt = await shop.video({ media: 1, title: 'Linen Shirt, three ways', products: [1001] });
+    v.dress = await shop.video({ media: 2, title: 'Summer Dress on the boardwalk', products: [1002] });
+    v.tote = await shop.video({ media: 3, title: 'What fits in the Canvas Tote', products: [1003, 1001] });
+    widget = await shop.widget({
+      type: 'carousel', title: 'Watch and shop', videoIds: [v.shirt, v.dress, v.tote],
+      rules: { locations: ['home', 'collection'] },
+    });
+  });
+
+  after(async () => {
+    for (const s of shoppers) await s.close();
+    await shop?.stop();
+  });
+
+  async function shopper(label) {
+    const s = await newShopper(label, { origin: shop.origin });
+    shoppers.push(s);
+    await recordVisibleCards(s.context);
+    return s;
+  }
+
+  /** Cards of the carousel seen at least half visible on the current page (impressions). */
+  async function seenCards(page) {
+    const seen = await visibleCards(page);
+    assert.ok(seen.every((c) => c.widget === widget), `only the carousel has cards: ${JSON.stringify(seen)}`);
+    return seen;
+  }
+
+  it('is counted exactly once, with direct attribution, after adding to the cart from the video', async () => {
+    const { page } = await shopper('watch and buy: direct');
+    await page.goto('/');
+    await slotsSettled(page);
+    const carousel = page.locator(`[data-videoapp-widget="${widget}"][data-videoapp-type="carousel"]`);
+    await carousel.scrollIntoViewIfNeeded();
+    await page.waitForFunction(() => window.__e2eSeenCards && window.__e2eSeenCards.size > 0);
+
+    const player = await openAndWatch(page, widget, v.shirt);
+    assert.equal(await player.getAttribute('data-videoapp-widget-id'), widget);
+    await page.waitForFunction((id) => {
+      const h = JSON.parse(localStorage.getItem('videoapp:history') || '{}');
+      return (h.views || []).some((e) => e.videoId === id);
+    }, v.shirt);
+    await screenshot(page, 'player.png');
+
+    await player.locator(`[data-videoapp-add-to-cart="${productGid(1001)}"]`).click();
+    await player.locator('.videoapp-product[data-videoapp-state="added"]').waitFor();
+    assert.equal(await player.locator('.videoapp-product .videoapp-status').textContent(), 'Added to cart');
+    const seen = await seenCards(page);
+
+    await page.goto('/cart');
+    assert.equal(await page.locator(`[data-demo-line="${productGid(1001)}"]`).count(), 1, 'the Linen Shirt is in the cart');
+    const order = await checkOut(page);
+    const revenue = priceCents(1001) / 100;
+
+    // The loader beaconed its queue when each page was left; beaconed events stay stored and the
+    // next page with the loader sends them again: the service must count them once.
+    await page.goto('/cart');
+    await queueDrained(page, { timeout: 30_000 });
+
+    const expected = { impression: seen.length, click: 1, view: 1, add_to_cart: 1, checkout_completed: 1 };
+    await countsSettleAt(shop.shop, expected);
+    first = { seen, revenue };
+
+    const events = await shop.events();
+    const cart = events.filter((e) => e.event_type === 'add_to_cart');
+    assert.deepEqual(
+      cart.map(({ attribution, video_id, widget_id, product_id }) => ({ attribution, video_id, widget_id, product_id })),
+      [{ attribution: 'direct', video_id: v.shirt, widget_id: widget, product_id: productGid(1001) }],
+      'the add-to-cart is credited directly to the video and the widget',
+    );
+    const checkout = events.filter((e) => e.event_type === 'checkout_completed');
+    assert.equal(checkout.length, 1);
+    assert.ok(isOrder(checkout[0].order_id, order), `the event is for order ${order}: ${checkout[0].order_id}`);
+    assert.deepEqual(
+      (({ attribution, video_id, widget_id, product_id, revenue_e4 }) => ({ attribution, video_id, widget_id, product_id, revenue_e4: Number(revenue_e4) }))(checkout[0]),
+      { attribution: 'direct', video_id: v.shirt, widget_id: widget, product_id: productGid(1001), revenue_e4: revenue * 10_000 },
+      'the order is credited directly to the video it was added to the cart from',
+    );
+
+    const shirtImpressions = seen.filter((c) => c.video === v.shirt).length;
+    const video = await shop.analytics(`video/${v.shirt}`);
+    assert.deepEqual(video.metrics, {
+      impressions: shirtImpressions, views: 1, clicks: 1, add_to_cart: 1, orders: 1, revenue,
+    }, 'the analytics API: the watched video');
+    const byWidget = await shop.analytics(`widget/${widget}`);
+    assert.deepEqual(byWidget.metrics, {
+      impressions: seen.length, views: 1, clicks: 1, add_to_cart: 1, orders: 1, revenue,
+    }, 'the analytics API: the carousel');
+    const summary = await shop.analytics('summary');
+    assert.deepEqual(summary, {
+      impressions: seen.length, views: 1, clicks: 1, add_to_cart: 1, orders: 1, revenue, ctr: 100, cvr: 100,
+    }, 'the analytics API: the shop');
+  });
+
+  it('is credited as influenced when it buys after only watching', async (t) => {
+    if (!first) return t.skip('needs the first shopper');
+    const { page } = await shopper('watch and buy: influenced');
+    // Logged in: the app proxy signs the customer's id, and every event carries it.
+    await page.goto('/?videoapp=off');
+    await Promise.all([page.waitForURL((u) => u.pathname === '/'), page.click('text=Log in as customer 7001')]);
+    await slotsSettled(page);
+
+    const player = await openAndWatch(page, widget, v.dress);
+    await page.waitForFunction(() => (JSON.parse(localStorage.getItem('videoapp:history') || '{}').views || []).length > 0);
+    assert.deepEqual((await historyOf(page)).carts || [], [], 'nothing was added to the cart from a video');
+    await page.keyboard.press('Escape');
+    await player.waitFor({ state: 'detached' });
+    const seen = await seenCards(page);
+
+    await page.goto('/products/summer-dress');
+    await Promise.all([page.waitForURL(/\/cart$/), page.click('form[action="/cart/add"] button')]);
+    assert.equal(await page.locator(`[data-demo-line="${productGid(1002)}"]`).count(), 1, 'the Summer Dress is in the cart');
+    const order = await checkOut(page);
+    const revenue = priceCents(1002) / 100;
+
+    const expected = {
+      impression: first.seen.length + seen.length, click: 2, view: 2, add_to_cart: 1, checkout_completed: 2,
+    };
+    await countsSettleAt(shop.shop, expected);
+
+    const checkout = (await shop.events()).filter((e) => e.event_type === 'checkout_completed' && isOrder(e.order_id, order));
+    assert.equal(checkout.length, 1, `one checkout event for order ${order}`);
+    assert.deepEqual(
+      (({ attribution, video_id, widget_id, product_id, revenue_e4 }) => ({ attribution, video_id, widget_id, product_id, revenue_e4: Number(revenue_e4) }))(checkout[0]),
+      { attribution: 'influenced', video_id: v.dress, widget_id: widget, product_id: productGid(1002), revenue_e4: revenue * 10_000 },
+      'the order is credited as influenced by the video watched in the session',
+    );
+    const own = await eventCounts(shop.shop, "customer_id = '7001'");
+    assert.deepEqual(own, { impression: seen.length, click: 1, view: 1, add_to_cart: 0, checkout_completed: 1 },
+      "the logged-in shopper's events carry the customer id the app proxy signed");
+
+    const summary = await shop.analytics('summary');
+    assert.equal(summary.orders, 2);
+    assert.equal(summary.revenue, Math.round((first.revenue + revenue) * 100) / 100);
+  });
+});
