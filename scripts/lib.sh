@@ -344,17 +344,19 @@ export_env() {
     mkdir -p "$VIDEOAPP_SPOOL_DIR"
 }
 
-# The front end (web/): its npm packages (from the lock file) and the built loader and pixel.
-# Node.js and npm come with the machine; a missing npm is installed from Debian.
-build_web() {
+# Debian's Chromium for the browser tests (playwright-core drives it; nothing downloads a browser).
+ensure_chromium() {
+    command -v chromium >/dev/null 2>&1 || apt_install chromium
+}
+
+# The front end's npm packages (web/), exactly as the lock file has them; again only when the
+# lock file changed. Node.js and npm come with the machine; a missing npm comes from Debian.
+ensure_web_packages() {
     command -v npm >/dev/null 2>&1 || apt_install nodejs npm
-    (
-        cd "$REPO/web"
-        if [[ ! -d node_modules ]] || [[ package-lock.json -nt node_modules/.package-lock.json ]]; then
-            npm ci --no-audit --no-fund
-        fi
-        npm run build
-    )
+    if [[ ! -f "$REPO/web/node_modules/.package-lock.json" ]] ||
+        [[ "$REPO/web/package-lock.json" -nt "$REPO/web/node_modules/.package-lock.json" ]]; then
+        (cd "$REPO/web" && npm ci --no-audit --no-fund)
+    fi
 }
 
 # chDB (current ClickHouse, in-process) for scripts/chdb_check.py, in a private venv.
