@@ -49,3 +49,4 @@ after(async () => {
 // The stories, in order; the last one also checks every page the others opened.
 await import('./where-widgets-render.mjs');
 await import('./watch-and-buy.mjs');
+await import('./nothing-twice.mjs');
