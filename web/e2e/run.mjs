@@ -50,3 +50,4 @@ after(async () => {
 await import('./where-widgets-render.mjs');
 await import('./watch-and-buy.mjs');
 await import('./nothing-twice.mjs');
+await import('./never-breaks-the-page.mjs');
