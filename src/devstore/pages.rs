@@ -173,7 +173,7 @@ fn layout(
     Html(format!(
         r#"<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title} – {shop_name}</title><meta name="description" content="{shop_name}, a demo store with shoppable videos.">
+<link rel="icon" href="data:,"><title>{title} – {shop_name}</title><meta name="description" content="{shop_name}, a demo store with shoppable videos.">
 <style>{STYLE}</style>
 {CONSENT_SCRIPT}
 </head><body>
@@ -538,5 +538,87 @@ pub async fn log_out() -> Response {
 }
 
 pub fn not_found_html() -> String {
-    r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head><body><h1>Not found</h1><p><a href="/">Home</a></p></body></html>"#.to_string()
+    r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Not found</title></head><body><h1>Not found</h1><p><a href="/">Home</a></p></body></html>"#.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::domain::ProductGid;
+
+    /// The app embed block's Liquid, with each of its expressions replaced by the value the
+    /// platform would give it on this page: what the theme would render.
+    fn rendered_embed_block(
+        page_type: &str,
+        product: Option<&Product>,
+        collection: &str,
+    ) -> String {
+        let liquid = include_str!("../../extensions/videoapp-theme/blocks/videoapp-embed.liquid");
+        let tag = liquid
+            .lines()
+            .find(|line| line.starts_with("<script"))
+            .expect("the embed block renders a script tag");
+        let product_id = product.map(|p| product_number(p).to_string());
+        let values = [
+            (
+                "{{ 'videoapp-loader.js' | asset_url }}",
+                "/cdn/videoapp-loader.js",
+            ),
+            ("{{ request.page_type | escape }}", page_type),
+            ("{{ product.id }}", product_id.as_deref().unwrap_or("")),
+            (
+                "{{ product.handle | escape }}",
+                product.map(|p| p.handle.as_str()).unwrap_or(""),
+            ),
+            ("{{ collection.id }}", collection),
+            (
+                "{{ block.settings.proxy_path | default: '/apps/videoapp_sub' | escape }}",
+                "/apps/videoapp_sub",
+            ),
+        ];
+        let mut html = tag.to_string();
+        for (expression, value) in values {
+            html = html.replace(expression, value);
+        }
+        assert!(
+            !html.contains("{{"),
+            "an expression the test does not know: {html}"
+        );
+        html
+    }
+
+    #[test]
+    fn the_embed_is_what_the_app_embed_block_renders() {
+        let product = Product {
+            id: ProductGid::parse("1001").unwrap(),
+            title: "Linen Shirt".into(),
+            handle: "linen-shirt".into(),
+            image: String::new(),
+            url: String::new(),
+            collection_ids: Vec::new(),
+        };
+        let home = PageContext {
+            page_type: "index",
+            ..PageContext::default()
+        };
+        assert_eq!(embed(&home), rendered_embed_block("index", None, ""));
+        let product_page = PageContext {
+            page_type: "product",
+            product: Some(&product),
+            collection: None,
+        };
+        assert_eq!(
+            embed(&product_page),
+            rendered_embed_block("product", Some(&product), "")
+        );
+        let collection = PageContext {
+            page_type: "collection",
+            product: None,
+            collection: Some(501),
+        };
+        assert_eq!(
+            embed(&collection),
+            rendered_embed_block("collection", None, "501")
+        );
+    }
 }
