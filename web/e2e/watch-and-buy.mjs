@@ -64,8 +64,17 @@ describe('A shopper who watches and buys', () => {
     await carousel.scrollIntoViewIfNeeded();
     await page.waitForFunction(() => window.__e2eSeenCards && window.__e2eSeenCards.size > 0);
 
+    await page.evaluate(() => {
+      window.__e2eAddedToCart = [];
+      document.addEventListener('videoapp:add-to-cart', (e) => window.__e2eAddedToCart.push(e.detail));
+    });
     const player = await openAndWatch(page, widget, v.shirt);
-    assert.equal(await player.getAttribute('data-videoapp-widget-id'), widget);
+    assert.deepEqual(
+      await player.evaluate((p) => ['role', 'aria-modal', 'aria-label', 'data-videoapp-widget-id'].map((a) => p.getAttribute(a))),
+      ['dialog', 'true', 'Linen Shirt, three ways', widget],
+      'the player is a modal dialog named by the video title',
+    );
+    assert.equal(await page.evaluate(() => document.documentElement.style.overflow), 'hidden', 'the page does not scroll under the player');
     await page.waitForFunction((id) => {
       const h = JSON.parse(localStorage.getItem('videoapp:history') || '{}');
       return (h.views || []).some((e) => e.videoId === id);
@@ -75,6 +84,11 @@ describe('A shopper who watches and buys', () => {
     await player.locator(`[data-videoapp-add-to-cart="${productGid(1001)}"]`).click();
     await player.locator('.videoapp-product[data-videoapp-state="added"]').waitFor();
     assert.equal(await player.locator('.videoapp-product .videoapp-status').textContent(), 'Added to cart');
+    assert.deepEqual(
+      await page.evaluate(() => window.__e2eAddedToCart),
+      [{ productId: productGid(1001), variantId: 10011, videoId: v.shirt, widgetId: widget }],
+      'the page is told about the add-to-cart (videoapp:add-to-cart)',
+    );
     const seen = await seenCards(page);
 
     await page.goto('/cart');
@@ -135,6 +149,11 @@ describe('A shopper who watches and buys', () => {
     assert.deepEqual((await historyOf(page)).carts || [], [], 'nothing was added to the cart from a video');
     await page.keyboard.press('Escape');
     await player.waitFor({ state: 'detached' });
+    assert.equal(
+      await page.evaluate(() => document.activeElement && document.activeElement.getAttribute('data-videoapp-video')),
+      v.dress,
+      'Escape closes the player and gives the focus back to the card that opened it',
+    );
     const seen = await seenCards(page);
 
     await page.goto('/products/summer-dress');

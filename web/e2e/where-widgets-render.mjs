@@ -65,6 +65,16 @@ describe('Where widgets render', () => {
       { id: w.story, type: 'story', videos: [v.tote, v.shirt, v.dress] },
     ]), 'the home page shows the active carousel (home rule) and the rule-less story; the draft video is left out');
     assertNone(widgets, [...never(), w.productpage, w.dressOnly], 'the home page');
+    const page = shopper.page;
+    assert.equal(await page.locator('[data-videoapp-slot]').evaluate((s) => s.style.minHeight), '',
+      'a filled slot no longer reserves its height');
+    assert.equal(await page.locator('head style[data-videoapp-style]').count(), 1, 'one style sheet in <head>');
+    assert.deepEqual(
+      await page.locator(`[data-videoapp-widget="${w.carousel}"] [data-videoapp-video]`).evaluateAll((cards) =>
+        cards.map((c) => [c.tagName, c.getAttribute('aria-label')])),
+      [['BUTTON', 'Linen Shirt, three ways'], ['BUTTON', 'Summer Dress on the boardwalk'], ['BUTTON', 'What fits in the Canvas Tote']],
+      'cards are buttons named by their video titles',
+    );
     await screenshot(shopper.page.locator(`[data-videoapp-widget="${w.carousel}"]`), 'carousel.png');
     await screenshot(shopper.page.locator(`[data-videoapp-widget="${w.story}"]`), 'story.png');
   });
