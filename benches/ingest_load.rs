@@ -42,7 +42,9 @@
 //! wait for other load runs to finish first), `INGEST_LOAD_SETTLE_WAIT_SECONDS` (420: how long to
 //! wait for creating a file in ClickHouse's table directory to be cheap again after the previous
 //! run's or the test suite's dropped databases; 0 measures it without waiting),
-//! `INGEST_LOAD_VERBOSE=1` (wrk's own output) and
+//! `INGEST_LOAD_VERBOSE=1` (wrk's own output), `INGEST_LOAD_EVENT_IDS=1` (every event posted
+//! carries an `eventId` of its own, as the loader's do, so the shipper claims each in Postgres:
+//! what counting once costs; throughput rounds only) and
 //! `INGEST_LOAD_PERF=FILE` (`perf record --call-graph dwarf` of the service during round 1's
 //! measured window) and `INGEST_LOAD_INSTRUCTIONS=1` (`perf stat`: each server's instructions per
 //! acknowledged event in every measured window, a figure the machine's noise barely moves), and
@@ -174,6 +176,9 @@ struct Settings {
     quiet_wait: Duration,
     settle_wait: Duration,
     verbose: bool,
+    /// Every posted event carries an `eventId` of its own, as the loader sends them, so the
+    /// shipper claims each one (what counting once costs). Throughput only.
+    event_ids: bool,
     perf: Option<PathBuf>,
     count_instructions: bool,
     clickhouse_nice: i32,
@@ -220,6 +225,7 @@ impl Settings {
                 Err(_) => DEFAULT_SETTLE_WAIT,
             },
             verbose: std::env::var("INGEST_LOAD_VERBOSE").is_ok_and(|v| v == "1"),
+            event_ids: std::env::var("INGEST_LOAD_EVENT_IDS").is_ok_and(|v| v == "1"),
             perf: std::env::var_os("INGEST_LOAD_PERF").map(PathBuf::from),
             count_instructions: std::env::var("INGEST_LOAD_INSTRUCTIONS").is_ok_and(|v| v == "1"),
             clickhouse_nice: match std::env::var("INGEST_LOAD_CLICKHOUSE_NICE") {
@@ -370,7 +376,7 @@ async fn measure(
     }
     let script = TempFile::write(
         std::env::temp_dir().join(format!("videoapp-ingest-load-{}.lua", Uuid::new_v4())),
-        &lua_script(&bodies),
+        &lua_script(&bodies, settings.event_ids),
     )?;
     let targets = [
         Target {
@@ -628,6 +634,17 @@ async fn measure(
          and idle.",
         cores()
     );
+
+    if settings.event_ids {
+        // The open-loop generator replays fixed bytes, which would repeat every event id.
+        println!();
+        println!("  latency not measured with INGEST_LOAD_EVENT_IDS=1 (throughput only)");
+        println!(
+            "  end to end: ClickHouse holds exactly the {acknowledged} events the service \
+             acknowledged, each with its own event id"
+        );
+        return Ok(());
+    }
 
     // Latency at a fixed rate, open loop.
     let rate = settings.rate.unwrap_or(service_rate / 2.0);
@@ -1170,8 +1187,10 @@ fn raw_requests(uri: &str, addr: SocketAddr, bodies: &[String]) -> Vec<Vec<u8>> 
 
 /// wrk's script: posts the bodies in turn until the measured seconds (its first argument) are
 /// over, then sends only `GET` to the same path (405, no side effect) so nothing is in flight
-/// when wrk exits; counts POSTs, 202s and other answers, and prints them at the end.
-fn lua_script(bodies: &[String]) -> String {
+/// when wrk exits; counts POSTs, 202s and other answers, and prints them at the end. With
+/// `event_ids`, each POST's event gets an `eventId` of its own (wrk thread and counter), built
+/// per request.
+fn lua_script(bodies: &[String], event_ids: bool) -> String {
     let mut script = String::from(
         r#"-- Written by benches/ingest_load.rs for one run.
 local ffi = require("ffi")
@@ -1196,9 +1215,11 @@ local bodies = {
     script.push_str(&format!(
         r#"}}
 local threads = {{}}
+local event_ids = {event_ids}
 
 function setup(thread)
   table.insert(threads, thread)
+  thread:set("thread_number", #threads)
   -- wrk calls request() once on its first thread to check the script, and never sends that one.
   thread:set("checked_by_wrk", #threads == 1)
 end
@@ -1206,12 +1227,15 @@ end
 function init(args)
   deadline = now() + tonumber(args[1])
   posts = {{}}
+  rests = {{}}
+  post_headers = {{
+    ["Content-Type"] = "{BEACON_CONTENT_TYPE}",
+    ["User-Agent"] = "{USER_AGENT}",
+    ["Accept"] = "*/*",
+  }}
   for i, body in ipairs(bodies) do
-    posts[i] = wrk.format("POST", nil, {{
-      ["Content-Type"] = "{BEACON_CONTENT_TYPE}",
-      ["User-Agent"] = "{USER_AGENT}",
-      ["Accept"] = "*/*",
-    }}, body)
+    posts[i] = wrk.format("POST", nil, post_headers, body)
+    rests[i] = string.sub(body, 2)
   end
   idle = wrk.format("GET", nil, {{}}, nil)
   next_post = 0
@@ -1230,6 +1254,10 @@ function request()
   end
   next_post = next_post % #posts + 1
   posted = posted + 1
+  if event_ids then
+    return wrk.format("POST", nil, post_headers, string.format(
+      '{{"eventId":"%08x-0000-4000-8000-%012x",%s', thread_number, posted, rests[next_post]))
+  end
   return posts[next_post]
 end
 
