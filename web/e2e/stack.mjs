@@ -2,7 +2,7 @@
 // shops, the analytics API and ClickHouse to read results, and waiting for conditions.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -42,6 +42,7 @@ function startChild(args, childEnv, ready, logName) {
   mkdirSync(config.artifacts, { recursive: true });
   const logPath = path.join(config.artifacts, logName);
   const log = createWriteStream(logPath);
+  const lastLines = [];
   const child = spawn(config.bin, args, { env: { ...env, ...childEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   child.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
@@ -54,13 +55,16 @@ function startChild(args, childEnv, ready, logName) {
     const fail = (why) => {
       clearTimeout(timer);
       stopChild(child);
-      reject(new Error(`${path.basename(config.bin)} ${args[0]} ${why}; its log: ${logPath}`));
+      const tail = lastLines.map((l) => `\n  ${l}`).join('');
+      reject(new Error(`${path.basename(config.bin)} ${args[0]} ${why}; its log (${logPath}) ends:${tail}`));
     };
     child.once('error', (e) => fail(`could not be started (${e.message})`));
     child.exited.then(({ code, signal }) => fail(`exited (code ${code}, signal ${signal}) before it was ready`));
     for (const stream of [child.stdout, child.stderr]) {
       createInterface({ input: stream }).on('line', (line) => {
         log.write(line + '\n');
+        lastLines.push(line);
+        if (lastLines.length > 5) lastLines.shift();
         let entry;
         try {
           entry = JSON.parse(line);
@@ -108,6 +112,11 @@ export function theService() {
 }
 
 export async function startService() {
+  // The logs of an earlier run's demo stores (one file per store) would pile up.
+  mkdirSync(config.artifacts, { recursive: true });
+  for (const file of readdirSync(config.artifacts)) {
+    if (/^store-.*\.log$/.test(file)) rmSync(path.join(config.artifacts, file), { force: true });
+  }
   spoolDir = mkdtempSync(path.join(tmpdir(), 'videoapp-e2e-spool-'));
   const { child, fields } = await startChild(
     ['serve'],
