@@ -178,7 +178,7 @@ describe('A shopper who watches and buys', () => {
     assert.deepEqual(
       credit(checkout[0]),
       { attribution: 'influenced', video_id: v.dress, widget_id: widget, product_id: productGid(1002), revenue_e4: priceCents(1002) * 100 },
-      'the order is credited as influenced by the video watched in the session',
+      'the order is credited as influenced by the video the shopper watched before buying',
     );
     const own = await eventCounts(shop.shop, "customer_id = '7001'");
     assert.deepEqual(own, { impression: seen.length, click: 1, view: 1, add_to_cart: 0, checkout_completed: 1 },
