@@ -77,7 +77,8 @@ fn main() {
                 b.to_async(&runtime).iter_batched(
                     || batch(n, true),
                     |events| async {
-                        let (counted, _) = claims.counted(Uuid::now_v7(), events).await.unwrap();
+                        let (counted, _) =
+                            claims.counted(Uuid::now_v7(), events, false).await.unwrap();
                         assert_eq!(counted.len(), n);
                     },
                     BatchSize::PerIteration,
@@ -85,13 +86,14 @@ fn main() {
             });
             let seen = batch(n, true);
             runtime
-                .block_on(claims.counted(Uuid::now_v7(), seen.clone()))
+                .block_on(claims.counted(Uuid::now_v7(), seen.clone(), false))
                 .unwrap();
             group.bench_function(format!("repeated_ids_{n}"), |b| {
                 b.to_async(&runtime).iter_batched(
                     || seen.clone(),
                     |events| async {
-                        let (counted, _) = claims.counted(Uuid::now_v7(), events).await.unwrap();
+                        let (counted, _) =
+                            claims.counted(Uuid::now_v7(), events, false).await.unwrap();
                         assert!(counted.is_empty());
                     },
                     BatchSize::PerIteration,
@@ -101,7 +103,8 @@ fn main() {
                 b.to_async(&runtime).iter_batched(
                     || batch(n, false),
                     |events| async {
-                        let (counted, _) = claims.counted(Uuid::now_v7(), events).await.unwrap();
+                        let (counted, _) =
+                            claims.counted(Uuid::now_v7(), events, false).await.unwrap();
                         assert_eq!(counted.len(), n);
                     },
                     BatchSize::PerIteration,

@@ -46,11 +46,14 @@ impl Claims {
     }
 
     /// The events of `batch_id` that count: those whose claims this batch holds, each event id
-    /// once. Keeps the order of `events`.
+    /// once. Keeps the order of `events`. `retry`: this batch may have claimed before (an
+    /// earlier attempt failed after its claims, or a previous process left the batch behind), so
+    /// the claims it already holds are looked up too; a first attempt can hold none.
     pub async fn counted(
         &self,
         batch_id: Uuid,
         events: Vec<SpoolEvent>,
+        retry: bool,
     ) -> Result<(Vec<SpoolEvent>, Repeats), sqlx::Error> {
         let mut repeats = Repeats::default();
 
@@ -68,7 +71,12 @@ impl Claims {
             .map(|e| (e.shop.as_str(), e.event_id))
             .unzip();
         if !ids.is_empty() {
-            let owned: HashSet<(String, Uuid)> = sqlx::query_as(CLAIM_EVENTS_SQL)
+            let sql = if retry {
+                CLAIM_OR_FIND_EVENTS_SQL
+            } else {
+                CLAIM_EVENTS_SQL
+            };
+            let owned: HashSet<(String, Uuid)> = sqlx::query_as(sql)
                 .bind(&shops)
                 .bind(&ids)
                 .bind(batch_id)
@@ -90,7 +98,12 @@ impl Claims {
             let shops: Vec<&str> = orders.iter().map(|o| o.0).collect();
             let order_ids: Vec<&str> = orders.iter().map(|o| o.1).collect();
             let event_ids: Vec<Uuid> = orders.iter().map(|o| o.2).collect();
-            let owned: HashSet<(String, String, Uuid)> = sqlx::query_as(CLAIM_ORDERS_SQL)
+            let sql = if retry {
+                CLAIM_OR_FIND_ORDERS_SQL
+            } else {
+                CLAIM_ORDERS_SQL
+            };
+            let owned: HashSet<(String, String, Uuid)> = sqlx::query_as(sql)
                 .bind(&shops)
                 .bind(&order_ids)
                 .bind(&event_ids)
@@ -134,10 +147,16 @@ impl Claims {
     }
 }
 
-/// Claims each `(shop, event id)` for the batch; returns the pairs the batch holds: those it
-/// claimed now and those it claimed on an earlier attempt. (The second part reads the table as
-/// it was before this statement, so a pair is never returned twice.)
+/// Claims each `(shop, event id)` for the batch; returns the pairs it claimed.
 const CLAIM_EVENTS_SQL: &str = "
+INSERT INTO event_claims (shop_domain, event_id, batch_id)
+SELECT shop_domain, event_id, $3 FROM unnest($1::text[], $2::uuid[]) AS b(shop_domain, event_id)
+ON CONFLICT (shop_domain, event_id) DO NOTHING
+RETURNING shop_domain, event_id";
+
+/// The same, and the pairs the batch claimed on an earlier attempt. (The second part reads the
+/// table as it was before this statement, so a pair is never returned twice.)
+const CLAIM_OR_FIND_EVENTS_SQL: &str = "
 WITH batch AS (
     SELECT * FROM unnest($1::text[], $2::uuid[]) AS b(shop_domain, event_id)
 ), claimed AS (
@@ -152,8 +171,16 @@ SELECT c.shop_domain, c.event_id
 FROM event_claims c JOIN batch b USING (shop_domain, event_id)
 WHERE c.batch_id = $3";
 
-/// The same for `(shop, order id)`, held by one event of the batch.
+/// Claims each `(shop, order id)` for the event of the batch that carries it.
 const CLAIM_ORDERS_SQL: &str = "
+INSERT INTO order_claims (shop_domain, order_id, event_id, batch_id)
+SELECT shop_domain, order_id, event_id, $4
+FROM unnest($1::text[], $2::text[], $3::uuid[]) AS b(shop_domain, order_id, event_id)
+ON CONFLICT (shop_domain, order_id) DO NOTHING
+RETURNING shop_domain, order_id, event_id";
+
+/// The same, and the orders the batch claimed on an earlier attempt.
+const CLAIM_OR_FIND_ORDERS_SQL: &str = "
 WITH batch AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::uuid[]) AS b(shop_domain, order_id, event_id)
 ), claimed AS (

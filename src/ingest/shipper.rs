@@ -304,16 +304,20 @@ impl Shipper {
             tracing::warn!(path = %segment.path.display(), bytes = contents.torn_bytes, "ignored a torn record at the end of a spool segment");
         }
         let mut events = contents.events;
-        if self.uncertain.contains(&segment.batch_id) && !events.is_empty() {
+        let retry = self.uncertain.contains(&segment.batch_id);
+        if retry && !events.is_empty() {
             let landed = self.landed(segment.batch_id, &events).await?;
             if !landed.is_empty() {
                 tracing::info!(batch = %segment.batch_id, landed = landed.len(), "part of a retried batch had already landed");
             }
             events.retain(|e| !landed.contains(&e.event_id));
         }
+        // From here on a failure may leave claims, or rows, of this batch behind: the next
+        // attempt looks for both.
+        self.uncertain.insert(segment.batch_id);
         let (events, repeats) = self
             .claims()?
-            .counted(segment.batch_id, events)
+            .counted(segment.batch_id, events, retry)
             .await
             .map_err(|e| ShipError::Transient(format!("Postgres claims: {e}")))?;
         if !events.is_empty() {
@@ -333,8 +337,6 @@ impl Shipper {
 
     async fn insert(&mut self, batch_id: Uuid, events: &[SpoolEvent]) -> Result<(), ShipError> {
         let started = Instant::now();
-        // From here on a failure may still have landed rows: check before the next attempt.
-        self.uncertain.insert(batch_id);
         let attempt = async {
             let mut insert = self.warehouse.client().insert::<EventRow<'_>>("events")?;
             for event in events {
