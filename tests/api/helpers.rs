@@ -161,6 +161,19 @@ impl TestApp {
             .unwrap()
     }
 
+    /// The Prometheus text of the metrics listener. (The recorder is the test process's, shared
+    /// by every test.)
+    pub async fn metrics(&self) -> String {
+        self.client
+            .get(format!("{}/metrics", self.metrics_address))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.address, path)
     }

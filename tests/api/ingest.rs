@@ -727,15 +727,7 @@ async fn ingestion_is_measured() {
     post_many(&app, 2, 5).await;
     app.post_events(SHOP, &json!({ "eventType": "like" })).await;
     expect_rows(&app.clickhouse_database, 10, Duration::from_secs(10)).await;
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.metrics_address))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.metrics().await;
     for name in [
         "events_accepted_total",
         "events_rejected_total{reason=\"invalid\"}",
@@ -788,15 +780,7 @@ async fn a_batch_clickhouse_rejects_as_malformed_is_set_aside_and_the_pipe_keeps
         StatusCode::ACCEPTED
     );
     expect_rows(db, 1, Duration::from_secs(15)).await;
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.metrics_address))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.metrics().await;
     assert!(
         metrics.contains("events_dead_lettered_total"),
         "dead letters are counted"

@@ -78,15 +78,7 @@ async fn the_same_event_posted_five_times_is_acknowledged_each_time_and_counted_
     wait_until_shipped(&app, SHIPPED_WITHIN).await;
     assert_eq!(video_totals(db).await, "4\t0\t0");
 
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.metrics_address))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.metrics().await;
     // The recorder is the test process's, shared by every test: only its presence is ours.
     assert!(
         metrics.contains("events_repeated_total{kind=\"event_id\"}"),

@@ -66,15 +66,7 @@ async fn metrics_are_served_on_their_own_listener_by_route_template() {
         .unwrap();
     app.get("/no/such/path/123").await;
 
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.metrics_address))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.metrics().await;
     for expected in [
         r#"http_requests_total{method="PUT",route="/admin/v1/shops/{shop}",status="201"}"#,
         r#"http_requests_total{method="GET",route="/admin/v1/shops/{shop}",status="404"}"#,

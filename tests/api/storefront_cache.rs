@@ -239,13 +239,7 @@ async fn concurrent_misses_for_one_shop_load_it_once() {
     }
     assert_eq!(app.catalog.loads() - before, 1);
 
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.metrics_address))
-        .send()
-        .await
-        .unwrap();
-    let metrics = metrics.text().await.unwrap();
+    let metrics = app.metrics().await;
     for name in [
         "catalog_cache_hits_total",
         "catalog_cache_misses_total",
