@@ -108,11 +108,7 @@ fn line_json(line: &Line) -> Value {
 }
 
 /// `GET /products/<handle>.js`.
-pub async fn product_js(State(store): State<DevStore>, handle: &str) -> Response {
-    let (_, products) = match catalog(&store).await {
-        Ok(catalog) => catalog,
-        Err(response) => return response,
-    };
+pub fn product_js(products: &[Product], handle: &str) -> Response {
     let Some(p) = products.iter().find(|p| p.handle == handle) else {
         return cart_error(StatusCode::NOT_FOUND, "Not Found", "No such product");
     };

@@ -17,7 +17,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{any, get, post};
@@ -137,15 +137,10 @@ fn router(state: DevStore) -> Router {
 }
 
 /// `/products/<handle>` is the page; `/products/<handle>.js` the platform's product JSON.
-async fn product_page_or_json(
-    state: State<DevStore>,
-    Path(handle): Path<String>,
-    query: Query<HashMap<String, String>>,
-    headers: HeaderMap,
-) -> Response {
+async fn product_page_or_json(Path(handle): Path<String>, visit: pages::Visit) -> Response {
     match handle.strip_suffix(".js") {
-        Some(handle) => cart::product_js(state, handle).await,
-        None => pages::product(state, Path(handle), query, headers).await,
+        Some(handle) => cart::product_js(&visit.products, handle),
+        None => pages::product(visit, &handle),
     }
 }
 

@@ -13,7 +13,8 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Form;
@@ -49,6 +50,29 @@ impl Request {
             cart: cart::current(store, headers),
             consent_denied: cookie(headers, "demo_consent") == Some("denied"),
         }
+    }
+}
+
+/// What every page needs: the shop, its products, and how the page was asked for.
+pub struct Visit {
+    shop: Shop,
+    pub products: Vec<Product>,
+    request: Request,
+}
+
+impl FromRequestParts<DevStore> for Visit {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, store: &DevStore) -> Result<Visit, Response> {
+        let Query(query) = Query::<HashMap<String, String>>::from_request_parts(parts, store)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let (shop, products) = catalog(store).await?;
+        Ok(Visit {
+            shop,
+            products,
+            request: Request::new(store, &query, &parts.headers),
+        })
     }
 }
 
@@ -241,15 +265,12 @@ fn collection_links(products: &[Product]) -> String {
 }
 
 pub async fn home(
-    State(store): State<DevStore>,
-    Query(query): Query<HashMap<String, String>>,
-    headers: HeaderMap,
+    Visit {
+        shop,
+        products,
+        request,
+    }: Visit,
 ) -> Response {
-    let (shop, products) = match catalog(&store).await {
-        Ok(catalog) => catalog,
-        Err(response) => return response,
-    };
-    let request = Request::new(&store, &query, &headers);
     let all: Vec<&Product> = products.iter().collect();
     let main = format!(
         r#"<section class="hero"><h1>New season, on video</h1><p>Watch how our pieces wear, then add them to your cart without leaving the video.</p></section>
@@ -264,20 +285,17 @@ pub async fn home(
     layout(&shop, &products, &request, "Home", &main, Some(&context)).into_response()
 }
 
-pub async fn product(
-    State(store): State<DevStore>,
-    Path(handle): Path<String>,
-    Query(query): Query<HashMap<String, String>>,
-    headers: HeaderMap,
+pub fn product(
+    Visit {
+        shop,
+        products,
+        request,
+    }: Visit,
+    handle: &str,
 ) -> Response {
-    let (shop, products) = match catalog(&store).await {
-        Ok(catalog) => catalog,
-        Err(response) => return response,
-    };
     let Some(product) = products.iter().find(|p| p.handle == handle) else {
         return (StatusCode::NOT_FOUND, Html(not_found_html())).into_response();
     };
-    let request = Request::new(&store, &query, &headers);
     let others: Vec<&Product> = products.iter().filter(|p| p.id != product.id).collect();
     let main = format!(
         r#"<div class="product"><img src="{image}" alt="{title}" width="400" height="400">
@@ -309,20 +327,17 @@ pub async fn product(
 }
 
 pub async fn collection(
-    State(store): State<DevStore>,
     Path(handle): Path<String>,
-    Query(query): Query<HashMap<String, String>>,
-    headers: HeaderMap,
+    Visit {
+        shop,
+        products,
+        request,
+    }: Visit,
 ) -> Response {
-    let (shop, products) = match catalog(&store).await {
-        Ok(catalog) => catalog,
-        Err(response) => return response,
-    };
     let number: u64 = handle.parse().unwrap_or(0);
     if !collections_of(&products).contains(&number) {
         return (StatusCode::NOT_FOUND, Html(not_found_html())).into_response();
     }
-    let request = Request::new(&store, &query, &headers);
     let members: Vec<&Product> = products
         .iter()
         .filter(|p| {
@@ -368,15 +383,12 @@ fn lines_table(cart: &Cart) -> String {
 }
 
 pub async fn cart(
-    State(store): State<DevStore>,
-    Query(query): Query<HashMap<String, String>>,
-    headers: HeaderMap,
+    Visit {
+        shop,
+        products,
+        request,
+    }: Visit,
 ) -> Response {
-    let (shop, products) = match catalog(&store).await {
-        Ok(catalog) => catalog,
-        Err(response) => return response,
-    };
-    let request = Request::new(&store, &query, &headers);
     let main = if request.cart.lines.is_empty() {
         r#"<h1>Your cart</h1><p>Your cart is empty. <a href="/">Continue shopping</a></p>"#
             .to_string()
@@ -396,15 +408,12 @@ pub async fn cart(
 
 /// The checkout: no theme, no app blocks (the platform runs checkout itself).
 pub async fn checkout(
-    State(store): State<DevStore>,
-    Query(query): Query<HashMap<String, String>>,
-    headers: HeaderMap,
+    Visit {
+        shop,
+        products,
+        request,
+    }: Visit,
 ) -> Response {
-    let (shop, products) = match catalog(&store).await {
-        Ok(catalog) => catalog,
-        Err(response) => return response,
-    };
-    let request = Request::new(&store, &query, &headers);
     if request.cart.lines.is_empty() {
         return Redirect::to("/cart").into_response();
     }
@@ -420,17 +429,15 @@ pub async fn checkout(
 pub async fn thank_you(
     State(store): State<DevStore>,
     order_id: Path<String>,
-    Query(query): Query<HashMap<String, String>>,
-    headers: HeaderMap,
+    Visit {
+        shop,
+        products,
+        request,
+    }: Visit,
 ) -> Response {
-    let (shop, products) = match catalog(&store).await {
-        Ok(catalog) => catalog,
-        Err(response) => return response,
-    };
     let Some(order) = cart::order(&store, order_id) else {
         return (StatusCode::NOT_FOUND, Html(not_found_html())).into_response();
     };
-    let request = Request::new(&store, &query, &headers);
     let currency = shop.currency.code();
     let line_items: Vec<serde_json::Value> = order
         .cart
