@@ -111,31 +111,33 @@ export function theService() {
   return service;
 }
 
-export async function startService() {
+/**
+ * Starts the one service. `overrides` change its environment; a `null` leaves a setting unset, so
+ * the service's own default applies (the tests ship small batches fast; a benchmark may not).
+ */
+export async function startService(overrides = {}) {
   // The logs of an earlier run's demo stores (one file per store) would pile up.
   mkdirSync(config.artifacts, { recursive: true });
   for (const file of readdirSync(config.artifacts)) {
     if (/^store-.*\.log$/.test(file)) rmSync(path.join(config.artifacts, file), { force: true });
   }
   spoolDir = mkdtempSync(path.join(tmpdir(), 'videoapp-e2e-spool-'));
-  const { child, fields } = await startChild(
-    ['serve'],
-    {
-      DATABASE_URL: config.databaseUrl,
-      CLICKHOUSE_URL: config.clickhouseUrl,
-      CLICKHOUSE_DATABASE: config.clickhouseDatabase,
-      VIDEOAPP_LISTEN: '127.0.0.1:0',
-      VIDEOAPP_METRICS_LISTEN: '127.0.0.1:0',
-      VIDEOAPP_PROXY_SECRET: config.proxySecret,
-      VIDEOAPP_ADMIN_TOKEN: config.adminToken,
-      VIDEOAPP_SPOOL_DIR: spoolDir,
-      VIDEOAPP_BATCH_MAX_AGE_MS: '100',
-      VIDEOAPP_LOG_FORMAT: 'json',
-      RUST_LOG: 'info',
-    },
-    'videoapp serving',
-    'service.log',
-  );
+  const serviceEnv = {
+    DATABASE_URL: config.databaseUrl,
+    CLICKHOUSE_URL: config.clickhouseUrl,
+    CLICKHOUSE_DATABASE: config.clickhouseDatabase,
+    VIDEOAPP_LISTEN: '127.0.0.1:0',
+    VIDEOAPP_METRICS_LISTEN: '127.0.0.1:0',
+    VIDEOAPP_PROXY_SECRET: config.proxySecret,
+    VIDEOAPP_ADMIN_TOKEN: config.adminToken,
+    VIDEOAPP_SPOOL_DIR: spoolDir,
+    VIDEOAPP_BATCH_MAX_AGE_MS: '100',
+    VIDEOAPP_LOG_FORMAT: 'json',
+    RUST_LOG: 'info',
+    ...overrides,
+  };
+  for (const [name, value] of Object.entries(serviceEnv)) if (value === null) delete serviceEnv[name];
+  const { child, fields } = await startChild(['serve'], serviceEnv, 'videoapp serving', 'service.log');
   service = { child, base: `http://${fields.listen}`, metrics: `http://${fields.metrics}` };
   await waitFor(
     async () => (await fetch(`${service.base}/readyz`).catch(() => null))?.status === 200,
