@@ -1188,8 +1188,8 @@ fn raw_requests(uri: &str, addr: SocketAddr, bodies: &[String]) -> Vec<Vec<u8>> 
 /// wrk's script: posts the bodies in turn until the measured seconds (its first argument) are
 /// over, then sends only `GET` to the same path (405, no side effect) so nothing is in flight
 /// when wrk exits; counts POSTs, 202s and other answers, and prints them at the end. With
-/// `event_ids`, each POST's event gets an `eventId` of its own (wrk thread and counter), built
-/// per request.
+/// `event_ids`, each POST's event gets an `eventId` of its own (wrk run, thread and counter),
+/// built per request.
 fn lua_script(bodies: &[String], event_ids: bool) -> String {
     let mut script = String::from(
         r#"-- Written by benches/ingest_load.rs for one run.
@@ -1226,6 +1226,9 @@ end
 
 function init(args)
   deadline = now() + tonumber(args[1])
+  -- Each wrk run (warm-up, measured, every round) counts posts from zero: the microsecond it
+  -- starts keeps its event ids apart from the other runs'.
+  invocation = math.floor(now() * 1e6) % 4294967296
   posts = {{}}
   rests = {{}}
   post_headers = {{
@@ -1256,7 +1259,7 @@ function request()
   posted = posted + 1
   if event_ids then
     return wrk.format("POST", nil, post_headers, string.format(
-      '{{"eventId":"%08x-0000-4000-8000-%012x",%s', thread_number, posted, rests[next_post]))
+      '{{"eventId":"%08x-%04x-4000-8000-%012x",%s', invocation, thread_number, posted, rests[next_post]))
   end
   return posts[next_post]
 end
