@@ -50,4 +50,5 @@ after(async () => {
 await import('./where-widgets-render.mjs');
 await import('./watch-and-buy.mjs');
 await import('./nothing-twice.mjs');
+await import('./every-style-and-behaviour.mjs');
 await import('./never-breaks-the-page.mjs');
