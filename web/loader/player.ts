@@ -125,7 +125,10 @@ function product(w: Widget, v: Video, p: Product): HTMLLIElement {
     status.textContent = text;
   };
   on(button, 'click', async () => {
-    button.disabled = true;
+    // aria-disabled, not disabled: a disabled button drops the focus to the page, out of the
+    // dialog, without a focusin the trap could catch.
+    if (button.getAttribute('aria-disabled') === 'true') return;
+    button.setAttribute('aria-disabled', 'true');
     state('pending', 'Adding\u2026');
     try {
       const base = (window.Shopify && window.Shopify.routes && window.Shopify.routes.root) || '/';
@@ -149,11 +152,11 @@ function product(w: Widget, v: Video, p: Product): HTMLLIElement {
       document.dispatchEvent(
         new CustomEvent('videoapp:add-to-cart', { detail: { productId: p.id, variantId: variant.id, videoId: v.id, widgetId: w.id } }),
       );
-      button.disabled = false;
     } catch (e) {
       state('error', 'Could not add to cart');
-      button.disabled = false;
       throw e;
+    } finally {
+      if (li.getAttribute('data-videoapp-state') !== 'soldout') button.removeAttribute('aria-disabled');
     }
   });
   return li;

@@ -44,6 +44,6 @@ export const CSS = `
 .videoapp-product img{grid-row:span 3;width:64px;height:64px;object-fit:cover;border-radius:8px}
 .videoapp-pname{color:inherit;font-weight:600}
 .videoapp-btn{justify-self:start;padding:8px 14px;border:0;border-radius:${R};background:${A};color:#fff;font:inherit;cursor:pointer}
-.videoapp-btn:disabled{opacity:.6}
+.videoapp-btn[aria-disabled=true]{opacity:.6;cursor:default}
 .videoapp-status{font-size:.875em}
 `;
