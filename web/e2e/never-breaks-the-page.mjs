@@ -1,4 +1,4 @@
-// Story 5: the loader never breaks the page, whatever the app proxy answers.
+// Story 6: the loader never breaks the page, whatever the app proxy answers.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 

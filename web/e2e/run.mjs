@@ -51,4 +51,5 @@ await import('./where-widgets-render.mjs');
 await import('./watch-and-buy.mjs');
 await import('./nothing-twice.mjs');
 await import('./every-style-and-behaviour.mjs');
+await import('./light-on-the-store.mjs');
 await import('./never-breaks-the-page.mjs');
