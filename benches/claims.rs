@@ -1,6 +1,6 @@
-//! What counting each event once costs the shipper (DESIGN §5): the Postgres claims of one spool
-//! batch before it goes to ClickHouse, for a batch as large as the shipper sends
-//! (`VIDEOAPP_BATCH_MAX_ROWS`, 25,000) and a small one.
+//! What counting each event once costs the shipper (README, "How events flow"): the Postgres
+//! claims of one spool batch before it goes to ClickHouse, for a batch as large as the shipper
+//! sends (`VIDEOAPP_BATCH_MAX_ROWS`, 25,000) and a small one.
 //!
 //! - `claims/new_ids_<n>`: n events with client ids never seen (the common case: every id is
 //!   claimed);

@@ -1,4 +1,4 @@
-//! Counted once (DESIGN §5): a client that retries sends the same `eventId` again, and a reloaded
+//! Counted once: a client that retries sends the same `eventId` again, and a reloaded
 //! thank-you page sends the same order again. Before a spool batch goes to ClickHouse, the
 //! shipper claims, in Postgres, each client-chosen event id and each order id of the batch for
 //! that batch. An id that another batch holds was counted already: its event is left out. A
