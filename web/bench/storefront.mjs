@@ -43,20 +43,13 @@ process.env.VIDEOAPP_E2E_ARTIFACTS ||= '.data/bench-artifacts';
 process.env.VIDEOAPP_RATE_LIMIT_PER_MINUTE ||= '100000';
 
 const { config, newShop, startService, stopAll, stopService, theService, waitFor } = await import('../e2e/stack.mjs');
-const { closeBrowser, newShopper, pageProblems, queueDrained, slotsSettled } = await import('../e2e/browser.mjs');
+const { CHROMIUM_FLAGS, closeBrowser, newShopper, pageProblems, queueDrained, slotsSettled } = await import('../e2e/browser.mjs');
 
 const LIGHTHOUSE_RUNS = Number(process.env.VIDEOAPP_BENCH_LIGHTHOUSE_RUNS || 3);
 const LATENCY_RUNS = Number(process.env.VIDEOAPP_BENCH_LATENCY_RUNS || 10);
 const POLL_MS = 100;
-const CHROME_FLAGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-  '--disable-sync',
-];
+/** Lighthouse starts Chromium itself (chrome-launcher), so it names headless mode too. */
+const CHROME_FLAGS = ['--headless=new', ...CHROMIUM_FLAGS];
 
 const parts = process.argv.slice(2);
 for (const p of parts) {
