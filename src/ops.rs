@@ -55,12 +55,15 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readines
     let postgres = async {
         let ping = sqlx::query("SELECT 1").execute(&state.db);
         match tokio::time::timeout(CHECK_TIMEOUT, ping).await {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(_) => Err(format!("no answer within {CHECK_TIMEOUT:?}")),
+            Ok(result) => result.map(drop).map_err(anyhow::Error::from),
+            Err(_) => Err(anyhow::anyhow!("no answer within {CHECK_TIMEOUT:?}")),
         }
     };
-    let (postgres, clickhouse) = tokio::join!(postgres, state.warehouse.ping(CHECK_TIMEOUT));
+    let clickhouse = async {
+        let ping = state.warehouse.ping(CHECK_TIMEOUT).await;
+        ping.map_err(anyhow::Error::from)
+    };
+    let (postgres, clickhouse) = tokio::join!(postgres, clickhouse);
     let mut checks = BTreeMap::new();
     let mut unavailable = Vec::new();
     for (name, result) in [("postgres", postgres), ("clickhouse", clickhouse)] {

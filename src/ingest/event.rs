@@ -1,10 +1,13 @@
 //! Events as shoppers' browsers send them (API-SPEC §2.5, DESIGN §5), parsed and validated at the
 //! edge into [`SpoolEvent`]s: the exact record the spool keeps and ClickHouse receives.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, NaiveDate, Utc};
+use rust_decimal::prelude::ToPrimitive;
+use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -211,7 +214,7 @@ pub struct IncomingEvent {
     /// Order value in the shop currency (checkout_completed), a decimal number ≥ 0 with at most
     /// 4 decimal places; a numeric string is accepted too.
     #[schema(value_type = Option<f64>)]
-    pub revenue: Option<Box<RawValue>>,
+    pub revenue: Option<Revenue>,
     #[schema(value_type = Option<String>)]
     pub currency: Option<Currency>,
 }
@@ -269,155 +272,164 @@ pub struct TimeWindow {
 
 /// The body's events: `{ "events": [...] }` or one event object. Nothing is returned unless
 /// every event is valid.
+///
+/// The top level is read first with each value kept as its JSON text: whether the body is a
+/// batch decides how the rest is read. Each event is then read straight from its own text, so
+/// a revenue keeps the exact digits it was sent with (a `serde_json::Value` in between would
+/// hold numbers as binary floating point).
 pub fn parse_body(body: &[u8]) -> Result<(Vec<IncomingEvent>, bool), Invalid> {
-    if let Some(event) = parse_single_event_directly(body) {
-        return Ok((vec![event], false));
-    }
-    let value: Value = serde_json::from_slice(body)
+    let text = std::str::from_utf8(body)
         .map_err(|e| Invalid::new("body", format!("malformed JSON: {e}")))?;
-    let Value::Object(mut object) = value else {
-        return Err(Invalid::new(
-            "body",
-            "must be an event object or { \"events\": [...] }",
-        ));
-    };
-    match object.remove("events") {
-        Some(Value::Array(items)) => {
-            if items.is_empty() {
-                return Err(Invalid::new("events", "must not be empty"));
-            }
-            if items.len() > MAX_EVENTS_PER_REQUEST {
-                return Err(Invalid::new(
-                    "events",
-                    format!(
-                        "at most {MAX_EVENTS_PER_REQUEST} events per request, got {}",
-                        items.len()
-                    ),
-                ));
-            }
-            let events = items
-                .into_iter()
-                .enumerate()
-                .map(|(i, item)| parse_event(item, &format!("events[{i}]")))
-                .collect::<Result<_, _>>()?;
-            Ok((events, true))
+    let top: HashMap<String, &RawValue> = serde_json::from_str(text).map_err(|e| {
+        if e.is_data() {
+            Invalid::new("body", "must be an event object or { \"events\": [...] }")
+        } else {
+            Invalid::new("body", format!("malformed JSON: {e}"))
         }
-        Some(_) => Err(Invalid::new("events", "must be an array")),
-        None => Ok((vec![parse_event(Value::Object(object), "")?], false)),
+    })?;
+    let Some(events) = top.get("events") else {
+        return Ok((vec![parse_event(text, "")?], false));
+    };
+    let items: Vec<&RawValue> = serde_json::from_str(events.get())
+        .map_err(|_| Invalid::new("events", "must be an array"))?;
+    if items.is_empty() {
+        return Err(Invalid::new("events", "must not be empty"));
     }
-}
-
-/// The common case, a beacon's one valid event, parsed straight from the bytes. Anything else
-/// (a batch, an `events` key however it is spelled, invalid input) returns `None` and takes the
-/// path through `Value`, which names the offending field.
-fn parse_single_event_directly(body: &[u8]) -> Option<IncomingEvent> {
-    let contains = |needle: &[u8]| memchr::memmem::find(body, needle).is_some();
-    if contains(b"\"events\"") || contains(b"\\u") {
-        return None;
-    }
-    let event: IncomingEvent = serde_json::from_slice(body).ok()?;
-    check_event(&event).ok()?;
-    Some(event)
-}
-
-/// What serde alone does not check: the revenue's form and how many products an order names.
-/// The error's field is relative to the event.
-fn check_event(event: &IncomingEvent) -> Result<(), Invalid> {
-    if let Some(revenue) = &event.revenue {
-        parse_revenue(revenue.get()).map_err(|m| Invalid::new("revenue", m))?;
-    }
-    if event.product_ids.as_ref().map_or(0, Vec::len) > MAX_ORDER_PRODUCTS {
+    if items.len() > MAX_EVENTS_PER_REQUEST {
         return Err(Invalid::new(
-            "productIds",
-            format!("at most {MAX_ORDER_PRODUCTS} products"),
+            "events",
+            format!(
+                "at most {MAX_EVENTS_PER_REQUEST} events per request, got {}",
+                items.len()
+            ),
         ));
     }
-    Ok(())
+    let events = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| parse_event(item.get(), &format!("events[{i}]")))
+        .collect::<Result<_, _>>()?;
+    Ok((events, true))
 }
 
-fn parse_event(value: Value, prefix: &str) -> Result<IncomingEvent, Invalid> {
-    if !value.is_object() {
-        return Err(Invalid::new(prefix, "must be an event object"));
-    }
+/// One event from its JSON text; errors name the field below `prefix` (`events[3].revenue`).
+fn parse_event(text: &str, prefix: &str) -> Result<IncomingEvent, Invalid> {
     let join = |path: &str| match (prefix.is_empty(), path) {
         (true, p) => p.to_string(),
         (false, ".") => prefix.to_string(),
         (false, p) => format!("{prefix}.{p}"),
     };
-    let event: IncomingEvent = serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let message = e.into_inner().to_string();
-        // A missing field is reported at the object; name it instead.
-        match message.strip_prefix("missing field `") {
-            Some(rest) => {
-                let field = rest.trim_end_matches('`');
-                Invalid::new(join(field), "is required")
+    if !text.trim_start().starts_with('{') {
+        return Err(Invalid::new(join("."), "must be an event object"));
+    }
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let event: IncomingEvent =
+        serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
+            let path = e.path().to_string();
+            let message = without_position(e.into_inner());
+            // A missing field is reported at the object; name it instead.
+            match message.strip_prefix("missing field `") {
+                Some(rest) => {
+                    let field = rest.trim_end_matches('`');
+                    Invalid::new(join(field), "is required")
+                }
+                None => Invalid::new(join(&path), message),
             }
-            None => Invalid::new(join(&path), message),
-        }
-    })?;
-    check_event(&event).map_err(|invalid| Invalid::new(join(&invalid.field), invalid.message))?;
+        })?;
+    if event.product_ids.as_ref().map_or(0, Vec::len) > MAX_ORDER_PRODUCTS {
+        return Err(Invalid::new(
+            join("productIds"),
+            format!("at most {MAX_ORDER_PRODUCTS} products"),
+        ));
+    }
     Ok(event)
 }
 
-/// Exact decimal → units of 1/10 000. Accepts a JSON number or a numeric string; never goes
-/// through binary floating point.
-pub fn parse_revenue(raw: &str) -> Result<i64, String> {
-    let text = raw.trim();
-    let text = match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
-        Some(inner) => inner.trim(),
-        None => text,
-    };
-    let not_numeric = || format!("must be a decimal number ≥ 0, got {raw}");
-    if text.starts_with('-') {
-        return Err(format!("must not be negative, got {raw}"));
+/// serde_json's message without the " at line 1 column 17" it appends: the field path says
+/// where.
+fn without_position(error: serde_json::Error) -> String {
+    let message = error.to_string();
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message,
     }
-    let (mantissa, exponent) = match text.find(['e', 'E']) {
-        Some(i) => (
-            &text[..i],
-            text[i + 1..].parse::<i32>().map_err(|_| not_numeric())?,
-        ),
-        None => (text, 0),
-    };
-    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let valid_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if (whole.is_empty() && fraction.is_empty()) || !valid_digits(whole) || !valid_digits(fraction)
-    {
-        return Err(not_numeric());
-    }
-    let too_large = || format!("too large, got {raw}");
-    // value = digits × 10^(exponent − decimals); we keep value × 10^4, as an integer.
-    let digits = format!("{whole}{fraction}");
-    let digits = digits.trim_start_matches('0');
-    if digits.len() > 30 {
-        return Err(too_large());
-    }
-    let base: i128 = if digits.is_empty() {
-        0
-    } else {
-        digits.parse().map_err(|_| not_numeric())?
-    };
-    let shift = i64::from(exponent) - fraction.len() as i64 + 4;
-    let scaled = if shift >= 0 {
-        u32::try_from(shift)
-            .ok()
-            .and_then(|s| 10i128.checked_pow(s))
-            .and_then(|p| base.checked_mul(p))
-            .ok_or_else(too_large)?
-    } else {
-        let divisor = u32::try_from(-shift)
-            .ok()
-            .and_then(|s| 10i128.checked_pow(s));
-        match divisor {
-            Some(d) if base % d == 0 => base / d,
-            _ if base == 0 => 0,
-            _ => return Err(format!("at most 4 decimal places, got {raw}")),
+}
+
+/// An order's value in its currency: an exact decimal ≥ 0 with at most 4 places, at most
+/// [`MAX_REVENUE_UNITS`]. Sent as a JSON number or a numeric string; never goes through binary
+/// floating point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Revenue(Decimal);
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RevenueError {
+    #[error("must be a decimal number ≥ 0, got {0}")]
+    NotNumeric(String),
+    #[error("must not be negative, got {0}")]
+    Negative(String),
+    #[error("at most 4 decimal places, got {0}")]
+    TooPrecise(String),
+    #[error("too large, got {0}")]
+    TooLarge(String),
+}
+
+impl Revenue {
+    /// From the JSON text of the value: a number (`19.99`, `1e2`) or a string holding one.
+    pub fn parse(raw: &str) -> Result<Revenue, RevenueError> {
+        let text = raw.trim();
+        let text = match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+            Some(inner) => inner.trim(),
+            None => text,
+        };
+        if text.starts_with('-') {
+            return Err(RevenueError::Negative(raw.to_string()));
         }
-    };
-    if scaled > i128::from(MAX_REVENUE_UNITS) * i128::from(REVENUE_SCALE) {
-        return Err(too_large());
+        let numeric = !text.is_empty()
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'));
+        if !numeric {
+            return Err(RevenueError::NotNumeric(raw.to_string()));
+        }
+        let parsed = if text.contains(['e', 'E']) {
+            Decimal::from_scientific(text)
+        } else {
+            Decimal::from_str_exact(text)
+        };
+        let value = match parsed {
+            Ok(value) => value.normalize(),
+            // Well-formed but beyond what a decimal holds: too many digits one way or the other.
+            Err(_) => {
+                return Err(match text.parse::<f64>() {
+                    Ok(n) if n >= 1.0 => RevenueError::TooLarge(raw.to_string()),
+                    Ok(_) => RevenueError::TooPrecise(raw.to_string()),
+                    Err(_) => RevenueError::NotNumeric(raw.to_string()),
+                })
+            }
+        };
+        if value.scale() > 4 {
+            return Err(RevenueError::TooPrecise(raw.to_string()));
+        }
+        if value > Decimal::from(MAX_REVENUE_UNITS) {
+            return Err(RevenueError::TooLarge(raw.to_string()));
+        }
+        Ok(Revenue(value))
     }
-    Ok(scaled as i64)
+
+    /// In units of 1/10 000 of the currency, as the spool and ClickHouse keep it.
+    pub fn e4(self) -> i64 {
+        let units = self.0 * Decimal::from(REVENUE_SCALE);
+        units
+            .to_i64()
+            .expect("at most 10^12 with 4 places fits in an i64")
+    }
+}
+
+impl<'de> Deserialize<'de> for Revenue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = Box::<RawValue>::deserialize(d)?;
+        Revenue::parse(raw.get()).map_err(serde::de::Error::custom)
+    }
 }
 
 impl IncomingEvent {
@@ -460,11 +472,7 @@ impl IncomingEvent {
             customer_id: text(self.customer_id),
             product_id: self.product_id.map(String::from).unwrap_or_default(),
             order_id: text(self.order_id),
-            // Validated in parse_event.
-            revenue_e4: self
-                .revenue
-                .map(|r| parse_revenue(r.get()).unwrap_or(0))
-                .unwrap_or(0),
+            revenue_e4: self.revenue.map_or(0, Revenue::e4),
             currency: self.currency.map(String::from).unwrap_or_default(),
             product_ids: self
                 .product_ids
@@ -495,13 +503,13 @@ mod tests {
             ("100.000000", 1_000_000),
             ("007.5", 75_000),
         ] {
-            assert_eq!(parse_revenue(raw), Ok(expected), "{raw}");
+            assert_eq!(Revenue::parse(raw).map(Revenue::e4), Ok(expected), "{raw}");
         }
         for bad in [
             "-1", "-0.01", "abc", "\"\"", "1.23456", "1e-5", ".", "1.2.3", "\"12a\"", "1e40",
             "true",
         ] {
-            assert!(parse_revenue(bad).is_err(), "{bad} accepted");
+            assert!(Revenue::parse(bad).is_err(), "{bad} accepted");
         }
     }
 
@@ -514,8 +522,9 @@ mod tests {
         assert_eq!((events.len(), batch), (2, true));
     }
 
+    /// An event reads the same alone and inside a batch, escaped keys included.
     #[test]
-    fn the_direct_parse_of_one_event_agrees_with_the_general_path() {
+    fn a_lone_event_and_a_batched_one_are_the_same_event() {
         let shop = ShopDomain::parse("s.myshopify.com").unwrap();
         let tz = Timezone::parse("Europe/Berlin").unwrap();
         let now = Utc::now();
@@ -524,7 +533,7 @@ mod tests {
             max_past: chrono::Duration::days(7),
         };
         let id = "0193a3c8-2f5e-7c1a-9b7e-3f1f2a4b5c6d";
-        let agree = [
+        let bodies = [
             format!(r#"{{"eventId":"{id}","eventType":"impression","videoId":"v1","widgetId":7}}"#),
             format!(
                 r#"{{"eventId":"{id}","eventType":"checkout_completed","orderId":123,"revenue":12.50,"currency":"EUR","productId":"gid://shopify/Product/9","timestamp":"{}"}}"#,
@@ -534,28 +543,38 @@ mod tests {
                 r#"{{"eventId":"{id}","eventType":"view","sessionId":"s","extra":{{"a":[1]}}}}"#
             ),
         ];
-        for body in &agree {
-            let direct = parse_single_event_directly(body.as_bytes()).expect(body);
-            let general = parse_event(serde_json::from_str(body).unwrap(), "").unwrap();
-            assert_eq!(
-                direct.into_spool_event(&shop, tz, now, window),
-                general.into_spool_event(&shop, tz, now, window),
-                "{body}"
-            );
+        for body in &bodies {
+            let (mut alone, batch) = parse_body(body.as_bytes()).unwrap();
+            assert!(!batch);
+            for events_key in ["events", r"\u0065vents"] {
+                let batched = format!(r#"{{"{events_key}":[{body}]}}"#);
+                let (mut inside, batch) = parse_body(batched.as_bytes()).unwrap();
+                assert!(batch, "{batched}");
+                assert_eq!(
+                    inside.remove(0).into_spool_event(&shop, tz, now, window),
+                    alone.remove(0).into_spool_event(&shop, tz, now, window),
+                    "{body}"
+                );
+                alone = parse_body(body.as_bytes()).unwrap().0;
+            }
         }
-        // Batches, escaped keys and invalid input take the general path, which names the field.
-        for body in [
-            r#"{"events":[{"eventType":"view"}]}"#,
-            r#"{"\u0065vents":[{"eventType":"view"}]}"#,
-            r#"{"eventType":"view","revenue":1.23456}"#,
-            r#"{"eventType":"view","eventType":"click"}"#,
-            r#"{"eventType":"like"}"#,
-            r#"[]"#,
-        ] {
-            assert!(
-                parse_single_event_directly(body.as_bytes()).is_none(),
-                "{body}"
-            );
+    }
+
+    /// Near the largest accepted order, neighbouring values a ten-thousandth apart are closer
+    /// than binary floating point can tell apart: each must still be kept exactly, alone and in
+    /// a batch, as a number and as a string.
+    #[test]
+    fn revenue_keeps_every_digit_up_to_the_largest_order() {
+        for last in 0..10 {
+            let value = format!("999999999999.999{last}");
+            let expected = 9_999_999_999_999_990 + last;
+            for revenue in [value.clone(), format!(r#""{value}""#)] {
+                let event = format!(r#"{{"eventType":"checkout_completed","revenue":{revenue}}}"#);
+                for body in [event.clone(), format!(r#"{{"events":[{event}]}}"#)] {
+                    let (events, _) = parse_body(body.as_bytes()).unwrap();
+                    assert_eq!(events[0].revenue.map(Revenue::e4), Some(expected), "{body}");
+                }
+            }
         }
     }
 

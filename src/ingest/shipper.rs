@@ -19,6 +19,7 @@ use uuid::Uuid;
 use super::claims::Claims;
 use super::event::{Attribution, SpoolEvent};
 use super::spool::{read_segment, sealed_segments, write_synced, Segment, Spool};
+use crate::warehouse::error::WarehouseError;
 use crate::warehouse::Warehouse;
 
 const LANDED_SQL: &str = include_str!("../../sql/10_ingest_landed_events.sql");
@@ -87,34 +88,8 @@ pub struct ShipperConfig {
     pub max_backoff: Duration,
 }
 
-/// Why a segment did not ship.
-#[derive(Debug, thiserror::Error)]
-enum ShipError {
-    /// Worth retrying: ClickHouse unreachable, overloaded, timed out.
-    #[error("transient: {0}")]
-    Transient(String),
-    /// ClickHouse refuses the data itself; retrying cannot help.
-    #[error("rejected: {0}")]
-    Rejected(String),
-}
-
-/// ClickHouse exception codes that mean "this data is bad", not "try later".
-const DATA_ERROR_CODES: &[u32] = &[6, 26, 27, 32, 33, 38, 41, 53, 69, 70, 72, 117, 131];
-
-fn classify(error: &clickhouse::error::Error) -> ShipError {
-    let text = error.to_string();
-    if let clickhouse::error::Error::BadResponse(message) = error {
-        let code = message
-            .split("Code: ")
-            .nth(1)
-            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
-            .and_then(|digits| digits.parse::<u32>().ok());
-        if code.is_some_and(|c| DATA_ERROR_CODES.contains(&c)) {
-            return ShipError::Rejected(text);
-        }
-    }
-    ShipError::Transient(text)
-}
+/// Why a segment did not ship: `Transient` (retry) or `Rejected` (dead letters).
+type ShipError = WarehouseError;
 
 pub struct Shipper {
     spool: Spool,
@@ -349,11 +324,8 @@ impl Shipper {
             .record(started.elapsed().as_secs_f64());
         match result {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(classify(&e)),
-            Err(_) => Err(ShipError::Transient(format!(
-                "no answer within {:?}",
-                self.config.insert_timeout
-            ))),
+            Ok(Err(e)) => Err(e.into()),
+            Err(_) => Err(WarehouseError::timed_out(self.config.insert_timeout)),
         }
     }
 
@@ -445,30 +417,5 @@ impl Shipper {
         }
         metrics::counter!("spool_records_dead_lettered_total").increment(payloads.len() as u64);
         tracing::error!(records = payloads.len(), path = %target.display(), "spool records that are not events were set aside");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn data_errors_are_rejections_and_everything_else_is_transient() {
-        let bad = clickhouse::error::Error::BadResponse(
-            "Code: 27, e.displayText() = DB::Exception: Cannot parse input".into(),
-        );
-        assert!(matches!(classify(&bad), ShipError::Rejected(_)));
-        let new_format = clickhouse::error::Error::BadResponse(
-            "Code: 131. DB::Exception: Too large string size. (TOO_LARGE_STRING_SIZE)".into(),
-        );
-        assert!(matches!(classify(&new_format), ShipError::Rejected(_)));
-        let overloaded = clickhouse::error::Error::BadResponse(
-            "Code: 202. DB::Exception: Too many simultaneous queries".into(),
-        );
-        assert!(matches!(classify(&overloaded), ShipError::Transient(_)));
-        assert!(matches!(
-            classify(&clickhouse::error::Error::TimedOut),
-            ShipError::Transient(_)
-        ));
     }
 }

@@ -1,6 +1,6 @@
 //! ClickHouse access: the client built from config, readiness, and the schema migrations.
-//! Events and their daily views live here; the tables come with the ingest issue.
 
+pub mod error;
 pub mod migrations;
 
 use std::time::Duration;
@@ -8,6 +8,7 @@ use std::time::Duration;
 use clickhouse::Client;
 
 use crate::config::ClickHouseConfig;
+use error::WarehouseError;
 
 const PING_SQL: &str = include_str!("../../sql/03_ping.sql");
 
@@ -42,12 +43,11 @@ impl Warehouse {
     }
 
     /// Reachable, and the service's database exists.
-    pub async fn ping(&self, timeout: Duration) -> Result<(), String> {
+    pub async fn ping(&self, timeout: Duration) -> Result<(), WarehouseError> {
         let query = self.client.query(PING_SQL).fetch_one::<u8>();
         match tokio::time::timeout(timeout, query).await {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(_) => Err(format!("no answer within {timeout:?}")),
+            Ok(result) => result.map(drop).map_err(WarehouseError::from),
+            Err(_) => Err(WarehouseError::timed_out(timeout)),
         }
     }
 }
