@@ -92,12 +92,13 @@ impl Application {
                 )
             })?;
         let pipeline = Pipeline::start(config.ingest(), warehouse.clone(), config.shutdown_grace)
+            .await
             .with_context(|| {
-            format!(
-                "cannot open the spool at {} (VIDEOAPP_SPOOL_DIR)",
-                config.spool_dir.display()
-            )
-        })?;
+                format!(
+                    "cannot open the spool at {} (VIDEOAPP_SPOOL_DIR)",
+                    config.spool_dir.display()
+                )
+            })?;
         let catalog = CatalogCache::new(db.clone(), config.catalog_cache_ttl, 100_000);
         let api_keys = KeyCache::new(db.clone());
         changes::spawn_listener(

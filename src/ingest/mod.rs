@@ -44,13 +44,20 @@ pub struct Pipeline {
 impl Pipeline {
     /// Opens the spool (sealing what a previous process left open) and starts the shipper,
     /// which replays whatever is spooled.
-    pub fn start(
+    pub async fn start(
         config: IngestConfig,
         warehouse: Warehouse,
         grace: Duration,
     ) -> std::io::Result<Pipeline> {
-        let spool = Spool::open(config.spool)?;
-        let shipper = Shipper::new(spool.clone(), warehouse, config.shipper)?;
+        // Opening may wait for another process to let go of the spool, and reads and seals what
+        // it left: file work that must not hold up an async worker.
+        let (spool, shipper) = tokio::task::spawn_blocking(move || {
+            let spool = Spool::open(config.spool)?;
+            let shipper = Shipper::new(spool.clone(), warehouse, config.shipper)?;
+            Ok::<_, std::io::Error>((spool, shipper))
+        })
+        .await
+        .map_err(std::io::Error::other)??;
         let (stop, stopped) = watch::channel(false);
         // The shipper reads, decodes and deletes whole segments: on a thread and runtime of its
         // own, so that work never stalls the request workers.

@@ -18,7 +18,7 @@ use uuid::Uuid;
 
 use super::claims::Claims;
 use super::event::{Attribution, SpoolEvent};
-use super::spool::{read_segment, sealed_segments, write_synced, Segment, Spool};
+use super::spool::{read_segment, sealed_segments, write_synced, ReadError, Segment, Spool};
 use crate::warehouse::error::WarehouseError;
 use crate::warehouse::Warehouse;
 
@@ -88,8 +88,30 @@ pub struct ShipperConfig {
     pub max_backoff: Duration,
 }
 
-/// Why a segment did not ship: `Transient` (retry) or `Rejected` (dead letters).
-type ShipError = WarehouseError;
+/// Why a segment did not ship.
+#[derive(Debug, thiserror::Error)]
+enum ShipError {
+    /// ClickHouse or Postgres failed (retry) or ClickHouse refused the data (dead letters).
+    #[error(transparent)]
+    Warehouse(#[from] WarehouseError),
+    /// A newer release wrote the segment: shipping stops, and the segment stays as it is.
+    #[error(transparent)]
+    UnknownFormat(ReadError),
+}
+
+fn transient(reason: impl Into<String>) -> ShipError {
+    ShipError::Warehouse(WarehouseError::Transient(reason.into()))
+}
+
+/// What became of a segment.
+enum Outcome {
+    /// Shipped, or set aside: on to the next.
+    Done,
+    /// Shutdown reached its deadline (or began) while retrying.
+    Paused,
+    /// The segment cannot be read by this release.
+    Halted(ReadError),
+}
 
 pub struct Shipper {
     spool: Spool,
@@ -126,7 +148,7 @@ impl Shipper {
     fn claims(&mut self) -> Result<&Claims, ShipError> {
         if self.claims.is_none() {
             let claims = Claims::connect_lazy(&self.config.database_url)
-                .map_err(|e| ShipError::Transient(format!("Postgres: {e}")))?;
+                .map_err(|e| transient(format!("Postgres: {e}")))?;
             self.claims = Some(claims);
         }
         Ok(self.claims.as_ref().expect("set above"))
@@ -149,6 +171,7 @@ impl Shipper {
 
     /// Ships until `stop` turns true and the spool is empty, or until `deadline` after `stop`.
     pub async fn run(mut self, mut stop: watch::Receiver<bool>, grace: Duration) {
+        metrics::gauge!("spool_shipping_halted").set(0.0);
         let sealed = self.spool.sealed();
         let mut deadline: Option<Instant> = None;
         loop {
@@ -190,8 +213,13 @@ impl Shipper {
                 continue;
             }
             for segment in segments {
-                if !self.ship_with_retries(&segment, &mut stop, deadline).await {
-                    break;
+                match self.ship_with_retries(&segment, &mut stop, deadline).await {
+                    Outcome::Done => {}
+                    Outcome::Paused => break,
+                    Outcome::Halted(error) => {
+                        halt(&segment, &error, &mut stop).await;
+                        return;
+                    }
                 }
             }
         }
@@ -210,13 +238,12 @@ impl Shipper {
         metrics::gauge!("spool_oldest_segment_age_seconds").set(age.as_secs_f64());
     }
 
-    /// Returns false when shipping should pause (shutdown deadline reached).
     async fn ship_with_retries(
         &mut self,
         segment: &Segment,
         stop: &mut watch::Receiver<bool>,
         deadline: Option<Instant>,
-    ) -> bool {
+    ) -> Outcome {
         let mut backoff = backon::ExponentialBuilder::default()
             .with_min_delay(self.config.min_backoff)
             .with_max_delay(self.config.max_backoff)
@@ -225,8 +252,9 @@ impl Shipper {
             .build();
         loop {
             match self.ship(segment).await {
-                Ok(()) => return true,
-                Err(ShipError::Rejected(reason)) => {
+                Ok(()) => return Outcome::Done,
+                Err(ShipError::UnknownFormat(error)) => return Outcome::Halted(error),
+                Err(ShipError::Warehouse(WarehouseError::Rejected(reason))) => {
                     self.dead_letter(segment, &reason);
                     // Its events never counted: a later copy of them must.
                     let released = match self.claims() {
@@ -239,9 +267,9 @@ impl Shipper {
                     if let Err(error) = released {
                         tracing::warn!(%error, batch = %segment.batch_id, "cannot release the claims of a rejected batch");
                     }
-                    return true;
+                    return Outcome::Done;
                 }
-                Err(ShipError::Transient(reason)) => {
+                Err(ShipError::Warehouse(WarehouseError::Transient(reason))) => {
                     metrics::counter!("clickhouse_insert_failures_total", "kind" => "transient")
                         .increment(1);
                     let delay = backoff.next().unwrap_or(self.config.max_backoff);
@@ -254,7 +282,7 @@ impl Shipper {
                         () = tokio::time::sleep(wait) => {}
                         changed = stop.changed() => {
                             if changed.is_err() {
-                                return false;
+                                return Outcome::Paused;
                             }
                         }
                     }
@@ -262,7 +290,7 @@ impl Shipper {
                         || (deadline.is_none() && *stop.borrow())
                     {
                         // Either out of time, or shutdown just began: let run() set the deadline.
-                        return false;
+                        return Outcome::Paused;
                     }
                 }
             }
@@ -270,8 +298,10 @@ impl Shipper {
     }
 
     async fn ship(&mut self, segment: &Segment) -> Result<(), ShipError> {
-        let contents =
-            read_segment(&segment.path).map_err(|e| ShipError::Transient(e.to_string()))?;
+        let contents = read_segment(&segment.path).map_err(|e| match e {
+            ReadError::Io(e) => transient(e.to_string()),
+            unknown @ ReadError::UnknownFormat(_) => ShipError::UnknownFormat(unknown),
+        })?;
         if !contents.undecodable.is_empty() {
             self.dead_letter_records(segment, &contents.undecodable);
         }
@@ -294,7 +324,7 @@ impl Shipper {
             .claims()?
             .counted(segment.batch_id, events, retry)
             .await
-            .map_err(|e| ShipError::Transient(format!("Postgres claims: {e}")))?;
+            .map_err(|e| transient(format!("Postgres claims: {e}")))?;
         if !events.is_empty() {
             self.insert(segment.batch_id, &events).await?;
         }
@@ -324,8 +354,8 @@ impl Shipper {
             .record(started.elapsed().as_secs_f64());
         match result {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(e.into()),
-            Err(_) => Err(WarehouseError::timed_out(self.config.insert_timeout)),
+            Ok(Err(e)) => Err(WarehouseError::from(e).into()),
+            Err(_) => Err(WarehouseError::timed_out(self.config.insert_timeout).into()),
         }
     }
 
@@ -354,8 +384,8 @@ impl Shipper {
             .fetch_all::<String>();
         let ids = tokio::time::timeout(self.config.insert_timeout, query)
             .await
-            .map_err(|_| ShipError::Transient("landed-rows check timed out".into()))?
-            .map_err(|e| ShipError::Transient(e.to_string()))?;
+            .map_err(|_| transient("landed-rows check timed out"))?
+            .map_err(|e| transient(e.to_string()))?;
         Ok(ids
             .iter()
             .filter_map(|id| Uuid::parse_str(id).ok())
@@ -417,5 +447,24 @@ impl Shipper {
         }
         metrics::counter!("spool_records_dead_lettered_total").increment(payloads.len() as u64);
         tracing::error!(records = payloads.len(), path = %target.display(), "spool records that are not events were set aside");
+    }
+}
+
+/// Ships nothing more until shutdown, and says why every minute: a segment this release cannot
+/// read was written by a newer one (a rollback). Segments go in order, and one that cannot be
+/// read must be neither skipped nor set aside; the release that wrote it ships it, and all
+/// after it, once it runs again.
+async fn halt(segment: &Segment, error: &ReadError, stop: &mut watch::Receiver<bool>) {
+    metrics::gauge!("spool_shipping_halted").set(1.0);
+    loop {
+        tracing::error!(path = %segment.path.display(), %error, "shipping stopped: run a release that reads this spool");
+        tokio::select! {
+            changed = stop.changed() => {
+                if changed.is_err() || *stop.borrow() {
+                    return;
+                }
+            }
+            () = tokio::time::sleep(Duration::from_secs(60)) => {}
+        }
     }
 }

@@ -295,6 +295,42 @@ pub async fn assert_error(response: Response, status: StatusCode, code: &str, ne
 pub struct ServiceProcess {
     pub child: std::process::Child,
     pub address: String,
+    pub metrics_address: String,
+    /// Every JSON log line so far, in order.
+    log: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+}
+
+impl ServiceProcess {
+    /// Waits for a log line whose message is `message`, and returns it.
+    pub async fn wait_for_log(&self, message: &str, within: std::time::Duration) -> Value {
+        let started = std::time::Instant::now();
+        loop {
+            let found = self
+                .log
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|entry| entry["message"] == message)
+                .cloned();
+            if let Some(entry) = found {
+                return entry;
+            }
+            assert!(
+                started.elapsed() < within,
+                "no log line {message:?} within {within:?}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn metrics(&self) -> String {
+        reqwest::get(format!("{}/metrics", self.metrics_address))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
 }
 
 /// A failing test must not leave a server behind (it would hold ports and pipes open).
@@ -328,7 +364,8 @@ pub fn spawn_binary(env: &[(&str, String)]) -> ServiceProcess {
         .spawn()
         .expect("start the videoapp binary");
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let address = loop {
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (address, metrics_address) = loop {
         let line = lines
             .next()
             .expect("service exited before serving")
@@ -336,13 +373,27 @@ pub fn spawn_binary(env: &[(&str, String)]) -> ServiceProcess {
         let Ok(entry) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
+        log.lock().unwrap().push(entry.clone());
         if entry["message"] == "videoapp serving" {
-            break format!("http://{}", entry["listen"].as_str().unwrap());
+            let at = |field: &str| format!("http://{}", entry[field].as_str().unwrap());
+            break (at("listen"), at("metrics"));
         }
     };
-    // Keep draining its log so it never blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
-    ServiceProcess { child, address }
+    // Keep reading its log so it never blocks on a full pipe, and keep the lines for the test.
+    let kept = log.clone();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            if let Ok(entry) = serde_json::from_str::<Value>(&line) {
+                kept.lock().unwrap().push(entry);
+            }
+        }
+    });
+    ServiceProcess {
+        child,
+        address,
+        metrics_address,
+        log,
+    }
 }
 
 /// Runs a query on the test ClickHouse server and returns its TSV output, trimmed.

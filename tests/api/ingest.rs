@@ -789,18 +789,13 @@ async fn a_batch_clickhouse_rejects_as_malformed_is_set_aside_and_the_pipe_keeps
 
 #[tokio::test]
 async fn spool_records_that_are_not_events_are_set_aside_and_the_rest_ships() {
-    // A segment left by an earlier process: one good record, one that is not events.
+    // A segment left by an earlier process: good records, then one of this release's format
+    // whose payload is not events.
     let spool_dir = fresh_spool_dir();
     std::fs::create_dir_all(&spool_dir).unwrap();
-    let good = json!([{
-        "event_id": Uuid::new_v4(), "shop": SHOP, "local_date": "2026-11-01", "event_time": 1_793_000_000,
-        "received_at": 1_793_000_000, "timestamp_replaced": false, "event_type": "view", "attribution": null,
-        "video_id": "v", "widget_id": "", "session_id": "", "customer_id": "", "product_id": "",
-        "order_id": "", "revenue_e4": 0, "currency": ""
-    }]);
     let segment = [
-        videoapp::ingest::spool::encode_record(b"{\"not\":\"events\"}"),
-        videoapp::ingest::spool::encode_record(&serde_json::to_vec(&good).unwrap()),
+        PREVIOUS_RELEASE_SEGMENT.to_vec(),
+        videoapp::ingest::spool::encode_record(&[videoapp::ingest::spool::FORMAT_VERSION, 0xff]),
     ]
     .concat();
     std::fs::write(
@@ -811,11 +806,106 @@ async fn spool_records_that_are_not_events_are_set_aside_and_the_rest_ships() {
 
     let dir = spool_dir.clone();
     let app = spawn_app_with(move |s| s.spool_dir = Some(dir)).await;
-    expect_rows(&app.clickhouse_database, 1, Duration::from_secs(15)).await;
+    expect_rows(&app.clickhouse_database, 3, Duration::from_secs(15)).await;
     let dead: Vec<_> = std::fs::read_dir(spool_dir.join("dead"))
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(dead.len(), 1, "{dead:?}");
     assert!(dead[0].to_string_lossy().ends_with(".undecodable"));
+}
+
+/// A sealed segment as the release that introduced today's spool format wrote it: a view and a
+/// click in one record, an order with revenue and products in the next.
+const PREVIOUS_RELEASE_SEGMENT: &[u8] = include_bytes!(
+    "../fixtures/spool/00000000000000000001-0193a3c8-2f5e-7c1a-9b7e-3f1f2a4b5c6d.log"
+);
+
+#[tokio::test]
+async fn a_spool_written_by_the_previous_release_ships_after_an_upgrade() {
+    let spool_dir = fresh_spool_dir();
+    std::fs::create_dir_all(&spool_dir).unwrap();
+    std::fs::write(
+        spool_dir.join("00000000000000000001-0193a3c8-2f5e-7c1a-9b7e-3f1f2a4b5c6d.log"),
+        PREVIOUS_RELEASE_SEGMENT,
+    )
+    .unwrap();
+
+    let dir = spool_dir.clone();
+    let app = spawn_app_with(move |s| s.spool_dir = Some(dir)).await;
+    wait_until_shipped(&app, Duration::from_secs(15)).await;
+    let rows = clickhouse_query(
+        &app.clickhouse_database,
+        "SELECT shop_domain, toString(local_date), event_type, attribution, session_id, \
+         product_id, customer_id, order_id, revenue_e4, currency, arrayStringConcat(product_ids, ' ') \
+         FROM events ORDER BY event_time",
+    )
+    .await;
+    assert_eq!(
+        rows,
+        "fixture.myshopify.com\t2026-11-20\tview\tnone\tsession-1\t\t\t\t0\t\t\n\
+         fixture.myshopify.com\t2026-11-20\tclick\tnone\tsession-1\tgid://shopify/Product/7\t\t\t0\t\t\n\
+         fixture.myshopify.com\t2026-11-20\tcheckout_completed\tdirect\tsession-1\t\t8123\torder-1001\t1234567\tEUR\t\
+         gid://shopify/Product/7 gid://shopify/Product/9"
+    );
+    assert_eq!(
+        std::fs::read_dir(spool_dir.join("dead")).unwrap().count(),
+        0
+    );
+}
+
+/// After a rollback, the older release finds a segment in a format only the newer one reads:
+/// it must neither ship nor set aside anything of it, nor ship past it, and must say so.
+#[tokio::test]
+async fn a_segment_of_a_format_this_release_does_not_know_stops_shipping_and_is_kept() {
+    let spool_dir = fresh_spool_dir();
+    std::fs::create_dir_all(&spool_dir).unwrap();
+    let newer = videoapp::ingest::spool::encode_record(&[
+        videoapp::ingest::spool::FORMAT_VERSION + 1,
+        1,
+        2,
+        3,
+    ]);
+    let newer_path = spool_dir.join(format!("{:020}-{}.log", 1, Uuid::now_v7()));
+    std::fs::write(&newer_path, &newer).unwrap();
+    let later_path = spool_dir.join(format!("{:020}-{}.log", 2, Uuid::now_v7()));
+    std::fs::write(&later_path, PREVIOUS_RELEASE_SEGMENT).unwrap();
+
+    let clickhouse_database = fresh_clickhouse_database();
+    let service = spawn_binary(&[
+        ("DATABASE_URL", fresh_database().await),
+        ("CLICKHOUSE_URL", clickhouse_url()),
+        ("CLICKHOUSE_DATABASE", clickhouse_database.clone()),
+        ("VIDEOAPP_SPOOL_DIR", spool_dir.display().to_string()),
+    ]);
+    let stopped = service
+        .wait_for_log(
+            "shipping stopped: run a release that reads this spool",
+            Duration::from_secs(15),
+        )
+        .await;
+    assert!(
+        stopped["error"].as_str().unwrap().contains(&format!(
+            "format {}",
+            videoapp::ingest::spool::FORMAT_VERSION + 1
+        )),
+        "{stopped}"
+    );
+    assert!(
+        service.metrics().await.contains("spool_shipping_halted 1"),
+        "the halt is visible to monitoring"
+    );
+    assert_eq!(std::fs::read(&newer_path).unwrap(), newer);
+    assert_eq!(
+        std::fs::read(&later_path).unwrap(),
+        PREVIOUS_RELEASE_SEGMENT
+    );
+    assert_eq!(
+        std::fs::read_dir(spool_dir.join("dead")).unwrap().count(),
+        0
+    );
+    assert_eq!(
+        clickhouse_query(&clickhouse_database, "SELECT count() FROM events").await,
+        "0"
+    );
 }

@@ -3,9 +3,8 @@
 //! first to let go, then recovers what it left; it never cuts or seals a live writer's segment.
 //! The kernel releases the lock when the holder exits, however it exits.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::io;
-use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -23,14 +22,10 @@ impl DirLock {
             .open(&path)?;
         let started = Instant::now();
         loop {
-            // SAFETY: flock only reads its integer arguments; the descriptor stays open in `file`.
-            let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-            if locked == 0 {
-                return Ok(DirLock { _file: file });
-            }
-            let error = io::Error::last_os_error();
-            if error.kind() != io::ErrorKind::WouldBlock {
-                return Err(error);
+            match file.try_lock() {
+                Ok(()) => return Ok(DirLock { _file: file }),
+                Err(TryLockError::WouldBlock) => {}
+                Err(TryLockError::Error(error)) => return Err(error),
             }
             if started.elapsed() >= wait {
                 return Err(io::Error::new(

@@ -26,8 +26,10 @@ use metrics::Gauge;
 use tokio::sync::{oneshot, Notify};
 
 use super::event::SpoolEvent;
-pub use record::encode_record;
-pub use segment::{read_segment, sealed_segments, write_synced, Segment, SegmentContents};
+pub use record::{encode_record, FORMAT_VERSION};
+pub use segment::{
+    read_segment, sealed_segments, write_synced, ReadError, Segment, SegmentContents,
+};
 use segment::{SegmentSizing, OPEN_SUFFIX};
 use writer::{Append, Command, Writer};
 
@@ -297,7 +299,7 @@ mod tests {
         let dir = temp_dir();
         let path = dir.join(format!("{:020}-{}.log", 1, Uuid::now_v7()));
         let good = record::encode_events(&[event(1)]).unwrap();
-        let garbage = encode_record(b"{\"not\": \"events\"}");
+        let garbage = encode_record(&[record::FORMAT_VERSION, 0xff, 0xff]);
         fs::write(&path, [garbage, good].concat()).unwrap();
         let contents = read_segment(&path).unwrap();
         assert_eq!(contents.events.len(), 1);

@@ -1,37 +1,32 @@
 //! The on-disk record: `[len: u32 LE][crc32: u32 LE][payload]`, where the payload is one request's
 //! events.
 //!
-//! Payloads start with a format byte. [`FORMAT_POSTCARD_V2`] (compact binary, what this version
-//! writes) is cheap to encode on the request path and cheap to decode in the shipper. The formats
-//! earlier versions wrote are still read, so that an upgrade never strands a spool:
-//! [`FORMAT_POSTCARD_V1`] (the same binary encoding of an event without its later fields) and
-//! payloads that start with `[` (JSON arrays of those events).
+//! Every payload starts with its format version, so every segment says which release can read
+//! it. [`FORMAT_VERSION`] is what this release writes and reads: `postcard`-encoded
+//! `Vec<SpoolEvent>`, cheap to encode on the request path and to decode in the shipper. A payload
+//! of another version was written by another release (a newer one, before a rollback): it is
+//! neither read nor set aside, it stays in the spool for a release that knows it
+//! ([`Payload::UnknownFormat`]). `tests/fixtures/spool/` holds a segment written by this format,
+//! which every later release must still ship.
 //!
 //! Segments are pre-allocated with zeros (see `segment`), so the data ends at the first header
 //! whose length is zero: no record is ever empty.
 
-use chrono::NaiveDate;
-use serde::{Deserialize, Serialize};
-use uuid::Uuid;
-
-use super::super::event::{Attribution, EventType, SpoolEvent};
+use super::super::event::SpoolEvent;
 
 pub const HEADER_BYTES: usize = 8;
 /// A record larger than this cannot come from a valid request (64 KiB body cap); a length field
 /// above it is a torn or corrupt header.
 pub const MAX_RECORD_BYTES: usize = 4 * 1024 * 1024;
-/// The payload is `postcard`-encoded `Vec<SpoolEvent>`.
-const FORMAT_POSTCARD_V2: u8 = 2;
-/// The payload is `postcard`-encoded `Vec<SpoolEventV1>` (written by earlier versions).
-const FORMAT_POSTCARD_V1: u8 = 1;
-/// The payload is a JSON array of `SpoolEventV1` (written by earlier versions).
-const FORMAT_JSON: u8 = b'[';
+/// The payload format this release writes. `SpoolEvent`'s field order is the encoding: a change
+/// to it is a new version, and the reader of this one stays.
+pub const FORMAT_VERSION: u8 = 2;
 
 /// One request's events as a whole record, header included.
 pub fn encode_events(events: &[SpoolEvent]) -> Result<Vec<u8>, postcard::Error> {
     let mut record = Vec::with_capacity(HEADER_BYTES + 1 + 160 * events.len());
     record.extend_from_slice(&[0; HEADER_BYTES]);
-    record.push(FORMAT_POSTCARD_V2);
+    record.push(FORMAT_VERSION);
     let mut record = postcard::to_extend(events, record)?;
     seal_header(&mut record);
     Ok(record)
@@ -52,61 +47,25 @@ fn seal_header(record: &mut [u8]) {
     header[4..].copy_from_slice(&crc32fast::hash(payload).to_le_bytes());
 }
 
-pub fn decode_events(payload: &[u8]) -> Option<Vec<SpoolEvent>> {
-    let upgrade = |events: Vec<SpoolEventV1>| events.into_iter().map(SpoolEvent::from).collect();
-    match *payload.first()? {
-        FORMAT_POSTCARD_V2 => postcard::from_bytes(&payload[1..]).ok(),
-        FORMAT_POSTCARD_V1 => postcard::from_bytes(&payload[1..]).ok().map(upgrade),
-        FORMAT_JSON => serde_json::from_slice(payload).ok().map(upgrade),
-        _ => None,
-    }
+/// What a record's payload turned out to be.
+#[derive(Debug, PartialEq)]
+pub enum Payload {
+    Events(Vec<SpoolEvent>),
+    /// This release's format, but not events: damaged after its checksum was taken, or written
+    /// by a bug. Set aside as a dead letter.
+    Undecodable,
+    /// Written by a release that knows a format this one does not.
+    UnknownFormat(u8),
 }
 
-/// An event as the formats before [`FORMAT_POSTCARD_V2`] kept it. Field order is the encoding:
-/// never change it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct SpoolEventV1 {
-    event_id: Uuid,
-    shop: String,
-    local_date: NaiveDate,
-    event_time: i64,
-    received_at: i64,
-    timestamp_replaced: bool,
-    event_type: EventType,
-    attribution: Option<Attribution>,
-    video_id: String,
-    widget_id: String,
-    session_id: String,
-    customer_id: String,
-    product_id: String,
-    order_id: String,
-    revenue_e4: i64,
-    currency: String,
-}
-
-impl From<SpoolEventV1> for SpoolEvent {
-    fn from(e: SpoolEventV1) -> SpoolEvent {
-        SpoolEvent {
-            event_id: e.event_id,
-            // Not recorded then: treated as the client's, so a repeat is still counted once.
-            client_event_id: true,
-            shop: e.shop,
-            local_date: e.local_date,
-            event_time: e.event_time,
-            received_at: e.received_at,
-            timestamp_replaced: e.timestamp_replaced,
-            event_type: e.event_type,
-            attribution: e.attribution,
-            video_id: e.video_id,
-            widget_id: e.widget_id,
-            session_id: e.session_id,
-            customer_id: e.customer_id,
-            product_id: e.product_id,
-            order_id: e.order_id,
-            revenue_e4: e.revenue_e4,
-            currency: e.currency,
-            product_ids: Vec::new(),
-        }
+pub fn decode(payload: &[u8]) -> Payload {
+    match payload.split_first() {
+        Some((&FORMAT_VERSION, events)) => match postcard::from_bytes(events) {
+            Ok(events) => Payload::Events(events),
+            Err(_) => Payload::Undecodable,
+        },
+        Some((&version, _)) => Payload::UnknownFormat(version),
+        None => Payload::Undecodable,
     }
 }
 
@@ -146,13 +105,16 @@ pub fn torn_bytes(data: &[u8], end: usize) -> usize {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::ingest::event::{Attribution, EventType};
+    use chrono::NaiveDate;
+    use uuid::Uuid;
 
     pub(crate) fn event(n: i64) -> SpoolEvent {
         SpoolEvent {
             event_id: Uuid::now_v7(),
             client_event_id: true,
             shop: "s.myshopify.com".into(),
-            local_date: chrono::NaiveDate::from_ymd_opt(2026, 1, 1).unwrap(),
+            local_date: NaiveDate::from_ymd_opt(2026, 1, 1).unwrap(),
             event_time: n,
             received_at: n,
             timestamp_replaced: false,
@@ -170,61 +132,38 @@ pub(crate) mod tests {
         }
     }
 
-    fn v1(e: &SpoolEvent) -> SpoolEventV1 {
-        SpoolEventV1 {
-            event_id: e.event_id,
-            shop: e.shop.clone(),
-            local_date: e.local_date,
-            event_time: e.event_time,
-            received_at: e.received_at,
-            timestamp_replaced: e.timestamp_replaced,
-            event_type: e.event_type,
-            attribution: e.attribution,
-            video_id: e.video_id.clone(),
-            widget_id: e.widget_id.clone(),
-            session_id: e.session_id.clone(),
-            customer_id: e.customer_id.clone(),
-            product_id: e.product_id.clone(),
-            order_id: e.order_id.clone(),
-            revenue_e4: e.revenue_e4,
-            currency: e.currency.clone(),
-        }
-    }
-
     #[test]
     fn events_survive_the_round_trip() {
         let events = vec![event(1), event(2)];
         let record = encode_events(&events).unwrap();
         let (payloads, end) = scan(&record);
         assert_eq!(end, record.len());
-        assert_eq!(decode_events(payloads[0]).unwrap(), events);
-
-        assert_eq!(decode_events(b"{\"not\": \"events\"}"), None);
-        assert_eq!(decode_events(&[FORMAT_POSTCARD_V2, 0xff, 0xff]), None);
+        assert_eq!(decode(payloads[0]), Payload::Events(events));
+        assert_eq!(decode(&[FORMAT_VERSION, 0xff, 0xff]), Payload::Undecodable);
     }
 
-    /// A spool written by an earlier version ships after an upgrade: its events read as they
-    /// were, their ids treated as the client's, with no products.
+    /// Another release's format is recognised as such, never taken for damaged data.
     #[test]
-    fn records_of_earlier_versions_still_decode() {
-        let events = [event(1), event(2)];
-        let old: Vec<SpoolEventV1> = events.iter().map(v1).collect();
-        let expected: Vec<SpoolEvent> = events
-            .iter()
-            .map(|e| SpoolEvent {
-                client_event_id: true,
-                product_ids: Vec::new(),
-                ..e.clone()
-            })
-            .collect();
+    fn a_payload_of_an_unknown_format_is_not_undecodable() {
+        assert_eq!(
+            decode(&[FORMAT_VERSION + 1, 1, 2, 3]),
+            Payload::UnknownFormat(3)
+        );
+        assert_eq!(decode(b"[{}]"), Payload::UnknownFormat(b'['));
+    }
 
-        let mut postcard_v1 = vec![FORMAT_POSTCARD_V1];
-        postcard_v1.extend(postcard::to_stdvec(&old).unwrap());
-        let record = encode_record(&postcard_v1);
-        assert_eq!(decode_events(scan(&record).0[0]).unwrap(), expected);
-
-        let json = encode_record(&serde_json::to_vec(&old).unwrap());
-        assert_eq!(decode_events(scan(&json).0[0]).unwrap(), expected);
+    /// The segment committed in `tests/fixtures/spool/` was written by the release that
+    /// introduced this format; its events must read back exactly as they were written.
+    #[test]
+    fn the_committed_segment_of_this_format_reads_back_exactly() {
+        let data = include_bytes!(
+            "../../../tests/fixtures/spool/00000000000000000001-0193a3c8-2f5e-7c1a-9b7e-3f1f2a4b5c6d.log"
+        );
+        let (payloads, end) = scan(data);
+        assert_eq!(end, data.len());
+        let decoded: Vec<Payload> = payloads.into_iter().map(decode).collect();
+        let expected: Vec<Payload> = fixture_events().into_iter().map(Payload::Events).collect();
+        assert_eq!(decoded, expected);
     }
 
     #[test]
@@ -258,5 +197,54 @@ pub(crate) mod tests {
         let last = corrupt.len() - 2;
         corrupt[last] ^= 0x01;
         assert_eq!(scan(&corrupt).0.len(), 1);
+    }
+
+    /// The events of the committed segment, as they were written.
+    fn fixture_events() -> Vec<Vec<SpoolEvent>> {
+        let base = SpoolEvent {
+            event_id: Uuid::parse_str("0193a3c8-2f5e-7c1a-9b7e-000000000001").unwrap(),
+            client_event_id: true,
+            shop: "fixture.myshopify.com".into(),
+            local_date: NaiveDate::from_ymd_opt(2026, 11, 20).unwrap(),
+            event_time: 1_795_176_000,
+            received_at: 1_795_176_002,
+            timestamp_replaced: false,
+            event_type: EventType::View,
+            attribution: None,
+            video_id: "0193a3c8-0000-7000-8000-00000000000a".into(),
+            widget_id: "0193a3c8-0000-7000-8000-00000000000b".into(),
+            session_id: "session-1".into(),
+            customer_id: String::new(),
+            product_id: String::new(),
+            order_id: String::new(),
+            revenue_e4: 0,
+            currency: String::new(),
+            product_ids: Vec::new(),
+        };
+        let click = SpoolEvent {
+            event_id: Uuid::parse_str("0193a3c8-2f5e-7c1a-9b7e-000000000002").unwrap(),
+            client_event_id: false,
+            event_type: EventType::Click,
+            event_time: 1_795_176_010,
+            product_id: "gid://shopify/Product/7".into(),
+            ..base.clone()
+        };
+        let order = SpoolEvent {
+            event_id: Uuid::parse_str("0193a3c8-2f5e-7c1a-9b7e-000000000003").unwrap(),
+            event_type: EventType::CheckoutCompleted,
+            attribution: Some(Attribution::Direct),
+            event_time: 1_795_176_100,
+            received_at: 1_795_176_100,
+            customer_id: "8123".into(),
+            order_id: "order-1001".into(),
+            revenue_e4: 1_234_567,
+            currency: "EUR".into(),
+            product_ids: vec![
+                "gid://shopify/Product/7".into(),
+                "gid://shopify/Product/9".into(),
+            ],
+            ..base.clone()
+        };
+        vec![vec![base, click], vec![order]]
     }
 }

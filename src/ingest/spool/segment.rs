@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use super::record;
+use super::record::{self, Payload};
 use crate::ingest::event::SpoolEvent;
 
 pub const OPEN_SUFFIX: &str = "open";
@@ -72,14 +72,30 @@ pub struct SegmentContents {
     pub torn_bytes: usize,
 }
 
-pub fn read_segment(path: &Path) -> io::Result<SegmentContents> {
+/// Why a segment cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot read the segment: {0}")]
+    Io(#[from] io::Error),
+    /// A newer release wrote it: it must stay as it is until a release that knows the format
+    /// ships it.
+    #[error(
+        "the segment holds records of format {0}, which this release cannot read (it writes and \
+         reads format {current}); it is kept for a release that can",
+        current = record::FORMAT_VERSION
+    )]
+    UnknownFormat(u8),
+}
+
+pub fn read_segment(path: &Path) -> Result<SegmentContents, ReadError> {
     let data = fs::read(path)?;
     let (payloads, end) = record::scan(&data);
     let mut contents = SegmentContents::default();
     for payload in payloads {
-        match record::decode_events(payload) {
-            Some(events) => contents.events.extend(events),
-            None => contents.undecodable.push(payload.to_vec()),
+        match record::decode(payload) {
+            Payload::Events(events) => contents.events.extend(events),
+            Payload::Undecodable => contents.undecodable.push(payload.to_vec()),
+            Payload::UnknownFormat(version) => return Err(ReadError::UnknownFormat(version)),
         }
     }
     contents.torn_bytes = record::torn_bytes(&data, end);
