@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use crate::catalog::domain::ShopDomain;
 use crate::catalog::snapshot::ViewCountSet;
+use crate::warehouse::error::WarehouseError;
 use crate::warehouse::Warehouse;
 
 const VIEW_COUNTS_SQL: &str = include_str!("../../sql/25_storefront_view_counts.sql");
@@ -22,6 +23,8 @@ const VIEW_COUNTS_SQL: &str = include_str!("../../sql/25_storefront_view_counts.
 const FIRST_FETCH_TIMEOUT: Duration = Duration::from_millis(500);
 /// After a failed read, try again this much sooner than a full interval.
 const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(5);
+/// A refresh that takes longer counts as failed.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 
 struct ShopCounts {
     counts: Arc<ViewCountSet>,
@@ -113,17 +116,16 @@ impl ViewCounts {
         }
     }
 
-    async fn fetch(&self, shop: &ShopDomain) -> Result<ViewCountSet, String> {
+    async fn fetch(&self, shop: &ShopDomain) -> Result<ViewCountSet, WarehouseError> {
         let query = self
             .warehouse
             .client()
             .query(VIEW_COUNTS_SQL)
             .bind(shop.as_str())
             .fetch_all::<VideoViews>();
-        let rows = tokio::time::timeout(Duration::from_secs(10), query)
+        let rows = tokio::time::timeout(FETCH_TIMEOUT, query)
             .await
-            .map_err(|_| "ClickHouse did not answer".to_string())?
-            .map_err(|e| e.to_string())?;
+            .map_err(|_| WarehouseError::timed_out(FETCH_TIMEOUT))??;
         let mut counts: Vec<(Uuid, u64)> = rows
             .into_iter()
             .filter_map(|r| Uuid::parse_str(&r.video_id).ok().map(|id| (id, r.views)))

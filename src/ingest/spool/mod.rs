@@ -72,7 +72,12 @@ pub enum SpoolError {
     #[error("the spool is closed")]
     Closed,
     #[error("spool write failed: {0}")]
-    Io(String),
+    Write(#[source] Arc<io::Error>),
+    #[error("cannot encode the events: {0}")]
+    Encode(#[from] postcard::Error),
+    /// The reader would take it for a corrupt header; a request's body cap keeps it far off.
+    #[error("a record of {0} bytes is above the spool's limit")]
+    RecordTooLarge(usize),
 }
 
 /// Bytes of records on disk, the measure of the spool's cap, mirrored in the `spool_bytes`
@@ -187,13 +192,9 @@ impl Spool {
 
     /// Appends one request's events and returns once they are on disk (synced).
     pub async fn append(&self, events: &[SpoolEvent]) -> Result<(), SpoolError> {
-        let record = record::encode_events(events).map_err(|e| SpoolError::Io(e.to_string()))?;
+        let record = record::encode_events(events)?;
         if record.len() > record::MAX_RECORD_BYTES {
-            // The reader would take it for a corrupt header; a request's body cap keeps it far off.
-            return Err(SpoolError::Io(format!(
-                "a record of {} bytes is above the spool's limit",
-                record.len()
-            )));
+            return Err(SpoolError::RecordTooLarge(record.len()));
         }
         let used = self.bytes.used();
         if used + record.len() as u64 > self.max_bytes {
@@ -212,7 +213,7 @@ impl Spool {
             .map_err(|_| SpoolError::Closed)?;
         match wait.await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(SpoolError::Io(e)),
+            Ok(Err(e)) => Err(SpoolError::Write(e)),
             Err(_) => Err(SpoolError::Closed),
         }
     }

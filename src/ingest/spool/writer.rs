@@ -32,7 +32,7 @@ pub struct Append {
     pub rows: usize,
     /// When the request handed it over: its wait for durability is measured from here.
     pub queued: Instant,
-    pub done: oneshot::Sender<Result<(), String>>,
+    pub done: oneshot::Sender<Result<(), Arc<io::Error>>>,
 }
 
 pub enum Command {
@@ -166,7 +166,7 @@ impl Writer {
             }
         }
         if !appends.is_empty() {
-            let result = self.write(&appends).map_err(|e| e.to_string());
+            let result = self.write(&appends).map_err(Arc::new);
             if let Err(e) = &result {
                 tracing::error!(error = %e, "spool write failed");
             }
