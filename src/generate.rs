@@ -15,7 +15,7 @@ use crate::catalog::domain::{ShopDomain, Timezone, VideoStatus};
 use crate::catalog::shops::{self, ShopSettings};
 use crate::catalog::videos::{self, NewVideo};
 use crate::ingest::event::{EventType, SpoolEvent, REVENUE_SCALE};
-use crate::ingest::shipper::EventRow;
+use crate::warehouse::rows::EventRow;
 use crate::warehouse::Warehouse;
 
 #[derive(Debug, Clone)]

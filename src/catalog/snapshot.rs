@@ -119,7 +119,7 @@ impl SnapshotWidget {
 }
 
 /// The shop's own settings, read first.
-struct Header {
+struct ShopSettings {
     shop: ShopDomain,
     version: i64,
     remove_branding: bool,
@@ -177,17 +177,17 @@ impl ShopSnapshot {
         let videos = videos::list_published(&mut tx, shop).await?;
         let products = products::list_all(&mut tx, shop).await?;
         tx.commit().await?;
-        let header = Header {
+        let settings = ShopSettings {
             shop: shop.clone(),
             version,
             remove_branding,
             timezone,
         };
-        Ok(Some(ShopSnapshot::build(header, widgets, videos, products)))
+        Ok(Some(ShopSnapshot::build(settings, widgets, videos, products)))
     }
 
     fn build(
-        header: Header,
+        settings: ShopSettings,
         widgets: Vec<Widget>,
         videos: Vec<videos::Video>,
         products: Vec<products::Product>,
@@ -233,10 +233,10 @@ impl ShopSnapshot {
             .collect();
         let mut snapshot = ShopSnapshot {
             id: SNAPSHOT_IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            shop: header.shop,
-            version: header.version,
-            remove_branding: header.remove_branding,
-            timezone: header.timezone,
+            shop: settings.shop,
+            version: settings.version,
+            remove_branding: settings.remove_branding,
+            timezone: settings.timezone,
             widgets: Vec::with_capacity(widgets.len()),
             widget_index: HashMap::with_capacity(widgets.len()),
             products,

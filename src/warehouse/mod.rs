@@ -2,6 +2,7 @@
 
 pub mod error;
 pub mod migrations;
+pub mod rows;
 
 use std::time::Duration;
 
