@@ -208,7 +208,7 @@ macro_rules! text_enum {
 }
 
 text_enum!(
-    /// The three kinds of widget (API-SPEC §2.1).
+    /// The three kinds of widget.
     WidgetType { Carousel => "carousel", Story => "story", ProductPage => "productpage" }
 );
 text_enum!(

@@ -18,7 +18,7 @@ use super::domain::{
 use super::widgets::{DisplayRules, Widget};
 use super::{products, videos, widgets};
 
-/// A product as the storefront shows it (API-SPEC §2.3).
+/// A product as the storefront shows it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct StorefrontProduct {
     #[schema(value_type = String)]
@@ -29,7 +29,7 @@ pub struct StorefrontProduct {
     pub url: String,
 }
 
-/// A video inside a widget (API-SPEC §2.2).
+/// A video inside a widget.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StorefrontVideo<'a> {
@@ -48,7 +48,7 @@ pub struct StorefrontVideo<'a> {
     pub has_products: bool,
 }
 
-/// A widget in full (API-SPEC §2.1).
+/// A widget in full.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StorefrontWidget<'a> {
@@ -183,7 +183,9 @@ impl ShopSnapshot {
             remove_branding,
             timezone,
         };
-        Ok(Some(ShopSnapshot::build(settings, widgets, videos, products)))
+        Ok(Some(ShopSnapshot::build(
+            settings, widgets, videos, products,
+        )))
     }
 
     fn build(

@@ -1,5 +1,5 @@
-//! Events as shoppers' browsers send them (API-SPEC §2.5, DESIGN §5), parsed and validated at the
-//! edge into [`SpoolEvent`]s: the exact record the spool keeps and ClickHouse receives.
+//! Events as shoppers' browsers send them, parsed and validated at the edge into
+//! [`SpoolEvent`]s: the exact record the spool keeps and ClickHouse receives.
 
 use std::collections::HashMap;
 

@@ -1,5 +1,5 @@
 //! Event ingestion: validated events go to the durable local spool (the 202 waits for the
-//! fsync), and a background shipper moves them to ClickHouse in batches (DESIGN §5).
+//! fsync), and a background shipper moves them to ClickHouse in batches.
 
 pub mod claims;
 pub mod event;

@@ -139,7 +139,7 @@ impl Writer {
     /// has waited `commit_delay`, then everything that arrived meanwhile. One sleep instead of
     /// short naps that stop at the first one nobody arrived in: each nap was two context
     /// switches, and under full load the naps ended groups that a core's burst of answers had
-    /// merely paused (BENCHMARKS.md, Ingest, session 8).
+    /// merely paused (BENCHMARKS.md, Ingest).
     fn gather(&self, commands: &flume::Receiver<Command>, pending: &mut Vec<Command>) {
         let first_queued = pending.iter().find_map(|command| match command {
             Command::Append(append) => Some(append.queued),
