@@ -9,6 +9,7 @@ use anyhow::Context;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
 use axum::{Json, Router};
+use backon::Retryable;
 use tokio::net::TcpListener;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
@@ -196,24 +197,27 @@ impl Application {
 /// Applies the ClickHouse schema now if ClickHouse answers; otherwise keeps trying in the
 /// background, so a ClickHouse outage at start does not stop the catalog and storefront.
 async fn migrate_clickhouse_or_keep_trying(warehouse: Warehouse) {
-    match migrations::apply(&warehouse, migrations::MIGRATIONS).await {
+    let apply = move || {
+        let warehouse = warehouse.clone();
+        async move { migrations::apply(&warehouse, migrations::MIGRATIONS).await }
+    };
+    match apply().await {
         Ok(_) => return,
         Err(e) => {
             tracing::warn!(error = %e, "ClickHouse migrations failed; retrying in the background")
         }
     }
+    let backoff = backon::ExponentialBuilder::default()
+        .with_min_delay(Duration::from_secs(1))
+        .with_max_delay(Duration::from_secs(30))
+        .without_max_times();
     tokio::spawn(async move {
-        let mut delay = Duration::from_secs(1);
-        loop {
-            tokio::time::sleep(delay).await;
-            match migrations::apply(&warehouse, migrations::MIGRATIONS).await {
-                Ok(_) => {
-                    tracing::info!("ClickHouse migrations applied");
-                    return;
-                }
-                Err(e) => tracing::warn!(error = %e, "ClickHouse migrations failed; retrying"),
-            }
-            delay = (delay * 2).min(Duration::from_secs(30));
+        let applied = apply
+            .retry(backoff)
+            .notify(|e, _| tracing::warn!(error = %e, "ClickHouse migrations failed; retrying"))
+            .await;
+        if applied.is_ok() {
+            tracing::info!("ClickHouse migrations applied");
         }
     });
 }
