@@ -144,3 +144,43 @@ async fn the_service_applies_its_own_schema_at_start() {
         .collect();
     assert_eq!(recorded, expected);
 }
+
+/// ClickHouse down when the service starts: the catalog and the storefront run without it, the
+/// schema is applied in the background once it answers, and events acknowledged meanwhile land.
+#[tokio::test]
+async fn the_schema_is_applied_once_clickhouse_answers_after_a_start_without_it() {
+    use crate::fault_proxy::{FaultProxy, Mode};
+    use std::time::{Duration, Instant};
+
+    let proxy = FaultProxy::start(&clickhouse_url()).await;
+    proxy.set(Mode::Down);
+    let url = proxy.url.clone();
+    let app = spawn_app_with(move |s| s.clickhouse_url = Some(url)).await;
+    app.create_shop("late.myshopify.com").await;
+    let event = serde_json::json!({ "eventType": "view", "videoId": "v" });
+    let response = app.post_events("late.myshopify.com", &event).await;
+    assert_eq!(response.status(), reqwest::StatusCode::ACCEPTED);
+
+    proxy.set(Mode::Up);
+    let started = Instant::now();
+    loop {
+        let landed = reqwest::Client::new()
+            .post(format!(
+                "{}/?database={}",
+                clickhouse_url(),
+                app.clickhouse_database
+            ))
+            .body("SELECT count() FROM events")
+            .send()
+            .await
+            .unwrap();
+        if landed.status().is_success() && landed.text().await.unwrap().trim() == "1" {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the schema was not applied, or the event did not land"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
