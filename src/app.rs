@@ -18,9 +18,10 @@ use crate::analytics::auth::{KeyCache, KeyRateLimit};
 use crate::catalog::cache::CatalogCache;
 use crate::config::Config;
 use crate::extract::MAX_ADMIN_BODY_BYTES;
-use crate::ingest::{Ingest, Pipeline};
+use crate::ingest::{Ingest, IngestConfig, Pipeline};
 use crate::openapi::ApiDoc;
 use crate::storefront::caching::RenderedPages;
+use crate::storefront::signature::ProxySecret;
 use crate::storefront::view_counts::ViewCounts;
 use crate::warehouse::{migrations, Warehouse};
 use crate::{analytics, changes, db, ops, storefront, telemetry};
@@ -42,6 +43,8 @@ pub struct Shared {
     pub db: sqlx::PgPool,
     pub warehouse: Warehouse,
     pub admin_token: AdminToken,
+    /// The app proxy's secret, as the HMAC state that checks storefront signatures.
+    pub proxy_secret: ProxySecret,
     pub catalog: CatalogCache,
     pub ingest: Ingest,
     pub api_keys: KeyCache,
@@ -91,8 +94,12 @@ impl Application {
                     config.metrics_listen
                 )
             })?;
-        let pipeline = Pipeline::start(config.ingest(), warehouse.clone(), config.shutdown_grace)
-            .with_context(|| {
+        let pipeline = Pipeline::start(
+            IngestConfig::from(&config),
+            warehouse.clone(),
+            config.shutdown_grace,
+        )
+        .with_context(|| {
             format!(
                 "cannot open the spool at {} (VIDEOAPP_SPOOL_DIR)",
                 config.spool_dir.display()
@@ -115,6 +122,7 @@ impl Application {
             ingest: pipeline.ingest.clone(),
             catalog,
             admin_token: AdminToken::new(&config.admin_token),
+            proxy_secret: ProxySecret::new(&config.proxy_secret),
             config,
             db,
             warehouse,

@@ -7,8 +7,6 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::storefront::signature::ProxySecret;
-
 /// Every setting, as given. Parsed into [`Config`] (or the part a command needs) by the methods
 /// below, so the error names the setting the way an operator wrote it.
 #[derive(Debug, Clone, Default, Args)]
@@ -151,7 +149,7 @@ pub struct Config {
     pub clickhouse: ClickHouseConfig,
     pub listen: SocketAddr,
     pub metrics_listen: SocketAddr,
-    pub proxy_secret: ProxySecret,
+    pub proxy_secret: String,
     pub admin_token: String,
     pub spool_dir: PathBuf,
     pub signature_max_age: Duration,
@@ -278,33 +276,6 @@ fn flag(value: &Option<String>, env: &'static str) -> Result<bool, ConfigError> 
     }
 }
 
-impl Config {
-    pub fn ingest(&self) -> crate::ingest::IngestConfig {
-        use crate::ingest::{event::TimeWindow, shipper::ShipperConfig, spool::SpoolConfig};
-        let duration = |d: Duration| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX);
-        crate::ingest::IngestConfig {
-            spool: SpoolConfig {
-                dir: self.spool_dir.clone(),
-                max_bytes: self.spool_max_bytes,
-                batch_rows: self.batch_max_rows,
-                batch_age: self.batch_max_age,
-                commit_delay: self.spool_commit_delay,
-            },
-            shipper: ShipperConfig {
-                database_url: self.database_url.clone(),
-                insert_timeout: self.clickhouse_insert_timeout,
-                min_backoff: Duration::from_millis(100),
-                max_backoff: Duration::from_secs(10),
-            },
-            window: TimeWindow {
-                max_future: duration(self.event_max_future),
-                max_past: duration(self.event_max_past),
-            },
-            retry_after: Duration::from_secs(5),
-        }
-    }
-}
-
 impl Settings {
     pub fn log_format(&self) -> Result<LogFormat, ConfigError> {
         match present(&self.log_format) {
@@ -322,9 +293,9 @@ impl Settings {
         socket_addr(&self.listen, "VIDEOAPP_LISTEN", "127.0.0.1:3000")
     }
 
-    pub fn proxy_secret(&self) -> Result<ProxySecret, ConfigError> {
+    pub fn proxy_secret(&self) -> Result<String, ConfigError> {
         let secret = required(&self.proxy_secret, "VIDEOAPP_PROXY_SECRET", "proxy-secret")?;
-        Ok(ProxySecret::new(secret.as_bytes()))
+        Ok(secret.to_string())
     }
 
     pub fn database_url(&self) -> Result<String, ConfigError> {

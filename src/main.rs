@@ -5,7 +5,7 @@ use videoapp::app::{shutdown_signal, Application};
 use videoapp::catalog::domain::ShopDomain;
 use videoapp::config::Settings;
 use videoapp::devstore::{DevStoreConfig, DevStoreServer};
-use videoapp::storefront::signature::signed_query;
+use videoapp::storefront::signature::{signed_query, ProxySecret};
 use videoapp::warehouse::{migrations, Warehouse};
 use videoapp::{db, telemetry};
 
@@ -109,7 +109,7 @@ fn main() -> ExitCode {
                 settings.database_url(),
                 settings.dev_store_listen(),
             ) {
-                (Ok(secret), Ok(url), Ok(listen)) => (secret, url, listen),
+                (Ok(secret), Ok(url), Ok(listen)) => (ProxySecret::new(secret), url, listen),
                 (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return config_error(e),
             };
             telemetry::init_tracing(log_format);
@@ -227,7 +227,7 @@ fn sign(
     params: &[String],
 ) -> ExitCode {
     let secret = match settings.proxy_secret() {
-        Ok(secret) => secret,
+        Ok(secret) => ProxySecret::new(secret),
         Err(e) => return config_error(e),
     };
     let shop = match ShopDomain::parse(shop) {
