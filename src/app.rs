@@ -9,6 +9,7 @@ use anyhow::Context;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
 use axum::{Json, Router};
+use secrecy::ExposeSecret;
 use tokio::net::TcpListener;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
@@ -69,7 +70,7 @@ impl Application {
     pub async fn build(config: Config) -> anyhow::Result<Application> {
         // Before anything takes a metric handle: handles taken earlier would count nowhere.
         telemetry::prometheus();
-        let db = db::connect(&config.database_url)
+        let db = db::connect(config.database_url.expose_secret())
             .await
             .context("cannot connect to Postgres (DATABASE_URL)")?;
         db::migrate(&db)
@@ -121,8 +122,8 @@ impl Application {
             rate_limit,
             ingest: pipeline.ingest.clone(),
             catalog,
-            admin_token: AdminToken::new(&config.admin_token),
-            proxy_secret: ProxySecret::new(&config.proxy_secret),
+            admin_token: AdminToken::new(config.admin_token.expose_secret()),
+            proxy_secret: ProxySecret::new(config.proxy_secret.expose_secret()),
             config,
             db,
             warehouse,

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use backon::BackoffBuilder;
 use clickhouse::Row;
+use secrecy::{ExposeSecret, SecretString};
 use serde::Serialize;
 use tokio::sync::watch;
 use uuid::Uuid;
@@ -77,11 +78,10 @@ impl<'a> EventRow<'a> {
     }
 }
 
-/// Not `Debug`: the database URL may carry a password.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct ShipperConfig {
     /// Postgres, where the claims that count each event once are kept.
-    pub database_url: String,
+    pub database_url: SecretString,
     pub insert_timeout: Duration,
     pub min_backoff: Duration,
     pub max_backoff: Duration,
@@ -150,7 +150,7 @@ impl Shipper {
     /// The claims' pool belongs to the runtime that uses it: made here, inside `run`.
     fn claims(&mut self) -> Result<&Claims, ShipError> {
         if self.claims.is_none() {
-            let claims = Claims::connect_lazy(&self.config.database_url)
+            let claims = Claims::connect_lazy(self.config.database_url.expose_secret())
                 .map_err(|e| ShipError::Transient(format!("Postgres: {e}")))?;
             self.claims = Some(claims);
         }

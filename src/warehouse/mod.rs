@@ -6,6 +6,7 @@ pub mod migrations;
 use std::time::Duration;
 
 use clickhouse::Client;
+use secrecy::ExposeSecret;
 
 use crate::config::ClickHouseConfig;
 
@@ -24,7 +25,7 @@ impl Warehouse {
         let server = Client::default()
             .with_url(config.url.as_str())
             .with_user(config.user.as_str())
-            .with_password(config.password.as_str());
+            .with_password(config.password.expose_secret());
         Warehouse {
             client: server.clone().with_database(config.database.as_str()),
             server,

@@ -9,7 +9,7 @@ fn warehouse() -> Warehouse {
         url: clickhouse_url(),
         database: fresh_clickhouse_database(),
         user: "default".to_string(),
-        password: String::new(),
+        password: Default::default(),
     })
 }
 
@@ -135,7 +135,7 @@ async fn the_service_applies_its_own_schema_at_start() {
         url: clickhouse_url(),
         database: app.clickhouse_database.clone(),
         user: "default".to_string(),
-        password: String::new(),
+        password: Default::default(),
     });
     let recorded = ledger(&warehouse).await;
     let expected: Vec<(u32, String)> = videoapp::warehouse::migrations::MIGRATIONS
