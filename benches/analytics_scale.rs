@@ -229,7 +229,7 @@ async fn run(options: &Options) -> Result<(), String> {
         url: databases.clickhouse_url.clone(),
         database: databases.clickhouse.clone(),
         user: "default".into(),
-        password: String::new(),
+        password: Default::default(),
     });
     let db = &databases.clickhouse;
 
@@ -263,7 +263,7 @@ async fn run(options: &Options) -> Result<(), String> {
 
     // The service, and a pool of our own for the catalog reads alone.
     let settings = Settings {
-        rate_limit_per_minute: Some("1000000000".into()),
+        rate_limit_per_minute: 1_000_000_000,
         ..support::service_settings(
             database_url.clone(),
             &databases,

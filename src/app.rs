@@ -10,6 +10,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
 use axum::{Json, Router};
 use backon::Retryable;
+use secrecy::ExposeSecret;
 use tokio::net::TcpListener;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
@@ -19,9 +20,10 @@ use crate::analytics::auth::{KeyCache, KeyRateLimit};
 use crate::catalog::cache::CatalogCache;
 use crate::config::Config;
 use crate::extract::MAX_ADMIN_BODY_BYTES;
-use crate::ingest::{Ingest, Pipeline};
+use crate::ingest::{Ingest, IngestConfig, Pipeline};
 use crate::openapi::ApiDoc;
 use crate::storefront::caching::RenderedPages;
+use crate::storefront::signature::ProxySecret;
 use crate::storefront::view_counts::ViewCounts;
 use crate::warehouse::{migrations, Warehouse};
 use crate::{analytics, changes, db, ops, storefront, telemetry};
@@ -43,6 +45,8 @@ pub struct Shared {
     pub db: sqlx::PgPool,
     pub warehouse: Warehouse,
     pub admin_token: AdminToken,
+    /// The app proxy's secret, as the HMAC state that checks storefront signatures.
+    pub proxy_secret: ProxySecret,
     pub catalog: CatalogCache,
     pub ingest: Ingest,
     pub api_keys: KeyCache,
@@ -67,7 +71,7 @@ impl Application {
     pub async fn build(config: Config) -> anyhow::Result<Application> {
         // Before anything takes a metric handle: handles taken earlier would count nowhere.
         telemetry::prometheus();
-        let db = db::connect(&config.database_url)
+        let db = db::connect(config.database_url.expose_secret())
             .await
             .context("cannot connect to Postgres (DATABASE_URL)")?;
         db::migrate(&db)
@@ -92,14 +96,18 @@ impl Application {
                     config.metrics_listen
                 )
             })?;
-        let pipeline = Pipeline::start(config.ingest(), warehouse.clone(), config.shutdown_grace)
-            .await
-            .with_context(|| {
-                format!(
-                    "cannot open the spool at {} (VIDEOAPP_SPOOL_DIR)",
-                    config.spool_dir.display()
-                )
-            })?;
+        let pipeline = Pipeline::start(
+            IngestConfig::from(&config),
+            warehouse.clone(),
+            config.shutdown_grace,
+        )
+        .await
+        .with_context(|| {
+            format!(
+                "cannot open the spool at {} (VIDEOAPP_SPOOL_DIR)",
+                config.spool_dir.display()
+            )
+        })?;
         let catalog = CatalogCache::new(db.clone(), config.catalog_cache_ttl, 100_000);
         let api_keys = KeyCache::new(db.clone());
         changes::spawn_listener(
@@ -116,7 +124,8 @@ impl Application {
             rate_limit,
             ingest: pipeline.ingest.clone(),
             catalog,
-            admin_token: AdminToken::new(&config.admin_token),
+            admin_token: AdminToken::new(config.admin_token.expose_secret()),
+            proxy_secret: ProxySecret::new(config.proxy_secret.expose_secret()),
             config,
             db,
             warehouse,

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use secrecy::{ExposeSecret, SecretString};
 use sqlx::postgres::PgListener;
 
 use crate::analytics::auth::KeyCache;
@@ -14,13 +15,13 @@ use crate::catalog::CHANGES_CHANNEL;
 
 /// Runs until the runtime stops, reconnecting on its own.
 pub fn spawn_listener(
-    database_url: String,
+    database_url: SecretString,
     catalog: CatalogCache,
     keys: KeyCache,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
-            if let Err(e) = listen(&database_url, &catalog, &keys).await {
+            if let Err(e) = listen(database_url.expose_secret(), &catalog, &keys).await {
                 tracing::warn!(error = %e, "change listener failed; flushing caches");
             }
             flush(&catalog, &keys);

@@ -1,158 +1,338 @@
-//! Configuration: environment variables with matching flags. A missing or malformed required
-//! setting stops the process at start with one line that names it.
+//! Configuration: environment variables with matching flags, parsed by clap into typed values
+//! (`videoapp --help` shows each default and limit). Missing or malformed settings stop the
+//! process at start with one line that names every one of them.
 
+use std::ffi::{OsStr, OsString};
 use std::net::SocketAddr;
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Args;
+use clap::builder::{
+    EnumValueParser, PossibleValue, StringValueParser, TypedValueParser, ValueParser,
+};
+use clap::error::{ContextKind, ContextValue};
+use clap::parser::ValueSource;
+use clap::{value_parser, Arg, ArgAction, Args, Command, FromArgMatches, Parser, ValueEnum};
+use secrecy::SecretString;
+use url::Url;
 
-use crate::storefront::signature::ProxySecret;
+/// Where `serve` listens unless told otherwise.
+pub const SERVE_LISTEN: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(LOOPBACK), 8080);
+/// Where `dev-store` listens unless told otherwise: beside the service.
+pub const DEV_STORE_LISTEN: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(LOOPBACK), 3000);
+const LOOPBACK: std::net::Ipv4Addr = std::net::Ipv4Addr::LOCALHOST;
 
-/// Every setting, as given. Parsed into [`Config`] (or the part a command needs) by the methods
-/// below, so the error names the setting the way an operator wrote it.
-#[derive(Debug, Clone, Default, Args)]
+/// Every request under load may wait this long for a shared fsync: a typo must not make it
+/// seconds.
+const MAX_COMMIT_DELAY_MICROS: u64 = 100_000;
+/// Past this many bytes of spooled events, ingestion answers 503.
+pub const DEFAULT_SPOOL_MAX_BYTES: u64 = 1 << 30;
+/// Under load, how long a request may wait for others to share its fsync. Every sync costs the
+/// writer CPU and wakes every thread that waits on it; at full load 600 µs made groups of ≈ 50
+/// requests per fsync instead of ≈ 35, and reached 6 percentage points more of the bare-axum
+/// ceiling's throughput than 150 µs, with the same p99 at half the service's rate (BENCHMARKS.md,
+/// Ingest). A lone request never waits for it.
+pub const DEFAULT_SPOOL_COMMIT_DELAY_MICROS: u64 = 600;
+/// How long an event waits, at most, for its batch to fill.
+pub const DEFAULT_BATCH_MAX_AGE_MS: u64 = 1000;
+/// Rows per ClickHouse insert, at most. ClickHouse's cost is mostly per insert (a part per table
+/// and materialized view, then merges): at 10,000 rows it spent 6–9 µs of CPU per event under
+/// full load, at 25,000 about 5, with less disk writing beside the spool's syncs (BENCHMARKS.md,
+/// Ingest). Below 25,000 events a second a batch ships by age instead, once a second.
+pub const DEFAULT_BATCH_MAX_ROWS: u64 = 25_000;
+
+/// Every setting, typed. Settings only some commands need are `Option`s, checked when a command
+/// builds its configuration ([`Settings::server_config`] and the methods beside it), so all that
+/// a command misses is named at once. [`Settings::default`] is every documented default.
+#[derive(Debug, Clone, Args)]
 pub struct Settings {
-    /// Postgres connection URL (the catalog).
-    #[arg(long, env = "DATABASE_URL", global = true, hide_env_values = true)]
-    pub database_url: Option<String>,
-    /// ClickHouse HTTP URL, e.g. http://127.0.0.1:8123.
-    #[arg(long, env = "CLICKHOUSE_URL", global = true)]
-    pub clickhouse_url: Option<String>,
-    /// ClickHouse database of the service (created by the migrations). Default: videoapp.
-    #[arg(long, env = "CLICKHOUSE_DATABASE", global = true)]
-    pub clickhouse_database: Option<String>,
-    /// ClickHouse user. Default: default.
-    #[arg(long, env = "CLICKHOUSE_USER", global = true)]
-    pub clickhouse_user: Option<String>,
+    /// Postgres connection URL (the catalog), e.g. postgres://user:password@host:5432/videoapp.
+    /// Required by every command but `sign`.
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        global = true,
+        hide_env_values = true,
+        value_name = "URL",
+        value_parser = postgres_url
+    )]
+    pub database_url: Option<SecretString>,
+    /// ClickHouse HTTP URL, e.g. http://127.0.0.1:8123. Required by `serve`, `migrate` and
+    /// `generate`.
+    #[arg(
+        long,
+        env = "CLICKHOUSE_URL",
+        global = true,
+        value_name = "URL",
+        value_parser = http_url
+    )]
+    pub clickhouse_url: Option<Url>,
+    /// ClickHouse database of the service, created by the migrations: letters, digits and _.
+    #[arg(
+        long,
+        env = "CLICKHOUSE_DATABASE",
+        global = true,
+        value_name = "NAME",
+        default_value = "videoapp",
+        value_parser = identifier
+    )]
+    pub clickhouse_database: String,
+    /// ClickHouse user.
+    #[arg(
+        long,
+        env = "CLICKHOUSE_USER",
+        global = true,
+        value_name = "USER",
+        default_value = "default",
+        value_parser = trim(StringValueParser::new())
+    )]
+    pub clickhouse_user: String,
+    /// ClickHouse password (none by default).
     #[arg(
         long,
         env = "CLICKHOUSE_PASSWORD",
         global = true,
-        hide_env_values = true
+        hide_env_values = true,
+        value_name = "PASSWORD",
+        default_value = "",
+        hide_default_value = true,
+        value_parser = password
     )]
-    pub clickhouse_password: Option<String>,
-    /// Public listener. Default: 127.0.0.1:8080 (`dev-store`: 127.0.0.1:3000).
-    #[arg(long, env = "VIDEOAPP_LISTEN", global = true)]
-    pub listen: Option<String>,
-    /// Prometheus listener, never exposed with the public API. Default: 127.0.0.1:9464.
-    #[arg(long, env = "VIDEOAPP_METRICS_LISTEN", global = true)]
-    pub metrics_listen: Option<String>,
-    /// The app proxy's shared secret (signs storefront requests).
+    pub clickhouse_password: SecretString,
+    /// Public listener [default: 127.0.0.1:8080; for dev-store: 127.0.0.1:3000].
+    #[arg(
+        long,
+        env = "VIDEOAPP_LISTEN",
+        global = true,
+        value_name = "ADDRESS",
+        value_parser = socket_addr
+    )]
+    pub listen: Option<SocketAddr>,
+    /// Prometheus listener, never exposed with the public API.
+    #[arg(
+        long,
+        env = "VIDEOAPP_METRICS_LISTEN",
+        global = true,
+        value_name = "ADDRESS",
+        default_value = "127.0.0.1:9464",
+        value_parser = socket_addr
+    )]
+    pub metrics_listen: SocketAddr,
+    /// The app proxy's shared secret (signs storefront requests). Required by `serve`, `sign` and
+    /// `dev-store`.
     #[arg(
         long,
         env = "VIDEOAPP_PROXY_SECRET",
         global = true,
-        hide_env_values = true
+        hide_env_values = true,
+        value_name = "SECRET",
+        value_parser = proxy_secret
     )]
-    pub proxy_secret: Option<String>,
-    /// Bearer token of the admin API (at least 16 characters).
+    pub proxy_secret: Option<SecretString>,
+    /// Bearer token of the admin API, at least 16 characters. Required by `serve`.
     #[arg(
         long,
         env = "VIDEOAPP_ADMIN_TOKEN",
         global = true,
-        hide_env_values = true
+        hide_env_values = true,
+        value_name = "TOKEN",
+        value_parser = admin_token
     )]
-    pub admin_token: Option<String>,
-    /// Directory of the durable event spool. Default: ./spool.
-    #[arg(long, env = "VIDEOAPP_SPOOL_DIR", global = true)]
-    pub spool_dir: Option<PathBuf>,
-    /// Log lines as `human` (default) or `json`.
-    #[arg(long, env = "VIDEOAPP_LOG_FORMAT", global = true)]
-    pub log_format: Option<String>,
-    /// Storefront signatures older or newer than this many seconds are refused. Default: 90.
-    #[arg(long, env = "VIDEOAPP_SIGNATURE_MAX_AGE_SECONDS", global = true)]
-    pub signature_max_age_seconds: Option<String>,
-    /// Development only: accept unsigned storefront requests (logs a warning at start).
-    #[arg(long, env = "VIDEOAPP_INSECURE_SKIP_SIGNATURE", global = true)]
-    pub insecure_skip_signature: Option<String>,
-    /// Upper bound on how stale a cached catalog snapshot may be if a change notification is
-    /// lost. Default: 300.
-    #[arg(long, env = "VIDEOAPP_CATALOG_CACHE_TTL_SECONDS", global = true)]
-    pub catalog_cache_ttl_seconds: Option<String>,
-    /// Past this many bytes of spooled events, ingestion answers 503. Default: 1 GiB.
-    #[arg(long, env = "VIDEOAPP_SPOOL_MAX_BYTES", global = true)]
-    pub spool_max_bytes: Option<String>,
-    /// A ClickHouse insert carries at most this many events. Default: 25000.
-    #[arg(long, env = "VIDEOAPP_BATCH_MAX_ROWS", global = true)]
-    pub batch_max_rows: Option<String>,
-    /// An event waits at most this long (milliseconds) for its batch to fill. Default: 1000.
-    #[arg(long, env = "VIDEOAPP_BATCH_MAX_AGE_MS", global = true)]
-    pub batch_max_age_ms: Option<String>,
-    /// Under load, how long (microseconds) the spool may wait for more requests to share one
-    /// fsync; 0 syncs at once. Default: 600.
-    #[arg(long, env = "VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS", global = true)]
-    pub spool_commit_delay_micros: Option<String>,
-    /// Seconds one ClickHouse insert may take before it counts as failed. Default: 30.
+    pub admin_token: Option<SecretString>,
+    /// Directory of the durable event spool.
     #[arg(
         long,
-        env = "VIDEOAPP_CLICKHOUSE_INSERT_TIMEOUT_SECONDS",
-        global = true
+        env = "VIDEOAPP_SPOOL_DIR",
+        global = true,
+        value_name = "DIR",
+        default_value = "spool"
     )]
-    pub clickhouse_insert_timeout_seconds: Option<String>,
-    /// Event timestamps further in the future are replaced by the receive time. Default: 86400.
-    #[arg(long, env = "VIDEOAPP_EVENT_MAX_FUTURE_SECONDS", global = true)]
-    pub event_max_future_seconds: Option<String>,
-    /// Event timestamps further in the past are replaced by the receive time (raise it to
-    /// back-fill history). Default: 604800 (7 days).
-    #[arg(long, env = "VIDEOAPP_EVENT_MAX_PAST_SECONDS", global = true)]
-    pub event_max_past_seconds: Option<String>,
-    /// The storefront's viewCount is re-read from ClickHouse at most this often, per shop.
-    /// Default: 60.
-    #[arg(long, env = "VIDEOAPP_VIEW_COUNT_REFRESH_SECONDS", global = true)]
-    pub view_count_refresh_seconds: Option<String>,
-    /// Analytics API requests per key per rolling minute. Default: 60.
-    #[arg(long, env = "VIDEOAPP_RATE_LIMIT_PER_MINUTE", global = true)]
-    pub rate_limit_per_minute: Option<String>,
-    /// Seconds to finish in-flight work after SIGTERM. Default: 10.
-    #[arg(long, env = "VIDEOAPP_SHUTDOWN_GRACE_SECONDS", global = true)]
-    pub shutdown_grace_seconds: Option<String>,
+    pub spool_dir: PathBuf,
+    /// How log lines are written.
+    #[arg(
+        long,
+        env = "VIDEOAPP_LOG_FORMAT",
+        global = true,
+        value_name = "FORMAT",
+        default_value = "human",
+        value_parser = trim(EnumValueParser::<LogFormat>::new())
+    )]
+    pub log_format: LogFormat,
+    /// Storefront signatures older or newer than this many seconds are refused.
+    #[arg(
+        long = "signature-max-age-seconds",
+        env = "VIDEOAPP_SIGNATURE_MAX_AGE_SECONDS",
+        global = true,
+        value_name = "SECONDS",
+        default_value = "90",
+        value_parser = seconds
+    )]
+    pub signature_max_age: Duration,
+    /// Development only: accept unsigned storefront requests (logs a warning at start). The
+    /// variable takes true, false, 1, 0, yes, no, on or off.
+    #[arg(
+        long,
+        env = "VIDEOAPP_INSECURE_SKIP_SIGNATURE",
+        global = true,
+        action = ArgAction::SetTrue,
+        value_parser = boolean
+    )]
+    pub insecure_skip_signature: bool,
+    /// Upper bound on how stale a cached catalog snapshot may be if a change notification is
+    /// lost, in seconds.
+    #[arg(
+        long = "catalog-cache-ttl-seconds",
+        env = "VIDEOAPP_CATALOG_CACHE_TTL_SECONDS",
+        global = true,
+        value_name = "SECONDS",
+        default_value = "300",
+        value_parser = seconds
+    )]
+    pub catalog_cache_ttl: Duration,
+    /// Past this many bytes of spooled events (1 GiB by default; at least 1), ingestion answers
+    /// 503.
+    #[arg(
+        long,
+        env = "VIDEOAPP_SPOOL_MAX_BYTES",
+        global = true,
+        value_name = "BYTES",
+        default_value_t = DEFAULT_SPOOL_MAX_BYTES,
+        value_parser = trim(value_parser!(u64).range(1..))
+    )]
+    pub spool_max_bytes: u64,
+    /// A ClickHouse insert carries at most this many events (at least 1).
+    #[arg(
+        long,
+        env = "VIDEOAPP_BATCH_MAX_ROWS",
+        global = true,
+        value_name = "ROWS",
+        default_value_t = DEFAULT_BATCH_MAX_ROWS,
+        value_parser = trim(value_parser!(u64).range(1..))
+    )]
+    pub batch_max_rows: u64,
+    /// An event waits at most this many milliseconds (at least 1) for its batch to fill.
+    #[arg(
+        long = "batch-max-age-ms",
+        env = "VIDEOAPP_BATCH_MAX_AGE_MS",
+        global = true,
+        value_name = "MILLISECONDS",
+        default_value = "1000",
+        value_parser = trim(value_parser!(u64).range(1..).map(Duration::from_millis))
+    )]
+    pub batch_max_age: Duration,
+    /// Under load, how long (microseconds, at most 100000) the spool may wait for more requests
+    /// to share one fsync; 0 syncs at once.
+    #[arg(
+        long = "spool-commit-delay-micros",
+        env = "VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS",
+        global = true,
+        value_name = "MICROSECONDS",
+        default_value = "600",
+        value_parser = trim(value_parser!(u64).range(..=MAX_COMMIT_DELAY_MICROS).map(Duration::from_micros))
+    )]
+    pub spool_commit_delay: Duration,
+    /// Seconds one ClickHouse insert may take before it counts as failed.
+    #[arg(
+        long = "clickhouse-insert-timeout-seconds",
+        env = "VIDEOAPP_CLICKHOUSE_INSERT_TIMEOUT_SECONDS",
+        global = true,
+        value_name = "SECONDS",
+        default_value = "30",
+        value_parser = seconds
+    )]
+    pub clickhouse_insert_timeout: Duration,
+    /// Event timestamps further than this many seconds in the future are replaced by the
+    /// receive time.
+    #[arg(
+        long = "event-max-future-seconds",
+        env = "VIDEOAPP_EVENT_MAX_FUTURE_SECONDS",
+        global = true,
+        value_name = "SECONDS",
+        default_value = "86400",
+        value_parser = seconds
+    )]
+    pub event_max_future: Duration,
+    /// Event timestamps further than this many seconds in the past are replaced by the receive
+    /// time (raise it to back-fill history; the default is 7 days).
+    #[arg(
+        long = "event-max-past-seconds",
+        env = "VIDEOAPP_EVENT_MAX_PAST_SECONDS",
+        global = true,
+        value_name = "SECONDS",
+        default_value = "604800",
+        value_parser = seconds
+    )]
+    pub event_max_past: Duration,
+    /// The storefront's viewCount is re-read from ClickHouse at most this often (seconds), per
+    /// shop.
+    #[arg(
+        long = "view-count-refresh-seconds",
+        env = "VIDEOAPP_VIEW_COUNT_REFRESH_SECONDS",
+        global = true,
+        value_name = "SECONDS",
+        default_value = "60",
+        value_parser = seconds
+    )]
+    pub view_count_refresh: Duration,
+    /// Analytics API requests per key per rolling minute (at least 1).
+    #[arg(
+        long,
+        env = "VIDEOAPP_RATE_LIMIT_PER_MINUTE",
+        global = true,
+        value_name = "REQUESTS",
+        default_value_t = 60,
+        value_parser = trim(value_parser!(u32).range(1..=i64::from(u32::MAX)))
+    )]
+    pub rate_limit_per_minute: u32,
+    /// Seconds to finish in-flight work after SIGTERM.
+    #[arg(
+        long = "shutdown-grace-seconds",
+        env = "VIDEOAPP_SHUTDOWN_GRACE_SECONDS",
+        global = true,
+        value_name = "SECONDS",
+        default_value = "10",
+        value_parser = seconds
+    )]
+    pub shutdown_grace: Duration,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ConfigError {
-    #[error("missing required setting {env} (or --{flag})")]
-    Missing {
-        env: &'static str,
-        flag: &'static str,
-    },
-    #[error("invalid setting {env}: {reason}")]
-    Invalid { env: &'static str, reason: String },
+impl Default for Settings {
+    /// Every setting at its documented default; nothing is read from the environment.
+    fn default() -> Self {
+        let command = without_env(Settings::augment_args(Command::new("videoapp")));
+        let matches = command
+            .try_get_matches_from(["videoapp"])
+            .expect("the defaults parse");
+        Settings::from_arg_matches(&matches).expect("the defaults parse")
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
+    /// Text for people to read.
     Human,
+    /// One JSON object per line.
     Json,
 }
 
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct ClickHouseConfig {
     pub url: String,
     pub database: String,
     pub user: String,
-    pub password: String,
-}
-
-impl std::fmt::Debug for ClickHouseConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClickHouseConfig")
-            .field("url", &self.url)
-            .field("database", &self.database)
-            .field("user", &self.user)
-            .finish_non_exhaustive()
-    }
+    pub password: SecretString,
 }
 
 /// What `serve` runs with.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Config {
-    pub database_url: String,
+    pub database_url: SecretString,
     pub clickhouse: ClickHouseConfig,
     pub listen: SocketAddr,
     pub metrics_listen: SocketAddr,
-    pub proxy_secret: ProxySecret,
-    pub admin_token: String,
+    pub proxy_secret: SecretString,
+    pub admin_token: SecretString,
     pub spool_dir: PathBuf,
     pub signature_max_age: Duration,
     pub insecure_skip_signature: bool,
@@ -164,329 +344,501 @@ pub struct Config {
     pub clickhouse_insert_timeout: Duration,
     pub event_max_future: Duration,
     pub event_max_past: Duration,
-    pub rate_limit_per_minute: std::num::NonZeroU32,
+    pub rate_limit_per_minute: NonZeroU32,
     pub view_count_refresh: Duration,
     pub shutdown_grace: Duration,
 }
 
-impl std::fmt::Debug for Config {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Secrets (the URL's password, the proxy secret, the admin token) stay out of logs.
-        f.debug_struct("Config")
-            .field("clickhouse", &self.clickhouse)
-            .field("listen", &self.listen)
-            .field("metrics_listen", &self.metrics_listen)
-            .field("spool_dir", &self.spool_dir)
-            .field("signature_max_age", &self.signature_max_age)
-            .field("insecure_skip_signature", &self.insecure_skip_signature)
-            .field("catalog_cache_ttl", &self.catalog_cache_ttl)
-            .field("spool_max_bytes", &self.spool_max_bytes)
-            .field("batch_max_rows", &self.batch_max_rows)
-            .field("batch_max_age", &self.batch_max_age)
-            .field("spool_commit_delay", &self.spool_commit_delay)
-            .field("shutdown_grace", &self.shutdown_grace)
-            .finish_non_exhaustive()
+impl Settings {
+    /// Where `serve` listens.
+    pub fn serve_listen(&self) -> SocketAddr {
+        self.listen.unwrap_or(SERVE_LISTEN)
+    }
+
+    /// Where `dev-store` listens: by default beside the service's 8080.
+    pub fn dev_store_listen(&self) -> SocketAddr {
+        self.listen.unwrap_or(DEV_STORE_LISTEN)
+    }
+
+    pub fn database_url(&self) -> Result<&SecretString, ConfigErrors> {
+        required(self.database_url.as_ref(), "database_url")
+    }
+
+    pub fn proxy_secret(&self) -> Result<&SecretString, ConfigErrors> {
+        required(self.proxy_secret.as_ref(), "proxy_secret")
+    }
+
+    pub fn admin_token(&self) -> Result<&SecretString, ConfigErrors> {
+        required(self.admin_token.as_ref(), "admin_token")
+    }
+
+    pub fn clickhouse(&self) -> Result<ClickHouseConfig, ConfigErrors> {
+        let url = required(self.clickhouse_url.as_ref(), "clickhouse_url")?;
+        Ok(ClickHouseConfig {
+            url: url.as_str().trim_end_matches('/').to_string(),
+            database: self.clickhouse_database.clone(),
+            user: self.clickhouse_user.clone(),
+            password: self.clickhouse_password.clone(),
+        })
+    }
+
+    /// What the commands that touch both databases need: Postgres, then ClickHouse.
+    pub fn storage(&self) -> Result<(SecretString, ClickHouseConfig), ConfigErrors> {
+        let (database_url, clickhouse) = both(self.database_url(), self.clickhouse())?;
+        Ok((database_url.clone(), clickhouse))
+    }
+
+    /// Everything `serve` needs, or every required setting that is missing.
+    pub fn server_config(&self) -> Result<Config, ConfigErrors> {
+        let ((database_url, clickhouse), (proxy_secret, admin_token)) = both(
+            both(self.database_url(), self.clickhouse()),
+            both(self.proxy_secret(), self.admin_token()),
+        )?;
+        Ok(Config {
+            database_url: database_url.clone(),
+            clickhouse,
+            listen: self.serve_listen(),
+            metrics_listen: self.metrics_listen,
+            proxy_secret: proxy_secret.clone(),
+            admin_token: admin_token.clone(),
+            spool_dir: self.spool_dir.clone(),
+            signature_max_age: self.signature_max_age,
+            insecure_skip_signature: self.insecure_skip_signature,
+            catalog_cache_ttl: self.catalog_cache_ttl,
+            spool_max_bytes: self.spool_max_bytes,
+            batch_max_rows: usize::try_from(self.batch_max_rows).unwrap_or(usize::MAX),
+            batch_max_age: self.batch_max_age,
+            spool_commit_delay: self.spool_commit_delay,
+            clickhouse_insert_timeout: self.clickhouse_insert_timeout,
+            event_max_future: self.event_max_future,
+            event_max_past: self.event_max_past,
+            // The parser refuses 0.
+            rate_limit_per_minute: NonZeroU32::new(self.rate_limit_per_minute)
+                .unwrap_or(NonZeroU32::MIN),
+            view_count_refresh: self.view_count_refresh,
+            shutdown_grace: self.shutdown_grace,
+        })
     }
 }
 
-fn present(value: &Option<String>) -> Option<&str> {
-    value.as_deref().map(str::trim).filter(|v| !v.is_empty())
-}
-
-fn required<'a>(
-    value: &'a Option<String>,
-    env: &'static str,
-    flag: &'static str,
-) -> Result<&'a str, ConfigError> {
-    present(value).ok_or(ConfigError::Missing { env, flag })
-}
-
-fn invalid(env: &'static str, reason: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid {
-        env,
-        reason: reason.into(),
+/// Both values, or the problems of either or both.
+pub fn both<A, B>(
+    a: Result<A, ConfigErrors>,
+    b: Result<B, ConfigErrors>,
+) -> Result<(A, B), ConfigErrors> {
+    match (a, b) {
+        (Ok(a), Ok(b)) => Ok((a, b)),
+        (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
+        (Err(ConfigErrors(mut a)), Err(ConfigErrors(b))) => {
+            a.extend(b);
+            Err(ConfigErrors(a))
+        }
     }
 }
 
-fn socket_addr(
-    value: &Option<String>,
-    env: &'static str,
-    default: &str,
-) -> Result<SocketAddr, ConfigError> {
-    let raw = present(value).unwrap_or(default);
-    raw.parse().map_err(|_| {
-        invalid(
-            env,
-            format!("'{raw}' is not an address like 127.0.0.1:8080"),
-        )
+fn required<'a, T>(value: Option<&'a T>, id: &str) -> Result<&'a T, ConfigErrors> {
+    value.ok_or_else(|| {
+        let (env, flag) = names(id);
+        ConfigErrors(vec![ConfigError::Missing { env, flag }])
     })
 }
 
-fn seconds(
-    value: &Option<String>,
-    env: &'static str,
-    default: u64,
-) -> Result<Duration, ConfigError> {
-    match present(value) {
-        None => Ok(Duration::from_secs(default)),
-        Some(raw) => raw
-            .parse::<u64>()
-            .map(Duration::from_secs)
-            .map_err(|_| invalid(env, format!("'{raw}' is not a whole number of seconds"))),
+/// The environment variable and flag of the setting `id` (its field's name).
+fn names(id: &str) -> (String, String) {
+    let command = Settings::augment_args(Command::new("videoapp"));
+    let arg = command
+        .get_arguments()
+        .find(|arg| arg.get_id() == id)
+        .expect("a setting of that name");
+    let env = arg.get_env().expect("every setting has a variable");
+    let flag = arg.get_long().expect("every setting has a flag");
+    (env.to_string_lossy().into_owned(), flag.to_string())
+}
+
+// ---- problems ---------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    /// A setting the command needs is not given.
+    Missing { env: String, flag: String },
+    /// A setting's value is malformed; `flag` is set when the value came from the command line.
+    Invalid {
+        env: String,
+        flag: Option<String>,
+        reason: String,
+    },
+}
+
+impl ConfigError {
+    /// The setting's environment variable.
+    pub fn env(&self) -> &str {
+        match self {
+            ConfigError::Missing { env, .. } | ConfigError::Invalid { env, .. } => env,
+        }
     }
 }
 
-const MAX_COMMIT_DELAY_MICROS: u64 = 100_000;
-/// Past this many bytes of spooled events, ingestion answers 503.
-pub const DEFAULT_SPOOL_MAX_BYTES: u64 = 1 << 30;
-/// Under load, how long a request may wait for others to share its fsync. Every sync costs the
-/// writer CPU and wakes every thread that waits on it; at full load 600 µs made groups of ≈ 50
-/// instead of ≈ 35 and gave 6 points more of the ceiling than 150 µs, with the same p99 at half
-/// rate (BENCHMARKS.md › Ingest, session 6). A lone request never waits for it.
-pub const DEFAULT_SPOOL_COMMIT_DELAY_MICROS: u64 = 600;
-/// How long an event waits, at most, for its batch to fill.
-pub const DEFAULT_BATCH_MAX_AGE_MS: u64 = 1000;
-/// Rows per ClickHouse insert, at most. ClickHouse's cost is mostly per insert (a part per table
-/// and materialized view, then merges): at 10,000 rows it spent 6–9 µs of CPU per event under
-/// full load, at 25,000 about 5, with less disk writing beside the spool's syncs (BENCHMARKS.md,
-/// Ingest). Below 25,000 events a second a batch ships by age instead, once a second.
-pub const DEFAULT_BATCH_MAX_ROWS: u64 = 25_000;
-
-fn number(
-    value: &Option<String>,
-    env: &'static str,
-    default: u64,
-    min: u64,
-) -> Result<u64, ConfigError> {
-    match present(value) {
-        None => Ok(default),
-        Some(raw) => match raw.parse::<u64>() {
-            Ok(n) if n >= min => Ok(n),
-            _ => Err(invalid(
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConfigError::Missing { env, flag } => {
+                write!(f, "missing required setting {env} (or --{flag})")
+            }
+            ConfigError::Invalid {
                 env,
-                format!("'{raw}' is not a whole number ≥ {min}"),
-            )),
+                flag: None,
+                reason,
+            } => write!(f, "invalid setting {env}: {reason}"),
+            ConfigError::Invalid {
+                env,
+                flag: Some(flag),
+                reason,
+            } => write!(f, "invalid setting {env} (--{flag}): {reason}"),
+        }
+    }
+}
+
+/// Every problem found with the settings. Shown on one line: the missing settings together, then
+/// each malformed one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConfigErrors(Vec<ConfigError>);
+
+impl ConfigErrors {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &ConfigError> {
+        self.0.iter()
+    }
+
+    /// What a command built from the settings, if neither these problems (found while parsing)
+    /// nor the command found any; else all of them. A setting found malformed was parsed as if
+    /// it were not given: that it is then missing goes without saying.
+    pub fn and<T>(mut self, built: Result<T, ConfigErrors>) -> Result<T, ConfigErrors> {
+        match built {
+            Ok(value) if self.is_empty() => Ok(value),
+            Ok(_) => Err(self),
+            Err(ConfigErrors(more)) => {
+                for problem in more {
+                    if !self.0.iter().any(|known| known.env() == problem.env()) {
+                        self.0.push(problem);
+                    }
+                }
+                Err(self)
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for ConfigErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let missing: Vec<String> = self
+            .iter()
+            .filter_map(|problem| match problem {
+                ConfigError::Missing { env, flag } => Some(format!("{env} (or --{flag})")),
+                ConfigError::Invalid { .. } => None,
+            })
+            .collect();
+        let mut parts = Vec::new();
+        match missing.len() {
+            0 => {}
+            1 => parts.push(format!("missing required setting {}", missing[0])),
+            _ => parts.push(format!("missing required settings {}", missing.join(", "))),
+        }
+        parts.extend(
+            self.iter()
+                .filter(|problem| matches!(problem, ConfigError::Invalid { .. }))
+                .map(ToString::to_string),
+        );
+        f.write_str(&parts.join("; "))
+    }
+}
+
+impl std::error::Error for ConfigErrors {}
+
+// ---- parsing ----------------------------------------------------------------------------------
+
+/// Parses the command line and the environment into `P`, as `P::parse()` does, except that a
+/// malformed setting does not stop the parse at the first: every setting given (as a flag, else
+/// as its variable) is first checked with its own value parser, the malformed ones are left out
+/// of the parse, and they come back named, to be reported with what the command finds missing.
+/// A variable that is empty or only whitespace counts as unset. Anything else wrong with the
+/// command line (an unknown flag, a subcommand's own argument) and `--help` are clap's to report.
+pub fn parse<P: Parser>() -> (P, ConfigErrors) {
+    parse_from(P::command(), std::env::args_os())
+}
+
+fn parse_from<P: FromArgMatches>(
+    mut command: Command,
+    argv: impl IntoIterator<Item = OsString>,
+) -> (P, ConfigErrors) {
+    let mut argv: Vec<OsString> = argv.into_iter().collect();
+    let ids: Vec<clap::Id> = Settings::group_id()
+        .and_then(|id| command.get_groups().find(|group| group.get_id() == &id))
+        .map(|group| group.get_args().cloned().collect())
+        .unwrap_or_default();
+    let settings: Vec<Arg> = command
+        .get_arguments()
+        .filter(|arg| ids.contains(arg.get_id()))
+        .cloned()
+        .collect();
+    // What the command line gives each setting, unparsed. If it does not parse even so, the real
+    // parse below reports why.
+    let given = as_given(&command, &settings)
+        .try_get_matches_from(&argv)
+        .ok();
+    let mut problems = Vec::new();
+    for arg in &settings {
+        let id = arg.get_id().as_str();
+        let (env, flag) = names(id);
+        let on_command_line =
+            given.as_ref().and_then(|m| m.value_source(id)) == Some(ValueSource::CommandLine);
+        if on_command_line {
+            // The flag wins over the variable; clap would still parse the variable where the flag
+            // follows the subcommand (a global flag's value reaches the top level only after).
+            command = command.mut_arg(id, |arg| arg.env(None));
+            if !arg.get_action().takes_values() {
+                continue;
+            }
+            let value = given.as_ref().and_then(|m| m.get_one::<OsString>(id));
+            if let Some(Err(reason)) = value.map(|value| check(arg, &flag, value)) {
+                argv = without_option(argv, &flag);
+                problems.push(ConfigError::Invalid {
+                    env,
+                    flag: Some(flag),
+                    reason,
+                });
+            }
+        } else if let Some(value) = arg.get_env().and_then(std::env::var_os) {
+            let blank = value.to_str().is_some_and(|v| v.trim().is_empty());
+            let verdict = if blank {
+                Ok(())
+            } else {
+                check(arg, &flag, &value)
+            };
+            if blank || verdict.is_err() {
+                command = command.mut_arg(id, |arg| arg.env(None));
+            }
+            if let Err(reason) = verdict {
+                problems.push(ConfigError::Invalid {
+                    env,
+                    flag: None,
+                    reason,
+                });
+            }
+        }
+    }
+    let matches = command
+        .try_get_matches_from_mut(argv)
+        .unwrap_or_else(|e| e.exit());
+    let parsed = P::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut command).exit());
+    (parsed, ConfigErrors(problems))
+}
+
+/// `command` taking the settings' values as the command line gives them: no environment, no
+/// value parsers.
+fn as_given(command: &Command, settings: &[Arg]) -> Command {
+    settings.iter().fold(command.clone(), |command, setting| {
+        command.mut_arg(setting.get_id(), |arg| {
+            let arg = arg.env(None);
+            if arg.get_action().takes_values() {
+                arg.value_parser(ValueParser::os_string())
+            } else {
+                arg
+            }
+        })
+    })
+}
+
+/// `command` reading nothing from the environment.
+fn without_env(command: Command) -> Command {
+    let ids: Vec<_> = command
+        .get_arguments()
+        .filter(|arg| arg.get_env().is_some())
+        .map(|arg| arg.get_id().clone())
+        .collect();
+    ids.iter().fold(command, |command, id| {
+        command.mut_arg(id, |arg| arg.env(None))
+    })
+}
+
+/// Whether `arg`'s own value parser takes `value`; if not, why. clap offers no way to call a
+/// value parser on its own, so a command with only that argument parses `--flag=value`.
+fn check(arg: &Arg, flag: &str, value: &OsStr) -> Result<(), String> {
+    let probe = arg.clone().env(None).action(ArgAction::Set).global(false);
+    let mut flag = OsString::from(format!("--{flag}="));
+    flag.push(value);
+    match Command::new("probe")
+        .arg(probe)
+        .try_get_matches_from([OsString::from("probe"), flag])
+    {
+        Ok(_) => Ok(()),
+        Err(e) => Err(reason(&e, value)),
+    }
+}
+
+/// What is wrong, in words: the value parser's own, or what clap knows. Never the value of a
+/// secret: their parsers say what is wrong without repeating it.
+fn reason(e: &clap::Error, value: &OsStr) -> String {
+    let value = value.to_string_lossy();
+    let value = value.trim();
+    match std::error::Error::source(e) {
+        Some(cause) if cause.is::<std::num::ParseIntError>() => {
+            format!("'{value}' is not a whole number")
+        }
+        Some(cause) if cause.is::<std::num::TryFromIntError>() => format!("'{value}' is too large"),
+        Some(cause) => cause.to_string(),
+        None => match e.get(ContextKind::ValidValue) {
+            Some(ContextValue::Strings(valid)) => {
+                format!("'{value}' is not {}", valid.join(" or "))
+            }
+            _ => e.kind().as_str().unwrap_or("malformed").to_string(),
         },
     }
 }
 
-fn flag(value: &Option<String>, env: &'static str) -> Result<bool, ConfigError> {
-    match present(value).map(str::to_ascii_lowercase).as_deref() {
-        None | Some("0" | "false" | "no" | "off") => Ok(false),
-        Some("1" | "true" | "yes" | "on") => Ok(true),
-        Some(other) => Err(invalid(env, format!("'{other}' is not true or false"))),
+/// `argv` without the option `--flag` (given as `--flag value` or `--flag=value`).
+fn without_option(argv: Vec<OsString>, flag: &str) -> Vec<OsString> {
+    let alone = format!("--{flag}");
+    let joined = format!("--{flag}=");
+    let mut kept = Vec::with_capacity(argv.len());
+    let mut words = argv.into_iter();
+    while let Some(word) = words.next() {
+        if word == "--" {
+            kept.push(word);
+            kept.extend(words);
+            break;
+        }
+        if word == alone.as_str() {
+            words.next();
+        } else if !word.to_str().is_some_and(|w| w.starts_with(&joined)) {
+            kept.push(word);
+        }
+    }
+    kept
+}
+
+// ---- value parsers ----------------------------------------------------------------------------
+
+/// `parser`, given the value without surrounding whitespace (which an env file easily leaves).
+fn trim<P: TypedValueParser>(parser: P) -> Trimmed<P> {
+    Trimmed(parser)
+}
+
+#[derive(Clone)]
+struct Trimmed<P>(P);
+
+impl<P: TypedValueParser> TypedValueParser for Trimmed<P> {
+    type Value = P::Value;
+
+    fn parse_ref(
+        &self,
+        cmd: &Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        let value = value.to_str().map_or(value, |v| OsStr::new(v.trim()));
+        self.0.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        self.0.possible_values()
     }
 }
 
-impl Config {
-    pub fn ingest(&self) -> crate::ingest::IngestConfig {
-        use crate::ingest::{event::TimeWindow, shipper::ShipperConfig, spool::SpoolConfig};
-        let duration = |d: Duration| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX);
-        crate::ingest::IngestConfig {
-            spool: SpoolConfig {
-                dir: self.spool_dir.clone(),
-                max_bytes: self.spool_max_bytes,
-                batch_rows: self.batch_max_rows,
-                batch_age: self.batch_max_age,
-                commit_delay: self.spool_commit_delay,
-            },
-            shipper: ShipperConfig {
-                database_url: self.database_url.clone(),
-                insert_timeout: self.clickhouse_insert_timeout,
-                min_backoff: Duration::from_millis(100),
-                max_backoff: Duration::from_secs(10),
-            },
-            window: TimeWindow {
-                max_future: duration(self.event_max_future),
-                max_past: duration(self.event_max_past),
-            },
-            retry_after: Duration::from_secs(5),
-        }
+fn socket_addr(raw: &str) -> Result<SocketAddr, String> {
+    let raw = raw.trim();
+    raw.parse()
+        .map_err(|_| format!("'{raw}' is not an address like 127.0.0.1:8080"))
+}
+
+fn seconds(raw: &str) -> Result<Duration, String> {
+    let raw = raw.trim();
+    raw.parse()
+        .map(Duration::from_secs)
+        .map_err(|_| format!("'{raw}' is not a whole number of seconds"))
+}
+
+fn boolean(raw: &str) -> Result<bool, String> {
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "0" | "false" | "no" | "off" => Ok(false),
+        "1" | "true" | "yes" | "on" => Ok(true),
+        other => Err(format!("'{other}' is not true or false")),
     }
 }
 
-impl Settings {
-    pub fn log_format(&self) -> Result<LogFormat, ConfigError> {
-        match present(&self.log_format) {
-            None | Some("human") => Ok(LogFormat::Human),
-            Some("json") => Ok(LogFormat::Json),
-            Some(other) => Err(invalid(
-                "VIDEOAPP_LOG_FORMAT",
-                format!("'{other}' is not human or json"),
-            )),
-        }
+/// The URL carries a password: the error does not repeat it.
+fn postgres_url(raw: &str) -> Result<SecretString, String> {
+    let raw = raw.trim();
+    match Url::parse(raw) {
+        Ok(url) if matches!(url.scheme(), "postgres" | "postgresql") => Ok(raw.into()),
+        _ => Err("must be a URL like postgres://user:password@host:5432/database".into()),
     }
+}
 
-    /// Where `dev-store` listens: `--listen`, by default beside the service's 8080.
-    pub fn dev_store_listen(&self) -> Result<SocketAddr, ConfigError> {
-        socket_addr(&self.listen, "VIDEOAPP_LISTEN", "127.0.0.1:3000")
+fn http_url(raw: &str) -> Result<Url, String> {
+    let raw = raw.trim();
+    match Url::parse(raw) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(url),
+        _ => Err(format!(
+            "'{raw}' is not an HTTP URL like http://127.0.0.1:8123"
+        )),
     }
+}
 
-    pub fn proxy_secret(&self) -> Result<ProxySecret, ConfigError> {
-        let secret = required(&self.proxy_secret, "VIDEOAPP_PROXY_SECRET", "proxy-secret")?;
-        Ok(ProxySecret::new(secret.as_bytes()))
-    }
-
-    pub fn database_url(&self) -> Result<String, ConfigError> {
-        let url = required(&self.database_url, "DATABASE_URL", "database-url")?;
-        match url::Url::parse(url) {
-            Ok(u) if matches!(u.scheme(), "postgres" | "postgresql") => Ok(url.to_string()),
-            _ => Err(invalid(
-                "DATABASE_URL",
-                "must be a URL like postgres://user:password@host:5432/database",
-            )),
-        }
-    }
-
-    pub fn clickhouse(&self) -> Result<ClickHouseConfig, ConfigError> {
-        let url = required(&self.clickhouse_url, "CLICKHOUSE_URL", "clickhouse-url")?;
-        match url::Url::parse(url) {
-            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
-            _ => {
-                return Err(invalid(
-                    "CLICKHOUSE_URL",
-                    format!("'{url}' is not an HTTP URL like http://127.0.0.1:8123"),
-                ))
-            }
-        }
-        let database = present(&self.clickhouse_database).unwrap_or("videoapp");
-        let valid_name = database
+/// A name ClickHouse takes unquoted: letters, digits (not first) and `_`.
+fn identifier(raw: &str) -> Result<String, String> {
+    let raw = raw.trim();
+    let plain = !raw.is_empty()
+        && raw
             .bytes()
             .enumerate()
             .all(|(i, b)| b == b'_' || b.is_ascii_alphabetic() || (i > 0 && b.is_ascii_digit()));
-        if !valid_name {
-            return Err(invalid(
-                "CLICKHOUSE_DATABASE",
-                format!("'{database}' is not a plain identifier (letters, digits, _)"),
-            ));
-        }
-        Ok(ClickHouseConfig {
-            url: url.trim_end_matches('/').to_string(),
-            database: database.to_string(),
-            user: present(&self.clickhouse_user)
-                .unwrap_or("default")
-                .to_string(),
-            password: self.clickhouse_password.clone().unwrap_or_default(),
-        })
+    match plain {
+        true => Ok(raw.to_string()),
+        false => Err(format!(
+            "'{raw}' is not a plain identifier (letters, digits, _)"
+        )),
     }
+}
 
-    /// Everything `serve` needs, or the first problem found.
-    pub fn server_config(&self) -> Result<Config, ConfigError> {
-        let admin_token = required(&self.admin_token, "VIDEOAPP_ADMIN_TOKEN", "admin-token")?;
-        if admin_token.len() < 16 {
-            return Err(invalid(
-                "VIDEOAPP_ADMIN_TOKEN",
-                "must be at least 16 characters",
-            ));
-        }
-        Ok(Config {
-            database_url: self.database_url()?,
-            clickhouse: self.clickhouse()?,
-            listen: socket_addr(&self.listen, "VIDEOAPP_LISTEN", "127.0.0.1:8080")?,
-            metrics_listen: socket_addr(
-                &self.metrics_listen,
-                "VIDEOAPP_METRICS_LISTEN",
-                "127.0.0.1:9464",
-            )?,
-            proxy_secret: self.proxy_secret()?,
-            admin_token: admin_token.to_string(),
-            spool_dir: self
-                .spool_dir
-                .clone()
-                .unwrap_or_else(|| PathBuf::from("spool")),
-            signature_max_age: seconds(
-                &self.signature_max_age_seconds,
-                "VIDEOAPP_SIGNATURE_MAX_AGE_SECONDS",
-                90,
-            )?,
-            insecure_skip_signature: flag(
-                &self.insecure_skip_signature,
-                "VIDEOAPP_INSECURE_SKIP_SIGNATURE",
-            )?,
-            catalog_cache_ttl: seconds(
-                &self.catalog_cache_ttl_seconds,
-                "VIDEOAPP_CATALOG_CACHE_TTL_SECONDS",
-                300,
-            )?,
-            spool_max_bytes: number(
-                &self.spool_max_bytes,
-                "VIDEOAPP_SPOOL_MAX_BYTES",
-                DEFAULT_SPOOL_MAX_BYTES,
-                1,
-            )?,
-            batch_max_rows: number(
-                &self.batch_max_rows,
-                "VIDEOAPP_BATCH_MAX_ROWS",
-                DEFAULT_BATCH_MAX_ROWS,
-                1,
-            )? as usize,
-            batch_max_age: Duration::from_millis(number(
-                &self.batch_max_age_ms,
-                "VIDEOAPP_BATCH_MAX_AGE_MS",
-                DEFAULT_BATCH_MAX_AGE_MS,
-                1,
-            )?),
-            spool_commit_delay: Duration::from_micros(
-                match number(
-                    &self.spool_commit_delay_micros,
-                    "VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS",
-                    DEFAULT_SPOOL_COMMIT_DELAY_MICROS,
-                    0,
-                )? {
-                    // Every request under load may wait this long: a typo must not make it seconds.
-                    micros if micros > MAX_COMMIT_DELAY_MICROS => {
-                        return Err(invalid(
-                            "VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS",
-                            format!("{micros} is above {MAX_COMMIT_DELAY_MICROS} (0.1 s)"),
-                        ))
-                    }
-                    micros => micros,
-                },
-            ),
-            clickhouse_insert_timeout: seconds(
-                &self.clickhouse_insert_timeout_seconds,
-                "VIDEOAPP_CLICKHOUSE_INSERT_TIMEOUT_SECONDS",
-                30,
-            )?,
-            event_max_future: seconds(
-                &self.event_max_future_seconds,
-                "VIDEOAPP_EVENT_MAX_FUTURE_SECONDS",
-                86_400,
-            )?,
-            event_max_past: seconds(
-                &self.event_max_past_seconds,
-                "VIDEOAPP_EVENT_MAX_PAST_SECONDS",
-                604_800,
-            )?,
-            rate_limit_per_minute: {
-                let n = number(
-                    &self.rate_limit_per_minute,
-                    "VIDEOAPP_RATE_LIMIT_PER_MINUTE",
-                    60,
-                    1,
-                )?;
-                u32::try_from(n)
-                    .ok()
-                    .and_then(std::num::NonZeroU32::new)
-                    .ok_or_else(|| invalid("VIDEOAPP_RATE_LIMIT_PER_MINUTE", "too large"))?
-            },
-            view_count_refresh: seconds(
-                &self.view_count_refresh_seconds,
-                "VIDEOAPP_VIEW_COUNT_REFRESH_SECONDS",
-                60,
-            )?,
-            shutdown_grace: seconds(
-                &self.shutdown_grace_seconds,
-                "VIDEOAPP_SHUTDOWN_GRACE_SECONDS",
-                10,
-            )?,
-        })
+/// Taken as given: a password may begin or end with a space.
+fn password(raw: &str) -> Result<SecretString, std::convert::Infallible> {
+    Ok(raw.into())
+}
+
+fn proxy_secret(raw: &str) -> Result<SecretString, String> {
+    match raw.trim() {
+        "" => Err("must not be empty".into()),
+        secret => Ok(secret.into()),
+    }
+}
+
+fn admin_token(raw: &str) -> Result<SecretString, String> {
+    match raw.trim() {
+        token if token.len() < 16 => Err("must be at least 16 characters".into()),
+        token => Ok(token.into()),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        settings: Settings,
+    }
+
+    /// The settings and problems `args` give, with nothing from the environment.
+    fn parse_args(args: &[&str]) -> (Settings, ConfigErrors) {
+        let argv = std::iter::once("videoapp").chain(args.iter().copied());
+        let (cli, problems) = parse_from::<Cli>(without_env(Cli::command()), argv.map(Into::into));
+        (cli.settings, problems)
+    }
 
     /// A change to a complete configuration, and the setting the error must name.
     type Case = (fn(&mut Settings), &'static str);
@@ -494,7 +846,7 @@ mod tests {
     fn complete() -> Settings {
         Settings {
             database_url: Some("postgres://u:p@127.0.0.1:5432/db".into()),
-            clickhouse_url: Some("http://127.0.0.1:8123".into()),
+            clickhouse_url: Some("http://127.0.0.1:8123".parse().unwrap()),
             proxy_secret: Some("secret".into()),
             admin_token: Some("0123456789abcdef".into()),
             ..Settings::default()
@@ -506,16 +858,38 @@ mod tests {
         let config = complete().server_config().unwrap();
         assert_eq!(config.listen.to_string(), "127.0.0.1:8080");
         assert_eq!(config.metrics_listen.to_string(), "127.0.0.1:9464");
+        assert_eq!(config.clickhouse.url, "http://127.0.0.1:8123");
         assert_eq!(config.clickhouse.database, "videoapp");
+        assert_eq!(config.clickhouse.user, "default");
         assert_eq!(config.signature_max_age, Duration::from_secs(90));
         assert!(!config.insecure_skip_signature);
+        assert_eq!(config.spool_dir, PathBuf::from("spool"));
+        assert_eq!(config.catalog_cache_ttl, Duration::from_secs(300));
+        assert_eq!(config.spool_max_bytes, DEFAULT_SPOOL_MAX_BYTES);
+        assert_eq!(config.batch_max_rows as u64, DEFAULT_BATCH_MAX_ROWS);
+        assert_eq!(
+            config.batch_max_age,
+            Duration::from_millis(DEFAULT_BATCH_MAX_AGE_MS)
+        );
+        assert_eq!(
+            config.spool_commit_delay,
+            Duration::from_micros(DEFAULT_SPOOL_COMMIT_DELAY_MICROS)
+        );
+        assert_eq!(config.clickhouse_insert_timeout, Duration::from_secs(30));
+        assert_eq!(config.event_max_future, Duration::from_secs(86_400));
+        assert_eq!(config.event_max_past, Duration::from_secs(604_800));
+        assert_eq!(config.rate_limit_per_minute.get(), 60);
+        assert_eq!(config.view_count_refresh, Duration::from_secs(60));
+        assert_eq!(config.shutdown_grace, Duration::from_secs(10));
+        assert_eq!(complete().log_format, LogFormat::Human);
+        assert_eq!(complete().dev_store_listen().to_string(), "127.0.0.1:3000");
     }
 
     #[test]
     fn each_missing_required_setting_is_named() {
         let cases: [Case; 4] = [
             (|s| s.database_url = None, "DATABASE_URL"),
-            (|s| s.clickhouse_url = Some(" ".into()), "CLICKHOUSE_URL"),
+            (|s| s.clickhouse_url = None, "CLICKHOUSE_URL"),
             (|s| s.proxy_secret = None, "VIDEOAPP_PROXY_SECRET"),
             (|s| s.admin_token = None, "VIDEOAPP_ADMIN_TOKEN"),
         ];
@@ -531,35 +905,181 @@ mod tests {
     }
 
     #[test]
+    fn every_missing_required_setting_is_named_at_once() {
+        let err = Settings::default().server_config().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "missing required settings DATABASE_URL (or --database-url), \
+             CLICKHOUSE_URL (or --clickhouse-url), VIDEOAPP_PROXY_SECRET (or --proxy-secret), \
+             VIDEOAPP_ADMIN_TOKEN (or --admin-token)"
+        );
+    }
+
+    #[test]
     fn malformed_values_are_named() {
-        let cases: [Case; 6] = [
-            (|s| s.listen = Some("localhost".into()), "VIDEOAPP_LISTEN"),
+        let cases = [
+            (["--listen", "localhost"], "VIDEOAPP_LISTEN"),
+            (["--database-url", "mysql://x"], "DATABASE_URL"),
+            (["--clickhouse-url", "127.0.0.1:8123"], "CLICKHOUSE_URL"),
+            (["--clickhouse-database", "a-b"], "CLICKHOUSE_DATABASE"),
+            (["--admin-token", "short"], "VIDEOAPP_ADMIN_TOKEN"),
             (
-                |s| s.database_url = Some("mysql://x".into()),
-                "DATABASE_URL",
-            ),
-            (
-                |s| s.clickhouse_url = Some("127.0.0.1:8123".into()),
-                "CLICKHOUSE_URL",
-            ),
-            (
-                |s| s.clickhouse_database = Some("a-b".into()),
-                "CLICKHOUSE_DATABASE",
-            ),
-            (
-                |s| s.admin_token = Some("short".into()),
-                "VIDEOAPP_ADMIN_TOKEN",
-            ),
-            (
-                |s| s.shutdown_grace_seconds = Some("ten".into()),
+                ["--shutdown-grace-seconds", "ten"],
                 "VIDEOAPP_SHUTDOWN_GRACE_SECONDS",
             ),
         ];
-        for (break_it, name) in cases {
-            let mut settings = complete();
-            break_it(&mut settings);
-            let err = settings.server_config().unwrap_err().to_string();
+        for (args, name) in cases {
+            let (_, problems) = parse_args(&args);
+            let err = problems.to_string();
             assert!(err.starts_with(&format!("invalid setting {name}")), "{err}");
+            assert_eq!(problems.iter().count(), 1, "{err}");
+        }
+    }
+
+    #[test]
+    fn every_malformed_value_is_named_at_once_and_left_out() {
+        let (settings, problems) = parse_args(&[
+            "--listen=nope",
+            "--spool-commit-delay-micros",
+            "5000000",
+            "--log-format",
+            "xml",
+            "--rate-limit-per-minute",
+            "0",
+            "--shutdown-grace-seconds",
+            "3",
+        ]);
+        assert_eq!(
+            problems.to_string(),
+            "invalid setting VIDEOAPP_LISTEN (--listen): 'nope' is not an address like \
+             127.0.0.1:8080; invalid setting VIDEOAPP_LOG_FORMAT (--log-format): 'xml' is not \
+             human or json; invalid setting VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS \
+             (--spool-commit-delay-micros): 5000000 is not in 0..=100000; invalid setting \
+             VIDEOAPP_RATE_LIMIT_PER_MINUTE (--rate-limit-per-minute): 0 is not in 1..=4294967295"
+        );
+        // The malformed ones are parsed as if not given; the rest as given.
+        assert_eq!(settings.listen, None);
+        assert_eq!(settings.rate_limit_per_minute, 60);
+        assert_eq!(settings.shutdown_grace, Duration::from_secs(3));
+    }
+
+    #[test]
+    fn missing_and_malformed_settings_are_named_together() {
+        let (settings, problems) = parse_args(&["--listen", "nope", "--proxy-secret", "s"]);
+        let err = problems.and(settings.server_config()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "missing required settings DATABASE_URL (or --database-url), CLICKHOUSE_URL (or \
+             --clickhouse-url), VIDEOAPP_ADMIN_TOKEN (or --admin-token); invalid setting \
+             VIDEOAPP_LISTEN (--listen): 'nope' is not an address like 127.0.0.1:8080"
+        );
+        // A malformed required setting is named as malformed, not also as missing.
+        let (settings, problems) = parse_args(&["--admin-token", "short"]);
+        let err = problems.and(settings.admin_token()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid setting VIDEOAPP_ADMIN_TOKEN (--admin-token): must be at least 16 characters"
+        );
+    }
+
+    #[test]
+    fn values_are_typed_and_trimmed() {
+        let (settings, problems) = parse_args(&[
+            "--listen",
+            " 0.0.0.0:80 ",
+            "--clickhouse-url",
+            "http://ch:8123/",
+            "--batch-max-age-ms",
+            " 250",
+            "--spool-commit-delay-micros",
+            "0",
+            "--log-format",
+            "json ",
+            "--insecure-skip-signature",
+            "--proxy-secret",
+            " hush\n",
+        ]);
+        assert!(problems.is_empty(), "{problems}");
+        assert_eq!(settings.serve_listen().to_string(), "0.0.0.0:80");
+        assert_eq!(settings.clickhouse().unwrap().url, "http://ch:8123");
+        assert_eq!(settings.batch_max_age, Duration::from_millis(250));
+        assert_eq!(settings.spool_commit_delay, Duration::ZERO);
+        assert_eq!(settings.log_format, LogFormat::Json);
+        assert!(settings.insecure_skip_signature);
+        use secrecy::ExposeSecret;
+        assert_eq!(settings.proxy_secret().unwrap().expose_secret(), "hush");
+    }
+
+    #[test]
+    fn the_skip_flag_takes_the_usual_words_for_true_and_false() {
+        for word in ["1", "true", "YES", " on"] {
+            assert_eq!(boolean(word), Ok(true), "{word}");
+        }
+        for word in ["0", "false", "No", "off "] {
+            assert_eq!(boolean(word), Ok(false), "{word}");
+        }
+        assert!(boolean("maybe").is_err());
+    }
+
+    #[test]
+    fn only_the_malformed_option_is_dropped_from_the_command_line() {
+        let argv = |words: &[&str]| words.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            without_option(
+                argv(&[
+                    "videoapp",
+                    "--listen",
+                    "x",
+                    "serve",
+                    "--listen=y",
+                    "--metrics-listen",
+                    "z"
+                ]),
+                "listen"
+            ),
+            argv(&["videoapp", "serve", "--metrics-listen", "z"])
+        );
+        assert_eq!(
+            without_option(argv(&["videoapp", "sign", "--", "--listen", "x"]), "listen"),
+            argv(&["videoapp", "sign", "--", "--listen", "x"])
+        );
+    }
+
+    #[test]
+    fn debug_output_shows_no_secret() {
+        let secrets = [
+            "db-password-3141",
+            "clickhouse-password-2718",
+            "proxy-secret-1618",
+            "admin-token-0123456789",
+        ];
+        let settings = Settings {
+            database_url: Some(format!("postgres://u:{}@127.0.0.1:5432/db", secrets[0]).into()),
+            clickhouse_password: secrets[1].into(),
+            proxy_secret: Some(secrets[2].into()),
+            admin_token: Some(secrets[3].into()),
+            ..complete()
+        };
+        let config = settings.server_config().unwrap();
+        for shown in [format!("{settings:?}"), format!("{config:?}")] {
+            assert!(shown.contains("127.0.0.1:9464"), "{shown}");
+            for secret in secrets {
+                assert!(!shown.contains(secret), "{secret} in {shown}");
+            }
+        }
+    }
+
+    #[test]
+    fn help_shows_defaults_and_limits() {
+        let help = Cli::command().render_help().to_string();
+        for shown in [
+            "[default: 90]",
+            "[default: 1073741824]",
+            "at most 100000",
+            "[possible values: human, json]",
+            "[env: VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS=",
+        ] {
+            assert!(help.contains(shown), "{shown} not in {help}");
         }
     }
 }

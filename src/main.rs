@@ -1,11 +1,12 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use secrecy::ExposeSecret;
 use videoapp::app::{shutdown_signal, Application};
 use videoapp::catalog::domain::ShopDomain;
-use videoapp::config::Settings;
+use videoapp::config::{self, Settings};
 use videoapp::devstore::{DevStoreConfig, DevStoreServer};
-use videoapp::storefront::signature::signed_query;
+use videoapp::storefront::signature::{signed_query, ProxySecret};
 use videoapp::warehouse::{migrations, Warehouse};
 use videoapp::{db, telemetry};
 
@@ -78,19 +79,24 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    // Configuration problems get one line naming the setting, then exit code 2.
-    let log_format = match cli.settings.log_format() {
-        Ok(format) => format,
-        Err(e) => return config_error(e),
-    };
+    // Configuration problems get one line naming every malformed or missing setting, then exit
+    // code 2: those found while parsing, and those the command finds missing.
+    let (cli, problems) = config::parse::<Cli>();
+    let settings = &cli.settings;
+    let log_format = settings.log_format;
     match cli.command {
         Command::Sign {
             shop,
             base_url,
             path,
             params,
-        } => sign(&cli.settings, &shop, &base_url, &path, &params),
+        } => {
+            let secret = match problems.and(settings.proxy_secret()) {
+                Ok(secret) => ProxySecret::new(secret.expose_secret()),
+                Err(e) => return config_error(e),
+            };
+            sign(&secret, &shop, &base_url, &path, &params)
+        }
         Command::DevStore {
             shop,
             upstream,
@@ -103,15 +109,14 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let settings = &cli.settings;
-            let (secret, database_url, listen) = match (
+            let (secret, database_url) = match problems.and(config::both(
                 settings.proxy_secret(),
                 settings.database_url(),
-                settings.dev_store_listen(),
-            ) {
-                (Ok(secret), Ok(url), Ok(listen)) => (secret, url, listen),
-                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return config_error(e),
+            )) {
+                Ok((secret, url)) => (ProxySecret::new(secret.expose_secret()), url.clone()),
+                Err(e) => return config_error(e),
             };
+            let listen = settings.dev_store_listen();
             telemetry::init_tracing(log_format);
             run(async move {
                 let store = DevStoreServer::bind(DevStoreConfig {
@@ -128,7 +133,7 @@ fn main() -> ExitCode {
             })
         }
         Command::Serve => {
-            let config = match cli.settings.server_config() {
+            let config = match problems.and(settings.server_config()) {
                 Ok(config) => config,
                 Err(e) => return config_error(e),
             };
@@ -146,7 +151,7 @@ fn main() -> ExitCode {
             events,
             seed,
         } => {
-            let (database_url, clickhouse) = match storage(&cli.settings) {
+            let (database_url, clickhouse) = match problems.and(settings.storage()) {
                 Ok(storage) => storage,
                 Err(e) => return config_error(e),
             };
@@ -156,7 +161,7 @@ fn main() -> ExitCode {
             }
             telemetry::init_tracing(log_format);
             run(async move {
-                let pool = db::connect(&database_url).await?;
+                let pool = db::connect(database_url.expose_secret()).await?;
                 db::migrate(&pool).await?;
                 let warehouse = Warehouse::new(&clickhouse);
                 migrations::apply(&warehouse, migrations::MIGRATIONS).await?;
@@ -173,13 +178,13 @@ fn main() -> ExitCode {
             })
         }
         Command::Migrate => {
-            let (database_url, clickhouse) = match storage(&cli.settings) {
+            let (database_url, clickhouse) = match problems.and(settings.storage()) {
                 Ok(storage) => storage,
                 Err(e) => return config_error(e),
             };
             telemetry::init_tracing(log_format);
             run(async move {
-                let pool = db::connect(&database_url).await?;
+                let pool = db::connect(database_url.expose_secret()).await?;
                 db::migrate(&pool).await?;
                 let applied =
                     migrations::apply(&Warehouse::new(&clickhouse), migrations::MIGRATIONS).await?;
@@ -190,14 +195,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// What the commands that touch the databases need.
-fn storage(
-    settings: &Settings,
-) -> Result<(String, videoapp::config::ClickHouseConfig), videoapp::config::ConfigError> {
-    Ok((settings.database_url()?, settings.clickhouse()?))
-}
-
-fn config_error(e: videoapp::config::ConfigError) -> ExitCode {
+fn config_error(e: config::ConfigErrors) -> ExitCode {
     eprintln!("error: {e}");
     ExitCode::from(2)
 }
@@ -220,16 +218,12 @@ fn run(work: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode 
 }
 
 fn sign(
-    settings: &Settings,
+    secret: &ProxySecret,
     shop: &str,
     base_url: &str,
     path: &str,
     params: &[String],
 ) -> ExitCode {
-    let secret = match settings.proxy_secret() {
-        Ok(secret) => secret,
-        Err(e) => return config_error(e),
-    };
     let shop = match ShopDomain::parse(shop) {
         Ok(shop) => shop,
         Err(e) => {
@@ -256,7 +250,7 @@ fn sign(
             }
         }
     }
-    let query = signed_query(&secret, &pairs, chrono::Utc::now());
+    let query = signed_query(secret, &pairs, chrono::Utc::now());
     println!("{}{}?{}", base_url.trim_end_matches('/'), path, query);
     ExitCode::SUCCESS
 }

@@ -173,7 +173,7 @@ impl BenchApp {
         let admin_token = format!("bench-admin-token-{id}");
         let secret = format!("bench-proxy-secret-{id}");
         let settings = Settings {
-            signature_max_age_seconds: Some(SIGNATURE_MAX_AGE_SECONDS.to_string()),
+            signature_max_age: Duration::from_secs(SIGNATURE_MAX_AGE_SECONDS.parse().unwrap()),
             ..service_settings(database_url, &databases, &admin_token, &secret)
         };
         let Service {
@@ -252,15 +252,19 @@ pub fn service_settings(
     secret: &str,
 ) -> Settings {
     Settings {
-        database_url: Some(database_url),
-        clickhouse_url: Some(databases.clickhouse_url.clone()),
-        clickhouse_database: Some(databases.clickhouse.clone()),
-        listen: Some("127.0.0.1:0".to_string()),
-        metrics_listen: Some("127.0.0.1:0".to_string()),
-        proxy_secret: Some(secret.to_string()),
-        admin_token: Some(admin_token.to_string()),
-        spool_dir: Some(databases.spool_dir.clone()),
-        shutdown_grace_seconds: Some("1".to_string()),
+        database_url: Some(database_url.into()),
+        clickhouse_url: Some(
+            databases.clickhouse_url.parse().unwrap_or_else(|e| {
+                fail(format!("ClickHouse URL {}: {e}", databases.clickhouse_url))
+            }),
+        ),
+        clickhouse_database: databases.clickhouse.clone(),
+        listen: Some(([127, 0, 0, 1], 0).into()),
+        metrics_listen: ([127, 0, 0, 1], 0).into(),
+        proxy_secret: Some(secret.into()),
+        admin_token: Some(admin_token.into()),
+        spool_dir: databases.spool_dir.clone(),
+        shutdown_grace: Duration::from_secs(1),
         ..Settings::default()
     }
 }

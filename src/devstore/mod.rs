@@ -22,6 +22,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::Router;
+use secrecy::{ExposeSecret, SecretString};
 use sqlx::PgPool;
 use tokio::net::TcpListener;
 
@@ -38,7 +39,7 @@ pub struct DevStoreConfig {
     /// The service, e.g. http://127.0.0.1:8080.
     pub upstream: String,
     pub secret: ProxySecret,
-    pub database_url: String,
+    pub database_url: SecretString,
     /// Where the built loader and pixel are (`extensions/` of the repository).
     pub extensions_dir: PathBuf,
 }
@@ -73,7 +74,7 @@ pub struct DevStoreServer {
 impl DevStoreServer {
     pub async fn bind(config: DevStoreConfig) -> anyhow::Result<DevStoreServer> {
         use anyhow::Context;
-        let db = crate::db::connect(&config.database_url)
+        let db = crate::db::connect(config.database_url.expose_secret())
             .await
             .context("cannot connect to Postgres (DATABASE_URL)")?;
         let listener = TcpListener::bind(config.listen)

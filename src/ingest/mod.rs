@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::config::Config;
 use crate::warehouse::Warehouse;
 use event::TimeWindow;
 use shipper::{Shipper, ShipperConfig};
@@ -22,6 +23,32 @@ pub struct IngestConfig {
     pub window: TimeWindow,
     /// What a 503 tells clients to wait when the spool is full.
     pub retry_after: Duration,
+}
+
+impl From<&Config> for IngestConfig {
+    fn from(config: &Config) -> Self {
+        let duration = |d: Duration| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX);
+        IngestConfig {
+            spool: SpoolConfig {
+                dir: config.spool_dir.clone(),
+                max_bytes: config.spool_max_bytes,
+                batch_rows: config.batch_max_rows,
+                batch_age: config.batch_max_age,
+                commit_delay: config.spool_commit_delay,
+            },
+            shipper: ShipperConfig {
+                database_url: config.database_url.clone(),
+                insert_timeout: config.clickhouse_insert_timeout,
+                min_backoff: Duration::from_millis(100),
+                max_backoff: Duration::from_secs(10),
+            },
+            window: TimeWindow {
+                max_future: duration(config.event_max_future),
+                max_past: duration(config.event_max_past),
+            },
+            retry_after: Duration::from_secs(5),
+        }
+    }
 }
 
 /// What the event endpoint needs. Cheap to clone.

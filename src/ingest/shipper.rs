@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use backon::BackoffBuilder;
+use secrecy::{ExposeSecret, SecretString};
 use tokio::sync::watch;
 use uuid::Uuid;
 
@@ -23,11 +24,10 @@ use crate::warehouse::Warehouse;
 
 const LANDED_SQL: &str = include_str!("../../sql/10_ingest_landed_events.sql");
 
-/// Not `Debug`: the database URL may carry a password.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct ShipperConfig {
     /// Postgres, where the claims that count each event once are kept.
-    pub database_url: String,
+    pub database_url: SecretString,
     pub insert_timeout: Duration,
     pub min_backoff: Duration,
     pub max_backoff: Duration,
@@ -92,7 +92,7 @@ impl Shipper {
     /// The claims' pool belongs to the runtime that uses it: made here, inside `run`.
     fn claims(&mut self) -> Result<&Claims, ShipError> {
         if self.claims.is_none() {
-            let claims = Claims::connect_lazy(&self.config.database_url)
+            let claims = Claims::connect_lazy(self.config.database_url.expose_secret())
                 .map_err(|e| transient(format!("Postgres: {e}")))?;
             self.claims = Some(claims);
         }

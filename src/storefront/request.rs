@@ -126,7 +126,7 @@ impl FromRequestParts<AppState> for Signed {
             QueryParams::parse(raw)
         } else {
             let max_age = config.signature_max_age.as_secs() as i64;
-            match signature::verify(&config.proxy_secret, raw, Utc::now(), max_age) {
+            match signature::verify(&state.proxy_secret, raw, Utc::now(), max_age) {
                 // The check decoded the parameters already: keep them.
                 Ok(params) => QueryParams::owned(raw, params),
                 Err(e) => {

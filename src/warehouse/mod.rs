@@ -7,6 +7,7 @@ pub mod rows;
 use std::time::Duration;
 
 use clickhouse::Client;
+use secrecy::ExposeSecret;
 
 use crate::config::ClickHouseConfig;
 use error::WarehouseError;
@@ -26,7 +27,7 @@ impl Warehouse {
         let server = Client::default()
             .with_url(config.url.as_str())
             .with_user(config.user.as_str())
-            .with_password(config.password.as_str());
+            .with_password(config.password.expose_secret());
         Warehouse {
             client: server.clone().with_database(config.database.as_str()),
             server,

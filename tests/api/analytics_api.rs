@@ -23,7 +23,7 @@ const INVALID_KEY_MESSAGE: &str = "Invalid or revoked API key";
 const NOT_FOUND_MESSAGE: &str = "Resource not found";
 
 /// Requests per key per minute for tests that are not about the limit and make many requests.
-const UNLIMITED: &str = "100000";
+const UNLIMITED: u32 = 100_000;
 
 const SORT_KEYS: [&str; 8] = [
     "views",
@@ -38,7 +38,7 @@ const SORT_KEYS: [&str; 8] = [
 
 /// Lets tests place events on any day of the past year.
 fn back_fill(settings: &mut videoapp::config::Settings) {
-    settings.event_max_past_seconds = Some((400 * 86_400).to_string());
+    settings.event_max_past = Duration::from_secs(400 * 86_400);
 }
 
 // ---- arranging --------------------------------------------------------------------------------
@@ -538,7 +538,7 @@ async fn a_revoked_key_is_refused_by_every_instance_within_a_second() {
     let first = spawn_app().await;
     let fixture = shop_with_key(&first, SHOP).await;
     let mut settings = test_settings(&first.database_url, &first.clickhouse_database);
-    settings.rate_limit_per_minute = Some(UNLIMITED.to_string());
+    settings.rate_limit_per_minute = UNLIMITED;
     let second = spawn_with_settings(
         settings,
         first.database_url.clone(),
@@ -577,7 +577,7 @@ async fn a_revoked_key_is_refused_by_every_instance_within_a_second() {
 // ---- 3. rate limit ----------------------------------------------------------------------------
 
 async fn spawn_limited_to_five() -> TestApp {
-    spawn_app_with(|s| s.rate_limit_per_minute = Some("5".to_string())).await
+    spawn_app_with(|s| s.rate_limit_per_minute = 5).await
 }
 
 #[tokio::test]
@@ -827,7 +827,7 @@ async fn dates_of_a_new_york_shop_are_new_york_days() {
 #[tokio::test]
 async fn a_date_that_is_not_a_real_yyyy_mm_dd_is_invalid_date_on_every_endpoint() {
     // Arrange
-    let app = spawn_app_with(|s| s.rate_limit_per_minute = Some(UNLIMITED.to_string())).await;
+    let app = spawn_app_with(|s| s.rate_limit_per_minute = UNLIMITED).await;
     let fixture = shop_with_key(&app, SHOP).await;
     let bad_dates = [
         "2026-13-01",
@@ -895,7 +895,7 @@ async fn an_end_date_before_the_start_date_is_an_invalid_date_range_on_every_end
 #[tokio::test]
 async fn paging_and_sorting_parameters_out_of_range_are_invalid_parameters_named_in_the_message() {
     // Arrange
-    let app = spawn_app_with(|s| s.rate_limit_per_minute = Some(UNLIMITED.to_string())).await;
+    let app = spawn_app_with(|s| s.rate_limit_per_minute = UNLIMITED).await;
     let fixture = shop_with_key(&app, SHOP).await;
     let cases = [
         ("page=0", "page"),
@@ -1188,7 +1188,7 @@ async fn assert_sorted_by_every_key(app: &TestApp, key: &Key, list: &str, arrang
 #[tokio::test]
 async fn videos_sort_by_every_key_in_both_directions_with_ties_by_id_and_stable_pages() {
     // Arrange
-    let app = spawn_app_with(|s| s.rate_limit_per_minute = Some(UNLIMITED.to_string())).await;
+    let app = spawn_app_with(|s| s.rate_limit_per_minute = UNLIMITED).await;
     app.create_shop(SHOP).await;
     let mut events = Vec::new();
     let mut arranged = Vec::new();
@@ -1225,7 +1225,7 @@ async fn videos_sort_by_every_key_in_both_directions_with_ties_by_id_and_stable_
 #[tokio::test]
 async fn widgets_sort_by_every_key_in_both_directions_with_ties_by_id_and_stable_pages() {
     // Arrange
-    let app = spawn_app_with(|s| s.rate_limit_per_minute = Some(UNLIMITED.to_string())).await;
+    let app = spawn_app_with(|s| s.rate_limit_per_minute = UNLIMITED).await;
     app.create_shop(SHOP).await;
     let mut events = Vec::new();
     let mut arranged = Vec::new();

@@ -362,9 +362,9 @@ fn every_metric_matches_a_recount_of_the_events_sent() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let app = runtime.block_on(spawn_app_with(|s| {
         // Every generated timestamp is kept as sent, whenever the test runs.
-        s.event_max_past_seconds = Some((50 * 365 * 86_400).to_string());
-        s.event_max_future_seconds = Some((50 * 365 * 86_400).to_string());
-        s.rate_limit_per_minute = Some("100000".to_string());
+        s.event_max_past = Duration::from_secs(50 * 365 * 86_400);
+        s.event_max_future = Duration::from_secs(50 * 365 * 86_400);
+        s.rate_limit_per_minute = 100000;
     }));
     let mut runner = TestRunner::new(ProptestConfig {
         cases: 6,
@@ -389,10 +389,10 @@ fn every_metric_matches_a_recount_of_the_events_sent() {
 #[tokio::test]
 async fn a_million_checkouts_of_ten_cents_sum_to_exactly_one_hundred_thousand() {
     let app = spawn_app_with(|s| {
-        s.batch_max_rows = Some("50000".to_string());
+        s.batch_max_rows = 50000;
         // One signed URL serves all 10,000 requests, which take longer than the default 90 s
         // window on a busy machine.
-        s.signature_max_age_seconds = Some("3600".to_string());
+        s.signature_max_age = Duration::from_secs(3600);
     })
     .await;
     let shop = "million.myshopify.com";

@@ -9,7 +9,7 @@ fn warehouse() -> Warehouse {
         url: clickhouse_url(),
         database: fresh_clickhouse_database(),
         user: "default".to_string(),
-        password: String::new(),
+        password: Default::default(),
     })
 }
 
@@ -135,7 +135,7 @@ async fn the_service_applies_its_own_schema_at_start() {
         url: clickhouse_url(),
         database: app.clickhouse_database.clone(),
         user: "default".to_string(),
-        password: String::new(),
+        password: Default::default(),
     });
     let recorded = ledger(&warehouse).await;
     let expected: Vec<(u32, String)> = videoapp::warehouse::migrations::MIGRATIONS
@@ -155,7 +155,7 @@ async fn the_schema_is_applied_once_clickhouse_answers_after_a_start_without_it(
     let proxy = FaultProxy::start(&clickhouse_url()).await;
     proxy.set(Mode::Down);
     let url = proxy.url.clone();
-    let app = spawn_app_with(move |s| s.clickhouse_url = Some(url)).await;
+    let app = spawn_app_with(move |s| s.clickhouse_url = Some(url.parse().unwrap())).await;
     app.create_shop("late.myshopify.com").await;
     let event = serde_json::json!({ "eventType": "view", "videoId": "v" });
     let response = app.post_events("late.myshopify.com", &event).await;

@@ -67,6 +67,68 @@ fn serve_with_a_malformed_setting_stops_with_one_line_naming_it() {
 }
 
 #[test]
+fn two_malformed_settings_in_the_environment_are_named_on_one_line() {
+    let mut command = videoapp();
+    complete_env(&mut command)
+        .env("VIDEOAPP_LISTEN", "not-an-address")
+        .env("VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS", "5000000")
+        .arg("serve");
+    let output = command.output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    for name in ["VIDEOAPP_LISTEN", "VIDEOAPP_SPOOL_COMMIT_DELAY_MICROS"] {
+        assert!(
+            stderr.contains(&format!("invalid setting {name}")),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn two_missing_settings_are_named_on_one_line() {
+    let mut command = videoapp();
+    complete_env(&mut command)
+        .env_remove("DATABASE_URL")
+        // Only whitespace counts as unset.
+        .env("VIDEOAPP_ADMIN_TOKEN", "  ")
+        .arg("serve");
+    let output = command.output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "missing required settings DATABASE_URL (or --database-url), \
+             VIDEOAPP_ADMIN_TOKEN (or --admin-token)"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn missing_and_malformed_settings_are_named_on_one_line_without_a_secret() {
+    let mut command = videoapp();
+    complete_env(&mut command)
+        .env_remove("CLICKHOUSE_URL")
+        .env("DATABASE_URL", "mysql://u:db-password-3141@127.0.0.1/db")
+        .env("VIDEOAPP_LOG_FORMAT", "xml")
+        .arg("serve");
+    let output = command.output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    for named in [
+        "missing required setting CLICKHOUSE_URL",
+        "invalid setting DATABASE_URL",
+        "invalid setting VIDEOAPP_LOG_FORMAT",
+    ] {
+        assert!(stderr.contains(named), "{named}: {stderr}");
+    }
+    assert!(!stderr.contains("db-password-3141"), "{stderr}");
+}
+
+#[test]
 fn flags_work_like_the_environment() {
     let output = videoapp()
         .args([

@@ -1,6 +1,8 @@
 //! The test harness: each test gets the real service on port 0, with its own fresh Postgres
 //! database and its own ClickHouse database, on the servers `scripts/test` starts.
 
+use std::time::Duration;
+
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde_json::{json, Value};
 use sqlx::{Connection, Executor, PgConnection, PgPool};
@@ -58,17 +60,17 @@ pub async fn fresh_database() -> String {
 /// Settings for a test instance on `database_url`, listening on free ports.
 pub fn test_settings(database_url: &str, clickhouse_database: &str) -> Settings {
     Settings {
-        database_url: Some(database_url.to_string()),
-        clickhouse_url: Some(clickhouse_url()),
-        clickhouse_database: Some(clickhouse_database.to_string()),
-        listen: Some("127.0.0.1:0".to_string()),
-        metrics_listen: Some("127.0.0.1:0".to_string()),
-        proxy_secret: Some(PROXY_SECRET.to_string()),
-        admin_token: Some(ADMIN_TOKEN.to_string()),
-        shutdown_grace_seconds: Some("2".to_string()),
-        spool_dir: Some(fresh_spool_dir()),
+        database_url: Some(database_url.into()),
+        clickhouse_url: Some(clickhouse_url().parse().expect("a ClickHouse URL")),
+        clickhouse_database: clickhouse_database.to_string(),
+        listen: Some(([127, 0, 0, 1], 0).into()),
+        metrics_listen: ([127, 0, 0, 1], 0).into(),
+        proxy_secret: Some(PROXY_SECRET.into()),
+        admin_token: Some(ADMIN_TOKEN.into()),
+        shutdown_grace: Duration::from_secs(2),
+        spool_dir: fresh_spool_dir(),
         // Small batches ship fast, so tests see their rows quickly.
-        batch_max_age_ms: Some("100".to_string()),
+        batch_max_age: Duration::from_millis(100),
         ..Settings::default()
     }
 }

@@ -155,7 +155,7 @@ async fn events_posted_concurrently_arrive_exactly_once_and_the_views_agree_with
 #[tokio::test]
 async fn events_acknowledged_while_clickhouse_is_unreachable_arrive_exactly_once_when_it_returns() {
     let proxy = FaultProxy::start(&clickhouse_url()).await;
-    let app = spawn_app_with(|s| s.clickhouse_url = Some(proxy.url.clone())).await;
+    let app = spawn_app_with(|s| s.clickhouse_url = Some(proxy.url.parse().unwrap())).await;
     app.create_shop(SHOP).await;
     proxy.set(Mode::Down);
 
@@ -178,7 +178,7 @@ async fn events_acknowledged_while_clickhouse_is_unreachable_arrive_exactly_once
 #[tokio::test]
 async fn a_batch_that_landed_without_an_answer_is_not_counted_twice() {
     let proxy = FaultProxy::start(&clickhouse_url()).await;
-    let app = spawn_app_with(|s| s.clickhouse_url = Some(proxy.url.clone())).await;
+    let app = spawn_app_with(|s| s.clickhouse_url = Some(proxy.url.parse().unwrap())).await;
     app.create_shop(SHOP).await;
     // ClickHouse does every insert, but the service never hears that it did.
     proxy.set(Mode::SwallowResponses);
@@ -331,8 +331,8 @@ async fn a_service_killed_mid_load_delivers_every_acknowledged_event_exactly_onc
 async fn a_full_spool_sheds_load_with_503_and_loses_nothing_it_acknowledged() {
     let proxy = FaultProxy::start(&clickhouse_url()).await;
     let app = spawn_app_with(|s| {
-        s.clickhouse_url = Some(proxy.url.clone());
-        s.spool_max_bytes = Some("40000".to_string());
+        s.clickhouse_url = Some(proxy.url.parse().unwrap());
+        s.spool_max_bytes = 40000;
     })
     .await;
     app.create_shop(SHOP).await;
@@ -654,7 +654,7 @@ async fn events_are_dated_in_the_shops_timezone_and_far_timestamps_are_replaced(
 
 #[tokio::test]
 async fn the_timestamp_window_is_configurable_for_back_fills() {
-    let app = spawn_app_with(|s| s.event_max_past_seconds = Some((400 * 86_400).to_string())).await;
+    let app = spawn_app_with(|s| s.event_max_past = Duration::from_secs(400 * 86_400)).await;
     app.create_shop(SHOP).await;
     let old = chrono::Utc::now() - chrono::Duration::days(300);
     let body = json!({ "eventType": "view", "timestamp": old.to_rfc3339() });
@@ -679,9 +679,9 @@ async fn shutdown_ships_what_it_can_and_the_next_start_ships_the_rest_exactly_on
     let spool_dir = fresh_spool_dir();
     let spool = spool_dir.display().to_string();
     let first = spawn_app_with(|s| {
-        s.clickhouse_url = Some(proxy.url.clone());
-        s.spool_dir = Some(spool_dir.clone());
-        s.shutdown_grace_seconds = Some("1".to_string());
+        s.clickhouse_url = Some(proxy.url.parse().unwrap());
+        s.spool_dir = spool_dir.clone();
+        s.shutdown_grace = Duration::from_secs(1);
     })
     .await;
     first.create_shop(SHOP).await;
@@ -703,7 +703,7 @@ async fn shutdown_ships_what_it_can_and_the_next_start_ships_the_rest_exactly_on
 
     proxy.set(Mode::Up);
     let mut settings = test_settings(&first.database_url, &first.clickhouse_database);
-    settings.spool_dir = Some(spool.into());
+    settings.spool_dir = spool.into();
     let second = spawn_with_settings(
         settings,
         first.database_url.clone(),
@@ -805,7 +805,7 @@ async fn spool_records_that_are_not_events_are_set_aside_and_the_rest_ships() {
     .unwrap();
 
     let dir = spool_dir.clone();
-    let app = spawn_app_with(move |s| s.spool_dir = Some(dir)).await;
+    let app = spawn_app_with(move |s| s.spool_dir = dir).await;
     expect_rows(&app.clickhouse_database, 3, Duration::from_secs(15)).await;
     let dead: Vec<_> = std::fs::read_dir(spool_dir.join("dead"))
         .unwrap()
@@ -832,7 +832,7 @@ async fn a_spool_written_by_the_previous_release_ships_after_an_upgrade() {
     .unwrap();
 
     let dir = spool_dir.clone();
-    let app = spawn_app_with(move |s| s.spool_dir = Some(dir)).await;
+    let app = spawn_app_with(move |s| s.spool_dir = dir).await;
     wait_until_shipped(&app, Duration::from_secs(15)).await;
     let rows = clickhouse_query(
         &app.clickhouse_database,

@@ -30,7 +30,8 @@ async fn readyz_is_ready_when_both_servers_answer() {
 async fn readyz_names_clickhouse_when_it_is_unreachable() {
     // Port 1 refuses connections: ClickHouse is "down" from the start. The service still starts
     // (the catalog and storefront do not need ClickHouse) and says what is missing.
-    let app = spawn_app_with(|s| s.clickhouse_url = Some("http://127.0.0.1:1".to_string())).await;
+    let app =
+        spawn_app_with(|s| s.clickhouse_url = Some("http://127.0.0.1:1".parse().unwrap())).await;
     let (status, body) = json_of(app.get("/readyz").await).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(body["unavailable"], json!(["clickhouse"]));

@@ -135,7 +135,7 @@ async fn repeated_parameters_are_signed_with_their_values_joined() {
 
 #[tokio::test]
 async fn the_timestamp_window_is_configurable() {
-    let app = spawn_app_with(|s| s.signature_max_age_seconds = Some("5".to_string())).await;
+    let app = spawn_app_with(|s| s.signature_max_age = Duration::from_secs(5)).await;
     shop_with_a_widget(&app).await;
     let secret = videoapp::storefront::signature::ProxySecret::new(PROXY_SECRET);
     let params = [
@@ -180,7 +180,7 @@ async fn the_timestamp_window_is_configurable() {
 
 #[tokio::test]
 async fn the_development_flag_accepts_unsigned_requests() {
-    let app = spawn_app_with(|s| s.insecure_skip_signature = Some("true".to_string())).await;
+    let app = spawn_app_with(|s| s.insecure_skip_signature = true).await;
     shop_with_a_widget(&app).await;
     let response = app
         .get(&format!(
@@ -264,7 +264,7 @@ async fn a_write_through_one_instance_is_seen_by_another_within_a_second() {
     let video = shop_with_a_widget(&first).await;
     let mut settings = test_settings(&first.database_url, &first.clickhouse_database);
     // Only the notification can make the second instance see it: the TTL is far away.
-    settings.catalog_cache_ttl_seconds = Some("3600".to_string());
+    settings.catalog_cache_ttl = Duration::from_secs(3600);
     let second = spawn_with_settings(
         settings,
         first.database_url.clone(),
@@ -291,7 +291,7 @@ async fn a_write_through_one_instance_is_seen_by_another_within_a_second() {
 
 #[tokio::test]
 async fn the_ttl_bounds_staleness_when_a_notification_is_lost() {
-    let app = spawn_app_with(|s| s.catalog_cache_ttl_seconds = Some("1".to_string())).await;
+    let app = spawn_app_with(|s| s.catalog_cache_ttl = Duration::from_secs(1)).await;
     let video = shop_with_a_widget(&app).await;
     assert_eq!(first_video_title(&app).await, "First title");
 
@@ -308,7 +308,7 @@ async fn the_ttl_bounds_staleness_when_a_notification_is_lost() {
 
 #[tokio::test]
 async fn the_cache_is_flushed_when_the_listener_reconnects() {
-    let app = spawn_app_with(|s| s.catalog_cache_ttl_seconds = Some("3600".to_string())).await;
+    let app = spawn_app_with(|s| s.catalog_cache_ttl = Duration::from_secs(3600)).await;
     let video = shop_with_a_widget(&app).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(first_video_title(&app).await, "First title");

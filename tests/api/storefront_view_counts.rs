@@ -70,7 +70,7 @@ async fn eventually_view_count(app: &TestApp, expected: &str) {
 
 #[tokio::test]
 async fn view_count_is_the_videos_lifetime_views_as_a_string() {
-    let app = spawn_app_with(|s| s.view_count_refresh_seconds = Some("1".to_string())).await;
+    let app = spawn_app_with(|s| s.view_count_refresh = Duration::from_secs(1)).await;
     let video = shop_with_a_video(&app).await;
     assert_eq!(view_count(&app).await, "0");
     post_views(&app, &video, 3).await;
@@ -96,8 +96,8 @@ async fn view_counts_are_read_at_most_once_a_minute_per_shop() {
 async fn the_storefront_serves_the_last_known_counts_while_clickhouse_is_down() {
     let proxy = FaultProxy::start(&clickhouse_url()).await;
     let app = spawn_app_with(|s| {
-        s.clickhouse_url = Some(proxy.url.clone());
-        s.view_count_refresh_seconds = Some("1".to_string());
+        s.clickhouse_url = Some(proxy.url.parse().unwrap());
+        s.view_count_refresh = Duration::from_secs(1);
     })
     .await;
     let video = shop_with_a_video(&app).await;
