@@ -3,7 +3,9 @@
 //! other tests share.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -23,6 +25,8 @@ pub enum Mode {
 pub struct FaultProxy {
     pub url: String,
     mode: Arc<watch::Sender<Mode>>,
+    /// Connections closed unserved because the proxy was down: each one a client's attempt.
+    refused: Arc<AtomicUsize>,
 }
 
 impl FaultProxy {
@@ -37,26 +41,52 @@ impl FaultProxy {
         let (mode, _) = watch::channel(Mode::Up);
         let mode = Arc::new(mode);
         let modes = mode.clone();
+        let refused = Arc::new(AtomicUsize::new(0));
+        let refusals = refused.clone();
         tokio::spawn(async move {
             loop {
                 let Ok((client, _)) = listener.accept().await else {
                     return;
                 };
                 let rx = modes.subscribe();
-                tokio::spawn(serve(client, target, rx));
+                tokio::spawn(serve(client, target, rx, refusals.clone()));
             }
         });
-        FaultProxy { url, mode }
+        FaultProxy { url, mode, refused }
     }
 
     pub fn set(&self, mode: Mode) {
         self.mode.send_replace(mode);
     }
+
+    /// How many connections the proxy has refused (closed at once, being down) so far.
+    pub fn refused(&self) -> usize {
+        self.refused.load(Ordering::SeqCst)
+    }
+
+    /// Waits until the proxy has refused `count` connections in all: clients tried that often.
+    pub async fn wait_for_refusals(&self, count: usize, within: Duration) {
+        let started = Instant::now();
+        while self.refused() < count {
+            assert!(
+                started.elapsed() < within,
+                "{} of {count} connections refused after {within:?}",
+                self.refused()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
 }
 
-async fn serve(mut client: TcpStream, target: SocketAddr, mut mode: watch::Receiver<Mode>) {
+async fn serve(
+    mut client: TcpStream,
+    target: SocketAddr,
+    mut mode: watch::Receiver<Mode>,
+    refused: Arc<AtomicUsize>,
+) {
     let current = *mode.borrow_and_update();
     if current == Mode::Down {
+        refused.fetch_add(1, Ordering::SeqCst);
         return; // dropped: the client sees the connection closed
     }
     let Ok(mut server) = TcpStream::connect(target).await else {

@@ -163,19 +163,6 @@ impl TestApp {
             .unwrap()
     }
 
-    /// The Prometheus text of the metrics listener. (The recorder is the test process's, shared
-    /// by every test.)
-    pub async fn metrics(&self) -> String {
-        self.client
-            .get(format!("{}/metrics", self.metrics_address))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
-    }
-
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.address, path)
     }
@@ -437,10 +424,379 @@ pub fn spooled_segments(dir: &std::path::Path) -> usize {
 /// Waits until the app's spool holds nothing: every acknowledged event was inserted, and the
 /// insert returned, so the materialized views have it too. (Rows show in `events` a moment
 /// before the same insert has written the views.)
-pub async fn wait_until_shipped(app: &TestApp, within: std::time::Duration) {
+pub async fn wait_until_shipped(app: &impl Service, within: std::time::Duration) {
+    wait_until_spool_empty(app.spool_dir(), within).await;
+}
+
+/// Waits until the spool directory `dir` holds no records (see [`wait_until_shipped`]).
+pub async fn wait_until_spool_empty(dir: &std::path::Path, within: std::time::Duration) {
     let started = std::time::Instant::now();
-    while spooled_segments(&app.spool_dir) > 0 {
+    while spooled_segments(dir) > 0 {
         assert!(started.elapsed() < within, "the spool never drained");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+}
+
+// ---- the service driven over HTTP, in this process or in its own -------------------------------
+
+/// A running service as tests drive it: inside the test process ([`TestApp`]) or as a process of
+/// its own ([`ProcessApp`]). The provided methods are [`TestApp`]'s, for either.
+pub trait Service {
+    fn address(&self) -> &str;
+    fn metrics_address(&self) -> &str;
+    fn client(&self) -> &reqwest::Client;
+    fn database_url(&self) -> &str;
+    fn clickhouse_database(&self) -> &str;
+    fn spool_dir(&self) -> &std::path::Path;
+    /// How many catalog snapshots the service has read from Postgres so far.
+    async fn catalog_loads(&self) -> u64;
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{}", self.address(), path)
+    }
+
+    /// An admin API request (`path` is below `/admin/v1`), with the admin token.
+    fn admin(&self, method: Method, path: &str) -> RequestBuilder {
+        self.client()
+            .request(method, self.url(&format!("/admin/v1{path}")))
+            .bearer_auth(ADMIN_TOKEN)
+    }
+
+    async fn get(&self, path: &str) -> Response {
+        self.client().get(self.url(path)).send().await.unwrap()
+    }
+
+    /// A signed `POST /apps/videoapp_sub/analytics` with a JSON body.
+    async fn post_events(&self, shop: &str, body: &Value) -> Response {
+        let url = format!("/apps/videoapp_sub/analytics?{}", signed(shop, &[]));
+        self.client()
+            .post(self.url(&url))
+            .json(body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// A signed storefront GET of `/apps/videoapp_sub/{endpoint}` for `shop`.
+    async fn storefront(&self, endpoint: &str, shop: &str, params: &[(&str, &str)]) -> Response {
+        let url = format!("/apps/videoapp_sub/{endpoint}?{}", signed(shop, params));
+        self.get(&url).await
+    }
+
+    /// Creates (or updates) a shop with default settings.
+    async fn create_shop(&self, shop: &str) {
+        let response = self
+            .admin(Method::PUT, &format!("/shops/{shop}"))
+            .json(&json!({ "name": "Test shop" }))
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            response.status().is_success(),
+            "create shop: {}",
+            response.status()
+        );
+    }
+
+    /// Creates a published video and returns its id.
+    async fn create_video(&self, shop: &str, body: Value) -> String {
+        let mut video = json!({
+            "title": "A video",
+            "videoUrl": "https://cdn.example.com/v.mp4",
+            "status": "PUBLISHED",
+        });
+        merge(&mut video, body);
+        let response = self
+            .admin(Method::POST, &format!("/shops/{shop}/videos"))
+            .json(&video)
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["id"].as_str().unwrap().to_string()
+    }
+
+    /// Creates an active widget and returns its id.
+    async fn create_widget(&self, shop: &str, body: Value) -> String {
+        let mut widget = json!({ "type": "carousel", "status": "active" });
+        merge(&mut widget, body);
+        let response = self
+            .admin(Method::POST, &format!("/shops/{shop}/widgets"))
+            .json(&widget)
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["id"].as_str().unwrap().to_string()
+    }
+
+    /// The Prometheus text of the metrics listener. A [`TestApp`]'s recorder is the test
+    /// process's, shared by every test in it: assert on a [`ProcessApp`]'s.
+    async fn metrics(&self) -> String {
+        self.client()
+            .get(format!("{}/metrics", self.metrics_address()))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+}
+
+impl Service for TestApp {
+    fn address(&self) -> &str {
+        &self.address
+    }
+    fn metrics_address(&self) -> &str {
+        &self.metrics_address
+    }
+    fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+    fn database_url(&self) -> &str {
+        &self.database_url
+    }
+    fn clickhouse_database(&self) -> &str {
+        &self.clickhouse_database
+    }
+    fn spool_dir(&self) -> &std::path::Path {
+        &self.spool_dir
+    }
+    async fn catalog_loads(&self) -> u64 {
+        self.catalog.loads()
+    }
+}
+
+/// `videoapp serve` as a process of its own, on a fresh Postgres database, ClickHouse database
+/// and spool. Its metrics recorder is its own: every sample on its `/metrics` comes from what this
+/// test did, so a test can assert exact values (the in-process [`TestApp`]s share one recorder).
+pub struct ProcessApp {
+    pub process: ServiceProcess,
+    pub client: reqwest::Client,
+    pub database_url: String,
+    pub clickhouse_database: String,
+    pub spool_dir: std::path::PathBuf,
+}
+
+/// Starts a [`ProcessApp`] with the test settings (small batches, a short shutdown grace), then
+/// `env` on top (e.g. `CLICKHOUSE_URL` of a fault proxy).
+pub async fn spawn_process_app(env: &[(&'static str, String)]) -> ProcessApp {
+    let database_url = fresh_database().await;
+    let clickhouse_database = fresh_clickhouse_database();
+    let spool_dir = fresh_spool_dir();
+    let mut all = vec![
+        ("DATABASE_URL", database_url.clone()),
+        ("CLICKHOUSE_URL", clickhouse_url()),
+        ("CLICKHOUSE_DATABASE", clickhouse_database.clone()),
+        ("VIDEOAPP_SPOOL_DIR", spool_dir.display().to_string()),
+        ("VIDEOAPP_BATCH_MAX_AGE_MS", "100".to_string()),
+        ("VIDEOAPP_SHUTDOWN_GRACE_SECONDS", "2".to_string()),
+    ];
+    all.extend(env.iter().cloned());
+    // Off the test's runtime: it may be serving a fault proxy the service starts through.
+    let process = tokio::task::spawn_blocking(move || spawn_binary(&all))
+        .await
+        .expect("the service started");
+    ProcessApp {
+        process,
+        client: reqwest::Client::new(),
+        database_url,
+        clickhouse_database,
+        spool_dir,
+    }
+}
+
+impl ProcessApp {
+    /// The value of one sample on this process's `/metrics`, if it has been recorded.
+    pub async fn metric(&self, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+        metric_value(&self.metrics().await, name, labels)
+    }
+
+    /// Waits until the sample `name{labels}` is recorded and `holds` for its value; returns it.
+    pub async fn wait_for_metric(
+        &self,
+        name: &str,
+        labels: &[(&str, &str)],
+        holds: impl Fn(f64) -> bool,
+        within: std::time::Duration,
+    ) -> f64 {
+        let started = std::time::Instant::now();
+        loop {
+            let value = self.metric(name, labels).await;
+            if let Some(value) = value.filter(|v| holds(*v)) {
+                return value;
+            }
+            assert!(
+                started.elapsed() < within,
+                "{name}{labels:?} is {value:?} after {within:?}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Service for ProcessApp {
+    fn address(&self) -> &str {
+        &self.process.address
+    }
+    fn metrics_address(&self) -> &str {
+        &self.process.metrics_address
+    }
+    fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+    fn database_url(&self) -> &str {
+        &self.database_url
+    }
+    fn clickhouse_database(&self) -> &str {
+        &self.clickhouse_database
+    }
+    fn spool_dir(&self) -> &std::path::Path {
+        &self.spool_dir
+    }
+    async fn catalog_loads(&self) -> u64 {
+        self.metric("catalog_cache_loads_total", &[])
+            .await
+            .unwrap_or(0.0) as u64
+    }
+}
+
+/// The value of the sample `name` whose labels are exactly `labels` (in any order) in Prometheus
+/// text, or `None` if there is no such sample. `name` is the full sample name: a histogram's
+/// `…_count`, `…_sum` or `…_bucket` (with its `le` label).
+pub fn metric_value(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let mut wanted: Labels = labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    wanted.sort();
+    text.lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .filter_map(parse_sample)
+        .find(|(sample, sample_labels, _)| sample == name && *sample_labels == wanted)
+        .map(|(_, _, value)| value)
+}
+
+/// A sample's labels, sorted by name.
+type Labels = Vec<(String, String)>;
+
+/// One line of Prometheus text: its name, its labels and its value.
+fn parse_sample(line: &str) -> Option<(String, Labels, f64)> {
+    let name_end = line.find(['{', ' '])?;
+    let name = line[..name_end].to_string();
+    let mut rest = &line[name_end..];
+    let mut labels = Vec::new();
+    if let Some(mut inside) = rest.strip_prefix('{') {
+        // Labels: name="value" (with \" \\ \n escapes), separated by ',', up to '}'.
+        loop {
+            inside = inside.trim_start_matches(',');
+            if let Some(after) = inside.strip_prefix('}') {
+                rest = after;
+                break;
+            }
+            let (key, after_key) = inside.split_once("=\"")?;
+            let mut value = String::new();
+            let mut chars = after_key.char_indices();
+            let close = loop {
+                match chars.next()? {
+                    (_, '\\') => match chars.next()?.1 {
+                        'n' => value.push('\n'),
+                        other => value.push(other),
+                    },
+                    (i, '"') => break i,
+                    (_, other) => value.push(other),
+                }
+            };
+            labels.push((key.to_string(), value));
+            inside = &after_key[close + 1..];
+        }
+    }
+    labels.sort();
+    let value = rest.split_whitespace().next()?.parse().ok()?;
+    Some((name, labels, value))
+}
+
+#[test]
+fn a_sample_is_found_by_its_name_and_exact_label_set() {
+    let text = "# TYPE http_requests_total counter\n\
+        http_requests_total{method=\"GET\",route=\"/a/{b}\",status=\"404\"} 3\n\
+        http_requests_total{method=\"GET\",route=\"/a/{b}\",status=\"404\",x=\"y\"} 5\n\
+        events_rejected_total{reason=\"a \\\"quoted\\\", odd} label\"} 2\n\
+        events_accepted_total 10\n\
+        spool_sync_duration_seconds_bucket{le=\"+Inf\"} 7\n";
+    let get = |name, labels: &[(&str, &str)]| metric_value(text, name, labels);
+    assert_eq!(
+        get(
+            "http_requests_total",
+            &[("status", "404"), ("method", "GET"), ("route", "/a/{b}")]
+        ),
+        Some(3.0)
+    );
+    assert_eq!(get("http_requests_total", &[("method", "GET")]), None);
+    assert_eq!(
+        get(
+            "events_rejected_total",
+            &[("reason", "a \"quoted\", odd} label")]
+        ),
+        Some(2.0)
+    );
+    assert_eq!(get("events_accepted_total", &[]), Some(10.0));
+    assert_eq!(get("events_accepted", &[]), None);
+    assert_eq!(
+        get("spool_sync_duration_seconds_bucket", &[("le", "+Inf")]),
+        Some(7.0)
+    );
+}
+
+// ---- the catalog's change listener ------------------------------------------------------------
+
+/// Waits until the service's change listener is live and has caught up: it has flushed the
+/// catalog cache as it does once it starts listening, and has handled every notification sent
+/// before this call (the NOTIFY of each catalog write included). So a later change to the cache
+/// is the doing of what the test does next, not of a start-up flush or an old notification.
+///
+/// Observed, not assumed: a shop nobody installed is cached (as not installed), a notification
+/// names it, and the next request for it must read it again. The first such probe may go
+/// unheard (sent before LISTEN took effect), and what it sees may be the start-up flush rather
+/// than the notification; a second probe, sent once the first was seen, can only be answered by
+/// the listener handling it, after everything sent before.
+pub async fn wait_until_listening(app: &impl Service, within: std::time::Duration) {
+    let started = std::time::Instant::now();
+    let mut db = PgConnection::connect(app.database_url()).await.unwrap();
+    for _ in 0..2 {
+        while !change_heard(app, &mut db).await {
+            assert!(
+                started.elapsed() < within,
+                "the change listener did not answer within {within:?}"
+            );
+        }
+    }
+}
+
+/// One probe of [`wait_until_listening`]: did the service reload a cached shop within half a
+/// second of a notification naming it? (Half a second is well inside any cache TTL a test uses,
+/// so the reload cannot be the entry expiring.)
+async fn change_heard(app: &impl Service, db: &mut PgConnection) -> bool {
+    let shop = format!("probe-{}.myshopify.com", Uuid::new_v4().simple());
+    let request = || app.storefront("contextual-widgets", &shop, &[("location", "home")]);
+    let loaded_at = std::time::Instant::now();
+    assert_eq!(request().await.status(), StatusCode::NOT_FOUND);
+    let loads = app.catalog_loads().await;
+    sqlx::query("SELECT pg_notify($1, $2)")
+        .bind(videoapp::catalog::CHANGES_CHANNEL)
+        .bind(&shop)
+        .execute(&mut *db)
+        .await
+        .unwrap();
+    while loaded_at.elapsed() < std::time::Duration::from_millis(500) {
+        assert_eq!(request().await.status(), StatusCode::NOT_FOUND);
+        if app.catalog_loads().await > loads {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    false
 }

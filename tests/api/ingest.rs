@@ -1,6 +1,8 @@
 //! Event ingestion against the real servers: every test ends by counting rows in ClickHouse.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::stream::{self, StreamExt};
@@ -20,26 +22,25 @@ async fn count(database: &str, filter: &str) -> u64 {
         .unwrap()
 }
 
-/// Waits until `events` holds `expected` rows (never more), then checks it stays there.
-async fn expect_rows(database: &str, expected: u64, within: Duration) {
+/// Waits until the app's spool holds nothing, never seeing more than `expected` rows in `events`
+/// on the way, then checks that `events` holds exactly `expected`. With the spool empty every
+/// acknowledged event was inserted and every insert returned: nothing late (a retried batch, a
+/// replay) can still add to it.
+async fn expect_rows(app: &impl Service, expected: u64, within: Duration) {
+    let database = app.clickhouse_database();
     let started = Instant::now();
-    loop {
+    while spooled_segments(app.spool_dir()) > 0 {
         let n = count(database, "").await;
         assert!(
             n <= expected,
             "{n} rows, more than the {expected} acknowledged"
         );
-        if n == expected {
-            break;
-        }
         assert!(
             started.elapsed() < within,
-            "only {n} of {expected} rows after {within:?}"
+            "{n} of {expected} rows, and still spooled, after {within:?}"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    // Nothing late may add to it (a retried batch, a replay).
-    tokio::time::sleep(Duration::from_millis(700)).await;
     assert_eq!(count(database, "").await, expected);
 }
 
@@ -78,14 +79,18 @@ fn event(n: usize) -> Value {
     e
 }
 
-fn spool_files(app: &TestApp) -> usize {
-    spooled_segments(&app.spool_dir)
+fn event_id(event: &Value) -> Uuid {
+    Uuid::parse_str(event["eventId"].as_str().unwrap()).unwrap()
+}
+
+fn spool_files(app: &impl Service) -> usize {
+    spooled_segments(app.spool_dir())
 }
 
 /// Posts `requests` batches of `per_request` events with up to 32 in flight; returns the ids of
 /// the acknowledged events and the statuses of the rest.
 async fn post_many(
-    app: &TestApp,
+    app: &impl Service,
     requests: usize,
     per_request: usize,
 ) -> (Vec<Uuid>, Vec<StatusCode>) {
@@ -127,8 +132,7 @@ async fn events_posted_concurrently_arrive_exactly_once_and_the_views_agree_with
     assert!(refused.is_empty(), "{refused:?}");
     assert_eq!(acknowledged.len(), 2000);
 
-    expect_rows(&app.clickhouse_database, 2000, Duration::from_secs(30)).await;
-    wait_until_shipped(&app, Duration::from_secs(30)).await;
+    expect_rows(&app, 2000, Duration::from_secs(30)).await;
     no_duplicate_event_ids(&app.clickhouse_database).await;
     let db = &app.clickhouse_database;
     let raw = clickhouse_query(
@@ -162,7 +166,10 @@ async fn events_acknowledged_while_clickhouse_is_unreachable_arrive_exactly_once
     let (acknowledged, refused) = post_many(&app, 30, 10).await;
     assert!(refused.is_empty(), "{refused:?}");
     assert_eq!(acknowledged.len(), 300);
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // The shipper has tried, and been refused, twice since the last acknowledgement.
+    proxy
+        .wait_for_refusals(proxy.refused() + 2, Duration::from_secs(30))
+        .await;
     assert_eq!(
         count(&app.clickhouse_database, "").await,
         0,
@@ -171,7 +178,7 @@ async fn events_acknowledged_while_clickhouse_is_unreachable_arrive_exactly_once
     assert!(spool_files(&app) > 0, "the events wait in the spool");
 
     proxy.set(Mode::Up);
-    expect_rows(&app.clickhouse_database, 300, Duration::from_secs(30)).await;
+    expect_rows(&app, 300, Duration::from_secs(30)).await;
     no_duplicate_event_ids(&app.clickhouse_database).await;
 }
 
@@ -200,15 +207,7 @@ async fn a_batch_that_landed_without_an_answer_is_not_counted_twice() {
 
     proxy.set(Mode::Up);
     // The retries find their rows already there and insert nothing.
-    let started = Instant::now();
-    while spool_files(&app) > 0 {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "spool never drained"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    expect_rows(&app.clickhouse_database, 100, Duration::from_secs(5)).await;
+    expect_rows(&app, 100, Duration::from_secs(30)).await;
     no_duplicate_event_ids(&app.clickhouse_database).await;
     let views = clickhouse_query(
         &app.clickhouse_database,
@@ -246,10 +245,12 @@ async fn a_service_killed_mid_load_delivers_every_acknowledged_event_exactly_onc
 
     // Load from 16 senders until the kill; each remembers what was acknowledged.
     let address = service.address.clone();
+    let acknowledged_so_far = Arc::new(AtomicUsize::new(0));
     let senders: Vec<_> = (0..16)
         .map(|_| {
             let client = client.clone();
             let address = address.clone();
+            let so_far = acknowledged_so_far.clone();
             tokio::spawn(async move {
                 let mut acknowledged = Vec::new();
                 for r in 0.. {
@@ -264,11 +265,10 @@ async fn a_service_killed_mid_load_delivers_every_acknowledged_event_exactly_onc
                         .send()
                         .await
                     {
-                        Ok(r) if r.status() == StatusCode::ACCEPTED => acknowledged.extend(
-                            events
-                                .iter()
-                                .map(|e| Uuid::parse_str(e["eventId"].as_str().unwrap()).unwrap()),
-                        ),
+                        Ok(r) if r.status() == StatusCode::ACCEPTED => {
+                            acknowledged.extend(events.iter().map(event_id));
+                            so_far.fetch_add(events.len(), Ordering::SeqCst);
+                        }
                         Ok(_) => {}
                         Err(_) => break, // the service is gone
                     }
@@ -277,7 +277,23 @@ async fn a_service_killed_mid_load_delivers_every_acknowledged_event_exactly_onc
             })
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Kill it mid-load: once the load has run a while, some of it has reached ClickHouse and
+    // some is still spooled.
+    let started = Instant::now();
+    loop {
+        let acknowledged = acknowledged_so_far.load(Ordering::SeqCst);
+        if acknowledged >= 1000
+            && count(&clickhouse_database, "").await > 0
+            && spooled_segments(&spool_dir) > 0
+        {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the load did not get going ({acknowledged} acknowledged)"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     service.child.kill().unwrap(); // SIGKILL
     service.child.wait().unwrap();
     let mut acknowledged: Vec<Uuid> = Vec::new();
@@ -371,12 +387,7 @@ async fn a_full_spool_sheds_load_with_503_and_loses_nothing_it_acknowledged() {
     assert!(acknowledged > 0);
 
     proxy.set(Mode::Up);
-    expect_rows(
-        &app.clickhouse_database,
-        acknowledged,
-        Duration::from_secs(30),
-    )
-    .await;
+    expect_rows(&app, acknowledged, Duration::from_secs(30)).await;
     no_duplicate_event_ids(&app.clickhouse_database).await;
     // Drained, it accepts again.
     let response = app.post_events(SHOP, &event(0)).await;
@@ -557,10 +568,22 @@ async fn bad_input_gets_a_4xx_naming_the_problem_and_writes_nothing() {
     )
     .await;
 
-    // Nothing of any of them was spooled or stored.
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(spool_files(&app), 0);
-    assert_eq!(count(&app.clickhouse_database, "").await, 0);
+    // Nothing of any of them was spooled or stored: a good event sent after them all is shipped,
+    // and it is all there is (the spool ships in order, and is empty once it is in).
+    let good = event(1);
+    assert_eq!(
+        app.post_events(SHOP, &good).await.status(),
+        StatusCode::ACCEPTED
+    );
+    expect_rows(&app, 1, Duration::from_secs(10)).await;
+    assert_eq!(
+        clickhouse_query(
+            &app.clickhouse_database,
+            "SELECT toString(event_id) FROM events"
+        )
+        .await,
+        good["eventId"].as_str().unwrap()
+    );
 }
 
 // ---- what the service adds ----------------------------------------------------------------------
@@ -596,7 +619,7 @@ async fn text_plain_beacons_single_events_and_numeric_ids_are_accepted() {
     assert_eq!(body["message"], "Events recorded");
     assert_eq!(body["count"], 2);
 
-    expect_rows(&app.clickhouse_database, 3, Duration::from_secs(10)).await;
+    expect_rows(&app, 3, Duration::from_secs(10)).await;
     let row = clickhouse_query(
         &app.clickhouse_database,
         "SELECT customer_id, order_id, product_id, attribution, shop_domain FROM events WHERE event_type = 'click' AND customer_id = '42'",
@@ -629,7 +652,7 @@ async fn events_are_dated_in_the_shops_timezone_and_far_timestamps_are_replaced(
         app.post_events(SHOP, &body).await.status(),
         StatusCode::ACCEPTED
     );
-    expect_rows(&app.clickhouse_database, 3, Duration::from_secs(10)).await;
+    expect_rows(&app, 3, Duration::from_secs(10)).await;
 
     let rows = clickhouse_query(
         &app.clickhouse_database,
@@ -662,7 +685,7 @@ async fn the_timestamp_window_is_configurable_for_back_fills() {
         app.post_events(SHOP, &body).await.status(),
         StatusCode::ACCEPTED
     );
-    expect_rows(&app.clickhouse_database, 1, Duration::from_secs(10)).await;
+    expect_rows(&app, 1, Duration::from_secs(10)).await;
     let stored = clickhouse_query(
         &app.clickhouse_database,
         "SELECT toUnixTimestamp(event_time), timestamp_replaced FROM events",
@@ -710,7 +733,7 @@ async fn shutdown_ships_what_it_can_and_the_next_start_ships_the_rest_exactly_on
         first.clickhouse_database.clone(),
     )
     .await;
-    expect_rows(&second.clickhouse_database, 100, Duration::from_secs(20)).await;
+    expect_rows(&second, 100, Duration::from_secs(20)).await;
     no_duplicate_event_ids(&second.clickhouse_database).await;
 
     // With ClickHouse up, a shutdown ships everything before it returns.
@@ -720,35 +743,65 @@ async fn shutdown_ships_what_it_can_and_the_next_start_ships_the_rest_exactly_on
     assert_eq!(count(&second.clickhouse_database, "").await, 150);
 }
 
+/// The sample `name{labels}` in Prometheus `text`, which must be there.
+fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
+    metric_value(text, name, labels)
+        .unwrap_or_else(|| panic!("{name}{labels:?} missing from /metrics:\n{text}"))
+}
+
 #[tokio::test]
 async fn ingestion_is_measured() {
-    let app = spawn_app().await;
+    // A process of its own: its metrics count this test's events and nothing else.
+    let app = spawn_process_app(&[]).await;
     app.create_shop(SHOP).await;
-    post_many(&app, 2, 5).await;
-    app.post_events(SHOP, &json!({ "eventType": "like" })).await;
-    expect_rows(&app.clickhouse_database, 10, Duration::from_secs(10)).await;
-    let metrics = app.metrics().await;
-    for name in [
-        "events_accepted_total",
-        "events_rejected_total{reason=\"invalid\"}",
-        "events_shipped_total",
-        "spool_bytes",
+    let (acknowledged, refused) = post_many(&app, 2, 5).await;
+    assert!(refused.is_empty(), "{refused:?}");
+    assert_eq!(acknowledged.len(), 10);
+    let invalid = app.post_events(SHOP, &json!({ "eventType": "like" })).await;
+    assert_eq!(invalid.status(), StatusCode::BAD_REQUEST);
+    expect_rows(&app, 10, Duration::from_secs(10)).await;
+    // The spool's gauges settle once the shipper has released what it shipped and looked again.
+    let settled = Duration::from_secs(10);
+    app.wait_for_metric("spool_bytes", &[], |v| v == 0.0, settled)
+        .await;
+    app.wait_for_metric(
         "spool_oldest_segment_age_seconds",
-        "ingest_batch_rows",
-        "clickhouse_insert_duration_seconds",
-        "spool_group_commit_records",
-        "spool_sync_duration_seconds",
-        "spool_append_wait_seconds",
-    ] {
-        assert!(metrics.contains(name), "{name} missing from /metrics");
-    }
+        &[],
+        |v| v == 0.0,
+        settled,
+    )
+    .await;
+
+    let metrics = app.metrics().await;
+    let value = |name: &str, labels: &[(&str, &str)]| sample(&metrics, name, labels);
+    assert_eq!(value("events_accepted_total", &[]), 10.0);
+    assert_eq!(
+        value("events_rejected_total", &[("reason", "invalid")]),
+        1.0
+    );
+    assert_eq!(value("events_shipped_total", &[]), 10.0);
+    // Each batch shipped records its rows, and took one insert.
+    let batches = value("ingest_batch_rows_count", &[]);
+    assert!((1.0..=10.0).contains(&batches), "{batches} batches");
+    assert_eq!(value("ingest_batch_rows_sum", &[]), 10.0);
+    assert_eq!(
+        value("clickhouse_insert_duration_seconds_count", &[]),
+        batches
+    );
+    // Two requests accepted: two records, each acknowledged once, in one or two synced groups.
+    assert_eq!(value("spool_group_commit_records_sum", &[]), 2.0);
+    assert_eq!(value("spool_append_wait_seconds_count", &[]), 2.0);
+    let groups = value("spool_group_commit_records_count", &[]);
+    assert!((1.0..=2.0).contains(&groups), "{groups} groups");
+    assert_eq!(value("spool_sync_duration_seconds_count", &[]), groups);
 }
 
 // ---- dead letters -------------------------------------------------------------------------------
 
 #[tokio::test]
 async fn a_batch_clickhouse_rejects_as_malformed_is_set_aside_and_the_pipe_keeps_flowing() {
-    let app = spawn_app().await;
+    // A process of its own, so that its dead-letter count is this test's alone.
+    let app = spawn_process_app(&[]).await;
     app.create_shop(SHOP).await;
     let db = &app.clickhouse_database;
     // Make ClickHouse read our rows wrongly: a fixed-width column where we send a string.
@@ -779,12 +832,22 @@ async fn a_batch_clickhouse_rejects_as_malformed_is_set_aside_and_the_pipe_keeps
         app.post_events(SHOP, &event(1)).await.status(),
         StatusCode::ACCEPTED
     );
-    expect_rows(db, 1, Duration::from_secs(15)).await;
+    expect_rows(&app, 1, Duration::from_secs(15)).await;
     let metrics = app.metrics().await;
-    assert!(
-        metrics.contains("events_dead_lettered_total"),
+    assert_eq!(
+        sample(&metrics, "events_dead_lettered_total", &[]),
+        1.0,
         "dead letters are counted"
     );
+    assert_eq!(
+        sample(
+            &metrics,
+            "clickhouse_insert_failures_total",
+            &[("kind", "rejected")]
+        ),
+        1.0
+    );
+    assert_eq!(sample(&metrics, "events_shipped_total", &[]), 1.0);
 }
 
 #[tokio::test]
@@ -806,7 +869,7 @@ async fn spool_records_that_are_not_events_are_set_aside_and_the_rest_ships() {
 
     let dir = spool_dir.clone();
     let app = spawn_app_with(move |s| s.spool_dir = dir).await;
-    expect_rows(&app.clickhouse_database, 3, Duration::from_secs(15)).await;
+    expect_rows(&app, 3, Duration::from_secs(15)).await;
     let dead: Vec<_> = std::fs::read_dir(spool_dir.join("dead"))
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -891,8 +954,9 @@ async fn a_segment_of_a_format_this_release_does_not_know_stops_shipping_and_is_
         )),
         "{stopped}"
     );
-    assert!(
-        service.metrics().await.contains("spool_shipping_halted 1"),
+    assert_eq!(
+        metric_value(&service.metrics().await, "spool_shipping_halted", &[]),
+        Some(1.0),
         "the halt is visible to monitoring"
     );
     assert_eq!(std::fs::read(&newer_path).unwrap(), newer);

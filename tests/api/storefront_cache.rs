@@ -13,7 +13,7 @@ use crate::helpers::*;
 const SHOP: &str = "cache-shop.myshopify.com";
 const ENDPOINTS: [&str; 3] = ["contextual-widgets", "widget-by-id", "widgets-list"];
 
-async fn shop_with_a_widget(app: &TestApp) -> String {
+async fn shop_with_a_widget(app: &impl Service) -> String {
     app.create_shop(SHOP).await;
     let video = app
         .create_video(SHOP, json!({ "title": "First title" }))
@@ -23,7 +23,7 @@ async fn shop_with_a_widget(app: &TestApp) -> String {
     video
 }
 
-async fn first_video_title(app: &TestApp) -> Value {
+async fn first_video_title(app: &impl Service) -> Value {
     let (status, body) = json_of(
         app.storefront("contextual-widgets", SHOP, &[("location", "home")])
             .await,
@@ -225,28 +225,33 @@ async fn a_warm_cache_answers_without_touching_the_database() {
 
 #[tokio::test]
 async fn concurrent_misses_for_one_shop_load_it_once() {
-    let app = spawn_app().await;
+    // A process of its own: its cache metrics count this test's requests alone.
+    let app = spawn_process_app(&[]).await;
     shop_with_a_widget(&app).await;
-    // Wait out the listener's start-up flush, then start cold.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    app.catalog.invalidate_all();
-    let before = app.catalog.loads();
+    // Nothing may drop the snapshot while the requests below load it: the listener's start-up
+    // flush and the notifications of the writes above are behind us. The storefront never asked
+    // for the shop, so it starts cold.
+    wait_until_listening(&app, Duration::from_secs(30)).await;
+    let counters = [
+        "catalog_cache_loads_total",
+        "catalog_cache_hits_total",
+        "catalog_cache_misses_total",
+    ];
+    let read =
+        |metrics: String| counters.map(|name| metric_value(&metrics, name, &[]).unwrap_or(0.0));
+    let before = read(app.metrics().await);
 
     let requests =
         (0..32).map(|_| app.storefront("contextual-widgets", SHOP, &[("location", "home")]));
     for response in futures::future::join_all(requests).await {
         assert_eq!(response.status(), StatusCode::OK);
     }
-    assert_eq!(app.catalog.loads() - before, 1);
 
-    let metrics = app.metrics().await;
-    for name in [
-        "catalog_cache_hits_total",
-        "catalog_cache_misses_total",
-        "catalog_cache_loads_total",
-    ] {
-        assert!(metrics.contains(name), "{name} missing from /metrics");
-    }
+    let after = read(app.metrics().await);
+    let [loads, hits, misses] = [0, 1, 2].map(|i| after[i] - before[i]);
+    assert_eq!(loads, 1.0, "one load for 32 requests");
+    assert!(misses >= 1.0, "it started cold: {misses} misses");
+    assert_eq!(hits + misses, 32.0, "each request counted once");
 }
 
 #[tokio::test]
@@ -271,7 +276,8 @@ async fn a_write_through_one_instance_is_seen_by_another_within_a_second() {
         first.clickhouse_database.clone(),
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The second instance's listener is live: a notification sent from now on reaches it.
+    wait_until_listening(&second, Duration::from_secs(30)).await;
     assert_eq!(first_video_title(&second).await, "First title");
 
     rename_video(&first, &video, "Renamed elsewhere").await;
@@ -291,8 +297,13 @@ async fn a_write_through_one_instance_is_seen_by_another_within_a_second() {
 
 #[tokio::test]
 async fn the_ttl_bounds_staleness_when_a_notification_is_lost() {
-    let app = spawn_app_with(|s| s.catalog_cache_ttl = Duration::from_secs(1)).await;
+    const TTL: Duration = Duration::from_secs(2);
+    let app = spawn_app_with(|s| s.catalog_cache_ttl = TTL).await;
     let video = shop_with_a_widget(&app).await;
+    // Only the TTL may refresh the snapshot below: the listener's start-up flush and the
+    // notifications of the writes above are behind us, and the change below sends none.
+    wait_until_listening(&app, Duration::from_secs(30)).await;
+    let loaded = Instant::now();
     assert_eq!(first_video_title(&app).await, "First title");
 
     rename_video_silently(&app, &video, "Changed silently").await;
@@ -302,15 +313,34 @@ async fn the_ttl_bounds_staleness_when_a_notification_is_lost() {
         "served from the cache"
     );
 
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(first_video_title(&app).await, "Changed silently");
+    // The TTL is the behaviour under test, so time passing is what the test waits for: polled,
+    // so that a slow machine only makes it later, and the change must not show before it.
+    loop {
+        let title = first_video_title(&app).await;
+        if title == "Changed silently" {
+            break;
+        }
+        assert_eq!(title, "First title");
+        assert!(
+            loaded.elapsed() < TTL + Duration::from_secs(10),
+            "still stale {:?} after the load",
+            loaded.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        loaded.elapsed() >= TTL,
+        "refreshed {:?} after the load, before the TTL",
+        loaded.elapsed()
+    );
 }
 
 #[tokio::test]
 async fn the_cache_is_flushed_when_the_listener_reconnects() {
     let app = spawn_app_with(|s| s.catalog_cache_ttl = Duration::from_secs(3600)).await;
     let video = shop_with_a_widget(&app).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The listener's start-up flush is behind us: only the reconnect can flush what is cached now.
+    wait_until_listening(&app, Duration::from_secs(30)).await;
     assert_eq!(first_video_title(&app).await, "First title");
     rename_video_silently(&app, &video, "Changed while deaf").await;
     assert_eq!(

@@ -11,67 +11,69 @@ use crate::helpers::*;
 
 const SHOP: &str = "counts-shop.myshopify.com";
 
-async fn shop_with_a_video(app: &TestApp) -> String {
-    app.create_shop(SHOP).await;
-    let video = app.create_video(SHOP, json!({})).await;
-    app.create_widget(SHOP, json!({ "videoIds": [video] }))
+async fn shop_with_a_video(app: &impl Service, shop: &str) -> String {
+    app.create_shop(shop).await;
+    let video = app.create_video(shop, json!({})).await;
+    app.create_widget(shop, json!({ "videoIds": [video] }))
         .await;
     video
 }
 
-async fn view_count(app: &TestApp) -> Value {
+async fn view_count_of(app: &impl Service, shop: &str) -> Value {
     let response = app
-        .storefront("contextual-widgets", SHOP, &[("location", "home")])
+        .storefront("contextual-widgets", shop, &[("location", "home")])
         .await;
     let (status, body) = json_of(response).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     body["widgets"][0]["videos"][0]["viewCount"].clone()
 }
 
-async fn post_views(app: &TestApp, video: &str, n: usize) {
+async fn view_count(app: &impl Service) -> Value {
+    view_count_of(app, SHOP).await
+}
+
+async fn post_views_to(app: &impl Service, shop: &str, video: &str, n: usize) {
     let events: Vec<Value> = (0..n)
         .map(|_| json!({ "eventType": "view", "videoId": video }))
         .collect();
-    let response = app.post_events(SHOP, &json!({ "events": events })).await;
+    let response = app.post_events(shop, &json!({ "events": events })).await;
     assert_eq!(response.status(), StatusCode::ACCEPTED);
 }
 
-async fn wait_for_rows(app: &TestApp, n: u64) {
-    let started = Instant::now();
-    loop {
-        let rows: u64 = clickhouse_query(&app.clickhouse_database, "SELECT count() FROM events")
-            .await
-            .parse()
-            .unwrap();
-        if rows >= n {
-            return;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "events did not land"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+async fn post_views(app: &impl Service, video: &str, n: usize) {
+    post_views_to(app, SHOP, video, n).await;
 }
 
-async fn eventually_view_count(app: &TestApp, expected: &str) {
+/// Waits until every acknowledged event is in ClickHouse, its daily views included (the spool is
+/// empty), and checks that `events` holds `n` rows.
+async fn wait_for_rows(app: &impl Service, n: u64) {
+    wait_until_shipped(app, Duration::from_secs(10)).await;
+    let rows = clickhouse_query(app.clickhouse_database(), "SELECT count() FROM events").await;
+    assert_eq!(rows, n.to_string());
+}
+
+async fn eventually_view_count_of(app: &impl Service, shop: &str, expected: &str) {
     let started = Instant::now();
     loop {
-        if view_count(app).await == expected {
+        if view_count_of(app, shop).await == expected {
             return;
         }
         assert!(
             started.elapsed() < Duration::from_secs(10),
-            "viewCount never became {expected}"
+            "viewCount of {shop} never became {expected}"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 
+async fn eventually_view_count(app: &impl Service, expected: &str) {
+    eventually_view_count_of(app, SHOP, expected).await;
+}
+
 #[tokio::test]
 async fn view_count_is_the_videos_lifetime_views_as_a_string() {
     let app = spawn_app_with(|s| s.view_count_refresh = Duration::from_secs(1)).await;
-    let video = shop_with_a_video(&app).await;
+    let video = shop_with_a_video(&app, SHOP).await;
     assert_eq!(view_count(&app).await, "0");
     post_views(&app, &video, 3).await;
     app.post_events(SHOP, &json!({ "eventType": "click", "videoId": video }))
@@ -83,35 +85,55 @@ async fn view_count_is_the_videos_lifetime_views_as_a_string() {
 #[tokio::test]
 async fn view_counts_are_read_at_most_once_a_minute_per_shop() {
     let app = spawn_app().await;
-    let video = shop_with_a_video(&app).await;
+    let video = shop_with_a_video(&app, SHOP).await;
+    let other = "counts-other.myshopify.com";
+    let other_video = shop_with_a_video(&app, other).await;
     assert_eq!(view_count(&app).await, "0");
     post_views(&app, &video, 2).await;
-    wait_for_rows(&app, 2).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    // The views are in ClickHouse, but this shop's counts were read less than a minute ago.
+    post_views_to(&app, other, &other_video, 1).await;
+    wait_for_rows(&app, 3).await;
+    // The views are in ClickHouse, but this shop's counts were read less than a minute ago: a
+    // request now may not read them again, not even in the background.
+    assert_eq!(view_count(&app).await, "0");
+    // Another shop's first read, begun after that request, has come back with the views…
+    eventually_view_count_of(&app, other, "1").await;
+    // …and this shop still answers with what it read before them.
     assert_eq!(view_count(&app).await, "0");
 }
 
 #[tokio::test]
 async fn the_storefront_serves_the_last_known_counts_while_clickhouse_is_down() {
     let proxy = FaultProxy::start(&clickhouse_url()).await;
-    let app = spawn_app_with(|s| {
-        s.clickhouse_url = Some(proxy.url.parse().unwrap());
-        s.view_count_refresh = Duration::from_secs(1);
-    })
+    // A process of its own, so that the refresh failures it counts are this test's alone.
+    let app = spawn_process_app(&[
+        ("CLICKHOUSE_URL", proxy.url.clone()),
+        ("VIDEOAPP_VIEW_COUNT_REFRESH_SECONDS", "1".to_string()),
+    ])
     .await;
-    let video = shop_with_a_video(&app).await;
+    let video = shop_with_a_video(&app, SHOP).await;
     post_views(&app, &video, 2).await;
     wait_for_rows(&app, 2).await;
     eventually_view_count(&app, "2").await;
 
     proxy.set(Mode::Down);
     post_views(&app, &video, 3).await; // acknowledged and spooled
-    for _ in 0..4 {
-        tokio::time::sleep(Duration::from_millis(700)).await;
-        // Refreshes fail; the storefront answers with what it knew.
+                                       // Refreshes fail; the storefront answers with what it knew, until three have failed.
+    let failures = "storefront_view_count_refresh_failures_total";
+    let failed_before = app.metric(failures, &[]).await.unwrap_or(0.0);
+    let started = Instant::now();
+    while app.metric(failures, &[]).await.unwrap_or(0.0) < failed_before + 3.0 {
         assert_eq!(view_count(&app).await, "2");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the view counts were not refreshed (and refused) three times"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    assert_eq!(view_count(&app).await, "2");
+    assert!(
+        spooled_segments(&app.spool_dir) > 0,
+        "the new views wait in the spool"
+    );
 
     proxy.set(Mode::Up);
     eventually_view_count(&app, "5").await;

@@ -256,12 +256,13 @@ mod tests {
     use std::time::Instant;
     use uuid::Uuid;
 
-    /// The writer seals right after it acknowledges, on its own thread.
+    /// The writer seals right after it acknowledges, on its own thread (or once a segment is old
+    /// enough): polls until `segments` are sealed.
     async fn wait_for_sealed(dir: &Path, segments: usize) {
         let started = Instant::now();
         while sealed_segments(dir).unwrap().len() < segments {
             assert!(
-                started.elapsed() < Duration::from_secs(1),
+                started.elapsed() < Duration::from_secs(10),
                 "{segments} segment(s) not sealed"
             );
             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -329,6 +330,7 @@ mod tests {
                     spool.append(&[event(tick * 4 + n)]).await.unwrap()
                 }));
             }
+            // The load's shape (ticks 1 ms apart), not a wait for anything.
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         for append in appends {
@@ -357,10 +359,17 @@ mod tests {
         // Three rows: sealed by rows (right after the acknowledgement, by the writer thread).
         wait_for_sealed(&dir, 1).await;
         assert_eq!(sealed_segments(&dir).unwrap().len(), 1);
+        let appended = Instant::now();
         spool.append(&[event(4)]).await.unwrap();
         assert_eq!(sealed_segments(&dir).unwrap().len(), 1);
-        tokio::time::sleep(Duration::from_millis(400)).await;
-        // One row, but old enough: sealed by age.
+        // One row, but old enough: sealed by age. The age is the behaviour under test, so the
+        // test waits for it to pass (polled), and the segment must not be sealed before it.
+        wait_for_sealed(&dir, 2).await;
+        assert!(
+            appended.elapsed() >= config.batch_age,
+            "sealed {:?} after its first record, before the batch age",
+            appended.elapsed()
+        );
         let segments = sealed_segments(&dir).unwrap();
         assert_eq!(segments.len(), 2);
         let total: usize = segments
