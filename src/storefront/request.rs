@@ -27,7 +27,7 @@ pub struct ProxyParams {
     /// The shop's domain, e.g. example.myshopify.com.
     #[param(inline)]
     pub shop: ShopDomain,
-    /// The logged-in customer's id; empty when none.
+    /// The logged-in customer's id; absent or empty when none.
     pub logged_in_customer_id: Option<String>,
     /// The proxy path prefix, e.g. /apps/videoapp_sub.
     pub path_prefix: Option<String>,
