@@ -1,10 +1,21 @@
-//! The error body every surface shares, `{ "success": false, "error": { "code", "message" } }`,
-//! and the error type of the admin and operational routes.
+//! The one error type of every HTTP surface (admin, storefront, analytics, operations) and the
+//! body they all answer with, `{ "success": false, "error": { "code", "message" } }`.
+//!
+//! Each variant's status and code are in [`ApiError::status_and_code`]; the headers some answers
+//! carry (`WWW-Authenticate`, `Retry-After`) and the internal cause of a 5xx are added in
+//! [`ApiError::into_response`] only.
 
-use axum::http::{header, HeaderValue, StatusCode};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::header::{RETRY_AFTER, WWW_AUTHENTICATE};
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
+
+use crate::catalog::CatalogError;
+use crate::storefront::signature::SignatureError;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorBody {
@@ -21,49 +32,85 @@ pub struct ErrorDetail {
     pub message: String,
 }
 
-/// Builds the shared error response. Surfaces with their own error enums call this, so the body
-/// shape lives in one place.
-pub fn error_response(
-    status: StatusCode,
-    code: &'static str,
-    message: impl Into<String>,
-) -> Response {
-    let body = ErrorBody {
-        success: false,
-        error: ErrorDetail {
-            code,
-            message: message.into(),
-        },
-    };
-    let mut response = (status, axum::Json(body)).into_response();
-    if status == StatusCode::UNAUTHORIZED {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
-    response
-}
+/// How long a client is asked to wait when analytics cannot reach ClickHouse.
+const UNAVAILABLE_RETRY: Duration = Duration::from_secs(5);
 
-/// Errors of the admin API and of the JSON edge.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
-    #[error("Missing or invalid admin token. Use: Authorization: Bearer <admin token>")]
-    Unauthorized,
-    /// The body is not the JSON document the endpoint takes (syntax, shape, unknown field).
+    // ---- 400: the request's input
+    #[error("Missing required parameter: {0}")]
+    MissingParameter(String),
+    /// A query parameter that is malformed, out of range, or given more than once.
+    #[error("Invalid parameter {name}: {message}")]
+    InvalidParameter { name: String, message: String },
+    #[error("Invalid {0}: use the format YYYY-MM-DD (e.g. 2026-10-22)")]
+    InvalidDate(String),
+    /// Two well-formed dates that make no range (reversed, or too long).
+    #[error("{0}")]
+    InvalidDateRange(String),
+    /// The body is not the document the endpoint takes (syntax, shape, unknown field).
     #[error("{0}")]
     InvalidBody(String),
-    #[error("Content-Type must be application/json")]
-    UnsupportedMediaType,
-    #[error("Request body is larger than {0} bytes")]
-    PayloadTooLarge(usize),
+    /// A shopper event's field; the message starts with the field's path.
+    #[error("{field}: {message}")]
+    InvalidEvent { field: String, message: String },
     /// A value is well-formed JSON but not acceptable; the message starts with the field's name.
     #[error("{field}: {message}")]
     Validation { field: String, message: String },
+
+    // ---- 401
+    #[error("Missing or invalid admin token. Use: Authorization: Bearer <admin token>")]
+    AdminTokenRequired,
+    #[error("Missing or invalid Authorization header. Use: Authorization: Bearer vk_…")]
+    ApiKeyRequired,
+    #[error("Invalid or revoked API key")]
+    InvalidApiKey,
+    /// The app proxy's signature; not a bearer scheme, so no challenge is sent.
+    #[error("Invalid request signature: {0}")]
+    InvalidSignature(SignatureError),
+
+    // ---- 404
+    /// `what` starts the message: "shop not found", "Resource not found".
     #[error("{0} not found")]
     NotFound(&'static str),
+    #[error("Shop not found or app not installed")]
+    ShopNotFound,
+    #[error("no route for {0}")]
+    NoRoute(String),
+
+    // ---- 413, 415
+    #[error("Request body is larger than {0} bytes")]
+    PayloadTooLarge(usize),
+    /// The content types the endpoint takes, as the message lists them.
+    #[error("Content-Type must be {0}")]
+    UnsupportedMediaType(&'static str),
+
+    // ---- 429, 503: the client is told when to come back
+    #[error("Too many requests. Please retry after {} seconds.", retry_seconds(*.0))]
+    RateLimited(Duration),
+    /// Load is shed: the event spool is full (or failing).
+    #[error("Too many events right now; retry after {} seconds", retry_seconds(*.0))]
+    SpoolFull(Duration),
+    /// ClickHouse did not answer. The cause is logged, never sent.
+    #[error("Analytics are unavailable right now; please retry")]
+    Unavailable(#[source] anyhow::Error),
+
+    // ---- 500
     /// Detail is logged by the middleware, never sent.
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
+
+    /// A bare status with no body: widget-by-id answers its 204, and the 400 and 404 it is
+    /// documented with, this way.
+    #[error("{0}")]
+    NoBody(StatusCode),
+}
+
+/// Whole seconds, rounded up, at least one: what `Retry-After` and the message both say, so a
+/// client that waits that long is never early.
+pub fn retry_seconds(wait: Duration) -> u64 {
+    let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    seconds.max(1)
 }
 
 impl ApiError {
@@ -74,17 +121,61 @@ impl ApiError {
         }
     }
 
+    pub fn invalid(name: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError::InvalidParameter {
+            name: name.into(),
+            message: message.into(),
+        }
+    }
+
     fn status_and_code(&self) -> (StatusCode, &'static str) {
+        use ApiError::*;
         match self {
-            ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "UNAUTHORIZED"),
-            ApiError::InvalidBody(_) => (StatusCode::BAD_REQUEST, "INVALID_BODY"),
-            ApiError::UnsupportedMediaType => {
+            MissingParameter(_) => (StatusCode::BAD_REQUEST, "MISSING_PARAMETER"),
+            InvalidParameter { .. } => (StatusCode::BAD_REQUEST, "INVALID_PARAMETER"),
+            InvalidDate(_) => (StatusCode::BAD_REQUEST, "INVALID_DATE"),
+            InvalidDateRange(_) => (StatusCode::BAD_REQUEST, "INVALID_DATE_RANGE"),
+            InvalidBody(_) => (StatusCode::BAD_REQUEST, "INVALID_BODY"),
+            InvalidEvent { .. } => (StatusCode::BAD_REQUEST, "INVALID_EVENT"),
+            Validation { .. } => (StatusCode::BAD_REQUEST, "VALIDATION_ERROR"),
+            AdminTokenRequired | ApiKeyRequired => (StatusCode::UNAUTHORIZED, "UNAUTHORIZED"),
+            InvalidApiKey => (StatusCode::UNAUTHORIZED, "INVALID_API_KEY"),
+            InvalidSignature(_) => (StatusCode::UNAUTHORIZED, "INVALID_SIGNATURE"),
+            NotFound(_) | NoRoute(_) => (StatusCode::NOT_FOUND, "NOT_FOUND"),
+            ShopNotFound => (StatusCode::NOT_FOUND, "SHOP_NOT_FOUND"),
+            PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
+            UnsupportedMediaType(_) => {
                 (StatusCode::UNSUPPORTED_MEDIA_TYPE, "UNSUPPORTED_MEDIA_TYPE")
             }
-            ApiError::PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
-            ApiError::Validation { .. } => (StatusCode::BAD_REQUEST, "VALIDATION_ERROR"),
-            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "NOT_FOUND"),
-            ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL_ERROR"),
+            RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMIT_EXCEEDED"),
+            SpoolFull(_) => (StatusCode::SERVICE_UNAVAILABLE, "SPOOL_FULL"),
+            Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "SERVICE_UNAVAILABLE"),
+            Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL_ERROR"),
+            NoBody(status) => (*status, ""),
+        }
+    }
+
+    /// Bearer-credential failures challenge the client for a bearer token; the storefront's
+    /// signature failure is not one.
+    fn challenges_bearer(&self) -> bool {
+        matches!(
+            self,
+            ApiError::AdminTokenRequired | ApiError::ApiKeyRequired | ApiError::InvalidApiKey
+        )
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ApiError::RateLimited(wait) | ApiError::SpoolFull(wait) => Some(*wait),
+            ApiError::Unavailable(_) => Some(UNAVAILABLE_RETRY),
+            _ => None,
+        }
+    }
+
+    fn internal_cause(&self) -> Option<&anyhow::Error> {
+        match self {
+            ApiError::Internal(cause) | ApiError::Unavailable(cause) => Some(cause),
+            _ => None,
         }
     }
 }
@@ -95,20 +186,142 @@ impl From<sqlx::Error> for ApiError {
     }
 }
 
+/// A failed catalog load, as the catalog cache shares it between the requests that waited on it.
+impl From<Arc<sqlx::Error>> for ApiError {
+    fn from(e: Arc<sqlx::Error>) -> Self {
+        ApiError::Internal(anyhow::anyhow!("catalog load failed: {e}"))
+    }
+}
+
+impl From<clickhouse::error::Error> for ApiError {
+    fn from(e: clickhouse::error::Error) -> Self {
+        ApiError::Unavailable(e.into())
+    }
+}
+
+/// The catalog's errors as the admin API answers them. (The analytics API maps them itself: to
+/// it a missing shop means the key's shop is gone.)
+impl From<CatalogError> for ApiError {
+    fn from(e: CatalogError) -> Self {
+        match e {
+            CatalogError::ShopNotFound => ApiError::NotFound("shop"),
+            CatalogError::NotFound(what) => ApiError::NotFound(what),
+            CatalogError::Invalid { field, message } => ApiError::Validation { field, message },
+            CatalogError::Db(e) => ApiError::Internal(e.into()),
+        }
+    }
+}
+
 /// The internal cause of a 5xx, attached to the response so the logging middleware can record it
 /// inside the request span without it ever reaching the client.
 #[derive(Clone, Debug)]
-pub struct InternalCause(pub std::sync::Arc<String>);
+pub struct InternalCause(pub Arc<String>);
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
-        let mut response = error_response(status, code, self.to_string());
-        if let ApiError::Internal(cause) = &self {
+        if let ApiError::NoBody(status) = self {
+            return status.into_response();
+        }
+        let body = ErrorBody {
+            success: false,
+            error: ErrorDetail {
+                code,
+                message: self.to_string(),
+            },
+        };
+        let mut response = (status, axum::Json(body)).into_response();
+        if self.challenges_bearer() {
+            response
+                .headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        if let Some(wait) = self.retry_after() {
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(retry_seconds(wait)));
+        }
+        if let Some(cause) = self.internal_cause() {
             response
                 .extensions_mut()
-                .insert(InternalCause(std::sync::Arc::new(format!("{cause:#}"))));
+                .insert(InternalCause(Arc::new(format!("{cause:#}"))));
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_seconds_round_up_to_a_whole_second_and_never_say_zero() {
+        for (wait, seconds) in [
+            (Duration::ZERO, 1),
+            (Duration::from_millis(1), 1),
+            (Duration::from_millis(999), 1),
+            (Duration::from_secs(1), 1),
+            (Duration::from_millis(1_001), 2),
+            (Duration::from_millis(4_200), 5),
+            (Duration::from_secs(5), 5),
+            (Duration::new(59, 1), 60),
+        ] {
+            assert_eq!(retry_seconds(wait), seconds, "{wait:?}");
+        }
+    }
+
+    fn header(response: &Response, name: axum::http::HeaderName) -> Option<&str> {
+        response.headers().get(name).map(|v| v.to_str().unwrap())
+    }
+
+    #[test]
+    fn retry_after_and_the_message_say_the_same_rounded_up_number() {
+        for error in [
+            ApiError::RateLimited(Duration::from_millis(2_300)),
+            ApiError::SpoolFull(Duration::from_millis(2_300)),
+        ] {
+            let message = error.to_string();
+            let response = error.into_response();
+            assert_eq!(header(&response, RETRY_AFTER), Some("3"));
+            assert!(message.contains("retry after 3 seconds"), "{message}");
+        }
+        let response = ApiError::Unavailable(anyhow::anyhow!("down")).into_response();
+        assert_eq!(header(&response, RETRY_AFTER), Some("5"));
+    }
+
+    #[test]
+    fn only_bearer_credential_failures_challenge_for_a_bearer_token() {
+        for error in [
+            ApiError::AdminTokenRequired,
+            ApiError::ApiKeyRequired,
+            ApiError::InvalidApiKey,
+        ] {
+            let response = error.into_response();
+            assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+            assert_eq!(header(&response, WWW_AUTHENTICATE), Some("Bearer"));
+        }
+        let response = ApiError::InvalidSignature(SignatureError::Mismatch).into_response();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(header(&response, WWW_AUTHENTICATE), None);
+    }
+
+    #[test]
+    fn server_errors_carry_their_cause_for_the_log_and_not_in_the_body() {
+        let response = ApiError::Internal(anyhow::anyhow!("disk on fire")).into_response();
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let cause = response.extensions().get::<InternalCause>().unwrap();
+        assert_eq!(cause.0.as_str(), "disk on fire");
+        let body =
+            futures::executor::block_on(axum::body::to_bytes(response.into_body(), 1024)).unwrap();
+        assert!(!String::from_utf8_lossy(&body).contains("fire"));
+    }
+
+    #[test]
+    fn a_bare_status_has_no_body() {
+        let response = ApiError::NoBody(StatusCode::NO_CONTENT).into_response();
+        assert_eq!(response.status(), StatusCode::NO_CONTENT);
+        let body =
+            futures::executor::block_on(axum::body::to_bytes(response.into_body(), 1024)).unwrap();
+        assert!(body.is_empty());
     }
 }

@@ -1,12 +1,22 @@
 //! Extractors that turn request parts into typed values with our error body, instead of axum's
-//! plain-text rejections.
+//! plain-text rejections: [`AppJson`] for bodies, [`AppPath`] for path segments and [`AppQuery`]
+//! for query strings, the one way any handler reads a query.
+
+mod query;
+
+use std::borrow::Cow;
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{header, request::Parts};
 use serde::de::DeserializeOwned;
+use utoipa::openapi::path::ParameterIn;
+use utoipa::openapi::schema::{KnownFormat, Schema, SchemaFormat};
+use utoipa::openapi::RefOr;
+use utoipa::IntoParams;
 
 use crate::error::ApiError;
+use query::QueryError;
 
 /// Admin request bodies are small; anything larger is a mistake or an attack.
 pub const MAX_ADMIN_BODY_BYTES: usize = 1024 * 1024;
@@ -29,7 +39,7 @@ where
             .and_then(|v| v.split(';').next())
             .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("application/json"));
         if !is_json {
-            return Err(ApiError::UnsupportedMediaType);
+            return Err(ApiError::UnsupportedMediaType("application/json"));
         }
         let bytes = Bytes::from_request(req, state)
             .await
@@ -86,6 +96,84 @@ where
     }
 }
 
+/// The query string as a typed struct, `T`, whose `IntoParams` derive documents the same
+/// parameters in the OpenAPI document.
+///
+/// The query is decoded as `application/x-www-form-urlencoded`. Values are trimmed, and a value
+/// that is then empty counts as absent. A parameter `T` reads that is given more than once is
+/// refused (there is no list form by repetition; lists are comma-separated values); parameters
+/// `T` does not read are ignored. Errors name the parameter:
+///
+/// - a required one that is absent: `MISSING_PARAMETER`;
+/// - one given more than once, or whose value does not parse: `INVALID_PARAMETER`;
+/// - one documented as a date (`format: date`) whose value is not one: `INVALID_DATE`.
+pub struct AppQuery<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for AppQuery<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned + IntoParams,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        QueryPairs::decode(parts.uri.query().unwrap_or(""))
+            .read()
+            .map(AppQuery)
+    }
+}
+
+/// A query's decoded pairs as [`AppQuery`] reads them (trimmed, the empty ones dropped), for
+/// extractors that read more than one struct from one query.
+pub struct QueryPairs<'q>(Vec<(Cow<'q, str>, Cow<'q, str>)>);
+
+impl<'q> QueryPairs<'q> {
+    pub fn decode(raw_query: &'q str) -> QueryPairs<'q> {
+        let pairs = url::form_urlencoded::parse(raw_query.as_bytes())
+            .map(|(key, value)| (key, trimmed(value)))
+            .filter(|(_, value)| !value.is_empty())
+            .collect();
+        QueryPairs(pairs)
+    }
+
+    /// The pairs as `T`, or the answer to give when they are not one.
+    pub fn read<T: DeserializeOwned + IntoParams>(&self) -> Result<T, ApiError> {
+        let pairs = self.0.iter().map(|(key, value)| (&**key, &**value));
+        query::deserialize(pairs).map_err(|e| {
+            // A bad value's parameter is where it was found; serde names the others itself.
+            let at = e.path().to_string();
+            match e.into_inner() {
+                QueryError::Missing(name) => ApiError::MissingParameter(name.to_string()),
+                QueryError::Repeated(name) => ApiError::invalid(name, "given more than once"),
+                QueryError::Invalid(_) if documented_as_date::<T>(&at) => ApiError::InvalidDate(at),
+                QueryError::Invalid(message) => ApiError::invalid(at, message),
+            }
+        })
+    }
+}
+
+fn trimmed(value: Cow<'_, str>) -> Cow<'_, str> {
+    match value {
+        Cow::Borrowed(text) => Cow::Borrowed(text.trim()),
+        Cow::Owned(text) if text.trim().len() == text.len() => Cow::Owned(text),
+        Cow::Owned(text) => Cow::Owned(text.trim().to_string()),
+    }
+}
+
+/// Whether `T` documents parameter `name` as a date. Dates have their own error code, and the
+/// documentation is where the struct says what a parameter is. (Only asked on the error path.)
+fn documented_as_date<T: IntoParams>(name: &str) -> bool {
+    T::into_params(|| Some(ParameterIn::Query))
+        .into_iter()
+        .filter(|parameter| parameter.name == name)
+        .any(|parameter| match parameter.schema {
+            Some(RefOr::T(Schema::Object(object))) => {
+                object.format == Some(SchemaFormat::KnownFormat(KnownFormat::Date))
+            }
+            _ => false,
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,5 +212,114 @@ mod tests {
     fn trailing_garbage_is_rejected() {
         let err = parse_json::<Inner>(br#"{"priority":1} x"#).unwrap_err();
         assert!(matches!(err, ApiError::InvalidBody(_)), "{err:?}");
+    }
+
+    #[derive(Debug, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
+    #[serde(rename_all = "snake_case")]
+    enum Colour {
+        Red,
+        DarkBlue,
+    }
+
+    #[derive(Debug, Deserialize, IntoParams)]
+    #[into_params(parameter_in = Query)]
+    struct Search {
+        name: String,
+        #[serde(rename = "type")]
+        #[param(inline)]
+        kind: Option<Colour>,
+        page: Option<u32>,
+        offset: Option<i64>,
+        day: Option<chrono::NaiveDate>,
+    }
+
+    fn read(query: &str) -> Result<Search, ApiError> {
+        QueryPairs::decode(query).read()
+    }
+
+    fn message(error: ApiError) -> (&'static str, String) {
+        let code = match error {
+            ApiError::MissingParameter(_) => "MISSING_PARAMETER",
+            ApiError::InvalidParameter { .. } => "INVALID_PARAMETER",
+            ApiError::InvalidDate(_) => "INVALID_DATE",
+            ref other => panic!("unexpected {other:?}"),
+        };
+        (code, error.to_string())
+    }
+
+    #[test]
+    fn a_query_reads_into_typed_fields() {
+        let search =
+            read("name=%20a+b%20&type=dark_blue&page=3&offset=-2&day=2026-10-22&x=1&x=2").unwrap();
+        assert_eq!(search.name, "a b");
+        assert_eq!(search.kind, Some(Colour::DarkBlue));
+        assert_eq!(search.page, Some(3));
+        assert_eq!(search.offset, Some(-2));
+        assert_eq!(search.day, chrono::NaiveDate::from_ymd_opt(2026, 10, 22));
+    }
+
+    #[test]
+    fn empty_and_blank_values_count_as_absent() {
+        let search = read("name=n&type=&page=+&offset=%20%20&day").unwrap();
+        assert_eq!(search.kind, None);
+        assert_eq!(search.page, None);
+        assert_eq!(search.offset, None);
+        assert_eq!(search.day, None);
+        // One empty and one real value: the real one, not a repeat.
+        assert_eq!(read("name=&name=n&page=&page=2").unwrap().page, Some(2));
+        assert_eq!(
+            message(read("name=+&page=1").unwrap_err()),
+            (
+                "MISSING_PARAMETER",
+                "Missing required parameter: name".into()
+            )
+        );
+    }
+
+    #[test]
+    fn a_parameter_given_twice_is_refused_by_name() {
+        for (query, name) in [
+            ("name=a&name=b", "name"),
+            ("name=a&type=red&type=red", "type"),
+            ("page=1&name=a&page=2", "page"),
+        ] {
+            assert_eq!(
+                message(read(query).unwrap_err()),
+                (
+                    "INVALID_PARAMETER",
+                    format!("Invalid parameter {name}: given more than once")
+                ),
+                "{query}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_is_refused_naming_the_parameter() {
+        for (query, expected) in [
+            (
+                "name=a&page=ten",
+                "Invalid parameter page: must be a non-negative integer, got 'ten'",
+            ),
+            (
+                "name=a&offset=1.5",
+                "Invalid parameter offset: must be an integer, got '1.5'",
+            ),
+            (
+                "name=a&type=Red",
+                "Invalid parameter type: must be one of red, dark_blue, got 'Red'",
+            ),
+        ] {
+            assert_eq!(
+                message(read(query).unwrap_err()),
+                ("INVALID_PARAMETER", expected.to_string()),
+                "{query}"
+            );
+        }
+        // Documented as a date: its own code.
+        assert_eq!(
+            message(read("name=a&day=22.10.2026").unwrap_err()).0,
+            "INVALID_DATE"
+        );
     }
 }

@@ -1,13 +1,14 @@
 //! videoapp: shoppable video widgets for online stores, and the analytics of what they sell.
 //!
-//! Module map (`docs/ARCHITECTURE.md` has the whole design): `config` → `app` (router, state, shutdown) → the surfaces `storefront`,
+//! Module map (`docs/ARCHITECTURE.md` describes the design): `config` → `app` (router, state, shutdown) → the surfaces `storefront`,
 //! `analytics`, `admin`, `ops`, over the data owners `catalog` (Postgres) and `warehouse`
-//! (ClickHouse); `telemetry` and `error` serve them all. `devstore` is the demo store, an
-//! emulation of the platform's storefront for development and the browser tests.
+//! (ClickHouse); `telemetry`, `error`, `extract` and `bearer` serve them all. `devstore` is the
+//! demo store, an emulation of the platform's storefront for development and the browser tests.
 
 pub mod admin;
 pub mod analytics;
 pub mod app;
+pub mod bearer;
 pub mod catalog;
 pub mod changes;
 pub mod config;

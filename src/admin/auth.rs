@@ -1,7 +1,6 @@
 //! Admin bearer-token check, in constant time.
 
 use axum::extract::{Request, State};
-use axum::http::header::AUTHORIZATION;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
@@ -27,14 +26,8 @@ impl AdminToken {
 }
 
 pub async fn require_admin(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let presented = req
-        .headers()
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
-    match presented {
+    match crate::bearer::token(req.headers()) {
         Some(token) if state.admin_token.matches(token) => next.run(req).await,
-        _ => ApiError::Unauthorized.into_response(),
+        _ => ApiError::AdminTokenRequired.into_response(),
     }
 }

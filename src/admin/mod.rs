@@ -1,4 +1,5 @@
-//! The provisioning API (DESIGN §7), behind the admin bearer token.
+//! The provisioning API (shops, products, videos, widgets, API keys), behind the admin bearer
+//! token.
 
 mod api_keys;
 mod auth;
@@ -17,7 +18,6 @@ use uuid::Uuid;
 
 use crate::app::AppState;
 use crate::catalog::domain::ShopDomain;
-use crate::catalog::CatalogError;
 use crate::error::ApiError;
 
 pub use auth::AdminToken;
@@ -81,17 +81,6 @@ async fn invalidate_after_write(
         }
     }
     response
-}
-
-impl From<CatalogError> for ApiError {
-    fn from(e: CatalogError) -> Self {
-        match e {
-            CatalogError::ShopNotFound => ApiError::NotFound("shop"),
-            CatalogError::NotFound(what) => ApiError::NotFound(what),
-            CatalogError::Invalid { field, message } => ApiError::Validation { field, message },
-            CatalogError::Db(e) => ApiError::Internal(e.into()),
-        }
-    }
 }
 
 /// The `{shop}` path segment as a domain value.

@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::extract::{Request, State};
-use axum::http::header::AUTHORIZATION;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -17,10 +16,10 @@ use moka::future::Cache;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::error::AnalyticsError;
 use super::keys::ApiKey;
 use crate::app::AppState;
 use crate::catalog::domain::ShopDomain;
+use crate::error::{retry_seconds, ApiError};
 
 /// Who is asking: the key (for the rate limit) and the one shop it may see.
 #[derive(Debug, Clone)]
@@ -48,7 +47,7 @@ impl KeyCache {
         }
     }
 
-    async fn lookup(&self, key: &ApiKey) -> Result<Option<Caller>, AnalyticsError> {
+    async fn lookup(&self, key: &ApiKey) -> Result<Option<Caller>, ApiError> {
         let hash = key.hash();
         let pool = self.pool.clone();
         self.entries
@@ -69,7 +68,7 @@ impl KeyCache {
             })
             .await
             .map_err(|e: Arc<sqlx::Error>| {
-                AnalyticsError::Internal(anyhow::anyhow!("API key lookup: {e}"))
+                ApiError::Internal(anyhow::anyhow!("API key lookup: {e}"))
             })
     }
 
@@ -141,7 +140,7 @@ impl KeyRateLimit {
                 let headers = RateHeaders {
                     limit: self.per_minute,
                     remaining: 0,
-                    reset: now + super::error::retry_seconds(wait),
+                    reset: now + retry_seconds(wait),
                 };
                 Err((headers, wait))
             }
@@ -171,19 +170,10 @@ impl RateHeaders {
 }
 
 /// `Authorization: Bearer vk_…` → the key, or `UNAUTHORIZED` for anything else.
-fn presented_key(headers: &HeaderMap) -> Result<ApiKey, AnalyticsError> {
-    let value = headers
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .ok_or(AnalyticsError::Unauthorized)?;
-    let (scheme, token) = value
-        .trim()
-        .split_once(' ')
-        .ok_or(AnalyticsError::Unauthorized)?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return Err(AnalyticsError::Unauthorized);
-    }
-    ApiKey::parse(token.trim()).ok_or(AnalyticsError::Unauthorized)
+fn presented_key(headers: &HeaderMap) -> Result<ApiKey, ApiError> {
+    crate::bearer::token(headers)
+        .and_then(ApiKey::parse)
+        .ok_or(ApiError::ApiKeyRequired)
 }
 
 /// Route layer of the analytics API: authenticate, rate-limit, then run the handler with the
@@ -195,7 +185,7 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
     };
     let caller = match state.api_keys.lookup(&key).await {
         Ok(Some(caller)) => caller,
-        Ok(None) => return AnalyticsError::InvalidApiKey.into_response(),
+        Ok(None) => return ApiError::InvalidApiKey.into_response(),
         Err(e) => return e.into_response(),
     };
     match state.rate_limit.check(caller.key_id) {
@@ -206,7 +196,7 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
             response
         }
         Err((headers, wait)) => {
-            let mut response = AnalyticsError::RateLimited(wait).into_response();
+            let mut response = ApiError::RateLimited(wait).into_response();
             headers.apply(response.headers_mut());
             response
         }

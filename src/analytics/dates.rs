@@ -2,8 +2,9 @@
 
 use chrono::{DateTime, Datelike, Days, NaiveDate, SecondsFormat, TimeZone, Utc};
 use chrono_tz::Tz;
+use serde::{Deserialize, Deserializer};
 
-use super::error::AnalyticsError;
+use crate::error::ApiError;
 
 /// Default range when `start_date` is absent: the 30 days before `end_date`.
 const DEFAULT_DAYS: u64 = 30;
@@ -16,8 +17,9 @@ pub struct DateRange {
     pub end: NaiveDate,
 }
 
-/// Strict `YYYY-MM-DD`: four-digit year, two-digit month and day, a real calendar date.
-fn parse_date(raw: &str, name: &'static str) -> Result<NaiveDate, AnalyticsError> {
+/// Strict `YYYY-MM-DD`: four-digit year, two-digit month and day, a real calendar date. (chrono's
+/// `%Y-%m-%d` alone also takes `2026-2-1`.)
+pub fn parse_date(raw: &str) -> Option<NaiveDate> {
     let bytes = raw.as_bytes();
     let shaped = bytes.len() == 10
         && bytes.iter().enumerate().all(|(i, b)| {
@@ -27,35 +29,37 @@ fn parse_date(raw: &str, name: &'static str) -> Result<NaiveDate, AnalyticsError
                 b.is_ascii_digit()
             }
         });
-    if !shaped {
-        return Err(AnalyticsError::InvalidDate(name));
-    }
-    NaiveDate::parse_from_str(raw, "%Y-%m-%d").map_err(|_| AnalyticsError::InvalidDate(name))
+    shaped
+        .then(|| NaiveDate::parse_from_str(raw, "%Y-%m-%d").ok())
+        .flatten()
+}
+
+/// A query parameter's date, strictly `YYYY-MM-DD` (for `#[serde(deserialize_with)]`).
+pub fn strict_date<'de, D: Deserializer<'de>>(value: D) -> Result<Option<NaiveDate>, D::Error> {
+    let raw = String::deserialize(value)?;
+    parse_date(&raw)
+        .map(Some)
+        .ok_or_else(|| serde::de::Error::custom(format!("'{raw}' is not a date as YYYY-MM-DD")))
 }
 
 impl DateRange {
     /// From the query's `start_date` / `end_date`, with `today` the current date in the shop's
     /// timezone.
-    pub fn parse(
-        start: Option<&str>,
-        end: Option<&str>,
+    pub fn new(
+        start: Option<NaiveDate>,
+        end: Option<NaiveDate>,
         today: NaiveDate,
-    ) -> Result<DateRange, AnalyticsError> {
-        let end = match end {
-            Some(raw) => parse_date(raw, "end_date")?,
-            None => today,
-        };
-        let start = match start {
-            Some(raw) => parse_date(raw, "start_date")?,
-            None => end.checked_sub_days(Days::new(DEFAULT_DAYS)).unwrap_or(end),
-        };
+    ) -> Result<DateRange, ApiError> {
+        let end = end.unwrap_or(today);
+        let start =
+            start.unwrap_or_else(|| end.checked_sub_days(Days::new(DEFAULT_DAYS)).unwrap_or(end));
         if end < start {
-            return Err(AnalyticsError::InvalidDateRange(format!(
+            return Err(ApiError::InvalidDateRange(format!(
                 "end_date ({end}) is before start_date ({start})"
             )));
         }
         if (end - start).num_days() >= MAX_DAYS {
-            return Err(AnalyticsError::InvalidDateRange(format!(
+            return Err(ApiError::InvalidDateRange(format!(
                 "the range may span at most {MAX_DAYS} days"
             )));
         }
@@ -154,7 +158,7 @@ mod tests {
 
     #[test]
     fn defaults_are_today_and_thirty_days_before() {
-        let range = DateRange::parse(None, None, day("2026-11-21")).unwrap();
+        let range = DateRange::new(None, None, day("2026-11-21")).unwrap();
         assert_eq!(
             range,
             DateRange {
@@ -162,12 +166,13 @@ mod tests {
                 end: day("2026-11-21")
             }
         );
-        let range = DateRange::parse(None, Some("2026-03-31"), day("2026-11-21")).unwrap();
+        let range = DateRange::new(None, Some(day("2026-03-31")), day("2026-11-21")).unwrap();
         assert_eq!(range.start, day("2026-03-01"));
     }
 
     #[test]
     fn only_real_iso_dates_are_accepted() {
+        assert_eq!(parse_date("2026-02-28"), Some(day("2026-02-28")));
         for bad in [
             "2026-2-01",
             "2026/02/01",
@@ -179,21 +184,24 @@ mod tests {
             "",
             "tomorrow",
         ] {
-            assert!(
-                matches!(
-                    DateRange::parse(Some(bad), None, day("2026-11-21")),
-                    Err(AnalyticsError::InvalidDate("start_date"))
-                ),
-                "{bad}"
-            );
+            assert_eq!(parse_date(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_range_ends_on_or_after_its_start_and_spans_at_most_ten_years() {
+        let today = day("2026-11-21");
+        let range = |a, b| DateRange::new(Some(day(a)), Some(day(b)), today);
         assert!(matches!(
-            DateRange::parse(Some("2026-05-02"), Some("2026-05-01"), day("2026-11-21")),
-            Err(AnalyticsError::InvalidDateRange(_))
+            range("2026-05-02", "2026-05-01"),
+            Err(ApiError::InvalidDateRange(_))
         ));
-        assert!(
-            DateRange::parse(Some("2026-05-01"), Some("2026-05-01"), day("2026-11-21")).is_ok()
-        );
+        assert!(range("2026-05-01", "2026-05-01").is_ok());
+        assert!(range("2016-11-14", "2026-11-21").is_ok());
+        assert!(matches!(
+            range("2016-11-13", "2026-11-21"),
+            Err(ApiError::InvalidDateRange(_))
+        ));
     }
 
     #[test]

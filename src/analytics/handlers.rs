@@ -1,111 +1,120 @@
-//! The analytics endpoints (API-SPEC §4.5, DESIGN §6).
+//! The analytics endpoints: metrics of the shop's videos and widgets, and its totals, over a
+//! range of whole days in the shop's timezone.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use axum::Extension;
 use axum::Json;
-use chrono::{DateTime, Utc};
-use serde::Serialize;
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::auth::Caller;
-use super::dates::{iso_millis, DateRange};
-use super::error::AnalyticsError;
+use super::dates::{iso_millis, strict_date, DateRange};
 use super::queries::{self, Totals};
 use crate::app::AppState;
 use crate::catalog::domain::{VideoStatus, WidgetStatus, WidgetType};
 use crate::catalog::{videos, widgets};
-use crate::error::ErrorBody;
-use crate::extract::AppPath;
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{AppPath, AppQuery};
 
-/// The query string, first value of each name.
-struct Params(HashMap<String, String>);
+/// The range every endpoint reports on.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RangeQuery {
+    /// First day, `YYYY-MM-DD`, in the shop's timezone. Default: 30 days before `end_date`.
+    #[serde(default, deserialize_with = "strict_date")]
+    start_date: Option<NaiveDate>,
+    /// Last day (inclusive), `YYYY-MM-DD`. Default: today in the shop's timezone.
+    #[serde(default, deserialize_with = "strict_date")]
+    end_date: Option<NaiveDate>,
+}
 
-impl Params {
-    fn parse(raw: Option<String>) -> Params {
-        let mut map = HashMap::new();
-        for (k, v) in url::form_urlencoded::parse(raw.unwrap_or_default().as_bytes()) {
-            map.entry(k.into_owned()).or_insert_with(|| v.into_owned());
-        }
-        Params(map)
-    }
-
-    fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .get(name)
-            .map(String::as_str)
-            .filter(|v| !v.is_empty())
-    }
-
-    fn integer(
-        &self,
-        name: &'static str,
-        default: u32,
-        min: u32,
-        max: u32,
-    ) -> Result<u32, AnalyticsError> {
-        match self.get(name) {
-            None => Ok(default),
-            Some(raw) => match raw.parse::<u32>() {
-                Ok(n) if (min..=max).contains(&n) => Ok(n),
-                _ if max == u32::MAX => Err(AnalyticsError::invalid(
-                    name,
-                    format!("must be an integer ≥ {min}, got '{raw}'"),
-                )),
-                _ => Err(AnalyticsError::invalid(
-                    name,
-                    format!("must be an integer from {min} to {max}, got '{raw}'"),
-                )),
-            },
-        }
-    }
-
-    fn one_of<T: Copy>(
-        &self,
-        name: &'static str,
-        default: T,
-        allowed: &[(&str, T)],
-    ) -> Result<T, AnalyticsError> {
-        match self.get(name) {
-            None => Ok(default),
-            Some(raw) => allowed
-                .iter()
-                .find(|(text, _)| *text == raw)
-                .map(|(_, v)| *v)
-                .ok_or_else(|| {
-                    let names: Vec<&str> = allowed.iter().map(|(t, _)| *t).collect();
-                    AnalyticsError::invalid(
-                        name,
-                        format!("must be one of {}, got '{raw}'", names.join(", ")),
-                    )
-                }),
-        }
-    }
-
+impl RangeQuery {
     /// The range in the shop's timezone, and the `meta` that reports it.
-    async fn range(
+    async fn resolve(
         &self,
         state: &AppState,
         caller: &Caller,
-    ) -> Result<(DateRange, Meta), AnalyticsError> {
+    ) -> Result<(DateRange, Meta), ApiError> {
         // The shop's timezone from the cached catalog snapshot: no query on the hot path.
-        let snapshot =
-            state.catalog.get(&caller.shop).await.map_err(|e| {
-                AnalyticsError::Internal(anyhow::anyhow!("catalog load failed: {e}"))
-            })?;
-        let tz = snapshot.ok_or(AnalyticsError::InvalidApiKey)?.timezone.tz();
+        let snapshot = state.catalog.get(&caller.shop).await?;
+        let tz = snapshot.ok_or(ApiError::InvalidApiKey)?.timezone.tz();
         let today = Utc::now().with_timezone(&tz).date_naive();
-        let range = DateRange::parse(self.get("start_date"), self.get("end_date"), today)?;
+        let range = DateRange::new(self.start_date, self.end_date, today)?;
         let meta = Meta {
             start_date: iso_millis(range.start_instant(tz)),
             end_date: iso_millis(range.end_instant(tz)),
         };
         Ok((range, meta))
     }
+}
+
+/// How a list is ordered and cut into pages.
+#[derive(Deserialize, IntoParams)]
+#[serde(default)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// 1-based page. Default 1.
+    #[serde(deserialize_with = "page_number")]
+    #[param(minimum = 1)]
+    page: u32,
+    /// Items per page, 1 to 100. Default 10.
+    #[serde(deserialize_with = "page_size")]
+    #[param(minimum = 1, maximum = 100)]
+    limit: u32,
+    /// The metric or field to sort by. Default views.
+    #[param(inline)]
+    sort_by: SortKey,
+    /// Default desc. Ties are broken by id, ascending.
+    #[param(inline)]
+    sort_order: SortOrder,
+}
+
+impl Default for ListQuery {
+    fn default() -> Self {
+        ListQuery {
+            page: 1,
+            limit: 10,
+            sort_by: SortKey::Views,
+            sort_order: SortOrder::Desc,
+        }
+    }
+}
+
+fn page_number<'de, D: Deserializer<'de>>(value: D) -> Result<u32, D::Error> {
+    integer_in(value, 1, u32::MAX)
+}
+
+fn page_size<'de, D: Deserializer<'de>>(value: D) -> Result<u32, D::Error> {
+    integer_in(value, 1, 100)
+}
+
+/// An integer from `min` to `max`, with a message that states the bounds.
+fn integer_in<'de, D: Deserializer<'de>>(value: D, min: u32, max: u32) -> Result<u32, D::Error> {
+    let raw = String::deserialize(value)?;
+    match raw.parse::<u32>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ if max == u32::MAX => Err(serde::de::Error::custom(format!(
+            "must be an integer ≥ {min}, got '{raw}'"
+        ))),
+        _ => Err(serde::de::Error::custom(format!(
+            "must be an integer from {min} to {max}, got '{raw}'"
+        ))),
+    }
+}
+
+/// Only widgets of one type.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct WidgetFilter {
+    /// Only widgets of this type.
+    #[param(inline)]
+    widget_type: Option<WidgetType>,
 }
 
 /// The effective range, in UTC with milliseconds.
@@ -185,7 +194,7 @@ impl From<Totals> for Metrics {
     }
 }
 
-/// A video and its metrics (API-SPEC §2.6).
+/// A video and its metrics.
 #[derive(Serialize, ToSchema)]
 pub struct VideoAnalytics {
     id: Uuid,
@@ -213,7 +222,8 @@ pub struct VideoOne {
     meta: Meta,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
 enum SortKey {
     Views,
     Clicks,
@@ -225,16 +235,12 @@ enum SortKey {
     CreatedAt,
 }
 
-const SORT_KEYS: &[(&str, SortKey)] = &[
-    ("views", SortKey::Views),
-    ("clicks", SortKey::Clicks),
-    ("impressions", SortKey::Impressions),
-    ("add_to_cart", SortKey::AddToCart),
-    ("orders", SortKey::Orders),
-    ("revenue", SortKey::Revenue),
-    ("title", SortKey::Title),
-    ("created_at", SortKey::CreatedAt),
-];
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+enum SortOrder {
+    Desc,
+    Asc,
+}
 
 /// One row to sort: what every sort key needs, and the item it stands for.
 struct Sortable<'a, T> {
@@ -258,22 +264,7 @@ fn compare<T>(key: SortKey, a: &Sortable<T>, b: &Sortable<T>) -> Ordering {
     }
 }
 
-/// How a list answer is ordered and cut.
-struct Listing {
-    page: Page,
-    key: SortKey,
-    descending: bool,
-}
-
-impl Listing {
-    fn parse(params: &Params) -> Result<Listing, AnalyticsError> {
-        Ok(Listing {
-            page: Page::parse(params)?,
-            key: params.one_of("sort_by", SortKey::Views, SORT_KEYS)?,
-            descending: params.one_of("sort_order", true, &[("desc", true), ("asc", false)])?,
-        })
-    }
-
+impl ListQuery {
     /// Every item with its totals (zero where nothing happened), sorted by the key, ties by id
     /// ascending so that pages are stable, and cut to the requested page.
     fn apply<'a, T>(
@@ -297,33 +288,18 @@ impl Listing {
             })
             .collect();
         rows.sort_by(|a, b| {
-            let order = compare(self.key, a, b);
-            let order = if self.descending {
-                order.reverse()
-            } else {
-                order
+            let order = compare(self.sort_by, a, b);
+            let order = match self.sort_order {
+                SortOrder::Desc => order.reverse(),
+                SortOrder::Asc => order,
             };
             order.then_with(|| a.id.cmp(&b.id))
         });
-        let (rows, pagination) = self.page.slice(rows);
+        let (rows, pagination) = self.slice(rows);
         (
             rows.into_iter().map(|r| (r.item, r.totals)).collect(),
             pagination,
         )
-    }
-}
-
-struct Page {
-    page: u32,
-    limit: u32,
-}
-
-impl Page {
-    fn parse(params: &Params) -> Result<Page, AnalyticsError> {
-        Ok(Page {
-            page: params.integer("page", 1, 1, u32::MAX)?,
-            limit: params.integer("limit", 10, 1, 100)?,
-        })
     }
 
     fn slice<T>(&self, rows: Vec<T>) -> (Vec<T>, Pagination) {
@@ -343,34 +319,10 @@ impl Page {
     }
 }
 
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-pub struct RangeQuery {
-    /// First day, `YYYY-MM-DD`, in the shop's timezone. Default: 30 days before `end_date`.
-    start_date: Option<String>,
-    /// Last day (inclusive), `YYYY-MM-DD`. Default: today in the shop's timezone.
-    end_date: Option<String>,
-}
-
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-pub struct ListQuery {
-    /// 1-based page. Default 1.
-    page: Option<u32>,
-    /// 1 to 100. Default 10.
-    limit: Option<u32>,
-    /// views (default), clicks, impressions, add_to_cart, orders, revenue, title, created_at.
-    sort_by: Option<String>,
-    /// desc (default) or asc. Ties are broken by id.
-    sort_order: Option<String>,
-}
-
 /// Per-video metrics for all of the shop's videos
 #[utoipa::path(
     get, path = "/api/v1/analytics/videos", tag = "analytics",
-    params(RangeQuery, ListQuery),
+    params(ListQuery, RangeQuery),
     responses(
         (status = 200, body = VideoList, headers(("X-RateLimit-Limit" = u32), ("X-RateLimit-Remaining" = u32), ("X-RateLimit-Reset" = u64))),
         (status = 400, description = "INVALID_DATE, INVALID_DATE_RANGE or INVALID_PARAMETER", body = ErrorBody),
@@ -383,11 +335,10 @@ pub struct ListQuery {
 pub async fn list_videos(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    RawQuery(query): RawQuery,
-) -> Result<Json<VideoList>, AnalyticsError> {
-    let params = Params::parse(query);
-    let listing = Listing::parse(&params)?;
-    let (range, meta) = params.range(&state, &caller).await?;
+    AppQuery(listing): AppQuery<ListQuery>,
+    AppQuery(range): AppQuery<RangeQuery>,
+) -> Result<Json<VideoList>, ApiError> {
+    let (range, meta) = range.resolve(&state, &caller).await?;
     // Postgres and ClickHouse answer at the same time.
     let (catalog, totals) = tokio::join!(
         videos::list(&state.db, &caller.shop),
@@ -416,11 +367,12 @@ fn video_record(video: &videos::Video, totals: Totals) -> VideoAnalytics {
     }
 }
 
-fn catalog_error(e: crate::catalog::CatalogError) -> AnalyticsError {
+/// The key's shop is gone: its key no longer counts. Anything else missing is not found.
+fn catalog_error(e: crate::catalog::CatalogError) -> ApiError {
     match e {
-        crate::catalog::CatalogError::ShopNotFound => AnalyticsError::InvalidApiKey,
-        crate::catalog::CatalogError::NotFound(_) => AnalyticsError::NotFound,
-        other => AnalyticsError::Internal(other.into()),
+        crate::catalog::CatalogError::ShopNotFound => ApiError::InvalidApiKey,
+        crate::catalog::CatalogError::NotFound(_) => ApiError::NotFound("Resource"),
+        other => ApiError::Internal(other.into()),
     }
 }
 
@@ -441,14 +393,13 @@ pub async fn one_video(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     AppPath(video_id): AppPath<String>,
-    RawQuery(query): RawQuery,
-) -> Result<Json<VideoOne>, AnalyticsError> {
-    let params = Params::parse(query);
-    let id = Uuid::parse_str(&video_id).map_err(|_| AnalyticsError::NotFound)?;
+    AppQuery(range): AppQuery<RangeQuery>,
+) -> Result<Json<VideoOne>, ApiError> {
+    let id = Uuid::parse_str(&video_id).map_err(|_| ApiError::NotFound("Resource"))?;
     let video = videos::get(&state.db, &caller.shop, id)
         .await
         .map_err(catalog_error)?;
-    let (range, meta) = params.range(&state, &caller).await?;
+    let (range, meta) = range.resolve(&state, &caller).await?;
     let totals = queries::video_one(
         &state.warehouse,
         &caller.shop,
@@ -502,10 +453,9 @@ pub struct SummaryResponse {
 pub async fn summary(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    RawQuery(query): RawQuery,
-) -> Result<Json<SummaryResponse>, AnalyticsError> {
-    let params = Params::parse(query);
-    let (range, meta) = params.range(&state, &caller).await?;
+    AppQuery(range): AppQuery<RangeQuery>,
+) -> Result<Json<SummaryResponse>, ApiError> {
+    let (range, meta) = range.resolve(&state, &caller).await?;
     let t = queries::shop_totals(&state.warehouse, &caller.shop, &range).await?;
     Ok(Json(SummaryResponse {
         success: true,
@@ -550,14 +500,6 @@ pub struct WidgetOne {
     meta: Meta,
 }
 
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-pub struct WidgetFilter {
-    /// Only widgets of this type: carousel, story, productpage.
-    widget_type: Option<String>,
-}
-
 fn widget_record(widget: &widgets::Widget, totals: Totals) -> WidgetAnalytics {
     WidgetAnalytics {
         id: widget.id,
@@ -572,7 +514,7 @@ fn widget_record(widget: &widgets::Widget, totals: Totals) -> WidgetAnalytics {
 /// Per-widget metrics
 #[utoipa::path(
     get, path = "/api/v1/analytics/widgets", tag = "analytics",
-    params(RangeQuery, ListQuery, WidgetFilter),
+    params(ListQuery, WidgetFilter, RangeQuery),
     responses(
         (status = 200, body = WidgetList),
         (status = 400, body = ErrorBody),
@@ -584,17 +526,12 @@ fn widget_record(widget: &widgets::Widget, totals: Totals) -> WidgetAnalytics {
 pub async fn list_widgets(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    RawQuery(query): RawQuery,
-) -> Result<Json<WidgetList>, AnalyticsError> {
-    let params = Params::parse(query);
-    let listing = Listing::parse(&params)?;
-    let types = [
-        ("carousel", Some(WidgetType::Carousel)),
-        ("story", Some(WidgetType::Story)),
-        ("productpage", Some(WidgetType::ProductPage)),
-    ];
-    let only_type = params.one_of("widget_type", None, &types)?;
-    let (range, meta) = params.range(&state, &caller).await?;
+    AppQuery(listing): AppQuery<ListQuery>,
+    AppQuery(filter): AppQuery<WidgetFilter>,
+    AppQuery(range): AppQuery<RangeQuery>,
+) -> Result<Json<WidgetList>, ApiError> {
+    let only_type = filter.widget_type;
+    let (range, meta) = range.resolve(&state, &caller).await?;
     let (catalog, totals) = tokio::join!(
         widgets::list(&state.db, &caller.shop),
         queries::widget_totals(&state.warehouse, &caller.shop, &range)
@@ -628,14 +565,13 @@ pub async fn one_widget(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     AppPath(widget_id): AppPath<String>,
-    RawQuery(query): RawQuery,
-) -> Result<Json<WidgetOne>, AnalyticsError> {
-    let params = Params::parse(query);
-    let id = Uuid::parse_str(&widget_id).map_err(|_| AnalyticsError::NotFound)?;
+    AppQuery(range): AppQuery<RangeQuery>,
+) -> Result<Json<WidgetOne>, ApiError> {
+    let id = Uuid::parse_str(&widget_id).map_err(|_| ApiError::NotFound("Resource"))?;
     let widget = widgets::get(&state.db, &caller.shop, id)
         .await
         .map_err(catalog_error)?;
-    let (range, meta) = params.range(&state, &caller).await?;
+    let (range, meta) = range.resolve(&state, &caller).await?;
     let totals = queries::widget_one(
         &state.warehouse,
         &caller.shop,

@@ -3,7 +3,6 @@
 
 pub mod auth;
 pub mod dates;
-pub mod error;
 mod handlers;
 pub mod keys;
 pub mod queries;

@@ -8,8 +8,8 @@ use clickhouse::Row;
 use serde::Deserialize;
 
 use super::dates::DateRange;
-use super::error::AnalyticsError;
 use crate::catalog::domain::ShopDomain;
+use crate::error::ApiError;
 use crate::warehouse::Warehouse;
 
 const VIDEO_TOTALS_SQL: &str = include_str!("../../sql/20_analytics_video_totals.sql");
@@ -40,10 +40,10 @@ struct KeyedTotals {
 
 async fn run<T>(
     query: impl std::future::Future<Output = Result<T, clickhouse::error::Error>>,
-) -> Result<T, AnalyticsError> {
+) -> Result<T, ApiError> {
     match tokio::time::timeout(QUERY_TIMEOUT, query).await {
         Ok(result) => Ok(result?),
-        Err(_) => Err(AnalyticsError::Unavailable(anyhow::anyhow!(
+        Err(_) => Err(ApiError::Unavailable(anyhow::anyhow!(
             "ClickHouse did not answer within {QUERY_TIMEOUT:?}"
         ))),
     }
@@ -86,7 +86,7 @@ async fn by_id(
     sql: &str,
     shop: &ShopDomain,
     range: &DateRange,
-) -> Result<HashMap<String, Totals>, AnalyticsError> {
+) -> Result<HashMap<String, Totals>, ApiError> {
     let rows: Vec<KeyedTotals> = run(bound(warehouse, sql, shop, range, None).fetch_all()).await?;
     Ok(rows.into_iter().map(|r| (r.id, r.totals)).collect())
 }
@@ -97,7 +97,7 @@ async fn one(
     shop: &ShopDomain,
     range: &DateRange,
     id: &str,
-) -> Result<Totals, AnalyticsError> {
+) -> Result<Totals, ApiError> {
     let row: Option<KeyedTotals> =
         run(bound(warehouse, sql, shop, range, Some(id)).fetch_optional()).await?;
     Ok(row.map(|r| r.totals).unwrap_or_default())
@@ -107,7 +107,7 @@ pub async fn video_totals(
     warehouse: &Warehouse,
     shop: &ShopDomain,
     range: &DateRange,
-) -> Result<HashMap<String, Totals>, AnalyticsError> {
+) -> Result<HashMap<String, Totals>, ApiError> {
     by_id(warehouse, VIDEO_TOTALS_SQL, shop, range).await
 }
 
@@ -116,7 +116,7 @@ pub async fn video_one(
     shop: &ShopDomain,
     range: &DateRange,
     video: &str,
-) -> Result<Totals, AnalyticsError> {
+) -> Result<Totals, ApiError> {
     one(warehouse, VIDEO_ONE_SQL, shop, range, video).await
 }
 
@@ -124,7 +124,7 @@ pub async fn widget_totals(
     warehouse: &Warehouse,
     shop: &ShopDomain,
     range: &DateRange,
-) -> Result<HashMap<String, Totals>, AnalyticsError> {
+) -> Result<HashMap<String, Totals>, ApiError> {
     by_id(warehouse, WIDGET_TOTALS_SQL, shop, range).await
 }
 
@@ -133,7 +133,7 @@ pub async fn widget_one(
     shop: &ShopDomain,
     range: &DateRange,
     widget: &str,
-) -> Result<Totals, AnalyticsError> {
+) -> Result<Totals, ApiError> {
     one(warehouse, WIDGET_ONE_SQL, shop, range, widget).await
 }
 
@@ -141,7 +141,7 @@ pub async fn shop_totals(
     warehouse: &Warehouse,
     shop: &ShopDomain,
     range: &DateRange,
-) -> Result<Totals, AnalyticsError> {
+) -> Result<Totals, ApiError> {
     let totals: Option<Totals> =
         run(bound(warehouse, SHOP_TOTALS_SQL, shop, range, None).fetch_optional()).await?;
     Ok(totals.unwrap_or_default())

@@ -132,8 +132,12 @@ global_id!(ProductGid, "Product");
 global_id!(CollectionGid, "Collection");
 
 /// An enum stored as text in Postgres and sent as the same text in JSON.
+///
+/// The texts are taken as `tt`, not `literal`: a `literal` fragment reaches derive macros wrapped
+/// in an invisible group, which serde unwraps but utoipa does not (it then ignores the `rename` and
+/// documents the variants' Rust names).
 macro_rules! text_enum {
-    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? } $(default $default:ident)?) => {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:tt),+ $(,)? } $(default $default:ident)?) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
         pub enum $name {

@@ -1,8 +1,7 @@
 //! The storefront proxy: requests that reach us through the platform's app proxy, signed with
-//! the shared secret (DESIGN §4): the widget endpoints and the event endpoint.
+//! the secret we share with the platform: the widget endpoints and the event endpoint.
 
 pub mod caching;
-pub mod error;
 mod events;
 pub mod request;
 pub mod signature;

@@ -1,5 +1,5 @@
-//! contextual-widgets, widget-by-id and widgets-list (API-SPEC §4.1–4.3, DESIGN §4), all served
-//! from the shop's cached catalog snapshot.
+//! contextual-widgets, widget-by-id and widgets-list, all served from the shop's cached catalog
+//! snapshot.
 
 use std::collections::HashSet;
 
@@ -7,13 +7,12 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::caching::Validator;
-use super::error::StorefrontError;
-use super::request::Signed;
+use super::request::{ProxyParams, Signed};
 use crate::app::AppState;
 use crate::catalog::domain::{
     CollectionGid, Location, ProductGid, SourceType, WidgetStatus, WidgetType,
@@ -21,43 +20,47 @@ use crate::catalog::domain::{
 use crate::catalog::snapshot::{
     location_admits, rules_admit, ShopSnapshot, StorefrontWidget, WidgetJson,
 };
-use crate::error::ErrorBody;
+use crate::error::{ApiError, ErrorBody};
 
-/// The parameters the platform adds to every proxied request.
-#[derive(IntoParams)]
+#[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-pub struct ProxyParams {
-    /// The shop's domain, e.g. example.myshopify.com.
-    shop: String,
-    /// Unix seconds; refused when more than 90 s (configurable) from now.
-    timestamp: i64,
-    /// HMAC-SHA256 of the other parameters (app-proxy scheme), lowercase hex.
-    signature: String,
-    /// The proxy path prefix, e.g. /apps/videoapp_sub.
-    path_prefix: Option<String>,
-    /// The logged-in customer's id, empty when none.
-    logged_in_customer_id: Option<String>,
-}
-
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
 pub struct ContextualQuery {
-    /// Page type: home, product, collection, page, other.
+    /// Page type.
+    #[param(inline)]
     location: Location,
     /// Product global id or bare number (product pages). Wins over `product_handle`.
-    product_id: Option<String>,
+    #[param(inline)]
+    product_id: Option<ProductGid>,
     /// Product handle, an alternative to `product_id`.
     product_handle: Option<String>,
     /// Collection global id or bare number.
-    collection_id: Option<String>,
+    #[param(inline)]
+    collection_id: Option<CollectionGid>,
     /// Load one widget (snippet mode).
-    widget_id: Option<String>,
+    #[serde(default, deserialize_with = "widget_id_list")]
+    #[param(value_type = Option<String>)]
+    widget_id: Option<Vec<Uuid>>,
     /// Comma-separated widget ids (snippet mode, batch). Unknown ids are skipped.
-    widget_ids: Option<String>,
+    #[serde(default, deserialize_with = "widget_id_list")]
+    #[param(value_type = Option<String>)]
+    widget_ids: Option<Vec<Uuid>>,
     /// The catalog version the loader expects; when current, the answer may be cached a day.
     v: Option<String>,
+}
+
+/// Comma-separated widget ids. An id that is not a UUID names no widget and is skipped; a value
+/// of commas only is no list at all (while a list of unknown ids restricts the answer to none).
+fn widget_id_list<'de, D: Deserializer<'de>>(value: D) -> Result<Option<Vec<Uuid>>, D::Error> {
+    let text = String::deserialize(value)?;
+    let mut ids = text
+        .split(',')
+        .map(str::trim)
+        .filter(|id| !id.is_empty())
+        .peekable();
+    Ok(ids
+        .peek()
+        .is_some()
+        .then(|| ids.filter_map(|id| Uuid::parse_str(id).ok()).collect()))
 }
 
 #[derive(Serialize, ToSchema, Hash)]
@@ -92,13 +95,13 @@ fn now_iso() -> String {
 
 async fn snapshot(
     state: &AppState,
-    signed: &Signed,
-) -> Result<std::sync::Arc<ShopSnapshot>, StorefrontError> {
+    proxy: &ProxyParams,
+) -> Result<std::sync::Arc<ShopSnapshot>, ApiError> {
     state
         .catalog
-        .get(&signed.shop)
+        .get(&proxy.shop)
         .await?
-        .ok_or(StorefrontError::ShopNotFound)
+        .ok_or(ApiError::ShopNotFound)
 }
 
 /// Widgets to render on a storefront page
@@ -116,46 +119,39 @@ async fn snapshot(
 pub async fn contextual_widgets(
     State(state): State<AppState>,
     headers: HeaderMap,
-    signed: Signed,
-) -> Result<Response, StorefrontError> {
-    let q = &signed.params;
-    let location: Location = q.required("location", str::parse)?;
-    let product_id = q.optional("product_id", ProductGid::parse)?;
-    let product_handle = q.one("product_handle")?;
-    let collection_id = q.optional("collection_id", CollectionGid::parse)?;
-    // Snippet mode: only these widgets. Ids that are not UUIDs can name no widget: skipped.
-    let only: Option<HashSet<Uuid>> = {
-        let mut ids = q.list("widget_id").chain(q.list("widget_ids")).peekable();
-        ids.peek()
-            .is_some()
-            .then(|| ids.filter_map(|id| Uuid::parse_str(id).ok()).collect())
+    Signed { proxy, query }: Signed<ContextualQuery>,
+) -> Result<Response, ApiError> {
+    let location = query.location;
+    // Snippet mode: only these widgets.
+    let only: Option<HashSet<Uuid>> = match (&query.widget_id, &query.widget_ids) {
+        (None, None) => None,
+        (one, batch) => Some(one.iter().chain(batch).flatten().copied().collect()),
     };
-    let requested_version = q.one("v")?;
-    let snapshot = snapshot(&state, &signed).await?;
+    let snapshot = snapshot(&state, &proxy).await?;
 
-    let (product, page_handle) = match (product_id, product_handle) {
+    let (product, page_handle) = match (query.product_id, query.product_handle) {
         (Some(id), handle) => {
             let known = snapshot.product(&id).map(|p| p.handle.clone());
-            (Some(id), known.or(handle.map(str::to_string)))
+            (Some(id), known.or(handle))
         }
         (None, Some(handle)) => (
-            snapshot.product_by_handle(handle).map(|p| p.id.clone()),
-            Some(handle.to_string()),
+            snapshot.product_by_handle(&handle).map(|p| p.id.clone()),
+            Some(handle),
         ),
         (None, None) => (None, None),
     };
     let context = PageContext {
         product_id: product,
-        collection_id,
+        collection_id: query.collection_id,
         page_handle,
     };
     let mut only_sorted: Option<Vec<&Uuid>> = only.as_ref().map(|ids| ids.iter().collect());
     if let Some(ids) = &mut only_sorted {
         ids.sort();
     }
-    let counts = state.view_counts.current(&signed.shop).await;
+    let counts = state.view_counts.current(&proxy.shop).await;
     let rendered = snapshot.rendered(&counts);
-    let pinned = requested_version == Some(snapshot.version.to_string().as_str());
+    let pinned = query.v == Some(snapshot.version.to_string());
     let validator = Validator::new(
         snapshot.version,
         (location, &context, &only_sorted, rendered.counts_tag()),
@@ -203,14 +199,19 @@ pub async fn contextual_widgets(
     Ok(validator.ok(&headers, &page).await)
 }
 
-#[derive(IntoParams)]
+#[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)]
 pub struct WidgetByIdQuery {
     /// The widget's id.
-    id: String,
+    // Required, but its absence is answered with a bare 400 (and an id that is not a UUID with a
+    // bare 404, like an unknown one), as the loader expects.
+    #[param(required = true)]
+    id: Option<String>,
     /// Page type, checked against the widget's location rule.
+    #[param(inline)]
     location: Option<Location>,
+    /// The catalog version the loader expects; when current, the answer may be cached a day.
+    v: Option<String>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -236,24 +237,21 @@ pub struct WidgetById<'a> {
 pub async fn widget_by_id(
     State(state): State<AppState>,
     headers: HeaderMap,
-    signed: Signed,
-) -> Result<Response, StorefrontError> {
-    let q = &signed.params;
-    let id = q
-        .one("id")?
-        .ok_or(StorefrontError::Empty(StatusCode::BAD_REQUEST))?;
-    let location: Option<Location> = q.optional("location", str::parse)?;
-    let snapshot = snapshot(&state, &signed).await?;
-    let widget = Uuid::parse_str(id)
+    Signed { proxy, query }: Signed<WidgetByIdQuery>,
+) -> Result<Response, ApiError> {
+    let id = query.id.ok_or(ApiError::NoBody(StatusCode::BAD_REQUEST))?;
+    let location = query.location;
+    let snapshot = snapshot(&state, &proxy).await?;
+    let widget = Uuid::parse_str(&id)
         .ok()
         .and_then(|id| snapshot.widget(id))
-        .ok_or(StorefrontError::Empty(StatusCode::NOT_FOUND))?;
+        .ok_or(ApiError::NoBody(StatusCode::NOT_FOUND))?;
     if location.is_some_and(|l| !location_admits(widget, l)) {
-        return Err(StorefrontError::Empty(StatusCode::NO_CONTENT));
+        return Err(ApiError::NoBody(StatusCode::NO_CONTENT));
     }
-    let counts = state.view_counts.current(&signed.shop).await;
+    let counts = state.view_counts.current(&proxy.shop).await;
     let rendered = snapshot.rendered(&counts);
-    let pinned = q.one("v")? == Some(snapshot.version.to_string().as_str());
+    let pinned = query.v == Some(snapshot.version.to_string());
     let validator = Validator::new(
         snapshot.version,
         ("widget-by-id", widget.id(), location, rendered.counts_tag()),
@@ -278,16 +276,18 @@ fn json_bytes(answer: &impl Serialize) -> Vec<u8> {
     serde_json::to_vec(answer).expect("storefront JSON always serializes")
 }
 
-#[derive(IntoParams)]
+#[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)]
 pub struct WidgetsListQuery {
-    /// carousel, story or productpage.
-    #[param(rename = "type")]
+    /// The widgets' type.
+    #[serde(rename = "type")]
+    #[param(inline)]
     widget_type: WidgetType,
+    /// The catalog version the loader expects; when current, the answer may be cached a day.
+    v: Option<String>,
 }
 
-/// A widget in brief (API-SPEC §2.4).
+/// A widget in brief: what a theme editor lists to pick one.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WidgetSummary {
@@ -324,12 +324,11 @@ pub struct WidgetsList {
 pub async fn widgets_list(
     State(state): State<AppState>,
     headers: HeaderMap,
-    signed: Signed,
-) -> Result<Response, StorefrontError> {
-    let q = &signed.params;
-    let widget_type: WidgetType = q.required("type", str::parse)?;
-    let snapshot = snapshot(&state, &signed).await?;
-    let pinned = q.one("v")? == Some(snapshot.version.to_string().as_str());
+    Signed { proxy, query }: Signed<WidgetsListQuery>,
+) -> Result<Response, ApiError> {
+    let widget_type = query.widget_type;
+    let snapshot = snapshot(&state, &proxy).await?;
+    let pinned = query.v == Some(snapshot.version.to_string());
     let validator = Validator::new(snapshot.version, ("widgets-list", widget_type), pinned);
     if validator.is_fresh(&headers) {
         return Ok(validator.not_modified());

@@ -19,7 +19,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::config::LogFormat;
-use crate::error::error_response;
+use crate::error::ApiError;
 
 /// Installs the global tracing subscriber. `RUST_LOG` filters by target and level
 /// (`info,videoapp::ingest=debug`); default `info`.
@@ -126,9 +126,5 @@ pub async fn not_found(req: Request) -> impl IntoResponse {
         StatusCode::NOT_FOUND,
         Duration::ZERO,
     );
-    error_response(
-        StatusCode::NOT_FOUND,
-        "NOT_FOUND",
-        format!("no route for {}", req.uri().path()),
-    )
+    ApiError::NoRoute(req.uri().path().to_string())
 }

@@ -121,3 +121,23 @@ async fn the_right_token_is_accepted_on_every_route() {
         );
     }
 }
+
+#[tokio::test]
+async fn the_bearer_scheme_is_accepted_in_any_case() {
+    let app = spawn_app().await;
+    app.create_shop("a.myshopify.com").await;
+    for header in [
+        format!("bearer {ADMIN_TOKEN}"),
+        format!("BEARER {ADMIN_TOKEN}"),
+        format!("Bearer   {ADMIN_TOKEN}"),
+    ] {
+        let response = app
+            .client
+            .get(app.url("/admin/v1/shops/a.myshopify.com"))
+            .header("authorization", &header)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{header:?}");
+    }
+}

@@ -1,6 +1,6 @@
-//! The analytics API (API-SPEC §2.6, §2.7, §4.5, §5.2, §7, §8; DESIGN §6): keys and their
-//! revocation, the per-key rate limit, dates as whole days in the shop's timezone, and the
-//! metrics of videos, widgets and the shop over events that went through ingestion.
+//! The analytics API: keys and their revocation, the per-key rate limit, the query parameters,
+//! dates as whole days in the shop's timezone, and the metrics of videos, widgets and the shop
+//! over events that went through ingestion.
 
 use std::cmp::Ordering;
 use std::time::{Duration, Instant};
@@ -407,6 +407,28 @@ async fn a_request_without_a_well_formed_bearer_key_is_unauthorized_on_every_end
                 &format!("{path} with {case:?}"),
             )
             .await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_bearer_scheme_is_accepted_in_any_case_on_every_endpoint() {
+    // Arrange
+    let app = spawn_app_with(|s| s.rate_limit_per_minute = UNLIMITED).await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let key = fixture.key.secret.as_str();
+
+    for path in endpoints(&fixture.video, &fixture.widget) {
+        for header in [
+            format!("bearer {key}"),
+            format!("BEARER {key}"),
+            format!("Bearer   {key}"),
+        ] {
+            // Act
+            let response = analytics_with(&app, Some(&header), &path).await;
+
+            // Assert
+            assert_eq!(response.status(), StatusCode::OK, "{path} with {header:?}");
         }
     }
 }
@@ -930,6 +952,119 @@ async fn paging_and_sorting_parameters_out_of_range_are_invalid_parameters_named
             analytics_ok(&app, &fixture.key, &format!("{list}?{query}")).await;
         }
     }
+}
+
+#[tokio::test]
+async fn a_parameter_of_the_wrong_type_is_named_with_what_it_must_be() {
+    // Arrange
+    let app = spawn_app_with(|s| s.rate_limit_per_minute = UNLIMITED).await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let cases = [
+        (
+            "/videos?limit=abc",
+            "Invalid parameter limit: must be an integer from 1 to 100, got 'abc'",
+        ),
+        (
+            "/widgets?page=x",
+            "Invalid parameter page: must be an integer ≥ 1, got 'x'",
+        ),
+        (
+            "/videos?sort_by=likes",
+            "Invalid parameter sort_by: must be one of views, clicks, impressions, add_to_cart, \
+             orders, revenue, title, created_at, got 'likes'",
+        ),
+        (
+            "/videos?sort_order=up",
+            "Invalid parameter sort_order: must be one of desc, asc, got 'up'",
+        ),
+        (
+            "/widgets?widget_type=banner",
+            "Invalid parameter widget_type: must be one of carousel, story, productpage, got 'banner'",
+        ),
+    ];
+
+    for (path, expected) in cases {
+        // Act
+        let response = analytics(&app, &fixture.key, path).await;
+
+        // Assert
+        let (status, _, code, message) = error_of(response).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path}");
+        assert_eq!(code, "INVALID_PARAMETER", "{path}");
+        assert_eq!(message, expected, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn an_empty_parameter_counts_as_absent() {
+    // Arrange
+    let app = spawn_app().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+
+    // Act
+    let (body, _) = analytics_ok(
+        &app,
+        &fixture.key,
+        "/videos?page=&limit=%20&sort_by=&start_date=&end_date=+",
+    )
+    .await;
+
+    // Assert
+    assert_eq!(
+        body["pagination"],
+        json!({ "page": 1, "limit": 10, "total_count": 1, "total_pages": 1 })
+    );
+}
+
+#[tokio::test]
+async fn a_parameter_given_more_than_once_is_an_invalid_parameter_on_every_endpoint() {
+    // Arrange
+    let app = spawn_app_with(|s| s.rate_limit_per_minute = UNLIMITED).await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let mut cases: Vec<(String, &str)> = Vec::new();
+    for path in endpoints(&fixture.video, &fixture.widget) {
+        cases.push((
+            format!("{path}?start_date=2026-01-01&start_date=2026-01-01"),
+            "start_date",
+        ));
+        cases.push((
+            format!("{path}?end_date=2026-01-02&start_date=2026-01-01&end_date=2026-01-03"),
+            "end_date",
+        ));
+    }
+    for list in ["/videos", "/widgets"] {
+        cases.push((format!("{list}?limit=5&limit=5"), "limit"));
+        cases.push((format!("{list}?page=1&sort_by=title&page=2"), "page"));
+        cases.push((format!("{list}?sort_by=title&sort_by=views"), "sort_by"));
+        cases.push((
+            format!("{list}?sort_order=asc&sort_order=desc"),
+            "sort_order",
+        ));
+    }
+    cases.push((
+        "/widgets?widget_type=story&widget_type=story".to_string(),
+        "widget_type",
+    ));
+
+    for (path, name) in &cases {
+        // Act
+        let response = analytics(&app, &fixture.key, path).await;
+
+        // Assert
+        let (status, _, code, message) = error_of(response).await;
+        assert_eq!(
+            (status, code.as_str()),
+            (StatusCode::BAD_REQUEST, "INVALID_PARAMETER"),
+            "{path}"
+        );
+        assert_eq!(
+            message,
+            format!("Invalid parameter {name}: given more than once"),
+            "{path}"
+        );
+    }
+    // Parameters an endpoint does not read are not its business, once or twice.
+    analytics_ok(&app, &fixture.key, "/videos?utm_source=a&utm_source=b").await;
 }
 
 #[tokio::test]

@@ -1,4 +1,4 @@
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -215,5 +215,177 @@ async fn the_openapi_document_is_3_1_and_lists_every_route() {
                 .is_some_and(|s: &Value| !s.is_null()),
             "dangling schema reference {name}"
         );
+    }
+}
+
+/// The query parameters an operation documents, by name, with their schemas.
+fn query_parameters(doc: &Value, method: &str, path: &str) -> BTreeMap<String, Value> {
+    doc["paths"][path][method]["parameters"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{method} {path} documents no parameters"))
+        .iter()
+        .filter(|p| p["in"] == "query")
+        .map(|p| (p["name"].as_str().unwrap().to_string(), p.clone()))
+        .collect()
+}
+
+/// A query parameter as documented: its name, whether it is required, and (part of) its schema.
+type Documented = (&'static str, bool, Value);
+
+#[tokio::test]
+async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
+    let app = spawn_app().await;
+    let (_, doc) = json_of(app.get("/openapi.json").await).await;
+    let sort_keys = json!([
+        "views",
+        "clicks",
+        "impressions",
+        "add_to_cart",
+        "orders",
+        "revenue",
+        "title",
+        "created_at"
+    ]);
+    let widget_types = json!(["carousel", "story", "productpage"]);
+    let locations = json!(["home", "product", "collection", "page", "other"]);
+    let date = json!({ "type": "string", "format": "date" });
+
+    let expected: &[(&str, &str, &[Documented])] = &[
+        (
+            "get",
+            "/api/v1/analytics/videos",
+            &[
+                ("page", false, json!({ "type": "integer", "minimum": 1 })),
+                (
+                    "limit",
+                    false,
+                    json!({ "type": "integer", "minimum": 1, "maximum": 100 }),
+                ),
+                (
+                    "sort_by",
+                    false,
+                    json!({ "type": "string", "enum": sort_keys }),
+                ),
+                (
+                    "sort_order",
+                    false,
+                    json!({ "type": "string", "enum": ["desc", "asc"] }),
+                ),
+                ("start_date", false, date.clone()),
+                ("end_date", false, date.clone()),
+            ],
+        ),
+        (
+            "get",
+            "/api/v1/analytics/widgets",
+            &[
+                (
+                    "limit",
+                    false,
+                    json!({ "type": "integer", "minimum": 1, "maximum": 100 }),
+                ),
+                (
+                    "sort_by",
+                    false,
+                    json!({ "type": "string", "enum": sort_keys }),
+                ),
+                (
+                    "widget_type",
+                    false,
+                    json!({ "type": "string", "enum": widget_types }),
+                ),
+                ("start_date", false, date.clone()),
+            ],
+        ),
+        (
+            "get",
+            "/api/v1/analytics/summary",
+            &[
+                ("start_date", false, date.clone()),
+                ("end_date", false, date.clone()),
+            ],
+        ),
+        (
+            "get",
+            "/api/v1/analytics/video/{videoId}",
+            &[
+                ("start_date", false, date.clone()),
+                ("end_date", false, date.clone()),
+            ],
+        ),
+        (
+            "get",
+            "/api/v1/analytics/widget/{widgetId}",
+            &[
+                ("start_date", false, date.clone()),
+                ("end_date", false, date.clone()),
+            ],
+        ),
+        (
+            "get",
+            "/apps/videoapp_sub/contextual-widgets",
+            &[
+                (
+                    "location",
+                    true,
+                    json!({ "type": "string", "enum": locations }),
+                ),
+                ("product_id", false, json!({ "type": "string" })),
+                ("widget_ids", false, json!({ "type": "string" })),
+                ("shop", true, json!({ "type": "string" })),
+                ("timestamp", true, json!({ "type": "integer" })),
+                ("signature", true, json!({ "type": "string" })),
+            ],
+        ),
+        (
+            "get",
+            "/apps/videoapp_sub/widget-by-id",
+            &[
+                ("id", true, json!({ "type": "string" })),
+                (
+                    "location",
+                    false,
+                    json!({ "type": "string", "enum": locations }),
+                ),
+                ("shop", true, json!({ "type": "string" })),
+            ],
+        ),
+        (
+            "get",
+            "/apps/videoapp_sub/widgets-list",
+            &[
+                (
+                    "type",
+                    true,
+                    json!({ "type": "string", "enum": widget_types }),
+                ),
+                ("shop", true, json!({ "type": "string" })),
+            ],
+        ),
+        (
+            "post",
+            "/apps/videoapp_sub/analytics",
+            &[
+                ("shop", true, json!({ "type": "string" })),
+                ("logged_in_customer_id", false, json!({ "type": "string" })),
+            ],
+        ),
+    ];
+    for (method, path, parameters) in expected {
+        let documented = query_parameters(&doc, method, path);
+        for (name, required, schema) in *parameters {
+            let parameter = documented
+                .get(*name)
+                .unwrap_or_else(|| panic!("{method} {path} does not document {name}"));
+            assert_eq!(parameter["required"], json!(required), "{path} {name}");
+            // Every key given is in the documented schema, with that value.
+            for (key, value) in schema.as_object().unwrap() {
+                assert_eq!(
+                    &parameter["schema"][key], value,
+                    "{path} {name}: {key} in {}",
+                    parameter["schema"]
+                );
+            }
+        }
     }
 }

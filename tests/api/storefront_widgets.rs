@@ -1,5 +1,5 @@
-//! The storefront's widget endpoints (API-SPEC §4.1–4.3, DESIGN §4): contextual-widgets,
-//! widget-by-id and widgets-list. Signatures, invalidation, ETag/304 and properties are covered in
+//! The storefront's widget endpoints: contextual-widgets, widget-by-id and widgets-list, their
+//! parameters and answers. Signatures, invalidation, ETag/304 and properties are covered in
 //! `storefront_cache`.
 
 use crate::helpers::*;
@@ -128,7 +128,7 @@ fn assert_timestamp(value: &Value) {
     DateTime::parse_from_rfc3339(text).unwrap_or_else(|e| panic!("{text:?} is not ISO 8601: {e}"));
 }
 
-/// API-SPEC §2.1–2.3: exactly these keys, of these types, at every level.
+/// The widget as the storefront receives it: exactly these keys, of these types, at every level.
 fn assert_full_widget_shape(widget: &Value) {
     assert_keys(
         widget,
@@ -328,6 +328,153 @@ async fn contextual_widgets_rejects_a_parameter_given_twice() {
     assert_eq!(body["success"], json!(false), "{body}");
     let message = body["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("location"), "{message:?}");
+}
+
+#[tokio::test]
+async fn a_parameter_given_more_than_once_is_refused_on_every_storefront_endpoint() {
+    // Arrange
+    let app = spawn_app().await;
+    let video = shop_with_a_video(&app).await;
+    let widget = app
+        .create_widget(SHOP, json!({ "videoIds": [video] }))
+        .await;
+    let cases: Vec<(&str, Params, &str)> = vec![
+        (
+            "contextual-widgets",
+            vec![
+                ("location", "home"),
+                ("widget_ids", &widget),
+                ("widget_ids", &widget),
+            ],
+            "widget_ids",
+        ),
+        (
+            "contextual-widgets",
+            vec![("location", "home"), ("v", "1"), ("v", "2")],
+            "v",
+        ),
+        (
+            "contextual-widgets",
+            vec![("location", "home"), ("shop", SHOP)],
+            "shop",
+        ),
+        ("widget-by-id", vec![("id", &widget), ("id", &widget)], "id"),
+        (
+            "widgets-list",
+            vec![("type", "carousel"), ("type", "story")],
+            "type",
+        ),
+        (
+            "widgets-list",
+            vec![("type", "carousel"), ("path_prefix", "/apps/other")],
+            "path_prefix",
+        ),
+    ];
+
+    for (endpoint, params, name) in cases {
+        // Act: signed as the platform signs repeats (values joined), so only the repeat is at fault.
+        let response = app.storefront(endpoint, SHOP, &params).await;
+
+        // Assert
+        let (status, body) = json_of(response).await;
+        assert_eq!(
+            status,
+            StatusCode::BAD_REQUEST,
+            "{endpoint} {params:?}: {body}"
+        );
+        assert_eq!(body["error"]["code"], json!("INVALID_PARAMETER"), "{body}");
+        assert_eq!(
+            body["error"]["message"],
+            json!(format!("Invalid parameter {name}: given more than once")),
+            "{endpoint} {params:?}"
+        );
+    }
+    // The one list form: comma-separated.
+    let both = format!("{widget},{widget}");
+    assert_eq!(
+        shown(&app, &[("location", "home"), ("widget_ids", &both)]).await,
+        vec![widget.clone()]
+    );
+    // A parameter no endpoint reads may repeat (the platform signs it joined).
+    assert_eq!(
+        shown(
+            &app,
+            &[("location", "home"), ("extra", "1"), ("extra", "2")]
+        )
+        .await,
+        vec![widget]
+    );
+}
+
+#[tokio::test]
+async fn a_parameter_of_the_wrong_type_is_named_with_what_it_must_be() {
+    // Arrange
+    let app = spawn_app().await;
+    shop_with_a_video(&app).await;
+
+    for (endpoint, params, expected) in [
+        (
+            "widgets-list",
+            vec![("type", "banner")],
+            "Invalid parameter type: must be one of carousel, story, productpage, got 'banner'",
+        ),
+        (
+            "contextual-widgets",
+            vec![("location", "checkout")],
+            "Invalid parameter location: must be one of home, product, collection, page, other, \
+             got 'checkout'",
+        ),
+        (
+            "contextual-widgets",
+            vec![("location", "product"), ("product_id", "shirt")],
+            "Invalid parameter product_id: 'shirt' is neither a Product global id \
+             (gid://shopify/Product/123) nor a number",
+        ),
+    ] {
+        // Act
+        let response = app.storefront(endpoint, SHOP, &params).await;
+
+        // Assert
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(body["error"]["code"], json!("INVALID_PARAMETER"), "{body}");
+        assert_eq!(body["error"]["message"], json!(expected));
+    }
+}
+
+#[tokio::test]
+async fn an_empty_or_blank_parameter_counts_as_absent() {
+    // Arrange
+    let app = spawn_app().await;
+    let video = shop_with_a_video(&app).await;
+    let widget = app
+        .create_widget(SHOP, json!({ "videoIds": [video] }))
+        .await;
+
+    // Act
+    let all = shown(
+        &app,
+        &[
+            ("location", " home "),
+            ("product_id", ""),
+            ("widget_ids", " "),
+            ("v", ""),
+        ],
+    )
+    .await;
+    let missing = app
+        .storefront("contextual-widgets", SHOP, &[("location", "  ")])
+        .await;
+
+    // Assert
+    assert_eq!(all, vec![widget]);
+    assert_error(
+        missing,
+        StatusCode::BAD_REQUEST,
+        "MISSING_PARAMETER",
+        "location",
+    )
+    .await;
 }
 
 // ---------------------------------------------------------------- contextual-widgets: shape
