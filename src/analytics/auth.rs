@@ -16,7 +16,7 @@ use moka::future::Cache;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::keys::ApiKey;
+use super::keys::{self, ApiKey};
 use crate::app::AppState;
 use crate::catalog::domain::ShopDomain;
 use crate::error::{retry_seconds, ApiError};
@@ -52,19 +52,8 @@ impl KeyCache {
         let pool = self.pool.clone();
         self.entries
             .try_get_with(hash, async move {
-                let row: Option<(Uuid, String)> = sqlx::query_as(
-                    "SELECT k.id, k.shop_domain FROM api_keys k \
-                     JOIN shops s ON s.domain = k.shop_domain AND s.uninstalled_at IS NULL \
-                     WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
-                )
-                .bind(hash.as_slice())
-                .fetch_optional(&pool)
-                .await?;
-                Ok::<_, sqlx::Error>(row.and_then(|(key_id, shop)| {
-                    ShopDomain::parse(&shop)
-                        .ok()
-                        .map(|shop| Caller { key_id, shop })
-                }))
+                let holder = keys::find_active(&pool, &hash).await?;
+                Ok::<_, sqlx::Error>(holder.map(|(key_id, shop)| Caller { key_id, shop }))
             })
             .await
             .map_err(|e: Arc<sqlx::Error>| {

@@ -1,5 +1,6 @@
 //! API keys of the analytics API: `vk_` + 64 lowercase hex from the OS CSPRNG, stored only as a
-//! SHA-256 hash beside a short visible prefix. The full key is shown once, at creation.
+//! SHA-256 hash beside a short visible prefix. The full key is shown once, at creation. This is
+//! the only module that reads or writes the `api_keys` table.
 
 use chrono::{DateTime, Utc};
 use rand::RngCore;
@@ -130,6 +131,28 @@ pub async fn list(pool: &PgPool, shop: &ShopDomain) -> Result<Vec<ApiKeyInfo>, C
 }
 
 /// Revokes one key. Revoking a revoked key is a no-op; an unknown key is not found.
+/// The key whose hash is `hash` and the shop it belongs to, if the key is live: not revoked,
+/// and its shop still installed.
+pub async fn find_active(
+    pool: &PgPool,
+    hash: &[u8; 32],
+) -> Result<Option<(Uuid, ShopDomain)>, sqlx::Error> {
+    let row: Option<(Uuid, String)> = sqlx::query_as(
+        "SELECT k.id, k.shop_domain FROM api_keys k \
+         JOIN shops s ON s.domain = k.shop_domain AND s.uninstalled_at IS NULL \
+         WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
+    )
+    .bind(hash.as_slice())
+    .fetch_optional(pool)
+    .await?;
+    row.map(|(id, shop)| {
+        ShopDomain::parse(&shop)
+            .map(|shop| (id, shop))
+            .map_err(|e| sqlx::Error::Decode(format!("api_keys.shop_domain: {e}").into()))
+    })
+    .transpose()
+}
+
 pub async fn revoke(pool: &PgPool, shop: &ShopDomain, id: Uuid) -> Result<(), CatalogError> {
     require_shop(pool, shop).await?;
     let mut tx = pool.begin().await?;

@@ -12,8 +12,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::domain::{
-    ClickBehavior, CollectionGid, Location, ModalLayout, ProductGid, ShopDomain, SourceType,
-    Timezone, ViewStyle, WidgetStatus, WidgetType,
+    ClickBehavior, ModalLayout, ProductGid, ShopDomain, SourceType, Timezone, ViewStyle,
+    WidgetStatus, WidgetType,
 };
 use super::widgets::{DisplayRules, Widget};
 use super::{products, videos, widgets};
@@ -423,28 +423,4 @@ impl Serialize for WidgetJson<'_> {
             WidgetJson::Owned(raw) => raw.serialize(s),
         }
     }
-}
-
-/// Does the widget's location rule (and its type: productpage widgets belong on product pages)
-/// admit this page type?
-pub fn location_admits(widget: &SnapshotWidget, location: Location) -> bool {
-    let rules = widget.rules();
-    (rules.locations.is_empty() || rules.locations.contains(&location))
-        && (widget.widget.widget_type != WidgetType::ProductPage || location == Location::Product)
-}
-
-/// Does a widget's display rules admit this page? An empty list matches everything; a
-/// non-empty product or collection list needs the page to name one of them.
-pub fn rules_admit(
-    widget: &SnapshotWidget,
-    location: Location,
-    product: Option<&ProductGid>,
-    collection: Option<&CollectionGid>,
-) -> bool {
-    let rules = widget.rules();
-    let product_ok =
-        rules.product_ids.is_empty() || product.is_some_and(|p| rules.product_ids.contains(p));
-    let collection_ok = rules.collection_ids.is_empty()
-        || collection.is_some_and(|c| rules.collection_ids.contains(c));
-    location_admits(widget, location) && product_ok && collection_ok
 }

@@ -2,6 +2,7 @@
 //! the secret we share with the platform: the widget endpoints and the event endpoint.
 
 pub mod caching;
+mod display_rules;
 mod events;
 pub mod request;
 pub mod signature;

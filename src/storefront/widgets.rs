@@ -12,14 +12,13 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::caching::Validator;
+use super::display_rules::{location_admits, rules_admit};
 use super::request::{ProxyParams, Signed};
 use crate::app::AppState;
 use crate::catalog::domain::{
     CollectionGid, Location, ProductGid, SourceType, WidgetStatus, WidgetType,
 };
-use crate::catalog::snapshot::{
-    location_admits, rules_admit, ShopSnapshot, StorefrontWidget, WidgetJson,
-};
+use crate::catalog::snapshot::{ShopSnapshot, StorefrontWidget, WidgetJson};
 use crate::error::{ApiError, ErrorBody};
 
 #[derive(Deserialize, IntoParams)]
