@@ -26,7 +26,7 @@ use crate::storefront::caching::RenderedPages;
 use crate::storefront::signature::ProxySecret;
 use crate::storefront::view_counts::ViewCounts;
 use crate::warehouse::{migrations, Warehouse};
-use crate::{analytics, changes, db, ops, storefront, telemetry};
+use crate::{analytics, cache_invalidation, db, ops, storefront, telemetry};
 
 /// What every handler can reach. One `Arc`: axum clones the state for every request, and the
 /// parts inside (pools, caches, ClickHouse clients with their strings) are not free to clone.
@@ -110,7 +110,7 @@ impl Application {
         })?;
         let catalog = CatalogCache::new(db.clone(), config.catalog_cache_ttl, 100_000);
         let api_keys = KeyCache::new(db.clone());
-        changes::spawn_listener(
+        cache_invalidation::spawn_listener(
             config.database_url.clone(),
             catalog.clone(),
             api_keys.clone(),
