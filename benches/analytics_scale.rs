@@ -122,9 +122,13 @@ async fn run(databases: &Databases, database_url: String) -> Result<(), String> 
         shop.timezone
     );
 
+    let (admin_token, secret) = (
+        format!("admin-{}", databases.name),
+        format!("secret-{}", databases.name),
+    );
     let settings = Settings {
         rate_limit_per_minute: Some("1000000000".into()),
-        ..support::service_settings(database_url, databases, "bench-admin", "bench-secret")
+        ..support::service_settings(database_url, databases, &admin_token, &secret)
     };
     let (base_url, _) = support::start_service(settings).await;
     let client = reqwest::Client::new();

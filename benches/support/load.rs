@@ -248,14 +248,13 @@ pub fn summary(names: &[&str], results: &[Vec<Measured>]) -> Vec<usize> {
     let clean: Vec<usize> = (0..rounds)
         .filter(|&r| results.iter().all(|t| !t[r].cpu.disturbed()))
         .collect();
-    let counted: Vec<usize> = match clean.is_empty() {
-        true => (0..rounds).collect(),
-        false => clean,
+    let (counted, note) = match clean.is_empty() {
+        true => ((0..rounds).collect::<Vec<_>>(), "DISTURBED: in every round"),
+        false => (clean, "left out: any round in which"),
     };
+    let numbers: Vec<usize> = counted.iter().map(|r| r + 1).collect();
     println!(
-        "  medians over rounds {:?} (rounds where other work took over {DISTURBED_CORES} cores are \
-         left out):",
-        counted.iter().map(|r| r + 1).collect::<Vec<_>>()
+        "  medians over rounds {numbers:?} ({note} other work took over {DISTURBED_CORES} cores):"
     );
     let column = |t: usize, f: fn(&Measured) -> f64| {
         median(counted.iter().map(|&r| f(&results[t][r])).collect())

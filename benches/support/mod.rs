@@ -90,7 +90,7 @@ impl Databases {
         let name = format!("bench_{}", Uuid::new_v4().simple());
         let spool_dir = std::env::temp_dir().join(format!("videoapp-{name}"));
         let databases = Databases { name, spool_dir };
-        let url = ensure_database(&databases.name).await;
+        let url = create_database(&databases.name).await;
         (databases, url)
     }
 
@@ -219,33 +219,21 @@ pub fn database_url(name: &str) -> String {
     url.to_string()
 }
 
-/// Creates Postgres database `name` unless it exists; returns its URL. One clear line and exit 2
-/// when Postgres is not reachable.
-pub async fn ensure_database(name: &str) -> String {
-    let admin_url = postgres_admin_url();
-    let connect = PgConnection::connect(&admin_url);
+/// Creates Postgres database `name`; returns its URL. One clear line and exit 2 when Postgres is
+/// not reachable.
+pub async fn create_database(name: &str) -> String {
+    let connect = PgConnection::connect(&postgres_admin_url());
     let mut admin = match tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
         Ok(Ok(conn)) => conn,
-        Ok(Err(e)) => fail(format!(
-            "Postgres is not reachable ({e}). Start it with `source scripts/lib.sh && \
-             ensure_stack`, or set VIDEOAPP_TEST_DATABASE_URL"
-        )),
-        Err(_) => fail(format!(
-            "Postgres did not answer within {CONNECT_TIMEOUT:?}"
-        )),
+        _ => fail(
+            "Postgres is not reachable: start it with `source scripts/lib.sh && ensure_stack`, or \
+             set VIDEOAPP_TEST_DATABASE_URL",
+        ),
     };
-    let exists: bool =
-        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
-            .bind(name)
-            .fetch_one(&mut admin)
-            .await
-            .unwrap_or_else(|e| fail(format!("looking for database {name}: {e}")));
-    if !exists {
-        admin
-            .execute(format!(r#"CREATE DATABASE "{name}""#).as_str())
-            .await
-            .unwrap_or_else(|e| fail(format!("CREATE DATABASE {name}: {e}")));
-    }
+    let created = admin
+        .execute(format!(r#"CREATE DATABASE "{name}""#).as_str())
+        .await;
+    created.unwrap_or_else(|e| fail(format!("CREATE DATABASE {name}: {e}")));
     database_url(name)
 }
 
