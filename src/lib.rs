@@ -20,7 +20,6 @@ pub mod generate;
 pub mod ingest;
 pub mod openapi;
 pub mod ops;
-pub mod scheduling;
 pub mod storefront;
 pub mod telemetry;
 pub mod warehouse;

@@ -91,7 +91,6 @@ impl Pipeline {
         let shipper = std::thread::Builder::new()
             .name("spool-shipper".into())
             .spawn(move || {
-                yield_cpu_to_requests();
                 match tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
@@ -119,15 +118,5 @@ impl Pipeline {
         let _ = self.stop.send(true);
         let shipper = self.shipper;
         let _ = tokio::task::spawn_blocking(move || shipper.join()).await;
-    }
-}
-
-/// Lowers the calling thread's CPU priority (nice 10). Background work (shipping, preparing
-/// segments) then runs when the request workers leave a core free, instead of delaying answers
-/// by the milliseconds a batch takes to decode and encode. Raising niceness needs no privilege;
-/// if it fails anyway, the thread just runs at normal priority.
-pub(crate) fn yield_cpu_to_requests() {
-    if let Err(e) = crate::scheduling::set_thread_nice(10) {
-        tracing::debug!(error = %e, "cannot lower a background thread's priority");
     }
 }

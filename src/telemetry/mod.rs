@@ -76,7 +76,10 @@ pub fn prometheus() -> PrometheusHandle {
 
 /// The handles of `http_requests_total` and `http_request_duration_seconds` per route, method
 /// and status. Resolving labels through the registry builds and hashes label strings on every
-/// request; this finds the handles with one lookup of the route.
+/// request; this finds the handles with one lookup of the route. Under callgrind that saves 3,200
+/// instructions per acknowledged event (`ingest_load`: 57.2–57.3 k with `counter!`/`histogram!`
+/// on label strings against 54.0–54.3 k, without valgrind's software SHA-256: 5.6%;
+/// BENCHMARKS.md, Decisions).
 type RouteMetrics = Vec<(Method, u16, Counter, Histogram)>;
 
 pub(crate) fn record(method: &Method, route: &str, status: StatusCode, elapsed: Duration) {

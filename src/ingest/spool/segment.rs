@@ -226,7 +226,6 @@ pub fn start_preparer(
     std::thread::Builder::new()
         .name("spool-preparer".into())
         .spawn(move || {
-            crate::ingest::yield_cpu_to_requests();
             let mut sequence = first_sequence;
             loop {
                 let prepared = prepare(&dir, sequence, preparer_sizing.capacity());

@@ -24,7 +24,6 @@ use super::lock::DirLock;
 use super::record::HEADER_BYTES;
 use super::segment::{NextSegments, Prepared, SEALED_SUFFIX};
 use super::{SpoolBytes, SpoolConfig};
-use crate::scheduling;
 
 /// One request's record, and where to report that it is durable.
 pub struct Append {
@@ -43,8 +42,6 @@ pub enum Command {
 
 /// At most this many requests share one write and sync.
 const MAX_GROUP: usize = 4096;
-/// The time slice this thread asks for: the kernel's shortest, so that it pre-empts on wake-up.
-const WAKE_UP_SLICE: Duration = Duration::from_micros(100);
 
 struct Active {
     prepared: Prepared,
@@ -104,11 +101,6 @@ impl Writer {
     }
 
     pub fn run(mut self, commands: flume::Receiver<Command>) {
-        // Every request of a group waits for this thread to be scheduled after its sync; on a
-        // busy core that took up to a scheduler tick (4 ms) per group (BENCHMARKS.md, Ingest).
-        if let Err(e) = scheduling::request_short_slice(WAKE_UP_SLICE) {
-            tracing::info!(error = %e, "the spool writer keeps the default time slice");
-        }
         let mut pending = Vec::with_capacity(MAX_GROUP);
         loop {
             let wait = match &self.active {
