@@ -1,4 +1,4 @@
-//! HTTP caching of storefront answers (DESIGN §4): a weak `ETag` from the catalog version and
+//! HTTP caching of storefront answers: a weak `ETag` from the catalog version and
 //! the request's inputs, `304` on a matching `If-None-Match`, and a day-long `Cache-Control`
 //! when the request's `v` names the current version. Also the rendered pages: each answer is
 //! rendered once per catalog snapshot and inputs, and compressed (br or gzip, as the request
