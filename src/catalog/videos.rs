@@ -208,16 +208,6 @@ pub async fn update(
 
 /// Deletes a video; the foreign key removes it from every widget in the same transaction.
 pub async fn delete(pool: &PgPool, shop: &ShopDomain, id: Uuid) -> Result<(), CatalogError> {
-    let (mut tx, _) = begin_write(pool, shop).await?;
-    let deleted = sqlx::query("DELETE FROM videos WHERE shop_domain = $1 AND id = $2")
-        .bind(shop.as_str())
-        .bind(id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-    if deleted == 0 {
-        return Err(CatalogError::NotFound("video"));
-    }
-    tx.commit().await?;
-    Ok(())
+    let sql = "DELETE FROM videos WHERE shop_domain = $1 AND id = $2";
+    super::delete_one(pool, shop, id, sql, "video").await
 }
