@@ -4,10 +4,10 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{id_param, shop_param};
+use super::{id_param, shop_param, AdminBodyErrors, AdminErrors, ShopPath};
 use crate::analytics::keys::{self, ApiKeyInfo, CreatedApiKey, NewApiKey};
 use crate::app::AppState;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::extract::{AppJson, AppPath};
 
 #[derive(Serialize, ToSchema)]
@@ -21,14 +21,9 @@ pub struct ApiKeyList {
 /// The response is the only time the full key is shown; only its hash is stored.
 #[utoipa::path(
     post, path = "/admin/v1/shops/{shop}/api-keys", tag = "admin",
-    params(("shop" = String, Path, description = "Shop domain")),
+    params(ShopPath),
     request_body = NewApiKey,
-    responses(
-        (status = 201, body = CreatedApiKey),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    ),
+    responses((status = 201, body = CreatedApiKey), AdminBodyErrors),
     security(("admin_token" = []))
 )]
 pub async fn create_api_key(
@@ -43,12 +38,8 @@ pub async fn create_api_key(
 /// List API keys (without the keys themselves)
 #[utoipa::path(
     get, path = "/admin/v1/shops/{shop}/api-keys", tag = "admin",
-    params(("shop" = String, Path, description = "Shop domain")),
-    responses(
-        (status = 200, body = ApiKeyList),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    ),
+    params(ShopPath),
+    responses((status = 200, body = ApiKeyList), AdminErrors),
     security(("admin_token" = []))
 )]
 pub async fn list_api_keys(
@@ -64,15 +55,8 @@ pub async fn list_api_keys(
 /// Takes effect at once; revoking a revoked key changes nothing.
 #[utoipa::path(
     delete, path = "/admin/v1/shops/{shop}/api-keys/{id}", tag = "admin",
-    params(
-        ("shop" = String, Path, description = "Shop domain"),
-        ("id" = String, Path, description = "API key id"),
-    ),
-    responses(
-        (status = 204, description = "Revoked"),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    ),
+    params(ShopPath, ("id" = String, Path, description = "API key id")),
+    responses((status = 204, description = "Revoked"), AdminErrors),
     security(("admin_token" = []))
 )]
 pub async fn revoke_api_key(

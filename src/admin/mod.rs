@@ -12,13 +12,14 @@ use axum::extract::{RawPathParams, Request, State};
 use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::Response;
+use utoipa::{IntoParams, IntoResponses};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::app::AppState;
 use crate::catalog::domain::ShopDomain;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 
 pub use auth::AdminToken;
 
@@ -81,6 +82,36 @@ async fn invalidate_after_write(
         }
     }
     response
+}
+
+/// The `{shop}` path parameter of every provisioning route (documentation only: handlers take the
+/// raw segment and parse it with [`shop_param`]).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct ShopPath {
+    /// Shop domain
+    pub shop: String,
+}
+
+/// The errors of a provisioning route without a request body: a missing or wrong admin token, or
+/// an unknown shop or object. Documentation only.
+#[derive(IntoResponses)]
+pub enum AdminErrors {
+    #[response(status = 401)]
+    Unauthorized(ErrorBody),
+    #[response(status = 404)]
+    NotFound(ErrorBody),
+}
+
+/// [`AdminErrors`] and an invalid request body. Documentation only.
+#[derive(IntoResponses)]
+pub enum AdminBodyErrors {
+    #[response(status = 400)]
+    Invalid(ErrorBody),
+    #[response(status = 401)]
+    Unauthorized(ErrorBody),
+    #[response(status = 404)]
+    NotFound(ErrorBody),
 }
 
 /// The `{shop}` path segment as a domain value.

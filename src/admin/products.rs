@@ -3,10 +3,10 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::shop_param;
+use super::{shop_param, AdminBodyErrors, AdminErrors, ShopPath};
 use crate::app::AppState;
 use crate::catalog::products::{self, Product, ProductDelete, ProductUpsert};
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::extract::{AppJson, AppPath};
 
 #[derive(Serialize, ToSchema)]
@@ -33,14 +33,9 @@ pub struct ProductList {
 /// At most 1000 products per request. `id` and `collectionIds` take a global id or a bare number.
 #[utoipa::path(
     put, path = "/admin/v1/shops/{shop}/products", tag = "admin",
-    params(("shop" = String, Path, description = "Shop domain")),
+    params(ShopPath),
     request_body = ProductUpsert,
-    responses(
-        (status = 200, body = ProductsUpserted),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    ),
+    responses((status = 200, body = ProductsUpserted), AdminBodyErrors),
     security(("admin_token" = []))
 )]
 pub async fn upsert_products(
@@ -59,12 +54,8 @@ pub async fn upsert_products(
 /// List products
 #[utoipa::path(
     get, path = "/admin/v1/shops/{shop}/products", tag = "admin",
-    params(("shop" = String, Path, description = "Shop domain")),
-    responses(
-        (status = 200, body = ProductList),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    ),
+    params(ShopPath),
+    responses((status = 200, body = ProductList), AdminErrors),
     security(("admin_token" = []))
 )]
 pub async fn list_products(
@@ -80,14 +71,9 @@ pub async fn list_products(
 /// Ids the shop does not have are ignored; `deleted` counts the ones removed.
 #[utoipa::path(
     delete, path = "/admin/v1/shops/{shop}/products", tag = "admin",
-    params(("shop" = String, Path, description = "Shop domain")),
+    params(ShopPath),
     request_body = ProductDelete,
-    responses(
-        (status = 200, body = ProductsDeleted),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    ),
+    responses((status = 200, body = ProductsDeleted), AdminBodyErrors),
     security(("admin_token" = []))
 )]
 pub async fn delete_products(

@@ -2,7 +2,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 
-use super::shop_param;
+use super::{shop_param, AdminErrors, ShopPath};
 use crate::app::AppState;
 use crate::catalog::shops::{self, Shop, ShopSettings, Upserted};
 use crate::error::{ApiError, ErrorBody};
@@ -39,7 +39,7 @@ pub async fn put_shop(
 /// Read a shop
 #[utoipa::path(
     get, path = "/admin/v1/shops/{shop}", tag = "admin",
-    params(("shop" = String, Path, description = "Shop domain")),
+    params(ShopPath),
     responses(
         (status = 200, body = Shop),
         (status = 401, body = ErrorBody),
@@ -59,12 +59,8 @@ pub async fn get_shop(
 /// Removes its products, videos and widgets and revokes all its API keys.
 #[utoipa::path(
     delete, path = "/admin/v1/shops/{shop}", tag = "admin",
-    params(("shop" = String, Path, description = "Shop domain")),
-    responses(
-        (status = 204, description = "Uninstalled"),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    ),
+    params(ShopPath),
+    responses((status = 204, description = "Uninstalled"), AdminErrors),
     security(("admin_token" = []))
 )]
 pub async fn delete_shop(

@@ -4,10 +4,10 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{id_param, shop_param};
+use super::{id_param, shop_param, AdminBodyErrors, AdminErrors, ShopPath};
 use crate::app::AppState;
 use crate::catalog::videos::{self, NewVideo, Video, VideoPatch};
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::extract::{AppJson, AppPath};
 
 #[derive(Serialize, ToSchema)]
@@ -18,14 +18,9 @@ pub struct VideoList {
 /// Create a video
 #[utoipa::path(
     post, path = "/admin/v1/shops/{shop}/videos", tag = "admin",
-    params(("shop" = String, Path, description = "Shop domain")),
+    params(ShopPath),
     request_body = NewVideo,
-    responses(
-        (status = 201, body = Video),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    ),
+    responses((status = 201, body = Video), AdminBodyErrors),
     security(("admin_token" = []))
 )]
 pub async fn create_video(
@@ -40,12 +35,8 @@ pub async fn create_video(
 /// List videos, oldest first
 #[utoipa::path(
     get, path = "/admin/v1/shops/{shop}/videos", tag = "admin",
-    params(("shop" = String, Path, description = "Shop domain")),
-    responses(
-        (status = 200, body = VideoList),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    ),
+    params(ShopPath),
+    responses((status = 200, body = VideoList), AdminErrors),
     security(("admin_token" = []))
 )]
 pub async fn list_videos(
@@ -59,15 +50,8 @@ pub async fn list_videos(
 /// Read a video
 #[utoipa::path(
     get, path = "/admin/v1/shops/{shop}/videos/{id}", tag = "admin",
-    params(
-        ("shop" = String, Path, description = "Shop domain"),
-        ("id" = String, Path, description = "Video id"),
-    ),
-    responses(
-        (status = 200, body = Video),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    ),
+    params(ShopPath, ("id" = String, Path, description = "Video id")),
+    responses((status = 200, body = Video), AdminErrors),
     security(("admin_token" = []))
 )]
 pub async fn get_video(
@@ -83,17 +67,9 @@ pub async fn get_video(
 /// Only the fields present change; `productIds` replaces the whole list.
 #[utoipa::path(
     patch, path = "/admin/v1/shops/{shop}/videos/{id}", tag = "admin",
-    params(
-        ("shop" = String, Path, description = "Shop domain"),
-        ("id" = String, Path, description = "Video id"),
-    ),
+    params(ShopPath, ("id" = String, Path, description = "Video id")),
     request_body = VideoPatch,
-    responses(
-        (status = 200, body = Video),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    ),
+    responses((status = 200, body = Video), AdminBodyErrors),
     security(("admin_token" = []))
 )]
 pub async fn patch_video(
@@ -111,15 +87,8 @@ pub async fn patch_video(
 /// The video is removed from every widget that showed it.
 #[utoipa::path(
     delete, path = "/admin/v1/shops/{shop}/videos/{id}", tag = "admin",
-    params(
-        ("shop" = String, Path, description = "Shop domain"),
-        ("id" = String, Path, description = "Video id"),
-    ),
-    responses(
-        (status = 204, description = "Deleted"),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    ),
+    params(ShopPath, ("id" = String, Path, description = "Video id")),
+    responses((status = 204, description = "Deleted"), AdminErrors),
     security(("admin_token" = []))
 )]
 pub async fn delete_video(

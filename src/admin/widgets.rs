@@ -4,10 +4,10 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{id_param, shop_param};
+use super::{id_param, shop_param, AdminBodyErrors, AdminErrors, ShopPath};
 use crate::app::AppState;
 use crate::catalog::widgets::{self, NewWidget, Widget, WidgetPatch};
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::extract::{AppJson, AppPath};
 
 #[derive(Serialize, ToSchema)]
@@ -18,14 +18,9 @@ pub struct WidgetList {
 /// Create a widget
 #[utoipa::path(
     post, path = "/admin/v1/shops/{shop}/widgets", tag = "admin",
-    params(("shop" = String, Path, description = "Shop domain")),
+    params(ShopPath),
     request_body = NewWidget,
-    responses(
-        (status = 201, body = Widget),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    ),
+    responses((status = 201, body = Widget), AdminBodyErrors),
     security(("admin_token" = []))
 )]
 pub async fn create_widget(
@@ -40,12 +35,8 @@ pub async fn create_widget(
 /// List widgets, oldest first
 #[utoipa::path(
     get, path = "/admin/v1/shops/{shop}/widgets", tag = "admin",
-    params(("shop" = String, Path, description = "Shop domain")),
-    responses(
-        (status = 200, body = WidgetList),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    ),
+    params(ShopPath),
+    responses((status = 200, body = WidgetList), AdminErrors),
     security(("admin_token" = []))
 )]
 pub async fn list_widgets(
@@ -59,15 +50,8 @@ pub async fn list_widgets(
 /// Read a widget
 #[utoipa::path(
     get, path = "/admin/v1/shops/{shop}/widgets/{id}", tag = "admin",
-    params(
-        ("shop" = String, Path, description = "Shop domain"),
-        ("id" = String, Path, description = "Widget id"),
-    ),
-    responses(
-        (status = 200, body = Widget),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    ),
+    params(ShopPath, ("id" = String, Path, description = "Widget id")),
+    responses((status = 200, body = Widget), AdminErrors),
     security(("admin_token" = []))
 )]
 pub async fn get_widget(
@@ -83,17 +67,9 @@ pub async fn get_widget(
 /// Only the fields present change; `videoIds` and `rules` replace the whole value.
 #[utoipa::path(
     patch, path = "/admin/v1/shops/{shop}/widgets/{id}", tag = "admin",
-    params(
-        ("shop" = String, Path, description = "Shop domain"),
-        ("id" = String, Path, description = "Widget id"),
-    ),
+    params(ShopPath, ("id" = String, Path, description = "Widget id")),
     request_body = WidgetPatch,
-    responses(
-        (status = 200, body = Widget),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    ),
+    responses((status = 200, body = Widget), AdminBodyErrors),
     security(("admin_token" = []))
 )]
 pub async fn patch_widget(
@@ -111,15 +87,8 @@ pub async fn patch_widget(
 /// Its videos stay in the catalog.
 #[utoipa::path(
     delete, path = "/admin/v1/shops/{shop}/widgets/{id}", tag = "admin",
-    params(
-        ("shop" = String, Path, description = "Shop domain"),
-        ("id" = String, Path, description = "Widget id"),
-    ),
-    responses(
-        (status = 204, description = "Deleted"),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
-    ),
+    params(ShopPath, ("id" = String, Path, description = "Widget id")),
+    responses((status = 204, description = "Deleted"), AdminErrors),
     security(("admin_token" = []))
 )]
 pub async fn delete_widget(

@@ -3,6 +3,7 @@
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::future::Future;
 
 use axum::extract::State;
 use axum::Extension;
@@ -15,10 +16,10 @@ use uuid::Uuid;
 
 use super::auth::Caller;
 use super::dates::{iso_millis, strict_date, DateRange};
-use super::queries::{self, Totals};
+use super::queries::{self, Subject, Totals};
 use crate::app::AppState;
 use crate::catalog::domain::{VideoStatus, WidgetStatus, WidgetType};
-use crate::catalog::{videos, widgets};
+use crate::catalog::{videos, widgets, CatalogError};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{AppPath, AppQuery};
 
@@ -338,15 +339,9 @@ pub async fn list_videos(
     AppQuery(listing): AppQuery<ListQuery>,
     AppQuery(range): AppQuery<RangeQuery>,
 ) -> Result<Json<VideoList>, ApiError> {
-    let (range, meta) = range.resolve(&state, &caller).await?;
-    // Postgres and ClickHouse answer at the same time.
-    let (catalog, totals) = tokio::join!(
-        videos::list(&state.db, &caller.shop),
-        queries::video_totals(&state.warehouse, &caller.shop, &range)
-    );
-    let (catalog, totals) = (catalog.map_err(catalog_error)?, totals?);
-    let (rows, pagination) = listing.apply(&catalog, |v| (v.id, &v.title, v.created_at), totals);
-    let data = rows.into_iter().map(|(v, t)| video_record(v, t)).collect();
+    let catalog = videos::list(&state.db, &caller.shop);
+    let (data, pagination, meta) =
+        list_page(&state, &caller, &listing, range, catalog, |_| true).await?;
     Ok(Json(VideoList {
         success: true,
         data,
@@ -355,23 +350,85 @@ pub async fn list_videos(
     }))
 }
 
-fn video_record(video: &videos::Video, totals: Totals) -> VideoAnalytics {
-    VideoAnalytics {
-        id: video.id,
-        title: video.title.clone(),
-        thumbnail_url: video.thumbnail.clone(),
-        duration: video.duration,
-        status: video.status,
-        product_count: video.product_ids.len(),
-        metrics: totals.into(),
+/// A catalog object the analytics API reports on: a video or a widget.
+trait Analysed {
+    const SUBJECT: Subject;
+    type Record;
+    /// Id, title and creation time: what listings sort by.
+    fn sort_fields(&self) -> (Uuid, &str, DateTime<Utc>);
+    fn record(&self, totals: Totals) -> Self::Record;
+}
+
+/// A page of the caller's objects (`catalog`, those `keep` accepts), each with its totals in the
+/// range.
+async fn list_page<T: Analysed>(
+    state: &AppState,
+    caller: &Caller,
+    listing: &ListQuery,
+    range: RangeQuery,
+    catalog: impl Future<Output = Result<Vec<T>, CatalogError>>,
+    keep: impl Fn(&T) -> bool,
+) -> Result<(Vec<T::Record>, Pagination, Meta), ApiError> {
+    let (range, meta) = range.resolve(state, caller).await?;
+    // Postgres and ClickHouse answer at the same time.
+    let (catalog, totals) = tokio::join!(
+        catalog,
+        queries::totals_by_id(&state.warehouse, T::SUBJECT, &caller.shop, &range)
+    );
+    let (mut catalog, totals) = (catalog.map_err(catalog_error)?, totals?);
+    catalog.retain(keep);
+    let (rows, pagination) = listing.apply(&catalog, T::sort_fields, totals);
+    let data = rows.into_iter().map(|(item, t)| item.record(t)).collect();
+    Ok((data, pagination, meta))
+}
+
+/// One of the caller's objects, read by `get` with the id in the path, with its totals in the
+/// range. An id that is not a UUID names no object.
+async fn one_record<T: Analysed, F>(
+    state: &AppState,
+    caller: &Caller,
+    raw_id: &str,
+    range: RangeQuery,
+    get: impl FnOnce(Uuid) -> F,
+) -> Result<(T::Record, Meta), ApiError>
+where
+    F: Future<Output = Result<T, CatalogError>>,
+{
+    let id = Uuid::parse_str(raw_id).map_err(|_| ApiError::NotFound("Resource"))?;
+    let item = get(id).await.map_err(catalog_error)?;
+    let (range, meta) = range.resolve(state, caller).await?;
+    let id = item.sort_fields().0.to_string();
+    let totals =
+        queries::totals_of(&state.warehouse, T::SUBJECT, &caller.shop, &range, &id).await?;
+    Ok((item.record(totals), meta))
+}
+
+impl Analysed for videos::Video {
+    const SUBJECT: Subject = Subject::Video;
+    type Record = VideoAnalytics;
+
+    fn sort_fields(&self) -> (Uuid, &str, DateTime<Utc>) {
+        (self.id, &self.title, self.created_at)
+    }
+
+    fn record(&self, totals: Totals) -> VideoAnalytics {
+        VideoAnalytics {
+            id: self.id,
+            title: self.title.clone(),
+            thumbnail_url: self.thumbnail.clone(),
+            duration: self.duration,
+            status: self.status,
+            product_count: self.product_ids.len(),
+            metrics: totals.into(),
+        }
     }
 }
 
 /// The key's shop is gone: its key no longer counts. Anything else missing is not found.
-fn catalog_error(e: crate::catalog::CatalogError) -> ApiError {
+fn catalog_error(e: CatalogError) -> ApiError {
     match e {
-        crate::catalog::CatalogError::ShopNotFound => ApiError::InvalidApiKey,
-        crate::catalog::CatalogError::NotFound(_) => ApiError::NotFound("Resource"),
+        CatalogError::ShopNotFound => ApiError::InvalidApiKey,
+        CatalogError::NotFound(_) => ApiError::NotFound("Resource"),
         other => ApiError::Internal(other.into()),
     }
 }
@@ -395,21 +452,11 @@ pub async fn one_video(
     AppPath(video_id): AppPath<String>,
     AppQuery(range): AppQuery<RangeQuery>,
 ) -> Result<Json<VideoOne>, ApiError> {
-    let id = Uuid::parse_str(&video_id).map_err(|_| ApiError::NotFound("Resource"))?;
-    let video = videos::get(&state.db, &caller.shop, id)
-        .await
-        .map_err(catalog_error)?;
-    let (range, meta) = range.resolve(&state, &caller).await?;
-    let totals = queries::video_one(
-        &state.warehouse,
-        &caller.shop,
-        &range,
-        &video.id.to_string(),
-    )
-    .await?;
+    let get = |id| videos::get(&state.db, &caller.shop, id);
+    let (data, meta) = one_record(&state, &caller, &video_id, range, get).await?;
     Ok(Json(VideoOne {
         success: true,
-        data: video_record(&video, totals),
+        data,
         meta,
     }))
 }
@@ -500,14 +547,23 @@ pub struct WidgetOne {
     meta: Meta,
 }
 
-fn widget_record(widget: &widgets::Widget, totals: Totals) -> WidgetAnalytics {
-    WidgetAnalytics {
-        id: widget.id,
-        title: widget.title.clone(),
-        widget_type: widget.widget_type,
-        status: widget.status,
-        video_count: widget.video_ids.len(),
-        metrics: totals.into(),
+impl Analysed for widgets::Widget {
+    const SUBJECT: Subject = Subject::Widget;
+    type Record = WidgetAnalytics;
+
+    fn sort_fields(&self) -> (Uuid, &str, DateTime<Utc>) {
+        (self.id, &self.title, self.created_at)
+    }
+
+    fn record(&self, totals: Totals) -> WidgetAnalytics {
+        WidgetAnalytics {
+            id: self.id,
+            title: self.title.clone(),
+            widget_type: self.widget_type,
+            status: self.status,
+            video_count: self.video_ids.len(),
+            metrics: totals.into(),
+        }
     }
 }
 
@@ -531,15 +587,10 @@ pub async fn list_widgets(
     AppQuery(range): AppQuery<RangeQuery>,
 ) -> Result<Json<WidgetList>, ApiError> {
     let only_type = filter.widget_type;
-    let (range, meta) = range.resolve(&state, &caller).await?;
-    let (catalog, totals) = tokio::join!(
-        widgets::list(&state.db, &caller.shop),
-        queries::widget_totals(&state.warehouse, &caller.shop, &range)
-    );
-    let (mut catalog, totals) = (catalog.map_err(catalog_error)?, totals?);
-    catalog.retain(|w| only_type.is_none_or(|t| w.widget_type == t));
-    let (rows, pagination) = listing.apply(&catalog, |w| (w.id, &w.title, w.created_at), totals);
-    let data = rows.into_iter().map(|(w, t)| widget_record(w, t)).collect();
+    let catalog = widgets::list(&state.db, &caller.shop);
+    let keep = |w: &widgets::Widget| only_type.is_none_or(|t| w.widget_type == t);
+    let (data, pagination, meta) =
+        list_page(&state, &caller, &listing, range, catalog, keep).await?;
     Ok(Json(WidgetList {
         success: true,
         data,
@@ -567,21 +618,11 @@ pub async fn one_widget(
     AppPath(widget_id): AppPath<String>,
     AppQuery(range): AppQuery<RangeQuery>,
 ) -> Result<Json<WidgetOne>, ApiError> {
-    let id = Uuid::parse_str(&widget_id).map_err(|_| ApiError::NotFound("Resource"))?;
-    let widget = widgets::get(&state.db, &caller.shop, id)
-        .await
-        .map_err(catalog_error)?;
-    let (range, meta) = range.resolve(&state, &caller).await?;
-    let totals = queries::widget_one(
-        &state.warehouse,
-        &caller.shop,
-        &range,
-        &widget.id.to_string(),
-    )
-    .await?;
+    let get = |id| widgets::get(&state.db, &caller.shop, id);
+    let (data, meta) = one_record(&state, &caller, &widget_id, range, get).await?;
     Ok(Json(WidgetOne {
         success: true,
-        data: widget_record(&widget, totals),
+        data,
         meta,
     }))
 }

@@ -80,61 +80,61 @@ fn bound(
     query
 }
 
+/// What per-id totals are counted for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subject {
+    Video,
+    Widget,
+}
+
+impl Subject {
+    fn totals_sql(self) -> &'static str {
+        match self {
+            Subject::Video => VIDEO_TOTALS_SQL,
+            Subject::Widget => WIDGET_TOTALS_SQL,
+        }
+    }
+
+    fn one_sql(self) -> &'static str {
+        match self {
+            Subject::Video => VIDEO_ONE_SQL,
+            Subject::Widget => WIDGET_ONE_SQL,
+        }
+    }
+}
+
 /// Totals per id (video or widget) with any events in the range.
-async fn by_id(
+pub async fn totals_by_id(
     warehouse: &Warehouse,
-    sql: &str,
+    subject: Subject,
     shop: &ShopDomain,
     range: &DateRange,
 ) -> Result<HashMap<String, Totals>, ApiError> {
-    let rows: Vec<KeyedTotals> = run(bound(warehouse, sql, shop, range, None).fetch_all()).await?;
+    let query = bound(warehouse, subject.totals_sql(), shop, range, None);
+    let rows: Vec<KeyedTotals> = run(query.fetch_all()).await?;
     Ok(rows.into_iter().map(|r| (r.id, r.totals)).collect())
 }
 
-async fn one(
+/// The totals of one video or widget (zero where nothing happened).
+pub async fn totals_of(
     warehouse: &Warehouse,
-    sql: &str,
+    subject: Subject,
     shop: &ShopDomain,
     range: &DateRange,
     id: &str,
 ) -> Result<Totals, ApiError> {
-    let row: Option<KeyedTotals> =
-        run(bound(warehouse, sql, shop, range, Some(id)).fetch_optional()).await?;
+    let query = bound(warehouse, subject.one_sql(), shop, range, Some(id));
+    let row: Option<KeyedTotals> = run(query.fetch_optional()).await?;
     Ok(row.map(|r| r.totals).unwrap_or_default())
 }
 
+/// Totals per video: [`totals_by_id`] for [`Subject::Video`].
 pub async fn video_totals(
     warehouse: &Warehouse,
     shop: &ShopDomain,
     range: &DateRange,
 ) -> Result<HashMap<String, Totals>, ApiError> {
-    by_id(warehouse, VIDEO_TOTALS_SQL, shop, range).await
-}
-
-pub async fn video_one(
-    warehouse: &Warehouse,
-    shop: &ShopDomain,
-    range: &DateRange,
-    video: &str,
-) -> Result<Totals, ApiError> {
-    one(warehouse, VIDEO_ONE_SQL, shop, range, video).await
-}
-
-pub async fn widget_totals(
-    warehouse: &Warehouse,
-    shop: &ShopDomain,
-    range: &DateRange,
-) -> Result<HashMap<String, Totals>, ApiError> {
-    by_id(warehouse, WIDGET_TOTALS_SQL, shop, range).await
-}
-
-pub async fn widget_one(
-    warehouse: &Warehouse,
-    shop: &ShopDomain,
-    range: &DateRange,
-    widget: &str,
-) -> Result<Totals, ApiError> {
-    one(warehouse, WIDGET_ONE_SQL, shop, range, widget).await
+    totals_by_id(warehouse, Subject::Video, shop, range).await
 }
 
 pub async fn shop_totals(

@@ -11,6 +11,25 @@ use utoipa::ToSchema;
 #[error("{0}")]
 pub struct InvalidValue(pub String);
 
+/// The conversions `#[serde(try_from = "String", into = "String")]` uses: from text through the
+/// type's `parse`, to text as `|value| text` says.
+macro_rules! string_conversions {
+    ($name:ident, |$value:ident| $text:expr) => {
+        impl TryFrom<String> for $name {
+            type Error = InvalidValue;
+            fn try_from(s: String) -> Result<Self, Self::Error> {
+                $name::parse(&s)
+            }
+        }
+
+        impl From<$name> for String {
+            fn from($value: $name) -> String {
+                $text
+            }
+        }
+    };
+}
+
 /// A shop is its platform domain, e.g. `example.myshopify.com` (lower-cased).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
 #[serde(try_from = "String", into = "String")]
@@ -49,18 +68,7 @@ impl fmt::Display for ShopDomain {
     }
 }
 
-impl TryFrom<String> for ShopDomain {
-    type Error = InvalidValue;
-    fn try_from(s: String) -> Result<Self, Self::Error> {
-        ShopDomain::parse(&s)
-    }
-}
-
-impl From<ShopDomain> for String {
-    fn from(d: ShopDomain) -> String {
-        d.0
-    }
-}
+string_conversions!(ShopDomain, |d| d.0);
 
 /// A platform global id of one kind (`gid://shopify/Product/123`). The bare number `123` is
 /// accepted wherever a global id is, and normalised to the global form.
@@ -113,18 +121,7 @@ macro_rules! global_id {
             }
         }
 
-        impl TryFrom<String> for $name {
-            type Error = InvalidValue;
-            fn try_from(s: String) -> Result<Self, Self::Error> {
-                $name::parse(&s)
-            }
-        }
-
-        impl From<$name> for String {
-            fn from(id: $name) -> String {
-                id.0
-            }
-        }
+        string_conversions!($name, |id| id.0);
     };
 }
 
@@ -259,18 +256,7 @@ impl Default for Timezone {
     }
 }
 
-impl TryFrom<String> for Timezone {
-    type Error = InvalidValue;
-    fn try_from(s: String) -> Result<Self, Self::Error> {
-        Timezone::parse(&s)
-    }
-}
-
-impl From<Timezone> for String {
-    fn from(t: Timezone) -> String {
-        t.0.name().to_string()
-    }
-}
+string_conversions!(Timezone, |t| t.0.name().to_string());
 
 /// An ISO 4217 currency code, e.g. `USD`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -296,18 +282,7 @@ impl Default for Currency {
     }
 }
 
-impl TryFrom<String> for Currency {
-    type Error = InvalidValue;
-    fn try_from(s: String) -> Result<Self, Self::Error> {
-        Currency::parse(&s)
-    }
-}
-
-impl From<Currency> for String {
-    fn from(c: Currency) -> String {
-        c.code().to_string()
-    }
-}
+string_conversions!(Currency, |c| c.code().to_string());
 
 #[cfg(test)]
 mod tests {

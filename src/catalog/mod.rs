@@ -58,6 +58,29 @@ pub(crate) async fn begin_write(
     Ok((tx, version))
 }
 
+/// Deletes one of a shop's objects by id in a catalog write; `delete_sql` takes the shop as `$1`
+/// and the id as `$2`. An id the shop does not have is `NotFound(what)`.
+pub(crate) async fn delete_one(
+    pool: &PgPool,
+    shop: &ShopDomain,
+    id: uuid::Uuid,
+    delete_sql: &str,
+    what: &'static str,
+) -> Result<(), CatalogError> {
+    let (mut tx, _) = begin_write(pool, shop).await?;
+    let deleted = sqlx::query(delete_sql)
+        .bind(shop.as_str())
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    if deleted == 0 {
+        return Err(CatalogError::NotFound(what));
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
 pub(crate) async fn notify_change(
     tx: &mut Transaction<'static, Postgres>,
     shop: &ShopDomain,

@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sqlx::PgPool;
+use sqlx::{PgPool, Postgres, Transaction};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -104,24 +104,37 @@ pub async fn create(
 ) -> Result<Video, CatalogError> {
     validate(&new)?;
     let (mut tx, _) = begin_write(pool, shop).await?;
-    let video: Video = sqlx::query_as(&format!(
-        "INSERT INTO videos (id, shop_domain, title, thumbnail, video_url, mini_version_url, \
+    let sql = format!(
+        "INSERT INTO videos (shop_domain, id, title, thumbnail, video_url, mini_version_url, \
          duration, status, product_ids) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
          RETURNING {VIDEO_COLUMNS}"
-    ))
-    .bind(Uuid::now_v7())
-    .bind(shop.as_str())
-    .bind(&new.title)
-    .bind(&new.thumbnail)
-    .bind(&new.video_url)
-    .bind(&new.mini_version_url)
-    .bind(new.duration)
-    .bind(new.status)
-    .bind(&new.product_ids)
-    .fetch_one(&mut *tx)
-    .await?;
+    );
+    let video = write_row(&mut tx, &sql, shop, Uuid::now_v7(), &new).await?;
     tx.commit().await?;
     Ok(video)
+}
+
+/// Runs `sql`, an insert or update of one video that returns its columns, with the shop as `$1`,
+/// the id as `$2` and the fields of `video` as `$3` to `$9`.
+async fn write_row(
+    tx: &mut Transaction<'static, Postgres>,
+    sql: &str,
+    shop: &ShopDomain,
+    id: Uuid,
+    video: &NewVideo,
+) -> Result<Video, sqlx::Error> {
+    sqlx::query_as(sql)
+        .bind(shop.as_str())
+        .bind(id)
+        .bind(&video.title)
+        .bind(&video.thumbnail)
+        .bind(&video.video_url)
+        .bind(&video.mini_version_url)
+        .bind(video.duration)
+        .bind(video.status)
+        .bind(&video.product_ids)
+        .fetch_one(&mut **tx)
+        .await
 }
 
 pub async fn list(pool: &PgPool, shop: &ShopDomain) -> Result<Vec<Video>, CatalogError> {
@@ -186,38 +199,18 @@ pub async fn update(
         product_ids: patch.product_ids.unwrap_or(current.product_ids),
     };
     validate(&merged)?;
-    let video: Video = sqlx::query_as(&format!(
+    let sql = format!(
         "UPDATE videos SET title = $3, thumbnail = $4, video_url = $5, mini_version_url = $6, \
          duration = $7, status = $8, product_ids = $9, updated_at = now() \
          WHERE shop_domain = $1 AND id = $2 RETURNING {VIDEO_COLUMNS}"
-    ))
-    .bind(shop.as_str())
-    .bind(id)
-    .bind(&merged.title)
-    .bind(&merged.thumbnail)
-    .bind(&merged.video_url)
-    .bind(&merged.mini_version_url)
-    .bind(merged.duration)
-    .bind(merged.status)
-    .bind(&merged.product_ids)
-    .fetch_one(&mut *tx)
-    .await?;
+    );
+    let video = write_row(&mut tx, &sql, shop, id, &merged).await?;
     tx.commit().await?;
     Ok(video)
 }
 
 /// Deletes a video; the foreign key removes it from every widget in the same transaction.
 pub async fn delete(pool: &PgPool, shop: &ShopDomain, id: Uuid) -> Result<(), CatalogError> {
-    let (mut tx, _) = begin_write(pool, shop).await?;
-    let deleted = sqlx::query("DELETE FROM videos WHERE shop_domain = $1 AND id = $2")
-        .bind(shop.as_str())
-        .bind(id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-    if deleted == 0 {
-        return Err(CatalogError::NotFound("video"));
-    }
-    tx.commit().await?;
-    Ok(())
+    let sql = "DELETE FROM videos WHERE shop_domain = $1 AND id = $2";
+    super::delete_one(pool, shop, id, sql, "video").await
 }

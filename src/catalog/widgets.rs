@@ -363,16 +363,6 @@ pub async fn update(
 }
 
 pub async fn delete(pool: &PgPool, shop: &ShopDomain, id: Uuid) -> Result<(), CatalogError> {
-    let (mut tx, _) = begin_write(pool, shop).await?;
-    let deleted = sqlx::query("DELETE FROM widgets WHERE shop_domain = $1 AND id = $2")
-        .bind(shop.as_str())
-        .bind(id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-    if deleted == 0 {
-        return Err(CatalogError::NotFound("widget"));
-    }
-    tx.commit().await?;
-    Ok(())
+    let sql = "DELETE FROM widgets WHERE shop_domain = $1 AND id = $2";
+    super::delete_one(pool, shop, id, sql, "widget").await
 }

@@ -169,6 +169,22 @@ const CONSENT_SCRIPT: &str = r#"<script>
 })();
 </script>"#;
 
+impl Visit {
+    /// The page for this visit: the store's layout around `main`, with the app's embed where
+    /// the app is installed and the page has a context.
+    fn page(&self, title: &str, main: &str, context: Option<&PageContext>) -> Response {
+        layout(
+            &self.shop,
+            &self.products,
+            &self.request,
+            title,
+            main,
+            context,
+        )
+        .into_response()
+    }
+}
+
 fn layout(
     shop: &Shop,
     products: &[Product],
@@ -264,39 +280,30 @@ fn collection_links(products: &[Product]) -> String {
         .collect()
 }
 
-pub async fn home(
-    Visit {
-        shop,
-        products,
-        request,
-    }: Visit,
-) -> Response {
-    let all: Vec<&Product> = products.iter().collect();
+pub async fn home(visit: Visit) -> Response {
+    let all: Vec<&Product> = visit.products.iter().collect();
     let main = format!(
         r#"<section class="hero"><h1>New season, on video</h1><p>Watch how our pieces wear, then add them to your cart without leaving the video.</p></section>
 {slot}<h2>All products</h2>{grid}"#,
-        slot = slot(&request),
+        slot = slot(&visit.request),
         grid = product_grid(&all),
     );
     let context = PageContext {
         page_type: "index",
         ..PageContext::default()
     };
-    layout(&shop, &products, &request, "Home", &main, Some(&context)).into_response()
+    visit.page("Home", &main, Some(&context))
 }
 
-pub fn product(
-    Visit {
-        shop,
-        products,
-        request,
-    }: Visit,
-    handle: &str,
-) -> Response {
-    let Some(product) = products.iter().find(|p| p.handle == handle) else {
+pub fn product(visit: Visit, handle: &str) -> Response {
+    let Some(product) = visit.products.iter().find(|p| p.handle == handle) else {
         return (StatusCode::NOT_FOUND, Html(not_found_html())).into_response();
     };
-    let others: Vec<&Product> = products.iter().filter(|p| p.id != product.id).collect();
+    let others: Vec<&Product> = visit
+        .products
+        .iter()
+        .filter(|p| p.id != product.id)
+        .collect();
     let main = format!(
         r#"<div class="product"><img src="{image}" alt="{title}" width="400" height="400">
 <div><h1>{title}</h1><p class="price">{price}</p>
@@ -307,7 +314,7 @@ pub fn product(
         title = esc(&product.title),
         price = money(price_cents(product)),
         variant = product_number(product) * 10 + 1,
-        slot = slot(&request),
+        slot = slot(&visit.request),
         grid = product_grid(&others),
     );
     let context = PageContext {
@@ -315,30 +322,16 @@ pub fn product(
         product: Some(product),
         collection: None,
     };
-    layout(
-        &shop,
-        &products,
-        &request,
-        &product.title,
-        &main,
-        Some(&context),
-    )
-    .into_response()
+    visit.page(&product.title, &main, Some(&context))
 }
 
-pub async fn collection(
-    Path(handle): Path<String>,
-    Visit {
-        shop,
-        products,
-        request,
-    }: Visit,
-) -> Response {
+pub async fn collection(Path(handle): Path<String>, visit: Visit) -> Response {
     let number: u64 = handle.parse().unwrap_or(0);
-    if !collections_of(&products).contains(&number) {
+    if !collections_of(&visit.products).contains(&number) {
         return (StatusCode::NOT_FOUND, Html(not_found_html())).into_response();
     }
-    let members: Vec<&Product> = products
+    let members: Vec<&Product> = visit
+        .products
         .iter()
         .filter(|p| {
             p.collection_ids
@@ -349,7 +342,7 @@ pub async fn collection(
     let title = format!("Collection {number}");
     let main = format!(
         r#"<section class="hero"><h1>{title}</h1></section>{slot}{grid}"#,
-        slot = slot(&request),
+        slot = slot(&visit.request),
         grid = product_grid(&members),
     );
     let context = PageContext {
@@ -357,7 +350,7 @@ pub async fn collection(
         product: None,
         collection: Some(number),
     };
-    layout(&shop, &products, &request, &title, &main, Some(&context)).into_response()
+    visit.page(&title, &main, Some(&context))
 }
 
 fn lines_table(cart: &Cart) -> String {
@@ -382,46 +375,34 @@ fn lines_table(cart: &Cart) -> String {
     html
 }
 
-pub async fn cart(
-    Visit {
-        shop,
-        products,
-        request,
-    }: Visit,
-) -> Response {
-    let main = if request.cart.lines.is_empty() {
+pub async fn cart(visit: Visit) -> Response {
+    let main = if visit.request.cart.lines.is_empty() {
         r#"<h1>Your cart</h1><p>Your cart is empty. <a href="/">Continue shopping</a></p>"#
             .to_string()
     } else {
         format!(
             r#"<h1>Your cart</h1>{table}<p><a class="button" href="/checkout">Check out</a></p>
 <form method="post" action="/cart/clear"><button>Empty the cart</button></form>"#,
-            table = lines_table(&request.cart)
+            table = lines_table(&visit.request.cart)
         )
     };
     let context = PageContext {
         page_type: "cart",
         ..PageContext::default()
     };
-    layout(&shop, &products, &request, "Cart", &main, Some(&context)).into_response()
+    visit.page("Cart", &main, Some(&context))
 }
 
 /// The checkout: no theme, no app blocks (the platform runs checkout itself).
-pub async fn checkout(
-    Visit {
-        shop,
-        products,
-        request,
-    }: Visit,
-) -> Response {
-    if request.cart.lines.is_empty() {
+pub async fn checkout(visit: Visit) -> Response {
+    if visit.request.cart.lines.is_empty() {
         return Redirect::to("/cart").into_response();
     }
     let main = format!(
         r#"<h1>Checkout</h1>{table}<form method="post" action="/checkout"><p>Payment is emulated: nothing is charged.</p><button data-demo-pay>Pay now</button></form>"#,
-        table = lines_table(&request.cart)
+        table = lines_table(&visit.request.cart)
     );
-    layout(&shop, &products, &request, "Checkout", &main, None).into_response()
+    visit.page("Checkout", &main, None)
 }
 
 /// The order's thank-you page, where the platform runs web pixels: the checkout pixel gets
@@ -429,16 +410,12 @@ pub async fn checkout(
 pub async fn thank_you(
     State(store): State<DevStore>,
     order_id: Path<String>,
-    Visit {
-        shop,
-        products,
-        request,
-    }: Visit,
+    visit: Visit,
 ) -> Response {
     let Some(order) = cart::order(&store, order_id) else {
         return (StatusCode::NOT_FOUND, Html(not_found_html())).into_response();
     };
-    let currency = shop.currency.code();
+    let currency = visit.shop.currency.code();
     let line_items: Vec<serde_json::Value> = order
         .cart
         .lines
@@ -460,7 +437,7 @@ pub async fn thank_you(
         id = order.id,
         items = serde_json::to_string(&line_items).expect("JSON"),
     );
-    let pixel = if request.app {
+    let pixel = if visit.request.app {
         format!(
             r#"<script>
 (function () {{
@@ -508,7 +485,7 @@ window.videoappPixelDone = window.videoappPixelEmulation
         id = esc(&order.id),
         table = lines_table(&order.cart),
     );
-    layout(&shop, &products, &request, "Thank you", &main, None).into_response()
+    visit.page("Thank you", &main, None)
 }
 
 #[derive(Deserialize)]

@@ -9,10 +9,12 @@
 //! that received the same event race on the primary key, and exactly one wins.
 
 use std::collections::HashSet;
+use std::hash::Hash;
 use std::time::Duration;
 
-use sqlx::postgres::PgPoolOptions;
-use sqlx::PgPool;
+use sqlx::postgres::{PgArguments, PgPoolOptions, PgRow};
+use sqlx::query::QueryAs;
+use sqlx::{FromRow, PgPool, Postgres};
 use uuid::Uuid;
 
 use super::event::{EventType, SpoolEvent};
@@ -61,9 +63,9 @@ impl Claims {
         // the first was shipped): the first one stands for both.
         let mut events = events;
         let mut seen = HashSet::new();
-        let before = events.len();
-        events.retain(|e| !e.client_event_id || seen.insert((e.shop.clone(), e.event_id)));
-        repeats.events += before - events.len();
+        repeats.events += drop_unless(&mut events, |e| {
+            !e.client_event_id || seen.insert((e.shop.clone(), e.event_id))
+        });
 
         let (shops, ids): (Vec<&str>, Vec<Uuid>) = events
             .iter()
@@ -76,17 +78,11 @@ impl Claims {
             } else {
                 CLAIM_EVENTS_SQL
             };
-            let owned: HashSet<(String, Uuid)> = sqlx::query_as(sql)
-                .bind(&shops)
-                .bind(&ids)
-                .bind(batch_id)
-                .fetch_all(&self.db)
-                .await?
-                .into_iter()
-                .collect();
-            let before = events.len();
-            events.retain(|e| !e.client_event_id || owned.contains(&(e.shop.clone(), e.event_id)));
-            repeats.events += before - events.len();
+            let query = sqlx::query_as(sql).bind(&shops).bind(&ids);
+            let owned: HashSet<(String, Uuid)> = self.owned(query, batch_id).await?;
+            repeats.events += drop_unless(&mut events, |e| {
+                !e.client_event_id || owned.contains(&(e.shop.clone(), e.event_id))
+            });
         }
 
         let orders: Vec<(&str, &str, Uuid)> = events
@@ -103,24 +99,32 @@ impl Claims {
             } else {
                 CLAIM_ORDERS_SQL
             };
-            let owned: HashSet<(String, String, Uuid)> = sqlx::query_as(sql)
+            let query = sqlx::query_as(sql)
                 .bind(&shops)
                 .bind(&order_ids)
-                .bind(&event_ids)
-                .bind(batch_id)
-                .fetch_all(&self.db)
-                .await?
-                .into_iter()
-                .collect();
-            let before = events.len();
-            events.retain(|e| {
+                .bind(&event_ids);
+            let owned: HashSet<(String, String, Uuid)> = self.owned(query, batch_id).await?;
+            repeats.orders += drop_unless(&mut events, |e| {
                 e.event_type != EventType::CheckoutCompleted
                     || e.order_id.is_empty()
                     || owned.contains(&(e.shop.clone(), e.order_id.clone(), e.event_id))
             });
-            repeats.orders += before - events.len();
         }
         Ok((events, repeats))
+    }
+
+    /// Runs a claim query with the batch id bound last; the keys it returns are the ones this
+    /// batch owns.
+    async fn owned<'q, T>(
+        &self,
+        query: QueryAs<'q, Postgres, T, PgArguments>,
+        batch_id: Uuid,
+    ) -> Result<HashSet<T>, sqlx::Error>
+    where
+        T: for<'r> FromRow<'r, PgRow> + Eq + Hash + Send + Unpin,
+    {
+        let rows = query.bind(batch_id).fetch_all(&self.db).await?;
+        Ok(rows.into_iter().collect())
     }
 
     /// Gives up the claims of a batch that will never reach ClickHouse (ClickHouse refused its
@@ -194,3 +198,10 @@ UNION ALL
 SELECT c.shop_domain, c.order_id, c.event_id
 FROM order_claims c JOIN batch b USING (shop_domain, order_id, event_id)
 WHERE c.batch_id = $4";
+
+/// Keeps the events `keep` accepts; returns how many it dropped.
+fn drop_unless(events: &mut Vec<SpoolEvent>, keep: impl FnMut(&SpoolEvent) -> bool) -> usize {
+    let before = events.len();
+    events.retain(keep);
+    before - events.len()
+}

@@ -692,24 +692,21 @@ mod tests {
             max_future: chrono::Duration::hours(24),
             max_past: chrono::Duration::days(7),
         };
-        let (events, _) =
-            parse_body(br#"{"eventType":"view","timestamp":"2026-03-01T18:20:00Z"}"#).unwrap();
-        let event = events
-            .into_iter()
-            .next()
-            .unwrap()
-            .into_spool_event(&shop, tz, now, window);
+        let view_at = |timestamp: &str| {
+            let body = format!(r#"{{"eventType":"view","timestamp":"{timestamp}"}}"#);
+            let (events, _) = parse_body(body.as_bytes()).unwrap();
+            events
+                .into_iter()
+                .next()
+                .unwrap()
+                .into_spool_event(&shop, tz, now, window)
+        };
+        let event = view_at("2026-03-01T18:20:00Z");
         // 18:20 UTC is 00:05 the next day in Kathmandu (+05:45).
         assert_eq!(event.local_date.to_string(), "2026-03-02");
         assert!(!event.timestamp_replaced);
 
-        let (events, _) =
-            parse_body(br#"{"eventType":"view","timestamp":"2020-01-01T00:00:00Z"}"#).unwrap();
-        let event = events
-            .into_iter()
-            .next()
-            .unwrap()
-            .into_spool_event(&shop, tz, now, window);
+        let event = view_at("2020-01-01T00:00:00Z");
         assert!(event.timestamp_replaced);
         assert_eq!(event.event_time, now.timestamp());
     }

@@ -2,6 +2,7 @@
 //! snapshot.
 
 use std::collections::HashSet;
+use std::hash::Hash;
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -103,6 +104,32 @@ async fn snapshot(
         .ok_or(ApiError::ShopNotFound)
 }
 
+/// The validator of an answer that depends on the catalog version and on `inputs`. `v` is the
+/// catalog version the loader expects; when current, the answer may be cached longer.
+fn validator(snapshot: &ShopSnapshot, v: Option<&str>, inputs: impl Hash) -> Validator {
+    let pinned = v == Some(snapshot.version.to_string().as_str());
+    Validator::new(snapshot.version, inputs, pinned)
+}
+
+/// 304 where the request's `If-None-Match` matches the validator, else the page, from the cache
+/// or from `render`.
+async fn answer(
+    state: &AppState,
+    headers: &HeaderMap,
+    snapshot: &ShopSnapshot,
+    validator: Validator,
+    render: impl FnOnce() -> Vec<u8>,
+) -> Response {
+    if validator.is_fresh(headers) {
+        return validator.not_modified();
+    }
+    let page = state
+        .rendered_pages
+        .get_or_render(snapshot.id, &validator, render)
+        .await;
+    validator.ok(headers, &page).await
+}
+
 /// Widgets to render on a storefront page
 #[utoipa::path(
     get, path = "/apps/videoapp_sub/contextual-widgets", tag = "storefront",
@@ -150,52 +177,46 @@ pub async fn contextual_widgets(
     }
     let counts = state.view_counts.current(&proxy.shop).await;
     let rendered = snapshot.rendered(&counts);
-    let pinned = query.v == Some(snapshot.version.to_string());
-    let validator = Validator::new(
-        snapshot.version,
+    let validator = validator(
+        &snapshot,
+        query.v.as_deref(),
         (location, &context, &only_sorted, rendered.counts_tag()),
-        pinned,
     );
-    if validator.is_fresh(&headers) {
-        return Ok(validator.not_modified());
-    }
-    let page = state
-        .rendered_pages
-        .get_or_render(snapshot.id, &validator, || {
-            // Product-sourced widgets show the current product's videos, on product pages only.
-            let page_product = (location == Location::Product)
-                .then_some(context.product_id.as_ref())
-                .flatten();
-            let widgets: Vec<WidgetJson> = snapshot
-                .widgets()
-                .iter()
-                .filter(|w| only.as_ref().is_none_or(|ids| ids.contains(&w.id())))
-                .filter(|w| {
-                    rules_admit(
-                        w,
-                        location,
-                        context.product_id.as_ref(),
-                        context.collection_id.as_ref(),
-                    )
-                })
-                .filter_map(|w| snapshot.widget_json(&rendered, w, page_product))
-                .collect();
-            let size = widgets.iter().map(WidgetJson::len).sum::<usize>() + 512;
-            let answer = ContextualWidgets {
-                location,
-                version: snapshot.version.to_string(),
-                // When the page was rendered: every request for it shares one body.
-                timestamp: now_iso(),
-                remove_branding: snapshot.remove_branding,
-                widgets,
-                context,
-            };
-            let mut json = Vec::with_capacity(size);
-            serde_json::to_writer(&mut json, &answer).expect("storefront JSON always serializes");
-            json
-        })
-        .await;
-    Ok(validator.ok(&headers, &page).await)
+    let answer = answer(&state, &headers, &snapshot, validator, || {
+        // Product-sourced widgets show the current product's videos, on product pages only.
+        let page_product = (location == Location::Product)
+            .then_some(context.product_id.as_ref())
+            .flatten();
+        let widgets: Vec<WidgetJson> = snapshot
+            .widgets()
+            .iter()
+            .filter(|w| only.as_ref().is_none_or(|ids| ids.contains(&w.id())))
+            .filter(|w| {
+                rules_admit(
+                    w,
+                    location,
+                    context.product_id.as_ref(),
+                    context.collection_id.as_ref(),
+                )
+            })
+            .filter_map(|w| snapshot.widget_json(&rendered, w, page_product))
+            .collect();
+        let size = widgets.iter().map(WidgetJson::len).sum::<usize>() + 512;
+        let answer = ContextualWidgets {
+            location,
+            version: snapshot.version.to_string(),
+            // When the page was rendered: every request for it shares one body.
+            timestamp: now_iso(),
+            remove_branding: snapshot.remove_branding,
+            widgets,
+            context,
+        };
+        let mut json = Vec::with_capacity(size);
+        serde_json::to_writer(&mut json, &answer).expect("storefront JSON always serializes");
+        json
+    })
+    .await;
+    Ok(answer)
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -250,25 +271,19 @@ pub async fn widget_by_id(
     }
     let counts = state.view_counts.current(&proxy.shop).await;
     let rendered = snapshot.rendered(&counts);
-    let pinned = query.v == Some(snapshot.version.to_string());
-    let validator = Validator::new(
-        snapshot.version,
+    let validator = validator(
+        &snapshot,
+        query.v.as_deref(),
         ("widget-by-id", widget.id(), location, rendered.counts_tag()),
-        pinned,
     );
-    if validator.is_fresh(&headers) {
-        return Ok(validator.not_modified());
-    }
-    let page = state
-        .rendered_pages
-        .get_or_render(snapshot.id, &validator, || {
-            json_bytes(&WidgetById {
-                success: true,
-                widget: snapshot.widget_json_any(&rendered, widget),
-            })
+    let answer = answer(&state, &headers, &snapshot, validator, || {
+        json_bytes(&WidgetById {
+            success: true,
+            widget: snapshot.widget_json_any(&rendered, widget),
         })
-        .await;
-    Ok(validator.ok(&headers, &page).await)
+    })
+    .await;
+    Ok(answer)
 }
 
 fn json_bytes(answer: &impl Serialize) -> Vec<u8> {
@@ -327,34 +342,28 @@ pub async fn widgets_list(
 ) -> Result<Response, ApiError> {
     let widget_type = query.widget_type;
     let snapshot = snapshot(&state, &proxy).await?;
-    let pinned = query.v == Some(snapshot.version.to_string());
-    let validator = Validator::new(snapshot.version, ("widgets-list", widget_type), pinned);
-    if validator.is_fresh(&headers) {
-        return Ok(validator.not_modified());
-    }
-    let page = state
-        .rendered_pages
-        .get_or_render(snapshot.id, &validator, || {
-            let widgets: Vec<WidgetSummary> = snapshot
-                .widgets()
-                .iter()
-                .filter(|w| w.widget.widget_type == widget_type)
-                .map(|w| WidgetSummary {
-                    id: w.id(),
-                    title: w.widget.title.clone(),
-                    widget_type: w.widget.widget_type,
-                    status: w.widget.status,
-                    source_type: w.widget.source_type,
-                    video_count: w.video_count(),
-                    created_at: w.widget.created_at,
-                })
-                .collect();
-            json_bytes(&WidgetsList {
-                success: true,
-                count: widgets.len(),
-                widgets,
+    let validator = validator(&snapshot, query.v.as_deref(), ("widgets-list", widget_type));
+    let answer = answer(&state, &headers, &snapshot, validator, || {
+        let widgets: Vec<WidgetSummary> = snapshot
+            .widgets()
+            .iter()
+            .filter(|w| w.widget.widget_type == widget_type)
+            .map(|w| WidgetSummary {
+                id: w.id(),
+                title: w.widget.title.clone(),
+                widget_type: w.widget.widget_type,
+                status: w.widget.status,
+                source_type: w.widget.source_type,
+                video_count: w.video_count(),
+                created_at: w.widget.created_at,
             })
+            .collect();
+        json_bytes(&WidgetsList {
+            success: true,
+            count: widgets.len(),
+            widgets,
         })
-        .await;
-    Ok(validator.ok(&headers, &page).await)
+    })
+    .await;
+    Ok(answer)
 }

@@ -11,38 +11,25 @@ pub struct Migration {
     pub sql: &'static str,
 }
 
+/// A migration from its version and its file in `clickhouse/`.
+macro_rules! migration {
+    ($version:literal, $name:literal) => {
+        Migration {
+            version: $version,
+            name: $name,
+            sql: include_str!(concat!("../../clickhouse/", $name)),
+        }
+    };
+}
+
 /// The files of `clickhouse/`, in order. A unit test checks this list against the directory.
 pub const MIGRATIONS: &[Migration] = &[
-    Migration {
-        version: 1,
-        name: "0001_events.sql",
-        sql: include_str!("../../clickhouse/0001_events.sql"),
-    },
-    Migration {
-        version: 2,
-        name: "0002_daily_views.sql",
-        sql: include_str!("../../clickhouse/0002_daily_views.sql"),
-    },
-    Migration {
-        version: 3,
-        name: "0003_monthly_views.sql",
-        sql: include_str!("../../clickhouse/0003_monthly_views.sql"),
-    },
-    Migration {
-        version: 4,
-        name: "0004_video_monthly_backfill.sql",
-        sql: include_str!("../../clickhouse/0004_video_monthly_backfill.sql"),
-    },
-    Migration {
-        version: 5,
-        name: "0005_widget_monthly_backfill.sql",
-        sql: include_str!("../../clickhouse/0005_widget_monthly_backfill.sql"),
-    },
-    Migration {
-        version: 6,
-        name: "0006_event_products.sql",
-        sql: include_str!("../../clickhouse/0006_event_products.sql"),
-    },
+    migration!(1, "0001_events.sql"),
+    migration!(2, "0002_daily_views.sql"),
+    migration!(3, "0003_monthly_views.sql"),
+    migration!(4, "0004_video_monthly_backfill.sql"),
+    migration!(5, "0005_widget_monthly_backfill.sql"),
+    migration!(6, "0006_event_products.sql"),
 ];
 
 const LEDGER_CREATE_SQL: &str = include_str!("../../sql/00_ledger_create.sql");
