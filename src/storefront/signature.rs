@@ -6,8 +6,6 @@
 //! exactly what it sends; what an endpoint then reads from the query is a separate, typed matter
 //! (`crate::extract::AppQuery`).
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -32,6 +30,13 @@ impl ProxySecret {
         mac.update(message.as_bytes());
         mac.finalize().into_bytes().into()
     }
+
+    /// The digest of the string `canonical_message` would build, hashed piece by piece.
+    fn mac_of_params<'a>(&self, params: impl IntoIterator<Item = (&'a str, &'a str)>) -> [u8; 32] {
+        let mut mac = self.0.clone();
+        for_each_signed_piece(params, |piece| mac.update(piece.as_bytes()));
+        mac.finalize().into_bytes().into()
+    }
 }
 
 impl std::fmt::Debug for ProxySecret {
@@ -40,22 +45,53 @@ impl std::fmt::Debug for ProxySecret {
     }
 }
 
-/// The string that is signed: every decoded parameter but `signature`, repeated keys' values
-/// joined with `,` in the order given, the `key=value` strings sorted (as strings: keys that
-/// prefix one another, `a` and `a-b`, sort differently as keys) and concatenated.
-pub fn canonical_message<'a>(params: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
-    let mut values: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (key, value) in params {
-        if key != "signature" {
-            values.entry(key).or_default().push(value);
-        }
+/// The signed parameters in the order they are signed: every parameter but `signature`, repeated
+/// keys grouped (their values in the order given), the groups sorted as the joined strings
+/// `key=value1,value2` sort (as strings: keys that prefix one another, `a` and `a-b`, sort
+/// differently as keys).
+///
+/// Grouping by a stable sort and hashing the groups piece by piece, rather than building each
+/// `key=value` string in a map of vectors and concatenating them, halves the check's cost:
+/// `signature_verify` 2.94 µs → 1.5 µs, an eighth of a warm `contextual_widgets_warm` request
+/// (BENCHMARKS.md).
+fn signed_groups<'p, 'a>(params: &'p mut Vec<(&'a str, &'a str)>) -> Vec<&'p [(&'a str, &'a str)]> {
+    params.retain(|(key, _)| *key != "signature");
+    params.sort_by(|a, b| a.0.cmp(b.0));
+    let mut groups: Vec<&[(&str, &str)]> = params.chunk_by(|a, b| a.0 == b.0).collect();
+    let bytes = |group| joined_pieces(group).flat_map(str::bytes);
+    groups.sort_unstable_by(|a, b| bytes(a).cmp(bytes(b)));
+    groups
+}
+
+/// One group's `key=value1,value2`, as the pieces it is made of: what the groups are sorted by,
+/// and what is hashed.
+fn joined_pieces<'g>(group: &'g [(&str, &str)]) -> impl Iterator<Item = &'g str> + 'g {
+    let key = group.first().map_or("", |(key, _)| *key);
+    let values = group
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (_, value))| [if i == 0 { "" } else { "," }, *value]);
+    [key, "="].into_iter().chain(values)
+}
+
+/// Feeds `sink` the signed string piece by piece: what `canonical_message` concatenates and what
+/// `verify` hashes.
+fn for_each_signed_piece<'a>(
+    params: impl IntoIterator<Item = (&'a str, &'a str)>,
+    mut sink: impl FnMut(&str),
+) {
+    let mut params: Vec<(&str, &str)> = params.into_iter().collect();
+    for group in signed_groups(&mut params) {
+        joined_pieces(group).for_each(&mut sink);
     }
-    let mut pairs: Vec<String> = values
-        .into_iter()
-        .map(|(key, values)| format!("{key}={}", values.join(",")))
-        .collect();
-    pairs.sort_unstable();
-    pairs.concat()
+}
+
+/// The string that is signed: the decoded parameters but `signature`, grouped and sorted as
+/// [`signed_groups`] says, concatenated with no separator.
+pub fn canonical_message<'a>(params: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut message = String::new();
+    for_each_signed_piece(params, |piece| message.push_str(piece));
+    message
 }
 
 pub fn sign(secret: &ProxySecret, message: &str) -> String {
@@ -129,9 +165,7 @@ pub fn verify(
     if signatures.next().is_some() {
         return Err(SignatureError::Duplicated);
     }
-    let expected = secret.mac(&canonical_message(
-        params.iter().map(|(key, value)| (&**key, &**value)),
-    ));
+    let expected = secret.mac_of_params(params.iter().map(|(key, value)| (&**key, &**value)));
     // Lowercase hex only, as the platform sends it; then a constant-time comparison of the bytes.
     let mut given_digest = [0u8; 32];
     let lowercase = !given.bytes().any(|b| b.is_ascii_uppercase());
