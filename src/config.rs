@@ -602,7 +602,7 @@ fn parse_from<P: FromArgMatches>(
                 continue;
             }
             let value = given.as_ref().and_then(|m| m.get_one::<OsString>(id));
-            if let Some(Err(reason)) = value.map(|value| check(arg, &flag, value)) {
+            if let Some(reason) = value.and_then(|value| refusal(arg, &flag, value)) {
                 argv = without_option(argv, &flag);
                 problems.push(ConfigError::Invalid {
                     env,
@@ -612,15 +612,14 @@ fn parse_from<P: FromArgMatches>(
             }
         } else if let Some(value) = arg.get_env().and_then(std::env::var_os) {
             let blank = value.to_str().is_some_and(|v| v.trim().is_empty());
-            let verdict = if blank {
-                Ok(())
-            } else {
-                check(arg, &flag, &value)
+            let refused = match blank {
+                true => None,
+                false => refusal(arg, &flag, &value),
             };
-            if blank || verdict.is_err() {
+            if blank || refused.is_some() {
                 command = command.mut_arg(id, |arg| arg.env(None));
             }
-            if let Err(reason) = verdict {
+            if let Some(reason) = refused {
                 problems.push(ConfigError::Invalid {
                     env,
                     flag: None,
@@ -663,9 +662,9 @@ fn without_env(command: Command) -> Command {
     })
 }
 
-/// Whether `arg`'s own value parser takes `value`; if not, why. clap offers no way to call a
-/// value parser on its own, so a command with only that argument parses `--flag=value`.
-fn check(arg: &Arg, flag: &str, value: &OsStr) -> Result<(), String> {
+/// Why `arg`'s own value parser refuses `value`, if it does. clap offers no way to call a value
+/// parser on its own, so a command with only that argument parses `--flag=value`.
+fn refusal(arg: &Arg, flag: &str, value: &OsStr) -> Option<String> {
     let probe = arg.clone().env(None).action(ArgAction::Set).global(false);
     let mut flag = OsString::from(format!("--{flag}="));
     flag.push(value);
@@ -673,8 +672,8 @@ fn check(arg: &Arg, flag: &str, value: &OsStr) -> Result<(), String> {
         .arg(probe)
         .try_get_matches_from([OsString::from("probe"), flag])
     {
-        Ok(_) => Ok(()),
-        Err(e) => Err(reason(&e, value)),
+        Ok(_) => None,
+        Err(e) => Some(reason(&e, value)),
     }
 }
 
@@ -747,48 +746,69 @@ impl<P: TypedValueParser> TypedValueParser for Trimmed<P> {
     }
 }
 
-fn socket_addr(raw: &str) -> Result<SocketAddr, String> {
-    let raw = raw.trim();
-    raw.parse()
-        .map_err(|_| format!("'{raw}' is not an address like 127.0.0.1:8080"))
+/// Why a setting's value is refused. The variants for secrets (and the Postgres URL, which carries
+/// a password) do not repeat the value.
+#[derive(Debug, PartialEq, thiserror::Error)]
+enum InvalidValue {
+    #[error("'{0}' is not an address like 127.0.0.1:8080")]
+    SocketAddr(String),
+    #[error("'{0}' is not a whole number of seconds")]
+    Seconds(String),
+    #[error("'{0}' is not true or false")]
+    Boolean(String),
+    #[error("must be a URL like postgres://user:password@host:5432/database")]
+    PostgresUrl,
+    #[error("'{0}' is not an HTTP URL like http://127.0.0.1:8123")]
+    HttpUrl(String),
+    #[error("'{0}' is not a plain identifier (letters, digits, _)")]
+    Identifier(String),
+    #[error("must not be empty")]
+    Empty,
+    #[error("must be at least {MIN_ADMIN_TOKEN_LEN} characters")]
+    TooShort,
 }
 
-fn seconds(raw: &str) -> Result<Duration, String> {
+const MIN_ADMIN_TOKEN_LEN: usize = 16;
+
+fn socket_addr(raw: &str) -> Result<SocketAddr, InvalidValue> {
+    let raw = raw.trim();
+    raw.parse()
+        .map_err(|_| InvalidValue::SocketAddr(raw.to_string()))
+}
+
+fn seconds(raw: &str) -> Result<Duration, InvalidValue> {
     let raw = raw.trim();
     raw.parse()
         .map(Duration::from_secs)
-        .map_err(|_| format!("'{raw}' is not a whole number of seconds"))
+        .map_err(|_| InvalidValue::Seconds(raw.to_string()))
 }
 
-fn boolean(raw: &str) -> Result<bool, String> {
+fn boolean(raw: &str) -> Result<bool, InvalidValue> {
     match raw.trim().to_ascii_lowercase().as_str() {
         "0" | "false" | "no" | "off" => Ok(false),
         "1" | "true" | "yes" | "on" => Ok(true),
-        other => Err(format!("'{other}' is not true or false")),
+        other => Err(InvalidValue::Boolean(other.to_string())),
     }
 }
 
-/// The URL carries a password: the error does not repeat it.
-fn postgres_url(raw: &str) -> Result<SecretString, String> {
+fn postgres_url(raw: &str) -> Result<SecretString, InvalidValue> {
     let raw = raw.trim();
     match Url::parse(raw) {
         Ok(url) if matches!(url.scheme(), "postgres" | "postgresql") => Ok(raw.into()),
-        _ => Err("must be a URL like postgres://user:password@host:5432/database".into()),
+        _ => Err(InvalidValue::PostgresUrl),
     }
 }
 
-fn http_url(raw: &str) -> Result<Url, String> {
+fn http_url(raw: &str) -> Result<Url, InvalidValue> {
     let raw = raw.trim();
     match Url::parse(raw) {
         Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(url),
-        _ => Err(format!(
-            "'{raw}' is not an HTTP URL like http://127.0.0.1:8123"
-        )),
+        _ => Err(InvalidValue::HttpUrl(raw.to_string())),
     }
 }
 
 /// A name ClickHouse takes unquoted: letters, digits (not first) and `_`.
-fn identifier(raw: &str) -> Result<String, String> {
+fn identifier(raw: &str) -> Result<String, InvalidValue> {
     let raw = raw.trim();
     let plain = !raw.is_empty()
         && raw
@@ -797,9 +817,7 @@ fn identifier(raw: &str) -> Result<String, String> {
             .all(|(i, b)| b == b'_' || b.is_ascii_alphabetic() || (i > 0 && b.is_ascii_digit()));
     match plain {
         true => Ok(raw.to_string()),
-        false => Err(format!(
-            "'{raw}' is not a plain identifier (letters, digits, _)"
-        )),
+        false => Err(InvalidValue::Identifier(raw.to_string())),
     }
 }
 
@@ -808,16 +826,16 @@ fn password(raw: &str) -> Result<SecretString, std::convert::Infallible> {
     Ok(raw.into())
 }
 
-fn proxy_secret(raw: &str) -> Result<SecretString, String> {
+fn proxy_secret(raw: &str) -> Result<SecretString, InvalidValue> {
     match raw.trim() {
-        "" => Err("must not be empty".into()),
+        "" => Err(InvalidValue::Empty),
         secret => Ok(secret.into()),
     }
 }
 
-fn admin_token(raw: &str) -> Result<SecretString, String> {
+fn admin_token(raw: &str) -> Result<SecretString, InvalidValue> {
     match raw.trim() {
-        token if token.len() < 16 => Err("must be at least 16 characters".into()),
+        token if token.len() < MIN_ADMIN_TOKEN_LEN => Err(InvalidValue::TooShort),
         token => Ok(token.into()),
     }
 }

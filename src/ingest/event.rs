@@ -1,8 +1,6 @@
 //! Events as shoppers' browsers send them, parsed and validated at the edge into
 //! [`SpoolEvent`]s: the exact record the spool keeps and ClickHouse receives.
 
-use std::collections::HashMap;
-
 use chrono::{DateTime, NaiveDate, Utc};
 use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::Decimal;
@@ -270,24 +268,43 @@ pub struct TimeWindow {
     pub max_past: chrono::Duration,
 }
 
+/// The body: one event, or up to 100 under `events`.
+// The top level as read: an object with `events` is a batch, any other object one event. Reading
+// it keeps `events` as its JSON text and skips every other field without building anything.
+#[derive(Deserialize, ToSchema)]
+pub struct EventBatch<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    #[schema(value_type = Vec<IncomingEvent>, required = true)]
+    events: Option<&'a RawValue>,
+}
+
+/// `events` as given, `null` included (which is then not an array), rather than `None` for null.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
 /// The body's events: `{ "events": [...] }` or one event object. Nothing is returned unless
 /// every event is valid.
 ///
-/// The top level is read first with each value kept as its JSON text: whether the body is a
-/// batch decides how the rest is read. Each event is then read straight from its own text, so
+/// The top level is read first, as an [`EventBatch`]: whether the body is a batch decides how
+/// the rest is read. Each event is then read straight from its own text, so
 /// a revenue keeps the exact digits it was sent with (a `serde_json::Value` in between would
 /// hold numbers as binary floating point).
 pub fn parse_body(body: &[u8]) -> Result<(Vec<IncomingEvent>, bool), Invalid> {
     let text = std::str::from_utf8(body)
         .map_err(|e| Invalid::new("body", format!("malformed JSON: {e}")))?;
-    let top: HashMap<String, &RawValue> = serde_json::from_str(text).map_err(|e| {
-        if e.is_data() {
-            Invalid::new("body", "must be an event object or { \"events\": [...] }")
-        } else {
-            Invalid::new("body", format!("malformed JSON: {e}"))
-        }
+    let not_an_object = || Invalid::new("body", "must be an event object or { \"events\": [...] }");
+    // A derived struct would also take a JSON array.
+    if !text.trim_start().starts_with('{') {
+        serde_json::from_str::<serde::de::IgnoredAny>(text)
+            .map_err(|e| Invalid::new("body", format!("malformed JSON: {e}")))?;
+        return Err(not_an_object());
+    }
+    let top: EventBatch = serde_json::from_str(text).map_err(|e| match e.is_data() {
+        true => not_an_object(),
+        false => Invalid::new("body", format!("malformed JSON: {e}")),
     })?;
-    let Some(events) = top.get("events") else {
+    let Some(events) = top.events else {
         return Ok((vec![parse_event(text, "")?], false));
     };
     let items: Vec<&RawValue> = serde_json::from_str(events.get())
@@ -520,6 +537,25 @@ mod tests {
         let (events, batch) =
             parse_body(br#"{"events":[{"eventType":"view"},{"eventType":"click"}]}"#).unwrap();
         assert_eq!((events.len(), batch), (2, true));
+    }
+
+    #[test]
+    fn a_body_of_another_shape_is_named_for_what_is_wrong() {
+        let refused = |body: &str| {
+            let invalid = parse_body(body.as_bytes()).unwrap_err();
+            format!("{}: {}", invalid.field, invalid.message)
+        };
+        let not_an_object = "body: must be an event object or { \"events\": [...] }";
+        assert_eq!(refused(r#"[{"eventType":"view"}]"#), not_an_object);
+        assert_eq!(refused(r#"[null]"#), not_an_object);
+        assert_eq!(refused(r#""view""#), not_an_object);
+        assert_eq!(refused(" 42 "), not_an_object);
+        assert!(refused(r#"{"eventType":"view""#).starts_with("body: malformed JSON"));
+        assert!(refused("[1,").starts_with("body: malformed JSON"));
+        assert_eq!(refused(r#"{"events":null}"#), "events: must be an array");
+        assert_eq!(refused(r#"{"events":{"eventType":"view"}}"#), "events: must be an array");
+        assert_eq!(refused(r#"{"events":[]}"#), "events: must not be empty");
+        assert_eq!(refused(r#"{"events":[1]}"#), "events[0]: must be an event object");
     }
 
     /// An event reads the same alone and inside a batch, escaped keys included.

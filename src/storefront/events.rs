@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 use super::request::{ProxyParams, Signed};
 use crate::app::AppState;
 use crate::error::{ApiError, ErrorBody};
-use crate::ingest::event::{self, IncomingEvent, SpoolEvent};
+use crate::ingest::event::{self, EventBatch, IncomingEvent, SpoolEvent};
 use crate::ingest::spool::SpoolError;
 
 /// Bodies above this are refused with 413 (a beacon never needs more).
@@ -27,13 +27,6 @@ pub struct EventsAccepted {
     #[serde(skip_serializing_if = "Option::is_none")]
     count: Option<usize>,
     timestamp: String,
-}
-
-/// The body: one event, or up to 100 under `events`.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct EventBatch {
-    events: Vec<IncomingEvent>,
 }
 
 fn reject(reason: &'static str, events: usize, error: ApiError) -> ApiError {
