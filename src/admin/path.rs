@@ -95,3 +95,42 @@ fn capitalised(noun: &str) -> String {
         .map(|first| first.to_uppercase().chain(chars).collect())
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Key;
+
+    impl Object for Key {
+        const NOUN: &'static str = "API key";
+    }
+
+    #[test]
+    fn an_object_path_documents_its_shop_and_its_id_by_the_objects_noun() {
+        let documented: Vec<_> = ObjectPath::<Key>::into_params(|| None)
+            .into_iter()
+            .map(|p| {
+                let required = p.required == Required::True;
+                (
+                    p.name,
+                    p.parameter_in == ParameterIn::Path,
+                    required,
+                    p.description,
+                )
+            })
+            .collect();
+        assert_eq!(
+            documented,
+            [
+                (
+                    "shop".to_string(),
+                    true,
+                    true,
+                    Some("Shop domain".to_string())
+                ),
+                ("id".to_string(), true, true, Some("API key id".to_string())),
+            ]
+        );
+    }
+}
