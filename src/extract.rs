@@ -7,6 +7,7 @@ mod query;
 use std::borrow::Cow;
 
 use axum::body::Bytes;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{header, request::Parts};
 use serde::de::DeserializeOwned;
@@ -79,20 +80,13 @@ fn strip_position(message: &str) -> String {
 }
 
 /// Path parameters with our error body: a malformed path is reported like any other bad input.
+#[derive(FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(ApiError))]
 pub struct AppPath<T>(pub T);
 
-impl<S, T> FromRequestParts<S> for AppPath<T>
-where
-    S: Send + Sync,
-    T: DeserializeOwned + Send,
-{
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        axum::extract::Path::<T>::from_request_parts(parts, state)
-            .await
-            .map(|axum::extract::Path(v)| AppPath(v))
-            .map_err(|e| ApiError::validation("path", e.body_text()))
+impl From<PathRejection> for ApiError {
+    fn from(rejection: PathRejection) -> Self {
+        ApiError::validation("path", rejection.body_text())
     }
 }
 

@@ -4,16 +4,20 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{id_param, shop_param, AdminBodyErrors, AdminErrors, ShopPath};
+use super::{AdminBodyErrors, AdminErrors, Object, ObjectPath, ShopPath};
 use crate::analytics::keys::{self, ApiKeyInfo, CreatedApiKey, NewApiKey};
 use crate::app::AppState;
 use crate::error::ApiError;
-use crate::extract::{AppJson, AppPath};
+use crate::extract::AppJson;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiKeyList {
     pub api_keys: Vec<ApiKeyInfo>,
+}
+
+impl Object for ApiKeyInfo {
+    const NOUN: &'static str = "API key";
 }
 
 /// Create an analytics API key
@@ -23,15 +27,14 @@ pub struct ApiKeyList {
     post, path = "/admin/v1/shops/{shop}/api-keys", tag = "admin",
     params(ShopPath),
     request_body = NewApiKey,
-    responses((status = 201, body = CreatedApiKey), AdminBodyErrors),
-    security(("admin_token" = []))
+    responses((status = 201, body = CreatedApiKey), AdminBodyErrors)
 )]
 pub async fn create_api_key(
     State(state): State<AppState>,
-    AppPath(shop): AppPath<String>,
+    ShopPath { shop }: ShopPath,
     AppJson(new): AppJson<NewApiKey>,
 ) -> Result<(StatusCode, Json<CreatedApiKey>), ApiError> {
-    let created = keys::create(&state.db, &shop_param(&shop)?, new).await?;
+    let created = keys::create(&state.db, &shop, new).await?;
     Ok((StatusCode::CREATED, Json(created)))
 }
 
@@ -39,14 +42,13 @@ pub async fn create_api_key(
 #[utoipa::path(
     get, path = "/admin/v1/shops/{shop}/api-keys", tag = "admin",
     params(ShopPath),
-    responses((status = 200, body = ApiKeyList), AdminErrors),
-    security(("admin_token" = []))
+    responses((status = 200, body = ApiKeyList), AdminErrors)
 )]
 pub async fn list_api_keys(
     State(state): State<AppState>,
-    AppPath(shop): AppPath<String>,
+    ShopPath { shop }: ShopPath,
 ) -> Result<Json<ApiKeyList>, ApiError> {
-    let api_keys = keys::list(&state.db, &shop_param(&shop)?).await?;
+    let api_keys = keys::list(&state.db, &shop).await?;
     Ok(Json(ApiKeyList { api_keys }))
 }
 
@@ -55,14 +57,13 @@ pub async fn list_api_keys(
 /// Takes effect at once; revoking a revoked key changes nothing.
 #[utoipa::path(
     delete, path = "/admin/v1/shops/{shop}/api-keys/{id}", tag = "admin",
-    params(ShopPath, ("id" = String, Path, description = "API key id")),
-    responses((status = 204, description = "Revoked"), AdminErrors),
-    security(("admin_token" = []))
+    params(ObjectPath<ApiKeyInfo>),
+    responses((status = 204, description = "Revoked"), AdminErrors)
 )]
 pub async fn revoke_api_key(
     State(state): State<AppState>,
-    AppPath((shop, id)): AppPath<(String, String)>,
+    ObjectPath { shop, id, .. }: ObjectPath<ApiKeyInfo>,
 ) -> Result<StatusCode, ApiError> {
-    keys::revoke(&state.db, &shop_param(&shop)?, id_param(&id, "API key")?).await?;
+    keys::revoke(&state.db, &shop, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -5,6 +5,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
+use utoipa::openapi::security::SecurityRequirement;
+use utoipa::openapi::OpenApi;
 
 use crate::app::AppState;
 use crate::error::ApiError;
@@ -29,5 +31,25 @@ pub async fn require_admin(State(state): State<AppState>, req: Request, next: Ne
     match crate::bearer::token(req.headers()) {
         Some(token) if state.admin_token.matches(token) => next.run(req).await,
         _ => ApiError::AdminTokenRequired.into_response(),
+    }
+}
+
+/// Marks every operation of the provisioning document as taking the admin token, which
+/// [`require_admin`] checks on every provisioning route.
+pub fn document_token_requirement(openapi: &mut OpenApi) {
+    for item in openapi.paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+            &mut item.options,
+            &mut item.head,
+            &mut item.trace,
+        ];
+        for operation in operations.into_iter().flatten() {
+            operation.security = Some(vec![SecurityRequirement::new("admin_token", [""; 0])]);
+        }
     }
 }

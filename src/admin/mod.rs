@@ -3,28 +3,28 @@
 
 mod api_keys;
 mod auth;
+mod path;
 mod products;
 mod shops;
 mod videos;
 mod widgets;
 
-use axum::extract::{RawPathParams, Request, State};
+use axum::extract::{Request, State};
 use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use utoipa::{IntoParams, IntoResponses};
+use utoipa::IntoResponses;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use uuid::Uuid;
 
 use crate::app::AppState;
-use crate::catalog::domain::ShopDomain;
 use crate::error::{ApiError, ErrorBody};
 
 pub use auth::AdminToken;
+use path::{Object, ObjectPath, ShopPath};
 
 pub fn router(state: AppState) -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
+    let mut routes = OpenApiRouter::new()
         .routes(routes!(
             shops::put_shop,
             shops::get_shop,
@@ -48,7 +48,9 @@ pub fn router(state: AppState) -> OpenApiRouter<AppState> {
             widgets::delete_widget
         ))
         .routes(routes!(api_keys::create_api_key, api_keys::list_api_keys))
-        .routes(routes!(api_keys::revoke_api_key))
+        .routes(routes!(api_keys::revoke_api_key));
+    auth::document_token_requirement(routes.get_openapi_mut());
+    routes
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             invalidate_after_write,
@@ -63,18 +65,14 @@ pub fn router(state: AppState) -> OpenApiRouter<AppState> {
 /// sent.
 async fn invalidate_after_write(
     State(state): State<AppState>,
-    path: RawPathParams,
+    shop: Result<ShopPath, ApiError>,
     req: Request,
     next: Next,
 ) -> Response {
-    let shop = path
-        .iter()
-        .find(|(name, _)| *name == "shop")
-        .and_then(|(_, value)| ShopDomain::parse(value).ok());
     let is_write = req.method() != Method::GET;
     let is_delete = req.method() == Method::DELETE;
     let response = next.run(req).await;
-    if let (true, true, Some(shop)) = (is_write, response.status().is_success(), shop) {
+    if let (true, true, Ok(ShopPath { shop })) = (is_write, response.status().is_success(), shop) {
         state.catalog.invalidate(&shop).await;
         // Revoking a key or uninstalling a shop must shut its keys out here at once.
         if is_delete {
@@ -82,15 +80,6 @@ async fn invalidate_after_write(
         }
     }
     response
-}
-
-/// The `{shop}` path parameter of every provisioning route (documentation only: handlers take the
-/// raw segment and parse it with [`shop_param`]).
-#[derive(IntoParams)]
-#[into_params(parameter_in = Path)]
-pub struct ShopPath {
-    /// Shop domain
-    pub shop: String,
 }
 
 /// The errors of a provisioning route without a request body: a missing or wrong admin token, or
@@ -112,14 +101,4 @@ pub enum AdminBodyErrors {
     Unauthorized(ErrorBody),
     #[response(status = 404)]
     NotFound(ErrorBody),
-}
-
-/// The `{shop}` path segment as a domain value.
-fn shop_param(raw: &str) -> Result<ShopDomain, ApiError> {
-    ShopDomain::parse(raw).map_err(|e| ApiError::validation("shop", e.0))
-}
-
-/// An object id from the path. Ids are UUIDs we generated; anything else names no object.
-fn id_param(raw: &str, what: &'static str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound(what))
 }

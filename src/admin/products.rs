@@ -3,11 +3,11 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{shop_param, AdminBodyErrors, AdminErrors, ShopPath};
+use super::{AdminBodyErrors, AdminErrors, ShopPath};
 use crate::app::AppState;
 use crate::catalog::products::{self, Product, ProductDelete, ProductUpsert};
 use crate::error::ApiError;
-use crate::extract::{AppJson, AppPath};
+use crate::extract::AppJson;
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -35,15 +35,13 @@ pub struct ProductList {
     put, path = "/admin/v1/shops/{shop}/products", tag = "admin",
     params(ShopPath),
     request_body = ProductUpsert,
-    responses((status = 200, body = ProductsUpserted), AdminBodyErrors),
-    security(("admin_token" = []))
+    responses((status = 200, body = ProductsUpserted), AdminBodyErrors)
 )]
 pub async fn upsert_products(
     State(state): State<AppState>,
-    AppPath(shop): AppPath<String>,
+    ShopPath { shop }: ShopPath,
     AppJson(body): AppJson<ProductUpsert>,
 ) -> Result<Json<ProductsUpserted>, ApiError> {
-    let shop = shop_param(&shop)?;
     let catalog_version = products::upsert(&state.db, &shop, &body.products).await?;
     Ok(Json(ProductsUpserted {
         upserted: body.products.len(),
@@ -55,14 +53,13 @@ pub async fn upsert_products(
 #[utoipa::path(
     get, path = "/admin/v1/shops/{shop}/products", tag = "admin",
     params(ShopPath),
-    responses((status = 200, body = ProductList), AdminErrors),
-    security(("admin_token" = []))
+    responses((status = 200, body = ProductList), AdminErrors)
 )]
 pub async fn list_products(
     State(state): State<AppState>,
-    AppPath(shop): AppPath<String>,
+    ShopPath { shop }: ShopPath,
 ) -> Result<Json<ProductList>, ApiError> {
-    let products = products::list(&state.db, &shop_param(&shop)?).await?;
+    let products = products::list(&state.db, &shop).await?;
     Ok(Json(ProductList { products }))
 }
 
@@ -73,15 +70,13 @@ pub async fn list_products(
     delete, path = "/admin/v1/shops/{shop}/products", tag = "admin",
     params(ShopPath),
     request_body = ProductDelete,
-    responses((status = 200, body = ProductsDeleted), AdminBodyErrors),
-    security(("admin_token" = []))
+    responses((status = 200, body = ProductsDeleted), AdminBodyErrors)
 )]
 pub async fn delete_products(
     State(state): State<AppState>,
-    AppPath(shop): AppPath<String>,
+    ShopPath { shop }: ShopPath,
     AppJson(body): AppJson<ProductDelete>,
 ) -> Result<Json<ProductsDeleted>, ApiError> {
-    let shop = shop_param(&shop)?;
     let (deleted, catalog_version) = products::delete(&state.db, &shop, &body.ids).await?;
     Ok(Json(ProductsDeleted {
         deleted,

@@ -2,11 +2,11 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 
-use super::{shop_param, AdminErrors, ShopPath};
+use super::{AdminErrors, ShopPath};
 use crate::app::AppState;
 use crate::catalog::shops::{self, Shop, ShopSettings, Upserted};
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{AppJson, AppPath};
+use crate::extract::AppJson;
 
 /// Create or update a shop
 ///
@@ -21,15 +21,13 @@ use crate::extract::{AppJson, AppPath};
         (status = 200, description = "Shop updated", body = Shop),
         (status = 400, description = "Invalid field", body = ErrorBody),
         (status = 401, description = "Missing or wrong admin token", body = ErrorBody),
-    ),
-    security(("admin_token" = []))
+    )
 )]
 pub async fn put_shop(
     State(state): State<AppState>,
-    AppPath(shop): AppPath<String>,
+    ShopPath { shop }: ShopPath,
     AppJson(settings): AppJson<ShopSettings>,
 ) -> Result<(StatusCode, Json<Shop>), ApiError> {
-    let shop = shop_param(&shop)?;
     Ok(match shops::upsert(&state.db, &shop, settings).await? {
         Upserted::Created(shop) => (StatusCode::CREATED, Json(shop)),
         Upserted::Updated(shop) => (StatusCode::OK, Json(shop)),
@@ -44,14 +42,13 @@ pub async fn put_shop(
         (status = 200, body = Shop),
         (status = 401, body = ErrorBody),
         (status = 404, description = "Unknown or uninstalled shop", body = ErrorBody),
-    ),
-    security(("admin_token" = []))
+    )
 )]
 pub async fn get_shop(
     State(state): State<AppState>,
-    AppPath(shop): AppPath<String>,
+    ShopPath { shop }: ShopPath,
 ) -> Result<Json<Shop>, ApiError> {
-    Ok(Json(shops::get(&state.db, &shop_param(&shop)?).await?))
+    Ok(Json(shops::get(&state.db, &shop).await?))
 }
 
 /// Uninstall a shop
@@ -60,13 +57,12 @@ pub async fn get_shop(
 #[utoipa::path(
     delete, path = "/admin/v1/shops/{shop}", tag = "admin",
     params(ShopPath),
-    responses((status = 204, description = "Uninstalled"), AdminErrors),
-    security(("admin_token" = []))
+    responses((status = 204, description = "Uninstalled"), AdminErrors)
 )]
 pub async fn delete_shop(
     State(state): State<AppState>,
-    AppPath(shop): AppPath<String>,
+    ShopPath { shop }: ShopPath,
 ) -> Result<StatusCode, ApiError> {
-    shops::uninstall(&state.db, &shop_param(&shop)?).await?;
+    shops::uninstall(&state.db, &shop).await?;
     Ok(StatusCode::NO_CONTENT)
 }

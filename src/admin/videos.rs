@@ -4,15 +4,19 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{id_param, shop_param, AdminBodyErrors, AdminErrors, ShopPath};
+use super::{AdminBodyErrors, AdminErrors, Object, ObjectPath, ShopPath};
 use crate::app::AppState;
 use crate::catalog::videos::{self, NewVideo, Video, VideoPatch};
 use crate::error::ApiError;
-use crate::extract::{AppJson, AppPath};
+use crate::extract::AppJson;
 
 #[derive(Serialize, ToSchema)]
 pub struct VideoList {
     pub videos: Vec<Video>,
+}
+
+impl Object for Video {
+    const NOUN: &'static str = "video";
 }
 
 /// Create a video
@@ -20,15 +24,14 @@ pub struct VideoList {
     post, path = "/admin/v1/shops/{shop}/videos", tag = "admin",
     params(ShopPath),
     request_body = NewVideo,
-    responses((status = 201, body = Video), AdminBodyErrors),
-    security(("admin_token" = []))
+    responses((status = 201, body = Video), AdminBodyErrors)
 )]
 pub async fn create_video(
     State(state): State<AppState>,
-    AppPath(shop): AppPath<String>,
+    ShopPath { shop }: ShopPath,
     AppJson(new): AppJson<NewVideo>,
 ) -> Result<(StatusCode, Json<Video>), ApiError> {
-    let video = videos::create(&state.db, &shop_param(&shop)?, new).await?;
+    let video = videos::create(&state.db, &shop, new).await?;
     Ok((StatusCode::CREATED, Json(video)))
 }
 
@@ -36,29 +39,27 @@ pub async fn create_video(
 #[utoipa::path(
     get, path = "/admin/v1/shops/{shop}/videos", tag = "admin",
     params(ShopPath),
-    responses((status = 200, body = VideoList), AdminErrors),
-    security(("admin_token" = []))
+    responses((status = 200, body = VideoList), AdminErrors)
 )]
 pub async fn list_videos(
     State(state): State<AppState>,
-    AppPath(shop): AppPath<String>,
+    ShopPath { shop }: ShopPath,
 ) -> Result<Json<VideoList>, ApiError> {
-    let videos = videos::list(&state.db, &shop_param(&shop)?).await?;
+    let videos = videos::list(&state.db, &shop).await?;
     Ok(Json(VideoList { videos }))
 }
 
 /// Read a video
 #[utoipa::path(
     get, path = "/admin/v1/shops/{shop}/videos/{id}", tag = "admin",
-    params(ShopPath, ("id" = String, Path, description = "Video id")),
-    responses((status = 200, body = Video), AdminErrors),
-    security(("admin_token" = []))
+    params(ObjectPath<Video>),
+    responses((status = 200, body = Video), AdminErrors)
 )]
 pub async fn get_video(
     State(state): State<AppState>,
-    AppPath((shop, id)): AppPath<(String, String)>,
+    ObjectPath { shop, id, .. }: ObjectPath<Video>,
 ) -> Result<Json<Video>, ApiError> {
-    let video = videos::get(&state.db, &shop_param(&shop)?, id_param(&id, "video")?).await?;
+    let video = videos::get(&state.db, &shop, id).await?;
     Ok(Json(video))
 }
 
@@ -67,18 +68,16 @@ pub async fn get_video(
 /// Only the fields present change; `productIds` replaces the whole list.
 #[utoipa::path(
     patch, path = "/admin/v1/shops/{shop}/videos/{id}", tag = "admin",
-    params(ShopPath, ("id" = String, Path, description = "Video id")),
+    params(ObjectPath<Video>),
     request_body = VideoPatch,
-    responses((status = 200, body = Video), AdminBodyErrors),
-    security(("admin_token" = []))
+    responses((status = 200, body = Video), AdminBodyErrors)
 )]
 pub async fn patch_video(
     State(state): State<AppState>,
-    AppPath((shop, id)): AppPath<(String, String)>,
+    ObjectPath { shop, id, .. }: ObjectPath<Video>,
     AppJson(patch): AppJson<VideoPatch>,
 ) -> Result<Json<Video>, ApiError> {
-    let shop = shop_param(&shop)?;
-    let video = videos::update(&state.db, &shop, id_param(&id, "video")?, patch).await?;
+    let video = videos::update(&state.db, &shop, id, patch).await?;
     Ok(Json(video))
 }
 
@@ -87,14 +86,13 @@ pub async fn patch_video(
 /// The video is removed from every widget that showed it.
 #[utoipa::path(
     delete, path = "/admin/v1/shops/{shop}/videos/{id}", tag = "admin",
-    params(ShopPath, ("id" = String, Path, description = "Video id")),
-    responses((status = 204, description = "Deleted"), AdminErrors),
-    security(("admin_token" = []))
+    params(ObjectPath<Video>),
+    responses((status = 204, description = "Deleted"), AdminErrors)
 )]
 pub async fn delete_video(
     State(state): State<AppState>,
-    AppPath((shop, id)): AppPath<(String, String)>,
+    ObjectPath { shop, id, .. }: ObjectPath<Video>,
 ) -> Result<StatusCode, ApiError> {
-    videos::delete(&state.db, &shop_param(&shop)?, id_param(&id, "video")?).await?;
+    videos::delete(&state.db, &shop, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -4,15 +4,19 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{id_param, shop_param, AdminBodyErrors, AdminErrors, ShopPath};
+use super::{AdminBodyErrors, AdminErrors, Object, ObjectPath, ShopPath};
 use crate::app::AppState;
 use crate::catalog::widgets::{self, NewWidget, Widget, WidgetPatch};
 use crate::error::ApiError;
-use crate::extract::{AppJson, AppPath};
+use crate::extract::AppJson;
 
 #[derive(Serialize, ToSchema)]
 pub struct WidgetList {
     pub widgets: Vec<Widget>,
+}
+
+impl Object for Widget {
+    const NOUN: &'static str = "widget";
 }
 
 /// Create a widget
@@ -20,15 +24,14 @@ pub struct WidgetList {
     post, path = "/admin/v1/shops/{shop}/widgets", tag = "admin",
     params(ShopPath),
     request_body = NewWidget,
-    responses((status = 201, body = Widget), AdminBodyErrors),
-    security(("admin_token" = []))
+    responses((status = 201, body = Widget), AdminBodyErrors)
 )]
 pub async fn create_widget(
     State(state): State<AppState>,
-    AppPath(shop): AppPath<String>,
+    ShopPath { shop }: ShopPath,
     AppJson(new): AppJson<NewWidget>,
 ) -> Result<(StatusCode, Json<Widget>), ApiError> {
-    let widget = widgets::create(&state.db, &shop_param(&shop)?, new).await?;
+    let widget = widgets::create(&state.db, &shop, new).await?;
     Ok((StatusCode::CREATED, Json(widget)))
 }
 
@@ -36,29 +39,27 @@ pub async fn create_widget(
 #[utoipa::path(
     get, path = "/admin/v1/shops/{shop}/widgets", tag = "admin",
     params(ShopPath),
-    responses((status = 200, body = WidgetList), AdminErrors),
-    security(("admin_token" = []))
+    responses((status = 200, body = WidgetList), AdminErrors)
 )]
 pub async fn list_widgets(
     State(state): State<AppState>,
-    AppPath(shop): AppPath<String>,
+    ShopPath { shop }: ShopPath,
 ) -> Result<Json<WidgetList>, ApiError> {
-    let widgets = widgets::list(&state.db, &shop_param(&shop)?).await?;
+    let widgets = widgets::list(&state.db, &shop).await?;
     Ok(Json(WidgetList { widgets }))
 }
 
 /// Read a widget
 #[utoipa::path(
     get, path = "/admin/v1/shops/{shop}/widgets/{id}", tag = "admin",
-    params(ShopPath, ("id" = String, Path, description = "Widget id")),
-    responses((status = 200, body = Widget), AdminErrors),
-    security(("admin_token" = []))
+    params(ObjectPath<Widget>),
+    responses((status = 200, body = Widget), AdminErrors)
 )]
 pub async fn get_widget(
     State(state): State<AppState>,
-    AppPath((shop, id)): AppPath<(String, String)>,
+    ObjectPath { shop, id, .. }: ObjectPath<Widget>,
 ) -> Result<Json<Widget>, ApiError> {
-    let widget = widgets::get(&state.db, &shop_param(&shop)?, id_param(&id, "widget")?).await?;
+    let widget = widgets::get(&state.db, &shop, id).await?;
     Ok(Json(widget))
 }
 
@@ -67,18 +68,16 @@ pub async fn get_widget(
 /// Only the fields present change; `videoIds` and `rules` replace the whole value.
 #[utoipa::path(
     patch, path = "/admin/v1/shops/{shop}/widgets/{id}", tag = "admin",
-    params(ShopPath, ("id" = String, Path, description = "Widget id")),
+    params(ObjectPath<Widget>),
     request_body = WidgetPatch,
-    responses((status = 200, body = Widget), AdminBodyErrors),
-    security(("admin_token" = []))
+    responses((status = 200, body = Widget), AdminBodyErrors)
 )]
 pub async fn patch_widget(
     State(state): State<AppState>,
-    AppPath((shop, id)): AppPath<(String, String)>,
+    ObjectPath { shop, id, .. }: ObjectPath<Widget>,
     AppJson(patch): AppJson<WidgetPatch>,
 ) -> Result<Json<Widget>, ApiError> {
-    let shop = shop_param(&shop)?;
-    let widget = widgets::update(&state.db, &shop, id_param(&id, "widget")?, patch).await?;
+    let widget = widgets::update(&state.db, &shop, id, patch).await?;
     Ok(Json(widget))
 }
 
@@ -87,14 +86,13 @@ pub async fn patch_widget(
 /// Its videos stay in the catalog.
 #[utoipa::path(
     delete, path = "/admin/v1/shops/{shop}/widgets/{id}", tag = "admin",
-    params(ShopPath, ("id" = String, Path, description = "Widget id")),
-    responses((status = 204, description = "Deleted"), AdminErrors),
-    security(("admin_token" = []))
+    params(ObjectPath<Widget>),
+    responses((status = 204, description = "Deleted"), AdminErrors)
 )]
 pub async fn delete_widget(
     State(state): State<AppState>,
-    AppPath((shop, id)): AppPath<(String, String)>,
+    ObjectPath { shop, id, .. }: ObjectPath<Widget>,
 ) -> Result<StatusCode, ApiError> {
-    widgets::delete(&state.db, &shop_param(&shop)?, id_param(&id, "widget")?).await?;
+    widgets::delete(&state.db, &shop, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
