@@ -4,6 +4,7 @@
 pub mod caching;
 mod display_rules;
 mod events;
+mod presentation;
 pub mod request;
 pub mod signature;
 pub mod view_counts;
