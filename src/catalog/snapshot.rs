@@ -8,10 +8,12 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use super::domain::{ProductGid, ShopDomain, Timezone};
+use super::videos::Video;
 use super::widgets::{DisplayRules, Widget};
 use super::{products, videos, widgets};
 
-/// A product the storefront can show.
+/// A product the storefront can show: [`products::Product`] without the collections it is in,
+/// which the storefront never reads.
 #[derive(Debug, Clone)]
 pub struct SnapshotProduct {
     pub id: ProductGid,
@@ -19,19 +21,6 @@ pub struct SnapshotProduct {
     pub handle: String,
     pub image: String,
     pub url: String,
-}
-
-/// A published video.
-#[derive(Debug)]
-pub struct SnapshotVideo {
-    pub id: Uuid,
-    pub title: String,
-    pub thumbnail: String,
-    pub video_url: String,
-    pub mini_version_url: String,
-    /// Seconds.
-    pub duration: f64,
-    pub product_ids: Vec<ProductGid>,
 }
 
 pub struct SnapshotWidget {
@@ -93,7 +82,8 @@ pub struct ShopSnapshot {
     widget_index: HashMap<Uuid, usize>,
     products: HashMap<ProductGid, SnapshotProduct>,
     handles: HashMap<String, ProductGid>,
-    videos: HashMap<Uuid, SnapshotVideo>,
+    /// Published videos only.
+    videos: HashMap<Uuid, Video>,
     /// Published videos linked to each product, oldest first.
     videos_by_product: HashMap<ProductGid, Vec<Uuid>>,
 }
@@ -139,7 +129,7 @@ impl ShopSnapshot {
     fn build(
         settings: ShopSettings,
         widgets: Vec<Widget>,
-        videos: Vec<videos::Video>,
+        videos: Vec<Video>,
         products: Vec<products::Product>,
     ) -> ShopSnapshot {
         let mut handles = HashMap::with_capacity(products.len());
@@ -166,21 +156,7 @@ impl ShopSnapshot {
                     .push(video.id);
             }
         }
-        let videos: HashMap<Uuid, SnapshotVideo> = videos
-            .into_iter()
-            .map(|v| {
-                let video = SnapshotVideo {
-                    id: v.id,
-                    title: v.title,
-                    thumbnail: v.thumbnail,
-                    video_url: v.video_url,
-                    mini_version_url: v.mini_version_url,
-                    duration: v.duration,
-                    product_ids: v.product_ids,
-                };
-                (v.id, video)
-            })
-            .collect();
+        let videos: HashMap<Uuid, Video> = videos.into_iter().map(|v| (v.id, v)).collect();
         let mut snapshot = ShopSnapshot {
             id: SNAPSHOT_IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             shop: settings.shop,
@@ -231,7 +207,7 @@ impl ShopSnapshot {
             .and_then(|id| self.products.get(id))
     }
 
-    pub fn video(&self, id: &Uuid) -> Option<&SnapshotVideo> {
+    pub fn video(&self, id: &Uuid) -> Option<&Video> {
         self.videos.get(id)
     }
 
