@@ -28,6 +28,14 @@ const SHORT: &str = "public, max-age=60, stale-while-revalidate=600";
 /// The loader asked for exactly this version, so the answer cannot change under that URL.
 const PINNED: &str = "public, max-age=86400";
 
+/// The answer to a request that already holds the current one. Documentation only.
+#[derive(utoipa::IntoResponses)]
+#[response(
+    status = 304,
+    description = "`If-None-Match` matched the current answer"
+)]
+pub struct NotModified;
+
 /// The validator of one answer and how long it may be cached.
 pub struct Validator {
     pub etag: String,

@@ -13,10 +13,11 @@ use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::caching::Validator;
+use super::caching::{NotModified, Validator};
 use super::display_rules::{location_admits, rules_admit};
 use super::presentation::{StorefrontWidget, WidgetJson};
 use super::request::{ProxyParams, Signed};
+use super::StorefrontErrors;
 use crate::app::AppState;
 use crate::catalog::domain::{
     CollectionGid, Location, ProductGid, SourceType, WidgetStatus, WidgetType,
@@ -138,10 +139,8 @@ async fn answer(
     params(ContextualQuery, ProxyParams),
     responses(
         (status = 200, body = ContextualWidgets, headers(("ETag" = String), ("Cache-Control" = String))),
-        (status = 304, description = "`If-None-Match` matched the current answer"),
         (status = 400, description = "MISSING_PARAMETER or INVALID_PARAMETER", body = ErrorBody),
-        (status = 401, description = "INVALID_SIGNATURE", body = ErrorBody),
-        (status = 404, description = "SHOP_NOT_FOUND", body = ErrorBody),
+        NotModified, StorefrontErrors,
     )
 )]
 pub async fn contextual_widgets(
@@ -250,7 +249,7 @@ pub struct WidgetById<'a> {
     responses(
         (status = 200, body = WidgetById, headers(("ETag" = String), ("Cache-Control" = String))),
         (status = 204, description = "The widget's display rules exclude `location` (no body)"),
-        (status = 304, description = "`If-None-Match` matched the current answer"),
+        NotModified,
         (status = 400, description = "`id` is missing (no body); or INVALID_PARAMETER", body = ErrorBody),
         (status = 401, description = "INVALID_SIGNATURE", body = ErrorBody),
         (status = 404, description = "No such active widget in this shop (no body); or SHOP_NOT_FOUND", body = ErrorBody),
@@ -331,10 +330,8 @@ pub struct WidgetsList {
     params(WidgetsListQuery, ProxyParams),
     responses(
         (status = 200, body = WidgetsList, headers(("ETag" = String), ("Cache-Control" = String))),
-        (status = 304, description = "`If-None-Match` matched the current answer"),
         (status = 400, description = "MISSING_PARAMETER or INVALID_PARAMETER (`type`)", body = ErrorBody),
-        (status = 401, description = "INVALID_SIGNATURE", body = ErrorBody),
-        (status = 404, description = "SHOP_NOT_FOUND", body = ErrorBody),
+        NotModified, StorefrontErrors,
     )
 )]
 pub async fn widgets_list(
