@@ -11,7 +11,7 @@ use axum::Json;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::{IntoParams, IntoResponses, ToSchema};
 use uuid::Uuid;
 
 use super::auth::Caller;
@@ -116,6 +116,19 @@ pub struct WidgetFilter {
     /// Only widgets of this type.
     #[param(inline)]
     widget_type: Option<WidgetType>,
+}
+
+/// The refusals any analytics call may answer: a bad range or parameter, a missing or unknown key,
+/// the key's quota. Documentation only.
+#[derive(IntoResponses)]
+#[allow(dead_code)]
+pub enum AnalyticsErrors {
+    #[response(status = 400)]
+    Invalid(ErrorBody),
+    #[response(status = 401)]
+    Unauthorized(ErrorBody),
+    #[response(status = 429)]
+    RateLimited(ErrorBody),
 }
 
 /// The effective range, in UTC with milliseconds.
@@ -491,9 +504,7 @@ pub struct SummaryResponse {
     params(RangeQuery),
     responses(
         (status = 200, body = SummaryResponse),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 429, body = ErrorBody),
+        AnalyticsErrors,
     ),
     security(("api_key" = []))
 )]
@@ -573,9 +584,7 @@ impl Analysed for widgets::Widget {
     params(ListQuery, WidgetFilter, RangeQuery),
     responses(
         (status = 200, body = WidgetList),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
-        (status = 429, body = ErrorBody),
+        AnalyticsErrors,
     ),
     security(("api_key" = []))
 )]
@@ -605,10 +614,8 @@ pub async fn list_widgets(
     params(("widgetId" = String, Path, description = "The widget's id"), RangeQuery),
     responses(
         (status = 200, body = WidgetOne),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
-        (status = 429, body = ErrorBody),
+        AnalyticsErrors,
     ),
     security(("api_key" = []))
 )]

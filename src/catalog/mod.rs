@@ -103,6 +103,22 @@ pub(crate) async fn require_shop(pool: &PgPool, shop: &ShopDomain) -> Result<(),
     found.map(|_| ()).ok_or(CatalogError::ShopNotFound)
 }
 
+/// A list of ids names each at most once; the error names the first repeat, as `name` puts it.
+pub(crate) fn check_unique<T: std::hash::Hash + Eq>(
+    field: &str,
+    ids: &[T],
+    name: impl Fn(&T) -> String,
+) -> Result<(), CatalogError> {
+    let mut seen = std::collections::HashSet::with_capacity(ids.len());
+    match ids.iter().find(|id| !seen.insert(*id)) {
+        Some(id) => Err(CatalogError::invalid(
+            field,
+            format!("{} appears more than once", name(id)),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Text fields have a bound so one merchant cannot grow a snapshot without limit.
 pub(crate) fn check_text(field: &str, value: &str, max_chars: usize) -> Result<(), CatalogError> {
     if value.chars().count() > max_chars {

@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::domain::{ProductGid, ShopDomain, VideoStatus};
-use super::{begin_write, check_optional_url, check_required_text, CatalogError};
+use super::{begin_write, check_optional_url, check_required_text, check_unique, CatalogError};
 
 const MAX_DURATION_SECONDS: f64 = 24.0 * 3600.0;
 const MAX_LINKED_PRODUCTS: usize = 250;
@@ -76,15 +76,7 @@ fn validate(v: &NewVideo) -> Result<(), CatalogError> {
             format!("must be between 0 and {MAX_DURATION_SECONDS} seconds"),
         ));
     }
-    let mut seen = std::collections::HashSet::new();
-    for id in &v.product_ids {
-        if !seen.insert(id) {
-            return Err(CatalogError::invalid(
-                "productIds",
-                format!("{id} appears more than once"),
-            ));
-        }
-    }
+    check_unique("productIds", &v.product_ids, ProductGid::to_string)?;
     if v.product_ids.len() > MAX_LINKED_PRODUCTS {
         return Err(CatalogError::invalid(
             "productIds",

@@ -12,7 +12,7 @@ use super::domain::{
     ClickBehavior, CollectionGid, Location, ModalLayout, ProductGid, ShopDomain, SourceType,
     ViewStyle, WidgetStatus, WidgetType,
 };
-use super::{begin_write, check_text, CatalogError};
+use super::{begin_write, check_text, check_unique, CatalogError};
 
 const MAX_VIDEOS_PER_WIDGET: usize = 200;
 const MAX_RULE_ENTRIES: usize = 500;
@@ -157,15 +157,7 @@ fn validate(w: &NewWidget) -> Result<(), CatalogError> {
             format!("at most {MAX_VIDEOS_PER_WIDGET} videos per widget"),
         ));
     }
-    let mut seen = HashSet::new();
-    for id in &w.video_ids {
-        if !seen.insert(id) {
-            return Err(CatalogError::invalid(
-                "videoIds",
-                format!("video {id} appears more than once"),
-            ));
-        }
-    }
+    check_unique("videoIds", &w.video_ids, |id| format!("video {id}"))?;
     let rules = &w.rules;
     for (field, len) in [
         ("rules.locations", rules.locations.len()),

@@ -2,7 +2,7 @@
 //! the request's inputs, `304` on a matching `If-None-Match`, and a day-long `Cache-Control`
 //! when the request's `v` names the current version. Also the rendered pages: each answer is
 //! rendered once per catalog snapshot and inputs, and compressed (br or gzip, as the request
-//! accepts) once per page, not per request.
+//! accepts) once per page, not per request; and the widget JSON the pages are made of.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -14,12 +14,27 @@ use axum::http::header::{
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
+use moka::future::Cache;
+use std::future::Future;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use tokio::sync::OnceCell;
+
+use super::presentation::RenderedWidgets;
+use super::view_counts::ViewCountSet;
+use crate::catalog::domain::ShopDomain;
+use crate::catalog::snapshot::ShopSnapshot;
 
 const SHORT: &str = "public, max-age=60, stale-while-revalidate=600";
 /// The loader asked for exactly this version, so the answer cannot change under that URL.
 const PINNED: &str = "public, max-age=86400";
+
+/// The answer to a request that already holds the current one. Documentation only.
+#[derive(utoipa::IntoResponses)]
+#[response(
+    status = 304,
+    description = "`If-None-Match` matched the current answer"
+)]
+pub struct NotModified;
 
 /// The validator of one answer and how long it may be cached.
 pub struct Validator {
@@ -268,33 +283,68 @@ fn compress(data: &[u8], encoding: Encoding) -> Bytes {
 
 /// Recent rendered answers, by snapshot and validator: an answer is the same for every request
 /// of that page, so it is rendered (and compressed) once and shared. Bounded by bytes; a
-/// reloaded snapshot or new view counts means a new key.
+/// reloaded snapshot or new view counts means a new key. Also each shop's [`RenderedWidgets`].
 #[derive(Clone)]
-pub struct RenderedPages(moka::future::Cache<(u64, String), Arc<Page>>);
+pub struct RenderedPages {
+    pages: Cache<(u64, String), Arc<Page>>,
+    /// One set a shop: only the current snapshot and counts are asked for, and a set made for
+    /// others is replaced.
+    widgets: Cache<ShopDomain, Arc<RenderedWidgets>>,
+}
+
+/// As many shops as the catalog cache keeps snapshots of.
+const MAX_SHOPS: u64 = 100_000;
+const IDLE: std::time::Duration = std::time::Duration::from_secs(600);
 
 impl RenderedPages {
     pub fn new(max_bytes: u64) -> Self {
-        RenderedPages(
-            moka::future::Cache::builder()
+        RenderedPages {
+            pages: Cache::builder()
                 .max_capacity(max_bytes)
                 // The compressed forms add about a fifth.
                 .weigher(|_, page: &Arc<Page>| {
                     u32::try_from(page.identity.len() + page.identity.len() / 5).unwrap_or(u32::MAX)
                 })
-                .time_to_idle(std::time::Duration::from_secs(600))
+                .time_to_idle(IDLE)
                 .build(),
-        )
+            widgets: Cache::builder()
+                .max_capacity(MAX_SHOPS)
+                .time_to_idle(IDLE)
+                .build(),
+        }
     }
 
+    /// The page of `validator`, rendered by `render` unless another request already did.
     pub async fn get_or_render(
         &self,
         snapshot_id: u64,
         validator: &Validator,
-        render: impl FnOnce() -> Vec<u8>,
+        render: impl Future<Output = Vec<u8>>,
     ) -> Arc<Page> {
         let key = (snapshot_id, validator.etag.clone());
-        self.0
-            .get_with(key, async { Arc::new(Page::new(Bytes::from(render()))) })
+        self.pages
+            .get_with(key, async {
+                Arc::new(Page::new(Bytes::from(render.await)))
+            })
             .await
+    }
+
+    /// The shop's rendered widgets for `snapshot` and `counts`: the shared set when it was made
+    /// for these, otherwise a new one (made once, then shared until either changes).
+    pub async fn widgets(
+        &self,
+        snapshot: &ShopSnapshot,
+        counts: &Arc<ViewCountSet>,
+    ) -> Arc<RenderedWidgets> {
+        if let Some(current) = self.widgets.get(&snapshot.shop).await {
+            if current.is_for(snapshot, counts) {
+                return current;
+            }
+        }
+        let fresh = Arc::new(RenderedWidgets::render(snapshot, counts.clone()));
+        self.widgets
+            .insert(snapshot.shop.clone(), fresh.clone())
+            .await;
+        fresh
     }
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::request::{ProxyParams, Signed};
+use super::StorefrontErrors;
 use crate::app::AppState;
 use crate::error::{ApiError, ErrorBody};
 use crate::ingest::event::{self, EventBatch, IncomingEvent, SpoolEvent};
@@ -53,8 +54,7 @@ fn reject(reason: &'static str, events: usize, error: ApiError) -> ApiError {
     responses(
         (status = 202, description = "Durably recorded", body = EventsAccepted),
         (status = 400, description = "INVALID_BODY or INVALID_EVENT; the message names the field", body = ErrorBody),
-        (status = 401, description = "INVALID_SIGNATURE", body = ErrorBody),
-        (status = 404, description = "SHOP_NOT_FOUND", body = ErrorBody),
+        StorefrontErrors,
         (status = 413, description = "PAYLOAD_TOO_LARGE", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
         (status = 503, description = "SPOOL_FULL: load is shed; retry after `Retry-After` seconds", body = ErrorBody,

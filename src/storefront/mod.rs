@@ -4,15 +4,18 @@
 pub mod caching;
 mod display_rules;
 mod events;
+mod presentation;
 pub mod request;
 pub mod signature;
 pub mod view_counts;
 pub(crate) mod widgets;
 
+use utoipa::IntoResponses;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::app::AppState;
+use crate::error::ErrorBody;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -20,4 +23,13 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(widgets::widget_by_id))
         .routes(routes!(widgets::widgets_list))
         .routes(routes!(events::record_events))
+}
+
+/// The refusals every signed storefront endpoint documents alike. Documentation only.
+#[derive(IntoResponses)]
+pub enum StorefrontErrors {
+    #[response(status = 401, description = "INVALID_SIGNATURE")]
+    InvalidSignature(ErrorBody),
+    #[response(status = 404, description = "SHOP_NOT_FOUND")]
+    ShopNotFound(ErrorBody),
 }

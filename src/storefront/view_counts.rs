@@ -14,7 +14,6 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use crate::catalog::domain::ShopDomain;
-use crate::catalog::snapshot::ViewCountSet;
 use crate::warehouse::error::WarehouseError;
 use crate::warehouse::Warehouse;
 
@@ -25,6 +24,14 @@ const FIRST_FETCH_TIMEOUT: Duration = Duration::from_millis(500);
 const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(5);
 /// A refresh that takes longer counts as failed.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Lifetime view counts per video of one shop, as last read from ClickHouse.
+#[derive(Debug, Default)]
+pub struct ViewCountSet {
+    pub counts: HashMap<Uuid, u64>,
+    /// Changes whenever the counts do; part of the storefront's ETag.
+    pub tag: u64,
+}
 
 struct ShopCounts {
     counts: Arc<ViewCountSet>,

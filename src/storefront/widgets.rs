@@ -2,6 +2,7 @@
 //! snapshot.
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::hash::Hash;
 
 use axum::extract::State;
@@ -12,14 +13,16 @@ use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::caching::Validator;
+use super::caching::{NotModified, Validator};
 use super::display_rules::{location_admits, rules_admit};
+use super::presentation::{StorefrontWidget, WidgetJson};
 use super::request::{ProxyParams, Signed};
+use super::StorefrontErrors;
 use crate::app::AppState;
 use crate::catalog::domain::{
     CollectionGid, Location, ProductGid, SourceType, WidgetStatus, WidgetType,
 };
-use crate::catalog::snapshot::{ShopSnapshot, StorefrontWidget, WidgetJson};
+use crate::catalog::snapshot::ShopSnapshot;
 use crate::error::{ApiError, ErrorBody};
 
 #[derive(Deserialize, IntoParams)]
@@ -112,13 +115,13 @@ fn validator(snapshot: &ShopSnapshot, v: Option<&str>, inputs: impl Hash) -> Val
 }
 
 /// 304 where the request's `If-None-Match` matches the validator, else the page, from the cache
-/// or from `render`.
+/// or from `render` (run only on a miss).
 async fn answer(
     state: &AppState,
     headers: &HeaderMap,
     snapshot: &ShopSnapshot,
     validator: Validator,
-    render: impl FnOnce() -> Vec<u8>,
+    render: impl Future<Output = Vec<u8>>,
 ) -> Response {
     if validator.is_fresh(headers) {
         return validator.not_modified();
@@ -136,10 +139,8 @@ async fn answer(
     params(ContextualQuery, ProxyParams),
     responses(
         (status = 200, body = ContextualWidgets, headers(("ETag" = String), ("Cache-Control" = String))),
-        (status = 304, description = "`If-None-Match` matched the current answer"),
         (status = 400, description = "MISSING_PARAMETER or INVALID_PARAMETER", body = ErrorBody),
-        (status = 401, description = "INVALID_SIGNATURE", body = ErrorBody),
-        (status = 404, description = "SHOP_NOT_FOUND", body = ErrorBody),
+        NotModified, StorefrontErrors,
     )
 )]
 pub async fn contextual_widgets(
@@ -176,13 +177,13 @@ pub async fn contextual_widgets(
         ids.sort();
     }
     let counts = state.view_counts.current(&proxy.shop).await;
-    let rendered = snapshot.rendered(&counts);
     let validator = validator(
         &snapshot,
         query.v.as_deref(),
-        (location, &context, &only_sorted, rendered.counts_tag()),
+        (location, &context, &only_sorted, counts.tag),
     );
-    let answer = answer(&state, &headers, &snapshot, validator, || {
+    let answer = answer(&state, &headers, &snapshot, validator, async {
+        let rendered = state.rendered_pages.widgets(&snapshot, &counts).await;
         // Product-sourced widgets show the current product's videos, on product pages only.
         let page_product = (location == Location::Product)
             .then_some(context.product_id.as_ref())
@@ -199,7 +200,7 @@ pub async fn contextual_widgets(
                     context.collection_id.as_ref(),
                 )
             })
-            .filter_map(|w| snapshot.widget_json(&rendered, w, page_product))
+            .filter_map(|w| rendered.widget(&snapshot, w, page_product))
             .collect();
         let size = widgets.iter().map(WidgetJson::len).sum::<usize>() + 512;
         let answer = ContextualWidgets {
@@ -248,7 +249,7 @@ pub struct WidgetById<'a> {
     responses(
         (status = 200, body = WidgetById, headers(("ETag" = String), ("Cache-Control" = String))),
         (status = 204, description = "The widget's display rules exclude `location` (no body)"),
-        (status = 304, description = "`If-None-Match` matched the current answer"),
+        NotModified,
         (status = 400, description = "`id` is missing (no body); or INVALID_PARAMETER", body = ErrorBody),
         (status = 401, description = "INVALID_SIGNATURE", body = ErrorBody),
         (status = 404, description = "No such active widget in this shop (no body); or SHOP_NOT_FOUND", body = ErrorBody),
@@ -270,16 +271,16 @@ pub async fn widget_by_id(
         return Err(ApiError::NoBody(StatusCode::NO_CONTENT));
     }
     let counts = state.view_counts.current(&proxy.shop).await;
-    let rendered = snapshot.rendered(&counts);
     let validator = validator(
         &snapshot,
         query.v.as_deref(),
-        ("widget-by-id", widget.id(), location, rendered.counts_tag()),
+        ("widget-by-id", widget.id(), location, counts.tag),
     );
-    let answer = answer(&state, &headers, &snapshot, validator, || {
+    let answer = answer(&state, &headers, &snapshot, validator, async {
+        let rendered = state.rendered_pages.widgets(&snapshot, &counts).await;
         json_bytes(&WidgetById {
             success: true,
-            widget: snapshot.widget_json_any(&rendered, widget),
+            widget: rendered.widget_any(&snapshot, widget),
         })
     })
     .await;
@@ -329,10 +330,8 @@ pub struct WidgetsList {
     params(WidgetsListQuery, ProxyParams),
     responses(
         (status = 200, body = WidgetsList, headers(("ETag" = String), ("Cache-Control" = String))),
-        (status = 304, description = "`If-None-Match` matched the current answer"),
         (status = 400, description = "MISSING_PARAMETER or INVALID_PARAMETER (`type`)", body = ErrorBody),
-        (status = 401, description = "INVALID_SIGNATURE", body = ErrorBody),
-        (status = 404, description = "SHOP_NOT_FOUND", body = ErrorBody),
+        NotModified, StorefrontErrors,
     )
 )]
 pub async fn widgets_list(
@@ -343,7 +342,7 @@ pub async fn widgets_list(
     let widget_type = query.widget_type;
     let snapshot = snapshot(&state, &proxy).await?;
     let validator = validator(&snapshot, query.v.as_deref(), ("widgets-list", widget_type));
-    let answer = answer(&state, &headers, &snapshot, validator, || {
+    let answer = answer(&state, &headers, &snapshot, validator, async {
         let widgets: Vec<WidgetSummary> = snapshot
             .widgets()
             .iter()
