@@ -11,12 +11,13 @@ use axum::Json;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
-use utoipa::{IntoParams, IntoResponses, ToSchema};
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::auth::Caller;
 use super::dates::{iso_millis, strict_date, DateRange};
 use super::queries::{self, Subject, Totals};
+use super::AnalyticsErrors;
 use crate::app::AppState;
 use crate::catalog::domain::{VideoStatus, WidgetStatus, WidgetType};
 use crate::catalog::{videos, widgets, CatalogError};
@@ -116,19 +117,6 @@ pub struct WidgetFilter {
     /// Only widgets of this type.
     #[param(inline)]
     widget_type: Option<WidgetType>,
-}
-
-/// The refusals any analytics call may answer: a bad range or parameter, a missing or unknown key,
-/// the key's quota. Documentation only.
-#[derive(IntoResponses)]
-#[allow(dead_code)]
-pub enum AnalyticsErrors {
-    #[response(status = 400)]
-    Invalid(ErrorBody),
-    #[response(status = 401)]
-    Unauthorized(ErrorBody),
-    #[response(status = 429)]
-    RateLimited(ErrorBody),
 }
 
 /// The effective range, in UTC with milliseconds.

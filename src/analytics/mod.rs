@@ -8,10 +8,12 @@ pub mod keys;
 pub mod queries;
 
 use axum::middleware;
+use utoipa::IntoResponses;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::app::AppState;
+use crate::error::ErrorBody;
 
 pub fn router(state: AppState) -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -21,4 +23,16 @@ pub fn router(state: AppState) -> OpenApiRouter<AppState> {
         .routes(routes!(handlers::list_widgets))
         .routes(routes!(handlers::one_widget))
         .route_layer(middleware::from_fn_with_state(state, auth::authenticate))
+}
+
+/// The refusals any analytics call may answer: a bad range or parameter, a missing or unknown key,
+/// the key's quota. Documentation only.
+#[derive(IntoResponses)]
+pub enum AnalyticsErrors {
+    #[response(status = 400)]
+    Invalid(ErrorBody),
+    #[response(status = 401)]
+    Unauthorized(ErrorBody),
+    #[response(status = 429)]
+    RateLimited(ErrorBody),
 }

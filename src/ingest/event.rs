@@ -553,9 +553,15 @@ mod tests {
         assert!(refused(r#"{"eventType":"view""#).starts_with("body: malformed JSON"));
         assert!(refused("[1,").starts_with("body: malformed JSON"));
         assert_eq!(refused(r#"{"events":null}"#), "events: must be an array");
-        assert_eq!(refused(r#"{"events":{"eventType":"view"}}"#), "events: must be an array");
+        assert_eq!(
+            refused(r#"{"events":{"eventType":"view"}}"#),
+            "events: must be an array"
+        );
         assert_eq!(refused(r#"{"events":[]}"#), "events: must not be empty");
-        assert_eq!(refused(r#"{"events":[1]}"#), "events[0]: must be an event object");
+        assert_eq!(
+            refused(r#"{"events":[1]}"#),
+            "events[0]: must be an event object"
+        );
     }
 
     /// An event reads the same alone and inside a batch, escaped keys included.
