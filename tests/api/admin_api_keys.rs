@@ -18,13 +18,6 @@ async fn post_key(app: &TestApp, shop: &str, body: Value) -> Response {
         .unwrap()
 }
 
-/// Creates a key named `name`; returns the creation answer.
-async fn create_key(app: &TestApp, shop: &str, name: &str) -> Value {
-    let (status, body) = json_of(post_key(app, shop, json!({ "name": name })).await).await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    body
-}
-
 async fn revoke(app: &TestApp, shop: &str, id: &str) -> Response {
     app.admin(Method::DELETE, &format!("/shops/{shop}/api-keys/{id}"))
         .send()
@@ -113,8 +106,8 @@ async fn two_api_keys_differ() {
     app.create_shop(SHOP).await;
 
     // Act
-    let first = create_key(&app, SHOP, "Same name").await;
-    let second = create_key(&app, SHOP, "Same name").await;
+    let first = app.create_api_key(SHOP, "Same name").await;
+    let second = app.create_api_key(SHOP, "Same name").await;
 
     // Assert
     assert_ne!(first["key"], second["key"]);
@@ -130,8 +123,8 @@ async fn the_key_list_never_shows_a_key() {
     // Arrange
     let app = spawn_app().await;
     app.create_shop(SHOP).await;
-    let first = create_key(&app, SHOP, "Looker").await;
-    let second = create_key(&app, SHOP, "Metabase").await;
+    let first = app.create_api_key(SHOP, "Looker").await;
+    let second = app.create_api_key(SHOP, "Metabase").await;
 
     // Act
     let keys = list_keys(&app, SHOP).await;
@@ -168,7 +161,7 @@ async fn api_keys_are_stored_only_as_their_sha256_hash() {
     app.create_shop(SHOP).await;
 
     // Act
-    let created = create_key(&app, SHOP, "Looker").await;
+    let created = app.create_api_key(SHOP, "Looker").await;
 
     // Assert
     let key = created["key"].as_str().unwrap();
@@ -198,8 +191,8 @@ async fn revoking_a_key_answers_204_and_the_list_shows_when() {
     // Arrange
     let app = spawn_app().await;
     app.create_shop(SHOP).await;
-    let revoked = create_key(&app, SHOP, "Old").await;
-    let kept = create_key(&app, SHOP, "Current").await;
+    let revoked = app.create_api_key(SHOP, "Old").await;
+    let kept = app.create_api_key(SHOP, "Current").await;
 
     // Act
     let response = revoke(&app, SHOP, revoked["id"].as_str().unwrap()).await;
@@ -228,7 +221,7 @@ async fn revoking_a_key_twice_answers_204_both_times_and_keeps_the_first_time() 
     // Arrange
     let app = spawn_app().await;
     app.create_shop(SHOP).await;
-    let created = create_key(&app, SHOP, "Looker").await;
+    let created = app.create_api_key(SHOP, "Looker").await;
     let id = created["id"].as_str().unwrap();
     assert_eq!(
         revoke(&app, SHOP, id).await.status(),
@@ -307,8 +300,8 @@ async fn revoking_an_unknown_key_is_not_found() {
     let app = spawn_app().await;
     app.create_shop(SHOP).await;
     app.create_shop(OTHER_SHOP).await;
-    create_key(&app, SHOP, "Ours").await;
-    let theirs = create_key(&app, OTHER_SHOP, "Theirs").await;
+    app.create_api_key(SHOP, "Ours").await;
+    let theirs = app.create_api_key(OTHER_SHOP, "Theirs").await;
 
     // Act
     let unknown = revoke(&app, SHOP, &Uuid::now_v7().to_string()).await;
@@ -358,8 +351,8 @@ async fn a_shop_sees_only_its_own_keys() {
     let app = spawn_app().await;
     app.create_shop(SHOP).await;
     app.create_shop(OTHER_SHOP).await;
-    let ours = create_key(&app, SHOP, "Ours").await;
-    create_key(&app, OTHER_SHOP, "Theirs").await;
+    let ours = app.create_api_key(SHOP, "Ours").await;
+    app.create_api_key(OTHER_SHOP, "Theirs").await;
 
     // Act
     let keys = list_keys(&app, SHOP).await;

@@ -203,13 +203,7 @@ async fn deleting_a_shop_removes_its_catalog_and_revokes_its_keys() {
         .await;
     let other_video = app.create_video("other.myshopify.com", json!({})).await;
     for s in [SHOP, "other.myshopify.com"] {
-        let response = app
-            .admin(Method::POST, &format!("/shops/{s}/api-keys"))
-            .json(&json!({ "name": "k" }))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), StatusCode::CREATED);
+        app.create_api_key(s, "k").await;
     }
 
     let response = app

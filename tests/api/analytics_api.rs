@@ -25,17 +25,6 @@ const NOT_FOUND_MESSAGE: &str = "Resource not found";
 /// Requests per key per minute for tests that are not about the limit and make many requests.
 const UNLIMITED: u32 = 100_000;
 
-const SORT_KEYS: [&str; 8] = [
-    "views",
-    "clicks",
-    "impressions",
-    "add_to_cart",
-    "orders",
-    "revenue",
-    "title",
-    "created_at",
-];
-
 /// Lets tests place events on any day of the past year.
 fn back_fill(settings: &mut videoapp::config::Settings) {
     settings.event_max_past = Duration::from_secs(400 * 86_400);
@@ -49,14 +38,7 @@ struct Key {
 }
 
 async fn create_key(app: &TestApp, shop: &str) -> Key {
-    let response = app
-        .admin(Method::POST, &format!("/shops/{shop}/api-keys"))
-        .json(&json!({ "name": "Reporting" }))
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = json_of(response).await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let body = app.create_api_key(shop, "Reporting").await;
     Key {
         id: body["id"].as_str().unwrap().to_string(),
         secret: body["key"].as_str().unwrap().to_string(),
@@ -73,20 +55,6 @@ async fn revoke_key(app: &TestApp, shop: &str, key: &Key) {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
-}
-
-async fn create_shop_in(app: &TestApp, shop: &str, timezone: &str) {
-    let response = app
-        .admin(Method::PUT, &format!("/shops/{shop}"))
-        .json(&json!({ "name": "Analytics shop", "timezone": timezone }))
-        .send()
-        .await
-        .unwrap();
-    assert!(
-        response.status().is_success(),
-        "create shop: {}",
-        response.status()
-    );
 }
 
 /// A shop with one video, one widget showing it and one key: what every endpoint needs.
@@ -808,7 +776,8 @@ async fn meta_gives_the_ranges_instants_in_utc_with_milliseconds_on_every_endpoi
 async fn dates_of_a_new_york_shop_are_new_york_days() {
     // Arrange
     let app = spawn_app().await;
-    create_shop_in(&app, SHOP, "America/New_York").await;
+    app.create_shop_with(SHOP, json!({ "timezone": "America/New_York" }))
+        .await;
     let video = app.create_video(SHOP, json!({})).await;
     let key = create_key(&app, SHOP).await;
     let ny = chrono_tz::America::New_York;
@@ -1400,7 +1369,8 @@ async fn widgets_sort_by_every_key_in_both_directions_with_ties_by_id_and_stable
 async fn a_day_is_a_whole_day_in_the_shops_timezone_with_both_ends_inclusive() {
     // Arrange
     let app = spawn_app_with(back_fill).await;
-    create_shop_in(&app, SHOP, "Asia/Kathmandu").await;
+    app.create_shop_with(SHOP, json!({ "timezone": "Asia/Kathmandu" }))
+        .await;
     let video = app.create_video(SHOP, json!({})).await;
     let widget = app
         .create_widget(SHOP, json!({ "videoIds": [video] }))

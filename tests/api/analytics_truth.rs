@@ -158,13 +158,7 @@ async fn build_world(app: &TestApp, case: usize) -> World {
                     .await,
             );
         }
-        let key = app
-            .admin(Method::POST, &format!("/shops/{shop}/api-keys"))
-            .json(&json!({ "name": "truth" }))
-            .send()
-            .await
-            .unwrap();
-        let (_, key) = json_of(key).await;
+        let key = app.create_api_key(&shop, "truth").await;
         world.keys.push(key["key"].as_str().unwrap().to_string());
         world.timezones.push(tz.parse().unwrap());
         world.shops.push(shop);
@@ -395,13 +389,10 @@ async fn a_million_checkouts_of_ten_cents_sum_to_exactly_one_hundred_thousand() 
     let shop = "million.myshopify.com";
     app.create_shop(shop).await;
     let video = app.create_video(shop, json!({})).await;
-    let key = app
-        .admin(Method::POST, &format!("/shops/{shop}/api-keys"))
-        .json(&json!({ "name": "m" }))
-        .send()
-        .await
-        .unwrap();
-    let key = json_of(key).await.1["key"].as_str().unwrap().to_string();
+    let key = app.create_api_key(shop, "m").await["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
 
     let one = json!({ "eventType": "checkout_completed", "videoId": video, "revenue": 0.10 });
     let body = serde_json::to_vec(&json!({ "events": vec![one; 100] })).unwrap();
@@ -451,14 +442,7 @@ async fn a_million_checkouts_of_ten_cents_sum_to_exactly_one_hundred_thousand() 
         let (app, key, paths) = (&app, &key, &paths);
         async move {
             for path in paths {
-                let response = app
-                    .client
-                    .get(app.url(path))
-                    .bearer_auth(key)
-                    .send()
-                    .await
-                    .unwrap();
-                let text = response.text().await.unwrap();
+                let (_, text) = get(app, key, path).await;
                 assert_eq!(raw_revenues(&text)[0], revenue, "{path}: {text}");
                 assert!(
                     text.contains(&format!("\"orders\":{orders}")),

@@ -15,6 +15,18 @@ use videoapp::storefront::signature::{signed_query, ProxySecret};
 pub const ADMIN_TOKEN: &str = "test-admin-token-0123456789";
 pub const PROXY_SECRET: &str = "test-proxy-secret";
 
+/// The analytics API's sort keys, as its contract names them.
+pub const SORT_KEYS: [&str; 8] = [
+    "views",
+    "clicks",
+    "impressions",
+    "add_to_cart",
+    "orders",
+    "revenue",
+    "title",
+    "created_at",
+];
+
 /// The Postgres server's maintenance database; tests create their own databases through it.
 pub fn postgres_admin_url() -> String {
     std::env::var("VIDEOAPP_TEST_DATABASE_URL")
@@ -150,102 +162,6 @@ impl TestApp {
         if let Some(server) = server {
             server.await.expect("server task").expect("clean shutdown");
         }
-    }
-
-    /// A signed `POST /apps/videoapp_sub/analytics` with a JSON body.
-    pub async fn post_events(&self, shop: &str, body: &Value) -> Response {
-        let url = format!("/apps/videoapp_sub/analytics?{}", signed(shop, &[]));
-        self.client
-            .post(self.url(&url))
-            .json(body)
-            .send()
-            .await
-            .unwrap()
-    }
-
-    pub fn url(&self, path: &str) -> String {
-        format!("{}{}", self.address, path)
-    }
-
-    /// An admin API request (`path` is below `/admin/v1`), with the admin token.
-    pub fn admin(&self, method: Method, path: &str) -> RequestBuilder {
-        self.client
-            .request(method, self.url(&format!("/admin/v1{path}")))
-            .bearer_auth(ADMIN_TOKEN)
-    }
-
-    /// A signed storefront GET of `/apps/videoapp_sub/{endpoint}` for `shop`.
-    pub async fn storefront(
-        &self,
-        endpoint: &str,
-        shop: &str,
-        params: &[(&str, &str)],
-    ) -> Response {
-        let url = format!("/apps/videoapp_sub/{endpoint}?{}", signed(shop, params));
-        self.get(&url).await
-    }
-
-    pub async fn get(&self, path: &str) -> Response {
-        self.client.get(self.url(path)).send().await.unwrap()
-    }
-
-    /// Creates (or updates) a shop with default settings.
-    pub async fn create_shop(&self, shop: &str) {
-        let response = self
-            .admin(Method::PUT, &format!("/shops/{shop}"))
-            .json(&json!({ "name": "Test shop" }))
-            .send()
-            .await
-            .unwrap();
-        assert!(
-            response.status().is_success(),
-            "create shop: {}",
-            response.status()
-        );
-    }
-
-    /// Creates a published video and returns its id.
-    pub async fn create_video(&self, shop: &str, body: Value) -> String {
-        let mut video = json!({
-            "title": "A video",
-            "videoUrl": "https://cdn.example.com/v.mp4",
-            "status": "PUBLISHED",
-        });
-        merge(&mut video, body);
-        let response = self
-            .admin(Method::POST, &format!("/shops/{shop}/videos"))
-            .json(&video)
-            .send()
-            .await
-            .unwrap();
-        let (status, body) = json_of(response).await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        body["id"].as_str().unwrap().to_string()
-    }
-
-    /// Creates an active widget and returns its id.
-    pub async fn create_widget(&self, shop: &str, body: Value) -> String {
-        let mut widget = json!({ "type": "carousel", "status": "active" });
-        merge(&mut widget, body);
-        let response = self
-            .admin(Method::POST, &format!("/shops/{shop}/widgets"))
-            .json(&widget)
-            .send()
-            .await
-            .unwrap();
-        let (status, body) = json_of(response).await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        body["id"].as_str().unwrap().to_string()
-    }
-
-    pub async fn catalog_version(&self, shop: &str) -> i64 {
-        let response = self
-            .admin(Method::GET, &format!("/shops/{shop}"))
-            .send()
-            .await
-            .unwrap();
-        let (_, body) = json_of(response).await;
-        body["catalogVersion"].as_i64().unwrap()
     }
 }
 
@@ -485,9 +401,16 @@ pub trait Service {
 
     /// Creates (or updates) a shop with default settings.
     async fn create_shop(&self, shop: &str) {
+        self.create_shop_with(shop, json!({})).await;
+    }
+
+    /// Creates (or updates) a shop with `settings` (e.g. its `timezone`) over the defaults.
+    async fn create_shop_with(&self, shop: &str, settings: Value) {
+        let mut body = json!({ "name": "Test shop" });
+        merge(&mut body, settings);
         let response = self
             .admin(Method::PUT, &format!("/shops/{shop}"))
-            .json(&json!({ "name": "Test shop" }))
+            .json(&body)
             .send()
             .await
             .unwrap();
@@ -530,6 +453,29 @@ pub trait Service {
         let (status, body) = json_of(response).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         body["id"].as_str().unwrap().to_string()
+    }
+
+    /// Creates an analytics API key named `name`; returns the creation answer (`id`, `key`, …).
+    async fn create_api_key(&self, shop: &str, name: &str) -> Value {
+        let response = self
+            .admin(Method::POST, &format!("/shops/{shop}/api-keys"))
+            .json(&json!({ "name": name }))
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body
+    }
+
+    async fn catalog_version(&self, shop: &str) -> i64 {
+        let response = self
+            .admin(Method::GET, &format!("/shops/{shop}"))
+            .send()
+            .await
+            .unwrap();
+        let (_, body) = json_of(response).await;
+        body["catalogVersion"].as_i64().unwrap()
     }
 
     /// The Prometheus text of the metrics listener. A [`TestApp`]'s recorder is the test

@@ -236,19 +236,14 @@ type Documented = (&'static str, bool, Value);
 async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
     let app = spawn_app().await;
     let (_, doc) = json_of(app.get("/openapi.json").await).await;
-    let sort_keys = json!([
-        "views",
-        "clicks",
-        "impressions",
-        "add_to_cart",
-        "orders",
-        "revenue",
-        "title",
-        "created_at"
-    ]);
+    let sort_keys = json!(SORT_KEYS);
     let widget_types = json!(["carousel", "story", "productpage"]);
     let locations = json!(["home", "product", "collection", "page", "other"]);
     let date = json!({ "type": "string", "format": "date" });
+    let dates: [Documented; 2] = [
+        ("start_date", false, date.clone()),
+        ("end_date", false, date.clone()),
+    ];
 
     let expected: &[(&str, &str, &[Documented])] = &[
         (
@@ -297,30 +292,9 @@ async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
                 ("start_date", false, date.clone()),
             ],
         ),
-        (
-            "get",
-            "/api/v1/analytics/summary",
-            &[
-                ("start_date", false, date.clone()),
-                ("end_date", false, date.clone()),
-            ],
-        ),
-        (
-            "get",
-            "/api/v1/analytics/video/{videoId}",
-            &[
-                ("start_date", false, date.clone()),
-                ("end_date", false, date.clone()),
-            ],
-        ),
-        (
-            "get",
-            "/api/v1/analytics/widget/{widgetId}",
-            &[
-                ("start_date", false, date.clone()),
-                ("end_date", false, date.clone()),
-            ],
-        ),
+        ("get", "/api/v1/analytics/summary", &dates),
+        ("get", "/api/v1/analytics/video/{videoId}", &dates),
+        ("get", "/api/v1/analytics/widget/{widgetId}", &dates),
         (
             "get",
             "/apps/videoapp_sub/contextual-widgets",
