@@ -11,32 +11,18 @@ const SHOP: &str = "keys-shop.myshopify.com";
 const OTHER_SHOP: &str = "other-keys-shop.myshopify.com";
 
 async fn post_key(app: &TestApp, shop: &str, body: Value) -> Response {
-    app.admin(Method::POST, &format!("/shops/{shop}/api-keys"))
-        .json(&body)
-        .send()
+    app.send_admin_json(Method::POST, &format!("/shops/{shop}/api-keys"), &body)
         .await
-        .unwrap()
 }
 
 async fn revoke(app: &TestApp, shop: &str, id: &str) -> Response {
-    app.admin(Method::DELETE, &format!("/shops/{shop}/api-keys/{id}"))
-        .send()
+    app.send_admin(Method::DELETE, &format!("/shops/{shop}/api-keys/{id}"))
         .await
-        .unwrap()
 }
 
 async fn list_keys(app: &TestApp, shop: &str) -> Vec<Value> {
-    let response = app
-        .admin(Method::GET, &format!("/shops/{shop}/api-keys"))
-        .send()
+    app.admin_list(&format!("/shops/{shop}/api-keys"), "apiKeys")
         .await
-        .unwrap();
-    let (status, body) = json_of(response).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body["apiKeys"]
-        .as_array()
-        .expect("an apiKeys array")
-        .clone()
 }
 
 fn timestamp(value: &Value) -> DateTime<Utc> {
@@ -263,13 +249,7 @@ async fn an_api_key_needs_a_name() {
         let response = post_key(&app, SHOP, body).await;
 
         // Assert
-        assert_error(
-            response,
-            StatusCode::BAD_REQUEST,
-            "VALIDATION_ERROR",
-            needle,
-        )
-        .await;
+        assert_validation_error(response, needle).await;
     }
     assert!(list_keys(&app, SHOP).await.is_empty());
 }
@@ -328,10 +308,8 @@ async fn api_keys_of_an_unknown_shop_are_not_found() {
     // Act
     let post = post_key(&app, unknown, json!({ "name": "Looker" })).await;
     let list = app
-        .admin(Method::GET, &format!("/shops/{unknown}/api-keys"))
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::GET, &format!("/shops/{unknown}/api-keys"))
+        .await;
     let delete = revoke(&app, unknown, &Uuid::now_v7().to_string()).await;
 
     // Assert

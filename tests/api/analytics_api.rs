@@ -47,13 +47,11 @@ async fn create_key(app: &TestApp, shop: &str) -> Key {
 
 async fn revoke_key(app: &TestApp, shop: &str, key: &Key) {
     let response = app
-        .admin(
+        .send_admin(
             Method::DELETE,
             &format!("/shops/{shop}/api-keys/{}", key.id),
         )
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
 }
 
@@ -292,15 +290,6 @@ fn unix_now() -> u64 {
     Utc::now().timestamp() as u64
 }
 
-fn ids_of(body: &Value) -> Vec<String> {
-    body["data"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no data array: {body}"))
-        .iter()
-        .map(|r| r["id"].as_str().unwrap().to_string())
-        .collect()
-}
-
 // ---- dates ------------------------------------------------------------------------------------
 
 fn millis(t: DateTime<Utc>) -> String {
@@ -453,10 +442,8 @@ async fn uninstalling_a_shop_makes_its_key_an_invalid_api_key_at_once() {
 
     // Act
     let response = app
-        .admin(Method::DELETE, &format!("/shops/{SHOP}"))
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::DELETE, &format!("/shops/{SHOP}"))
+        .await;
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
 
     // Assert
@@ -510,10 +497,10 @@ async fn a_key_sees_only_its_own_shops_videos_widgets_and_events() {
         NOT_FOUND_MESSAGE,
     )
     .await;
-    assert_eq!(ids_of(&videos), vec![ours.video.clone()]);
+    assert_eq!(ids_of(&videos["data"]), vec![ours.video.clone()]);
     assert_eq!(videos["pagination"]["total_count"], json!(1));
     assert!(!videos.to_string().contains(&their_second_video));
-    assert_eq!(ids_of(&widgets), vec![ours.widget.clone()]);
+    assert_eq!(ids_of(&widgets["data"]), vec![ours.widget.clone()]);
     assert_eq!(widgets["pagination"]["total_count"], json!(1));
     assert_eq!(summary["data"]["impressions"], json!(1));
     assert_eq!(summary["data"]["views"], json!(1));
@@ -695,7 +682,7 @@ async fn the_video_list_defaults_to_page_one_of_ten_by_views_descending_over_thi
 
     // Assert
     let expected: Vec<String> = videos.iter().rev().take(10).cloned().collect();
-    assert_eq!(ids_of(&body), expected);
+    assert_eq!(ids_of(&body["data"]), expected);
     assert_eq!(body["data"][0]["metrics"]["views"], json!(11));
     assert_eq!(
         body["pagination"],
@@ -1102,7 +1089,7 @@ async fn total_pages_rounds_up_and_a_page_past_the_end_is_empty() {
     let (whole, _) = analytics_ok(&app, &key, "/videos?limit=7").await;
 
     // Assert
-    assert_eq!(ids_of(&last).len(), 1);
+    assert_eq!(ids_of(&last["data"]).len(), 1);
     assert_eq!(
         last["pagination"],
         json!({ "page": 3, "limit": 3, "total_count": 7, "total_pages": 3 })
@@ -1114,7 +1101,7 @@ async fn total_pages_rounds_up_and_a_page_past_the_end_is_empty() {
     );
     assert_eq!(far["data"], json!([]));
     assert_eq!(far["pagination"]["total_count"], json!(7));
-    assert_eq!(ids_of(&whole).len(), 7);
+    assert_eq!(ids_of(&whole["data"]).len(), 7);
     assert_eq!(whole["pagination"]["total_pages"], json!(1));
 }
 
@@ -1150,7 +1137,7 @@ async fn a_video_record_has_every_field_of_the_spec_with_its_json_type() {
     let (body, text) = analytics_ok(&app, &key, "/videos").await;
 
     // Assert
-    assert_eq!(ids_of(&body), vec![sold.clone(), quiet.clone()]);
+    assert_eq!(ids_of(&body["data"]), vec![sold.clone(), quiet.clone()]);
     let record = &body["data"][0];
     assert_eq!(record["id"], json!(sold));
     assert_eq!(record["title"], json!("Summer dress"));
@@ -1231,10 +1218,8 @@ fn sortable_activity() -> Vec<(&'static str, Activity)> {
 /// `createdAt` of each object listed by the admin API at `path` (`videos` or `widgets`).
 async fn created_at(app: &TestApp, list: &str) -> Vec<(String, DateTime<Utc>)> {
     let response = app
-        .admin(Method::GET, &format!("/shops/{SHOP}/{list}"))
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::GET, &format!("/shops/{SHOP}/{list}"))
+        .await;
     let (_, body) = json_of(response).await;
     body[list]
         .as_array()
@@ -1272,7 +1257,7 @@ async fn assert_sorted_by_every_key(app: &TestApp, key: &Key, list: &str, arrang
             let query = format!("sort_by={sort_by}&sort_order={sort_order}");
 
             let (full, _) = analytics_ok(app, key, &format!("{list}?{query}&limit=100")).await;
-            assert_eq!(ids_of(&full), expected_ids, "{list}?{query}");
+            assert_eq!(ids_of(&full["data"]), expected_ids, "{list}?{query}");
             for (record, arranged) in full["data"].as_array().unwrap().iter().zip(&expected) {
                 assert_eq!(record["metrics"], arranged.activity.metrics(), "{record}");
                 assert_eq!(record["title"], json!(arranged.title), "{record}");
@@ -1282,7 +1267,7 @@ async fn assert_sorted_by_every_key(app: &TestApp, key: &Key, list: &str, arrang
             for page in 1..=3 {
                 let (body, _) =
                     analytics_ok(app, key, &format!("{list}?{query}&limit=3&page={page}")).await;
-                paged.extend(ids_of(&body));
+                paged.extend(ids_of(&body["data"]));
             }
             assert_eq!(paged, expected_ids, "{list}?{query} in pages of 3");
         }
@@ -1322,7 +1307,7 @@ async fn videos_sort_by_every_key_in_both_directions_with_ties_by_id_and_stable_
         "/videos?limit=100&sort_by=views&sort_order=desc",
     )
     .await;
-    assert_eq!(ids_of(&default), ids_of(&explicit));
+    assert_eq!(ids_of(&default["data"]), ids_of(&explicit["data"]));
     assert_sorted_by_every_key(&app, &key, "/videos", &arranged).await;
 }
 
@@ -1359,7 +1344,7 @@ async fn widgets_sort_by_every_key_in_both_directions_with_ties_by_id_and_stable
         "/widgets?limit=100&sort_by=views&sort_order=desc",
     )
     .await;
-    assert_eq!(ids_of(&default), ids_of(&explicit));
+    assert_eq!(ids_of(&default["data"]), ids_of(&explicit["data"]));
     assert_sorted_by_every_key(&app, &key, "/widgets", &arranged).await;
 }
 
@@ -1638,15 +1623,18 @@ async fn the_widget_list_filters_by_widget_type_and_refuses_an_unknown_type() {
     let unknown = analytics(&app, &key, "/widgets?widget_type=banner").await;
 
     // Assert
-    assert_eq!(ids_of(&stories), vec![story.clone(), second_story.clone()]);
+    assert_eq!(
+        ids_of(&stories["data"]),
+        vec![story.clone(), second_story.clone()]
+    );
     assert_eq!(stories["pagination"]["total_count"], json!(2));
     for record in stories["data"].as_array().unwrap() {
         assert_eq!(record["type"], json!("story"));
     }
-    assert_eq!(ids_of(&product_pages), vec![product_page.clone()]);
+    assert_eq!(ids_of(&product_pages["data"]), vec![product_page.clone()]);
     assert_eq!(product_pages["data"][0]["type"], json!("productpage"));
     assert_eq!(
-        ids_of(&all),
+        ids_of(&all["data"]),
         vec![carousel, product_page, story, second_story]
     );
     assert_eq!(all["pagination"]["total_count"], json!(4));
@@ -1687,7 +1675,7 @@ async fn a_widget_record_has_its_id_title_type_status_video_count_and_metrics() 
     let (one, _) = analytics_ok(&app, &key, &format!("/widget/{widget}")).await;
 
     // Assert
-    assert_eq!(ids_of(&list), vec![widget.clone(), quiet]);
+    assert_eq!(ids_of(&list["data"]), vec![widget.clone(), quiet]);
     let record = &list["data"][0];
     assert_eq!(
         *record,

@@ -139,11 +139,12 @@ async fn build_world(app: &TestApp, case: usize) -> World {
     };
     for (i, tz) in TIMEZONES.iter().enumerate() {
         let shop = format!("truth-{case}-{i}.myshopify.com");
-        app.admin(Method::PUT, &format!("/shops/{shop}"))
-            .json(&json!({ "timezone": tz }))
-            .send()
-            .await
-            .unwrap();
+        app.send_admin_json(
+            Method::PUT,
+            &format!("/shops/{shop}"),
+            &json!({ "timezone": tz }),
+        )
+        .await;
         let mut videos = vec![];
         for v in 0..3 {
             videos.push(

@@ -62,10 +62,8 @@ async fn metrics_are_served_on_their_own_listener_by_route_template() {
     // A process of its own: every request it counts is one this test made.
     let app = spawn_process_app(&[]).await;
     app.create_shop("m.myshopify.com").await;
-    app.admin(Method::GET, "/shops/nobody.myshopify.com")
-        .send()
-        .await
-        .unwrap();
+    app.send_admin(Method::GET, "/shops/nobody.myshopify.com")
+        .await;
     app.get("/no/such/path/123").await;
 
     let metrics = app.metrics().await;

@@ -13,12 +13,10 @@ use crate::helpers::*;
 const SHOP: &str = "cache-shop.myshopify.com";
 const ENDPOINTS: [&str; 3] = ["contextual-widgets", "widget-by-id", "widgets-list"];
 
+/// A shop with a widget showing one video, "First title"; returns the video's id.
 async fn shop_with_a_widget(app: &impl Service) -> String {
-    app.create_shop(SHOP).await;
-    let video = app
-        .create_video(SHOP, json!({ "title": "First title" }))
-        .await;
-    app.create_widget(SHOP, json!({ "videoIds": [video] }))
+    let (video, _) = app
+        .create_shop_showing_a_video(SHOP, json!({ "title": "First title" }))
         .await;
     video
 }
@@ -35,11 +33,12 @@ async fn first_video_title(app: &impl Service) -> Value {
 
 async fn rename_video(app: &TestApp, video: &str, title: &str) {
     let response = app
-        .admin(Method::PATCH, &format!("/shops/{SHOP}/videos/{video}"))
-        .json(&json!({ "title": title }))
-        .send()
-        .await
-        .unwrap();
+        .send_admin_json(
+            Method::PATCH,
+            &format!("/shops/{SHOP}/videos/{video}"),
+            &json!({ "title": title }),
+        )
+        .await;
     assert_eq!(response.status(), StatusCode::OK);
 }
 
@@ -382,10 +381,8 @@ async fn uninstalling_a_shop_takes_it_off_the_storefront_at_once() {
     let app = spawn_app().await;
     shop_with_a_widget(&app).await;
     assert_eq!(first_video_title(&app).await, "First title");
-    app.admin(Method::DELETE, &format!("/shops/{SHOP}"))
-        .send()
-        .await
-        .unwrap();
+    app.send_admin(Method::DELETE, &format!("/shops/{SHOP}"))
+        .await;
     for (endpoint, params) in [
         ("contextual-widgets", [("location", "home")]),
         ("widgets-list", [("type", "carousel")]),
