@@ -30,6 +30,17 @@ fn back_fill(settings: &mut videoapp::config::Settings) {
     settings.event_max_past = Duration::from_secs(400 * 86_400);
 }
 
+/// Our 404 for an object the key's shop does not have.
+async fn assert_not_found(response: Response) {
+    assert_error(
+        response,
+        StatusCode::NOT_FOUND,
+        "NOT_FOUND",
+        NOT_FOUND_MESSAGE,
+    )
+    .await;
+}
+
 // ---- arranging --------------------------------------------------------------------------------
 
 struct Key {
@@ -483,20 +494,8 @@ async fn a_key_sees_only_its_own_shops_videos_widgets_and_events() {
     let (summary, _) = analytics_ok(&app, &ours.key, "/summary").await;
 
     // Assert
-    assert_error(
-        their_video,
-        StatusCode::NOT_FOUND,
-        "NOT_FOUND",
-        NOT_FOUND_MESSAGE,
-    )
-    .await;
-    assert_error(
-        their_widget,
-        StatusCode::NOT_FOUND,
-        "NOT_FOUND",
-        NOT_FOUND_MESSAGE,
-    )
-    .await;
+    assert_not_found(their_video).await;
+    assert_not_found(their_widget).await;
     assert_eq!(ids_of(&videos["data"]), vec![ours.video.clone()]);
     assert_eq!(videos["pagination"]["total_count"], json!(1));
     assert!(!videos.to_string().contains(&their_second_video));
@@ -1215,28 +1214,51 @@ fn sortable_activity() -> Vec<(&'static str, Activity)> {
     ]
 }
 
-/// `createdAt` of each object listed by the admin API at `path` (`videos` or `widgets`).
-async fn created_at(app: &TestApp, list: &str) -> Vec<(String, DateTime<Utc>)> {
-    let response = app
-        .send_admin(Method::GET, &format!("/shops/{SHOP}/{list}"))
-        .await;
-    let (_, body) = json_of(response).await;
-    body[list]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| {
-            (
-                o["id"].as_str().unwrap().to_string(),
-                o["createdAt"].as_str().unwrap().parse().unwrap(),
-            )
+/// A shop whose `list` (`videos` or `widgets`) hold [`sortable_activity`], its events recorded.
+async fn arrange_sortable(app: &TestApp, list: &str) -> Vec<Arranged> {
+    app.create_shop(SHOP).await;
+    let mut events = Vec::new();
+    let mut ids = Vec::new();
+    for (title, activity) in sortable_activity() {
+        let id = match list {
+            "videos" => app.create_video(SHOP, json!({ "title": title })).await,
+            _ => app.create_widget(SHOP, json!({ "title": title })).await,
+        };
+        let target = match list {
+            "videos" => json!({ "videoId": id }),
+            _ => json!({ "widgetId": id }),
+        };
+        events.extend(activity.events(&target));
+        ids.push(id);
+    }
+    record(app, SHOP, events).await;
+    let listed = app.admin_list(&format!("/shops/{SHOP}/{list}"), list).await;
+    ids.into_iter()
+        .zip(sortable_activity())
+        .map(|(id, (title, activity))| {
+            let admin = listed.iter().find(|o| o["id"] == json!(id)).unwrap();
+            Arranged {
+                created_at: admin["createdAt"].as_str().unwrap().parse().unwrap(),
+                id,
+                title: title.to_string(),
+                activity,
+            }
         })
         .collect()
 }
 
 /// Checks the full list at `list` for every sort key in both directions (ties by id ascending),
-/// every record's metrics, and that pages of three, concatenated, give the same order.
+/// every record's metrics, and that pages of three, concatenated, give the same order; and that
+/// the order without a sort is by views, descending.
 async fn assert_sorted_by_every_key(app: &TestApp, key: &Key, list: &str, arranged: &[Arranged]) {
+    let (default, _) = analytics_ok(app, key, &format!("{list}?limit=100")).await;
+    let (explicit, _) = analytics_ok(
+        app,
+        key,
+        &format!("{list}?limit=100&sort_by=views&sort_order=desc"),
+    )
+    .await;
+    assert_eq!(ids_of(&default["data"]), ids_of(&explicit["data"]));
     for sort_by in SORT_KEYS {
         for sort_order in ["asc", "desc"] {
             let mut expected: Vec<&Arranged> = arranged.iter().collect();
@@ -1278,36 +1300,10 @@ async fn assert_sorted_by_every_key(app: &TestApp, key: &Key, list: &str, arrang
 async fn videos_sort_by_every_key_in_both_directions_with_ties_by_id_and_stable_pages() {
     // Arrange
     let app = spawn_app_with(|s| s.rate_limit_per_minute = UNLIMITED).await;
-    app.create_shop(SHOP).await;
-    let mut events = Vec::new();
-    let mut arranged = Vec::new();
-    for (title, activity) in sortable_activity() {
-        let id = app.create_video(SHOP, json!({ "title": title })).await;
-        events.extend(activity.events(&json!({ "videoId": id })));
-        arranged.push((id, title, activity));
-    }
-    record(&app, SHOP, events).await;
-    let created = created_at(&app, "videos").await;
-    let arranged: Vec<Arranged> = arranged
-        .into_iter()
-        .map(|(id, title, activity)| Arranged {
-            created_at: created.iter().find(|(c, _)| *c == id).unwrap().1,
-            id,
-            title: title.to_string(),
-            activity,
-        })
-        .collect();
+    let arranged = arrange_sortable(&app, "videos").await;
     let key = create_key(&app, SHOP).await;
 
     // Act and Assert
-    let (default, _) = analytics_ok(&app, &key, "/videos?limit=100").await;
-    let (explicit, _) = analytics_ok(
-        &app,
-        &key,
-        "/videos?limit=100&sort_by=views&sort_order=desc",
-    )
-    .await;
-    assert_eq!(ids_of(&default["data"]), ids_of(&explicit["data"]));
     assert_sorted_by_every_key(&app, &key, "/videos", &arranged).await;
 }
 
@@ -1315,36 +1311,10 @@ async fn videos_sort_by_every_key_in_both_directions_with_ties_by_id_and_stable_
 async fn widgets_sort_by_every_key_in_both_directions_with_ties_by_id_and_stable_pages() {
     // Arrange
     let app = spawn_app_with(|s| s.rate_limit_per_minute = UNLIMITED).await;
-    app.create_shop(SHOP).await;
-    let mut events = Vec::new();
-    let mut arranged = Vec::new();
-    for (title, activity) in sortable_activity() {
-        let id = app.create_widget(SHOP, json!({ "title": title })).await;
-        events.extend(activity.events(&json!({ "widgetId": id })));
-        arranged.push((id, title, activity));
-    }
-    record(&app, SHOP, events).await;
-    let created = created_at(&app, "widgets").await;
-    let arranged: Vec<Arranged> = arranged
-        .into_iter()
-        .map(|(id, title, activity)| Arranged {
-            created_at: created.iter().find(|(c, _)| *c == id).unwrap().1,
-            id,
-            title: title.to_string(),
-            activity,
-        })
-        .collect();
+    let arranged = arrange_sortable(&app, "widgets").await;
     let key = create_key(&app, SHOP).await;
 
     // Act and Assert
-    let (default, _) = analytics_ok(&app, &key, "/widgets?limit=100").await;
-    let (explicit, _) = analytics_ok(
-        &app,
-        &key,
-        "/widgets?limit=100&sort_by=views&sort_order=desc",
-    )
-    .await;
-    assert_eq!(ids_of(&default["data"]), ids_of(&explicit["data"]));
     assert_sorted_by_every_key(&app, &key, "/widgets", &arranged).await;
 }
 
@@ -1515,13 +1485,7 @@ async fn one_video_is_not_found_when_unknown_malformed_or_another_shops() {
         let response = analytics(&app, &ours.key, &format!("/video/{id}")).await;
 
         // Assert
-        assert_error(
-            response,
-            StatusCode::NOT_FOUND,
-            "NOT_FOUND",
-            NOT_FOUND_MESSAGE,
-        )
-        .await;
+        assert_not_found(response).await;
     }
 }
 
@@ -1720,13 +1684,7 @@ async fn one_widget_is_not_found_when_unknown_malformed_or_another_shops() {
         let response = analytics(&app, &ours.key, &format!("/widget/{id}")).await;
 
         // Assert
-        assert_error(
-            response,
-            StatusCode::NOT_FOUND,
-            "NOT_FOUND",
-            NOT_FOUND_MESSAGE,
-        )
-        .await;
+        assert_not_found(response).await;
     }
 }
 

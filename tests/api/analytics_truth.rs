@@ -90,6 +90,16 @@ struct Counts {
 }
 
 impl Counts {
+    /// The recount of the `events` that `about` keeps.
+    fn of(events: &[&GeneratedEvent], about: impl Fn(&GeneratedEvent) -> bool) -> Counts {
+        let mut counts = Counts::default();
+        events
+            .iter()
+            .filter(|e| about(e))
+            .for_each(|e| counts.add(e));
+        counts
+    }
+
     fn add(&mut self, e: &GeneratedEvent) {
         match KINDS[e.kind] {
             "impression" => self.impressions += 1,
@@ -261,11 +271,7 @@ async fn check(app: &TestApp, world: &World, events: &[GeneratedEvent], ranges: 
                     .iter()
                     .position(|id| record["id"] == id.as_str())
                     .unwrap();
-                let mut expected = Counts::default();
-                in_range
-                    .iter()
-                    .filter(|e| e.video == Some(v))
-                    .for_each(|e| expected.add(e));
+                let expected = Counts::of(&in_range, |e| e.video == Some(v));
                 assert!(
                     expected.matches(&record["metrics"], &revenues[i]),
                     "shop {shop} {dates} video {v}: {expected:?} vs {record} / {}",
@@ -295,11 +301,7 @@ async fn check(app: &TestApp, world: &World, events: &[GeneratedEvent], ranges: 
                     .iter()
                     .position(|id| record["id"] == id.as_str())
                     .unwrap();
-                let mut expected = Counts::default();
-                in_range
-                    .iter()
-                    .filter(|e| e.widget == Some(w))
-                    .for_each(|e| expected.add(e));
+                let expected = Counts::of(&in_range, |e| e.widget == Some(w));
                 assert!(
                     expected.matches(&record["metrics"], &revenues[i]),
                     "widget {w}: {record}"
@@ -321,8 +323,7 @@ async fn check(app: &TestApp, world: &World, events: &[GeneratedEvent], ranges: 
             // The shop's totals: every event, with or without a video.
             let (summary, text) =
                 get(app, key, &format!("/api/v1/analytics/summary?{dates}")).await;
-            let mut expected = Counts::default();
-            in_range.iter().for_each(|e| expected.add(e));
+            let expected = Counts::of(&in_range, |_| true);
             assert!(
                 expected.matches(&summary["data"], &raw_revenues(&text)[0]),
                 "summary: {summary}"

@@ -238,6 +238,16 @@ async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
     let widget_types = json!(["carousel", "story", "productpage"]);
     let locations = json!(["home", "product", "collection", "page", "other"]);
     let date = json!({ "type": "string", "format": "date" });
+    let limit: Documented = (
+        "limit",
+        false,
+        json!({ "type": "integer", "minimum": 1, "maximum": 100 }),
+    );
+    let sort_by: Documented = (
+        "sort_by",
+        false,
+        json!({ "type": "string", "enum": sort_keys }),
+    );
     let dates: [Documented; 2] = [
         ("start_date", false, date.clone()),
         ("end_date", false, date.clone()),
@@ -249,16 +259,8 @@ async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
             "/api/v1/analytics/videos",
             &[
                 ("page", false, json!({ "type": "integer", "minimum": 1 })),
-                (
-                    "limit",
-                    false,
-                    json!({ "type": "integer", "minimum": 1, "maximum": 100 }),
-                ),
-                (
-                    "sort_by",
-                    false,
-                    json!({ "type": "string", "enum": sort_keys }),
-                ),
+                limit.clone(),
+                sort_by.clone(),
                 (
                     "sort_order",
                     false,
@@ -272,16 +274,8 @@ async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
             "get",
             "/api/v1/analytics/widgets",
             &[
-                (
-                    "limit",
-                    false,
-                    json!({ "type": "integer", "minimum": 1, "maximum": 100 }),
-                ),
-                (
-                    "sort_by",
-                    false,
-                    json!({ "type": "string", "enum": sort_keys }),
-                ),
+                limit.clone(),
+                sort_by.clone(),
                 (
                     "widget_type",
                     false,
