@@ -52,8 +52,7 @@ struct GeneratedShop {
 }
 
 fn main() -> ExitCode {
-    if !std::env::args().any(|arg| arg == "--bench") {
-        println!("skipped: scale run is for cargo bench");
+    if !support::load::benching("scale") {
         return ExitCode::SUCCESS;
     }
     support::init_tracing();
@@ -78,7 +77,7 @@ async fn run(databases: &Databases, database_url: String) -> Result<(), String> 
         .arg("generate")
         .args(GENERATE)
         .env("DATABASE_URL", &database_url)
-        .env("CLICKHOUSE_URL", support::clickhouse_url())
+        .env("CLICKHOUSE_URL", support::helpers::clickhouse_url())
         .env("CLICKHOUSE_DATABASE", &databases.name)
         .stderr(std::process::Stdio::inherit())
         .output()
@@ -122,13 +121,9 @@ async fn run(databases: &Databases, database_url: String) -> Result<(), String> 
         shop.timezone
     );
 
-    let (admin_token, secret) = (
-        format!("admin-{}", databases.name),
-        format!("secret-{}", databases.name),
-    );
     let settings = Settings {
         rate_limit_per_minute: 1_000_000_000,
-        ..support::service_settings(database_url, databases, &admin_token, &secret)
+        ..support::service_settings(database_url, databases)
     };
     let (base_url, _) = support::start_service(settings).await;
     let client = reqwest::Client::new();

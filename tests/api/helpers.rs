@@ -293,11 +293,18 @@ impl Drop for ServiceProcess {
 /// Starts `videoapp serve` with `env` (on top of a clean environment) and waits for its
 /// "serving" log line, which names the address (it listens on port 0).
 pub fn spawn_binary(env: &[(&str, String)]) -> ServiceProcess {
-    use std::io::{BufRead, BufReader};
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_videoapp"));
     command
         .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    spawn_serving(command, env)
+}
+
+/// Runs `command` (the binary, or a wrapper that runs it) as `… serve` on ports 0 with the test
+/// secrets and `env` on top, and waits for its "serving" log line, which names the addresses.
+pub fn spawn_serving(mut command: std::process::Command, env: &[(&str, String)]) -> ServiceProcess {
+    use std::io::{BufRead, BufReader};
+    command
         .env("VIDEOAPP_LISTEN", "127.0.0.1:0")
         .env("VIDEOAPP_METRICS_LISTEN", "127.0.0.1:0")
         .env("VIDEOAPP_LOG_FORMAT", "json")
