@@ -32,7 +32,6 @@ use support::Databases;
 const GENERATE: [&str; 10] = [
     "--shops", "4", "--videos", "1000", "--days", "400", "--events", "10000000", "--seed", "1",
 ];
-const SORT_KEYS: &str = "views clicks impressions add_to_cart orders revenue title created_at";
 const RANGE_DAYS: u64 = 365;
 
 /// The per-video aggregate `video_daily` holds, computed from the raw events.
@@ -150,8 +149,7 @@ async fn run(databases: &Databases, database_url: String) -> Result<(), String> 
     let raw = || async { ch(databases, &raw_sql).await.map(|rows| rows.len()) };
 
     // Steps: 0..8 the endpoint by sort key, 8 the raw aggregate.
-    let keys: Vec<&str> = SORT_KEYS.split(' ').collect();
-    let keys = &keys;
+    let keys = &support::helpers::SORT_KEYS;
     let step = |i: usize| async move {
         match i {
             8 => raw().await,
