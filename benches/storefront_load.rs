@@ -82,12 +82,11 @@ async fn run(app: &BenchApp, wrk: &str) -> Result<(), String> {
                 ));
             }
             let wrk_cores = format!("{:>5.2}", cpu.children);
-            let server = cpu.own;
             let measured = Measured {
                 rate,
                 p50,
                 p99,
-                server,
+                server: cpu.own,
                 cpu,
             };
             let name = format!("#{round} {}", names[t]);

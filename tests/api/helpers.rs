@@ -322,10 +322,10 @@ pub fn spawn_serving(mut command: std::process::Command, env: &[(&str, String)])
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let (address, metrics_address) = loop {
-        let line = lines
-            .next()
-            .expect("service exited before serving")
-            .unwrap();
+        let Some(Ok(line)) = lines.next() else {
+            let log = log.lock().unwrap();
+            panic!("the service exited before serving; its log: {log:#?}");
+        };
         let Ok(entry) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
