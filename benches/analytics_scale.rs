@@ -32,7 +32,6 @@ use support::Databases;
 const GENERATE: [&str; 10] = [
     "--shops", "4", "--videos", "1000", "--days", "400", "--events", "10000000", "--seed", "1",
 ];
-const SORT_KEYS: &str = "views clicks impressions add_to_cart orders revenue title created_at";
 const RANGE_DAYS: u64 = 365;
 
 /// The per-video aggregate `video_daily` holds, computed from the raw events.
@@ -52,8 +51,7 @@ struct GeneratedShop {
 }
 
 fn main() -> ExitCode {
-    if !std::env::args().any(|arg| arg == "--bench") {
-        println!("skipped: scale run is for cargo bench");
+    if !support::load::benching("scale") {
         return ExitCode::SUCCESS;
     }
     support::init_tracing();
@@ -78,7 +76,7 @@ async fn run(databases: &Databases, database_url: String) -> Result<(), String> 
         .arg("generate")
         .args(GENERATE)
         .env("DATABASE_URL", &database_url)
-        .env("CLICKHOUSE_URL", support::clickhouse_url())
+        .env("CLICKHOUSE_URL", support::helpers::clickhouse_url())
         .env("CLICKHOUSE_DATABASE", &databases.name)
         .stderr(std::process::Stdio::inherit())
         .output()
@@ -122,13 +120,9 @@ async fn run(databases: &Databases, database_url: String) -> Result<(), String> 
         shop.timezone
     );
 
-    let (admin_token, secret) = (
-        format!("admin-{}", databases.name),
-        format!("secret-{}", databases.name),
-    );
     let settings = Settings {
         rate_limit_per_minute: 1_000_000_000,
-        ..support::service_settings(database_url, databases, &admin_token, &secret)
+        ..support::service_settings(database_url, databases)
     };
     let (base_url, _) = support::start_service(settings).await;
     let client = reqwest::Client::new();
@@ -155,8 +149,7 @@ async fn run(databases: &Databases, database_url: String) -> Result<(), String> 
     let raw = || async { ch(databases, &raw_sql).await.map(|rows| rows.len()) };
 
     // Steps: 0..8 the endpoint by sort key, 8 the raw aggregate.
-    let keys: Vec<&str> = SORT_KEYS.split(' ').collect();
-    let keys = &keys;
+    let keys = &support::helpers::SORT_KEYS;
     let step = |i: usize| async move {
         match i {
             8 => raw().await,

@@ -19,10 +19,8 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
-use axum::http::header::CONTENT_TYPE;
-use axum::http::{HeaderValue, StatusCode};
-use axum::routing::post;
-use axum::Router;
+use axum::http::StatusCode;
+use axum::routing::MethodFilter;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -96,9 +94,9 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     }
     // Every 202 seen, warm-ups included: ClickHouse must end up with exactly these.
     let mut acknowledged: u64 = 1;
-    let ceiling_addr = start_ceiling(body.clone()).await?;
-    let ceiling_url = format!("http://{ceiling_addr}{uri}");
-    if post_event(&client, &ceiling_url, &bodies[0]).await? != (StatusCode::ACCEPTED, body) {
+    let ceiling = load::ceiling(MethodFilter::POST, support::EVENTS, status, body.clone());
+    let ceiling_url = format!("{}{uri}", ceiling.await?);
+    if post_event(&client, &ceiling_url, &bodies[0]).await? != (status, body) {
         return Err("the ceiling does not answer what the service answers".into());
     }
     let script = std::env::temp_dir().join(format!("ingest-load-{}.lua", Uuid::new_v4()));
@@ -175,8 +173,8 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
                 };
                 let after = service.metrics(&client).await?;
                 let delta = |name| {
-                    support::metric_value(&after, name).unwrap_or(0.0)
-                        - support::metric_value(&metrics_before, name).unwrap_or(0.0)
+                    support::helpers::metric_value(&after, name, &[]).unwrap_or(0.0)
+                        - support::helpers::metric_value(&metrics_before, name, &[]).unwrap_or(0.0)
                 };
                 let per_sync = delta("spool_group_commit_records_sum")
                     / delta("spool_sync_duration_seconds_count").max(1.0);
@@ -264,8 +262,8 @@ async fn drain(
     tokio::time::sleep_until(posts_end.into()).await;
     loop {
         let metrics = service.metrics(client).await?;
-        let accepted =
-            support::metric_value(&metrics, "events_accepted_total").unwrap_or(0.0) as u64;
+        let accepted = support::helpers::metric_value(&metrics, "events_accepted_total", &[])
+            .unwrap_or(0.0) as u64;
         let stored: u64 =
             support::clickhouse_query(client, &databases.name, "SELECT count() FROM events")
                 .await?
@@ -316,19 +314,8 @@ async fn post_event(
         .send()
         .await
         .map_err(|e| format!("POST {url}: {e}"))?;
-    let status = StatusCode::from_u16(response.status().as_u16()).map_err(|e| e.to_string())?;
+    let status = response.status();
     Ok((status, response.bytes().await.map_err(|e| e.to_string())?))
-}
-
-/// The ceiling: one POST route answering `body` with 202, nothing else (the request body is not
-/// even read).
-async fn start_ceiling(body: Bytes) -> Result<std::net::SocketAddr, String> {
-    let json = HeaderValue::from_static("application/json");
-    let answer = move || {
-        let (body, json) = (body.clone(), json.clone());
-        async move { (StatusCode::ACCEPTED, [(CONTENT_TYPE, json)], body) }
-    };
-    load::serve(Router::new().route(support::EVENTS, post(answer))).await
 }
 
 /// Processes whose `comm` starts with `prefix`.

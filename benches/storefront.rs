@@ -24,9 +24,6 @@ use videoapp::app::PublicService;
 use videoapp::storefront::caching::{Encoding, Page};
 use videoapp::storefront::signature::verify;
 
-/// The window the service runs with (`VIDEOAPP_SIGNATURE_MAX_AGE_SECONDS` in support).
-const MAX_AGE_SECONDS: i64 = 3600;
-
 /// Builds one request of a benchmark.
 type MakeRequest<'a> = Box<dyn Fn() -> Request<Body> + 'a>;
 
@@ -99,10 +96,13 @@ fn main() {
         });
     }
     let query = app.signed_query();
-    let secret = &app.secret;
-    assert!(verify(secret, &query, Utc::now(), MAX_AGE_SECONDS).is_ok());
+    let (secret, max_age) = (
+        &support::proxy_secret(),
+        support::SIGNATURE_MAX_AGE_SECONDS as i64,
+    );
+    assert!(verify(secret, &query, Utc::now(), max_age).is_ok());
     group.bench_function("signature_verify", |b| {
-        b.iter(|| verify(secret, black_box(&query), Utc::now(), MAX_AGE_SECONDS))
+        b.iter(|| verify(secret, black_box(&query), Utc::now(), max_age))
     });
     for (name, encoding) in [
         ("compress_page_gzip", Encoding::Gzip),

@@ -12,10 +12,8 @@ mod support;
 use std::process::ExitCode;
 
 use axum::body::Bytes;
-use axum::http::header::CONTENT_TYPE;
-use axum::http::HeaderValue;
-use axum::routing::get;
-use axum::Router;
+use axum::http::StatusCode;
+use axum::routing::MethodFilter;
 
 use support::load::{self, setting, Cpu, Measured};
 use support::BenchApp;
@@ -45,7 +43,13 @@ async fn run(app: &BenchApp, wrk: &str) -> Result<(), String> {
     let uri = app.contextual_widgets_uri();
     let service_url = format!("{}{uri}", app.base_url);
     let body = fetch(&service_url).await?;
-    let ceiling_url = format!("{}{uri}", start_ceiling(body.clone()).await?);
+    let ceiling = load::ceiling(
+        MethodFilter::GET,
+        support::CONTEXTUAL_WIDGETS,
+        StatusCode::OK,
+        body.clone(),
+    );
+    let ceiling_url = format!("{}{uri}", ceiling.await?);
     if fetch(&ceiling_url).await? != body {
         return Err("the ceiling does not answer what the service answers".into());
     }
@@ -85,10 +89,8 @@ async fn run(app: &BenchApp, wrk: &str) -> Result<(), String> {
                 server: cpu.own,
                 cpu,
             };
-            println!(
-                "{}",
-                load::row(&format!("#{round} {}", names[t]), &measured, &wrk_cores)
-            );
+            let name = format!("#{round} {}", names[t]);
+            println!("{}", load::row(&name, &measured, &wrk_cores));
             results[t].push(measured);
         }
     }
@@ -100,26 +102,11 @@ async fn fetch(url: &str) -> Result<Bytes, String> {
     let response = reqwest::get(url)
         .await
         .map_err(|e| format!("GET {url}: {e}"))?;
-    let status = response.status();
-    let body = response
-        .bytes()
-        .await
-        .map_err(|e| format!("GET {url}: {e}"))?;
-    match status {
-        reqwest::StatusCode::OK => Ok(body),
-        _ => Err(format!("GET {url} answered {status}")),
+    match response.status() {
+        reqwest::StatusCode::OK => response
+            .bytes()
+            .await
+            .map_err(|e| format!("GET {url}: {e}")),
+        status => Err(format!("GET {url} answered {status}")),
     }
-}
-
-/// The ceiling: one GET route answering `body` as `application/json` (the same reference-counted
-/// bytes every time), no middleware. Serves until the process ends; returns its base URL.
-async fn start_ceiling(body: Bytes) -> Result<String, String> {
-    let json = HeaderValue::from_static("application/json");
-    let answer = move || {
-        let (body, json) = (body.clone(), json.clone());
-        async move { ([(CONTENT_TYPE, json)], body) }
-    };
-    let address =
-        load::serve(Router::new().route(support::CONTEXTUAL_WIDGETS, get(answer))).await?;
-    Ok(format!("http://{address}"))
 }

@@ -1,20 +1,33 @@
-//! What the load runs share: `wrk` (Debian's package) and its output, who used the cores during a
-//! measured window (from /proc), medians and formatting.
+//! What the load runs share: `wrk` (Debian's package) and its output, a bare axum ceiling, who
+//! used the cores during a measured window (from /proc), and the table of rounds with its medians.
 
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderValue, StatusCode};
+use axum::routing::{on, MethodFilter};
 
 /// Other processes or hypervisor steal above this many cores make a round not comparable.
 pub const DISTURBED_CORES: f64 = 0.15;
 /// Linux's USER_HZ, the unit of /proc CPU times.
 const TICKS_PER_SECOND: f64 = 100.0;
 
-/// A load run only runs under `cargo bench` (under `cargo test` it says it is skipped) and needs
-/// `wrk`. Returns wrk's version line, or the exit code to end with.
+/// Whether this is `cargo bench`: under `cargo test` a `what` run only says it is skipped.
+pub fn benching(what: &str) -> bool {
+    let benching = std::env::args().any(|arg| arg == "--bench");
+    if !benching {
+        println!("skipped: {what} run is for cargo bench");
+    }
+    benching
+}
+
+/// A load run needs `cargo bench` and `wrk`. Returns wrk's version line, or the exit code to end
+/// with.
 pub fn preflight(bench: &str) -> Result<String, ExitCode> {
-    if !std::env::args().any(|arg| arg == "--bench") {
-        println!("skipped: load run is for cargo bench");
+    if !benching("load") {
         return Err(ExitCode::SUCCESS);
     }
     // `wrk -v` prints its banner and exits non-zero: only "not found" matters.
@@ -25,12 +38,8 @@ pub fn preflight(bench: &str) -> Result<String, ExitCode> {
         return Err(ExitCode::from(2));
     };
     let banner = String::from_utf8_lossy(&output.stdout);
-    Ok(banner
-        .split(" Copyright")
-        .next()
-        .unwrap_or("wrk")
-        .trim()
-        .to_string())
+    let version = banner.split(" Copyright").next().unwrap_or("wrk");
+    Ok(version.trim().to_string())
 }
 
 /// A whole number from the environment, or `default`.
@@ -44,14 +53,27 @@ pub fn setting(name: &str, default: u64) -> u64 {
     }
 }
 
-/// Serves `router` on a free loopback port of this runtime; returns its address.
-pub async fn serve(router: axum::Router) -> Result<std::net::SocketAddr, String> {
+/// The ceiling: one route, `method` at `path`, answering `status` with `body` as JSON (the same
+/// reference-counted bytes every time; the request is not even read), no middleware. Serves on a
+/// free loopback port until the process ends; returns its base URL.
+pub async fn ceiling(
+    method: MethodFilter,
+    path: &str,
+    status: StatusCode,
+    body: Bytes,
+) -> Result<String, String> {
+    let json = HeaderValue::from_static("application/json");
+    let answer = move || {
+        let (body, json) = (body.clone(), json.clone());
+        async move { (status, [(CONTENT_TYPE, json)], body) }
+    };
+    let router = axum::Router::new().route(path, on(method, answer));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .map_err(|e| e.to_string())?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     tokio::spawn(async move { axum::serve(listener, router).await });
-    Ok(address)
+    Ok(format!("http://{address}"))
 }
 
 pub fn cores() -> u64 {
@@ -127,7 +149,6 @@ fn parse_duration(text: &str) -> Option<Duration> {
         "us" => 1e-6,
         "ms" => 1e-3,
         "s" => 1.0,
-        "m" => 60.0,
         _ => return None,
     };
     Some(Duration::from_secs_f64(number * scale))
@@ -167,27 +188,20 @@ pub struct CpuUsage {
     pub steal: f64,
 }
 
-impl CpuUsage {
-    pub fn disturbed(&self) -> bool {
-        self.other > DISTURBED_CORES || self.steal > DISTURBED_CORES
-    }
-}
-
 /// Whitespace-separated numbers of `text` after its first `skip` fields.
 fn numbers(text: &str, skip: usize) -> Vec<f64> {
     let numbers = text.split_whitespace().skip(skip);
     numbers.map(|f| f.parse().unwrap_or(0.0)).collect()
 }
 
-/// utime + stime of a process (fields 14 and 15 of its stat), or cutime + cstime (16 and 17).
+/// utime + stime of a process (fields 14 and 15 of its stat), with `children` cutime + cstime
+/// (16 and 17).
 fn process_ticks(pid: &str, children: bool) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command, which may hold spaces, start at the third.
     let fields = numbers(stat.rsplit(')').next().unwrap_or_default(), 0);
-    let field = |n: usize| fields.get(n - 3).copied().unwrap_or(0.0);
-    match children {
-        false => field(14) + field(15),
-        true => field(16) + field(17),
-    }
+    let first = if children { 16 } else { 14 } - 3;
+    fields.iter().skip(first).take(2).sum()
 }
 
 impl Cpu {
@@ -241,15 +255,35 @@ pub struct Measured {
     pub cpu: CpuUsage,
 }
 
+/// The table's header and one row a run: the target, its rate, p50, p99, server cores, other
+/// cores (steal included), then the bench's own `rest`.
+pub fn header(rest: &str) -> String {
+    let [target, rate, p50, p99, server, other] =
+        ["target", "rate", "p50", "p99", "server", "other"];
+    format!("  {target:<52} {rate:>8} {p50:>9} {p99:>9} {server:>6} {other:>6} {rest}")
+}
+
+pub fn row(name: &str, m: &Measured, rest: &str) -> String {
+    format!(
+        "  {name:<52} {:>8.0} {:>9} {:>9} {:>6.2} {:>6.2} {rest}",
+        m.rate,
+        format_latency(m.p50),
+        format_latency(m.p99),
+        m.server,
+        m.cpu.other + m.cpu.steal,
+    )
+}
+
 /// Prints each target's medians over the undisturbed rounds (every round if none is) and the
 /// median of the per-round ratios of the first target to the second; returns the rounds counted.
 pub fn summary(names: &[&str], results: &[Vec<Measured>]) -> Vec<usize> {
-    let rounds = results[0].len();
-    let clean: Vec<usize> = (0..rounds)
-        .filter(|&r| results.iter().all(|t| !t[r].cpu.disturbed()))
+    let disturbed = |m: &Measured| m.cpu.other.max(m.cpu.steal) > DISTURBED_CORES;
+    let rounds = 0..results[0].len();
+    let clean: Vec<usize> = (rounds.clone())
+        .filter(|&r| !results.iter().any(|t| disturbed(&t[r])))
         .collect();
     let (counted, note) = match clean.is_empty() {
-        true => ((0..rounds).collect::<Vec<_>>(), "DISTURBED: in every round"),
+        true => (rounds.collect::<Vec<_>>(), "DISTURBED: in every round"),
         false => (clean, "left out: any round in which"),
     };
     let numbers: Vec<usize> = counted.iter().map(|r| r + 1).collect();
@@ -259,12 +293,14 @@ pub fn summary(names: &[&str], results: &[Vec<Measured>]) -> Vec<usize> {
     let column = |t: usize, f: fn(&Measured) -> f64| {
         median(counted.iter().map(|&r| f(&results[t][r])).collect())
     };
+    let latency =
+        |t, f: fn(&Measured) -> f64| format_latency(Duration::from_secs_f64(column(t, f)));
     for (t, name) in names.iter().enumerate() {
         println!(
             "    {name}: {:.0}/s, p50 {}, p99 {}, server {:.2} cores",
             column(t, |m| m.rate),
-            format_latency(Duration::from_secs_f64(column(t, |m| m.p50.as_secs_f64()))),
-            format_latency(Duration::from_secs_f64(column(t, |m| m.p99.as_secs_f64()))),
+            latency(t, |m| m.p50.as_secs_f64()),
+            latency(t, |m| m.p99.as_secs_f64()),
             column(t, |m| m.server),
         );
     }
@@ -281,23 +317,4 @@ pub fn summary(names: &[&str], results: &[Vec<Measured>]) -> Vec<usize> {
         by_round.join(", ")
     );
     counted
-}
-
-/// A table row: the target, its rate, p50, p99, server cores, other cores, then `rest`.
-pub fn row(name: &str, m: &Measured, rest: &str) -> String {
-    format!(
-        "  {name:<52} {:>8.0} {:>9} {:>9} {:>6.2} {:>6.2} {rest}",
-        m.rate,
-        format_latency(m.p50),
-        format_latency(m.p99),
-        m.server,
-        m.cpu.other + m.cpu.steal,
-    )
-}
-
-/// The header of [`row`]'s table.
-pub fn header(rest: &str) -> String {
-    let columns = ["target", "rate", "p50", "p99", "server", "other"];
-    let [target, rate, p50, p99, server, other] = columns;
-    format!("  {target:<52} {rate:>8} {p50:>9} {p99:>9} {server:>6} {other:>6} {rest}")
 }

@@ -1,19 +1,21 @@
 //! What the benches share: fresh `bench_<uuid>` databases on the local Postgres and ClickHouse,
 //! the real service (in process, or as its own process), seeded with one realistic shop, and
 //! signed storefront URLs for it. [`Databases::drop_all`] removes what a run created; a run that
-//! dies half-way leaves `bench_*` databases behind (drop them by hand).
+//! dies half-way leaves `bench_*` databases behind (drop them by hand). The service runs with the
+//! integration tests' secrets, and is found, signed for and read as they do.
 
-// Each bench target uses its own part of this module.
+// Each bench target uses its own part of this module, and of the tests' harness.
 #![allow(dead_code)]
 
+#[path = "../../tests/api/helpers.rs"]
+pub mod helpers;
 pub mod load;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-use chrono::Utc;
 use futures::stream::{self, StreamExt};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -23,36 +25,26 @@ use sqlx::{Connection, Executor, PgConnection};
 use uuid::Uuid;
 use videoapp::app::{Application, PublicService};
 use videoapp::config::{LogFormat, Settings};
-use videoapp::storefront::signature::{signed_query, ProxySecret};
+use videoapp::storefront::signature::ProxySecret;
+
+use helpers::{clickhouse_url, postgres_admin_url, signed, ADMIN_TOKEN, PROXY_SECRET};
 
 pub const SHOP: &str = "bench-store.myshopify.com";
-pub const PATH_PREFIX: &str = "/apps/videoapp_sub";
 pub const CONTEXTUAL_WIDGETS: &str = "/apps/videoapp_sub/contextual-widgets";
 /// `POST` here records shopper events.
 pub const EVENTS: &str = "/apps/videoapp_sub/analytics";
 
-pub const PRODUCTS: usize = 500;
-pub const VIDEOS: usize = 500;
-pub const WIDGETS: usize = 50;
-pub const VIDEOS_PER_MANUAL_WIDGET: usize = 10;
+const PRODUCTS: usize = 500;
+const VIDEOS: usize = 500;
+const WIDGETS: usize = 50;
+const VIDEOS_PER_MANUAL_WIDGET: usize = 10;
 /// How many of the 50 widgets a `location=home` page renders (see [`widget_plan`]).
 pub const WIDGETS_AT_HOME: usize = 20;
 
 /// Longer than any run, so one pre-signed URL stays valid throughout.
-pub const SIGNATURE_MAX_AGE_SECONDS: &str = "3600";
+pub const SIGNATURE_MAX_AGE_SECONDS: u64 = 3600;
 const START_TIMEOUT: Duration = Duration::from_secs(180);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The Postgres server's maintenance database, as for the tests.
-pub fn postgres_admin_url() -> String {
-    std::env::var("VIDEOAPP_TEST_DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://videoapp:videoapp@127.0.0.1:54329/postgres".to_string())
-}
-
-pub fn clickhouse_url() -> String {
-    std::env::var("VIDEOAPP_TEST_CLICKHOUSE_URL")
-        .unwrap_or_else(|_| "http://127.0.0.1:18123".to_string())
-}
 
 /// Logs as `videoapp serve` has them (RUST_LOG, default `info`).
 pub fn init_tracing() {
@@ -76,6 +68,11 @@ pub fn exit(outcome: Result<(), String>) -> std::process::ExitCode {
     }
 }
 
+/// The app-proxy secret the service runs with, to check signatures beside it.
+pub fn proxy_secret() -> ProxySecret {
+    ProxySecret::new(PROXY_SECRET)
+}
+
 /// A Postgres and a ClickHouse database of one name, and a spool directory.
 #[derive(Clone, Debug)]
 pub struct Databases {
@@ -85,13 +82,27 @@ pub struct Databases {
 
 impl Databases {
     /// A fresh `bench_<uuid>` pair, with the Postgres database created (the service's migrations
-    /// create the ClickHouse one); returns the database's URL too.
+    /// create the ClickHouse one); returns the database's URL too. One clear line and exit 2 when
+    /// Postgres is not reachable.
     pub async fn create() -> (Databases, String) {
         let name = format!("bench_{}", Uuid::new_v4().simple());
+        let connect = PgConnection::connect(&postgres_admin_url());
+        let mut admin = match tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
+            Ok(Ok(conn)) => conn,
+            _ => fail(
+                "Postgres is not reachable: start it with `source scripts/lib.sh && \
+                 ensure_stack`, or set VIDEOAPP_TEST_DATABASE_URL",
+            ),
+        };
+        let created = admin
+            .execute(format!(r#"CREATE DATABASE "{name}""#).as_str())
+            .await;
+        created.unwrap_or_else(|e| fail(format!("CREATE DATABASE {name}: {e}")));
+        let mut url = url::Url::parse(&postgres_admin_url())
+            .unwrap_or_else(|e| fail(format!("the Postgres URL: {e}")));
+        url.set_path(&name);
         let spool_dir = std::env::temp_dir().join(format!("videoapp-{name}"));
-        let databases = Databases { name, spool_dir };
-        let url = create_database(&databases.name).await;
-        (databases, url)
+        (Databases { name, spool_dir }, url.to_string())
     }
 
     /// Drops both databases and the spool directory, best effort. Call it after the runtime that
@@ -126,7 +137,6 @@ pub struct BenchApp {
     /// The same service the listener serves, for in-process requests (`oneshot`).
     pub router: PublicService,
     pub databases: Databases,
-    pub secret: ProxySecret,
 }
 
 impl BenchApp {
@@ -135,17 +145,13 @@ impl BenchApp {
     pub async fn start() -> BenchApp {
         let started = async {
             let (databases, database_url) = Databases::create().await;
-            let id = &databases.name["bench_".len()..];
-            let (admin_token, secret) = (format!("admin-{id}"), format!("secret-{id}"));
-            let settings = service_settings(database_url, &databases, &admin_token, &secret);
-            let (base_url, router) = start_service(settings).await;
-            seed(&Admin::new(&base_url, admin_token)).await;
-            let secret = ProxySecret::new(secret);
+            let (base_url, router) =
+                start_service(service_settings(database_url, &databases)).await;
+            seed(&Admin::new(&base_url)).await;
             BenchApp {
                 base_url,
                 router,
                 databases,
-                secret,
             }
         };
         match tokio::time::timeout(START_TIMEOUT, started).await {
@@ -158,13 +164,7 @@ impl BenchApp {
 
     /// A freshly signed query for the bench shop's home page, as the app proxy sends it.
     pub fn signed_query(&self) -> String {
-        let params = [
-            ("shop", SHOP),
-            ("path_prefix", PATH_PREFIX),
-            ("location", "home"),
-        ];
-        let params = params.map(|(k, v)| (k.to_string(), v.to_string()));
-        signed_query(&self.secret, &params, Utc::now())
+        signed(SHOP, &[("location", "home")])
     }
 
     /// Path and query of a freshly signed contextual-widgets request (`location=home`).
@@ -175,12 +175,7 @@ impl BenchApp {
 
 /// The service's settings for `databases`: listeners on port 0, a long signature window, a
 /// short shutdown grace, everything else at its default.
-pub fn service_settings(
-    database_url: String,
-    databases: &Databases,
-    admin_token: &str,
-    secret: &str,
-) -> Settings {
+pub fn service_settings(database_url: String, databases: &Databases) -> Settings {
     Settings {
         database_url: Some(database_url.into()),
         clickhouse_url: Some(
@@ -191,11 +186,11 @@ pub fn service_settings(
         clickhouse_database: databases.name.clone(),
         listen: Some(([127, 0, 0, 1], 0).into()),
         metrics_listen: ([127, 0, 0, 1], 0).into(),
-        proxy_secret: Some(secret.into()),
-        admin_token: Some(admin_token.into()),
+        proxy_secret: Some(PROXY_SECRET.into()),
+        admin_token: Some(ADMIN_TOKEN.into()),
         spool_dir: databases.spool_dir.clone(),
         shutdown_grace: Duration::from_secs(1),
-        signature_max_age: Duration::from_secs(SIGNATURE_MAX_AGE_SECONDS.parse().unwrap()),
+        signature_max_age: Duration::from_secs(SIGNATURE_MAX_AGE_SECONDS),
         ..Settings::default()
     }
 }
@@ -212,33 +207,6 @@ pub async fn start_service(settings: Settings) -> (String, PublicService) {
     let started = (format!("http://{}", app.local_addr()), app.router());
     tokio::spawn(app.run_until(std::future::pending()));
     started
-}
-
-/// The URL of Postgres database `name`.
-pub fn database_url(name: &str) -> String {
-    let admin_url = postgres_admin_url();
-    let mut url =
-        url::Url::parse(&admin_url).unwrap_or_else(|e| fail(format!("the Postgres URL: {e}")));
-    url.set_path(name);
-    url.to_string()
-}
-
-/// Creates Postgres database `name`; returns its URL. One clear line and exit 2 when Postgres is
-/// not reachable.
-pub async fn create_database(name: &str) -> String {
-    let connect = PgConnection::connect(&postgres_admin_url());
-    let mut admin = match tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
-        Ok(Ok(conn)) => conn,
-        _ => fail(
-            "Postgres is not reachable: start it with `source scripts/lib.sh && ensure_stack`, or \
-             set VIDEOAPP_TEST_DATABASE_URL",
-        ),
-    };
-    let created = admin
-        .execute(format!(r#"CREATE DATABASE "{name}""#).as_str())
-        .await;
-    created.unwrap_or_else(|e| fail(format!("CREATE DATABASE {name}: {e}")));
-    database_url(name)
 }
 
 /// Runs `sql` on the bench ClickHouse server in `database`; returns its output, trimmed.
@@ -264,42 +232,23 @@ pub async fn clickhouse_query(
     Ok(text.trim().to_string())
 }
 
-/// The value of a Prometheus series without labels, or the sum over all of a name's labelled
-/// series.
-pub fn metric_value(exposition: &str, name: &str) -> Option<f64> {
-    let values: Vec<f64> = exposition
-        .lines()
-        .filter_map(|l| {
-            let rest = l.strip_prefix(name)?;
-            let rest = match rest.strip_prefix('{') {
-                Some(labelled) => &labelled[labelled.find('}')? + 1..],
-                None => rest,
-            };
-            rest.strip_prefix(' ')?.trim().parse::<f64>().ok()
-        })
-        .collect();
-    (!values.is_empty()).then(|| values.iter().sum())
-}
-
 /// The real service as a process of its own (`videoapp serve`, the binary cargo built for the
 /// bench target, or `BENCH_SERVICE_BIN` to compare builds), so that its CPU time and memory are
 /// its own. With `BENCH_CALLGRIND=FILE` it runs under `valgrind --tool=callgrind` with counting
-/// off until [`ServiceProcess::callgrind`] turns it on. Killed when dropped.
+/// off until [`ServiceProcess::callgrind_control`] turns it on. Killed when dropped.
 pub struct ServiceProcess {
-    child: Child,
+    process: helpers::ServiceProcess,
     pub pid: u32,
     /// `http://127.0.0.1:PORT`.
     pub base_url: String,
-    /// `http://127.0.0.1:PORT/metrics` (the Prometheus listener).
-    pub metrics_url: String,
     pub binary: PathBuf,
     pub callgrind: Option<PathBuf>,
-    secret: ProxySecret,
 }
 
 impl ServiceProcess {
     /// Starts the service against `databases` with the production defaults except free loopback
-    /// ports, fresh secrets, the bench spool and a long signature window; creates the bench shop.
+    /// ports, the bench spool and a long signature window; creates the bench shop. The
+    /// environment passes on (`RUST_LOG`, or `VIDEOAPP_BATCH_*` for an experiment).
     pub async fn start(
         databases: &Databases,
         database_url: &str,
@@ -309,19 +258,7 @@ impl ServiceProcess {
             PathBuf::from,
         );
         let callgrind = std::env::var_os("BENCH_CALLGRIND").map(PathBuf::from);
-        let id = &databases.name["bench_".len()..];
-        let admin_token = format!("bench-admin-token-{id}");
-        let secret = format!("bench-proxy-secret-{id}");
-        // Free ports on loopback, for the service to take.
-        let port = || {
-            let listener = std::net::TcpListener::bind("127.0.0.1:0");
-            listener.and_then(|l| l.local_addr()).map(|a| a.to_string())
-        };
-        let (listen, metrics) = (
-            port().map_err(|e| e.to_string())?,
-            port().map_err(|e| e.to_string())?,
-        );
-        let mut command = match &callgrind {
+        let command = match &callgrind {
             Some(file) => {
                 let mut command = Command::new("valgrind");
                 command
@@ -332,69 +269,49 @@ impl ServiceProcess {
             }
             None => Command::new(&binary),
         };
-        // The environment passes on (`RUST_LOG`, or `VIDEOAPP_BATCH_*` for an experiment).
-        command
-            .env("DATABASE_URL", database_url)
-            .env("CLICKHOUSE_URL", clickhouse_url())
-            .env("CLICKHOUSE_DATABASE", &databases.name)
-            .env("VIDEOAPP_LISTEN", &listen)
-            .env("VIDEOAPP_METRICS_LISTEN", &metrics)
-            .env("VIDEOAPP_PROXY_SECRET", &secret)
-            .env("VIDEOAPP_ADMIN_TOKEN", &admin_token)
-            .env("VIDEOAPP_SPOOL_DIR", &databases.spool_dir)
-            .env(
+        let env = [
+            ("DATABASE_URL", database_url.to_string()),
+            ("CLICKHOUSE_URL", clickhouse_url()),
+            ("CLICKHOUSE_DATABASE", databases.name.clone()),
+            (
+                "VIDEOAPP_SPOOL_DIR",
+                databases.spool_dir.display().to_string(),
+            ),
+            (
                 "VIDEOAPP_SIGNATURE_MAX_AGE_SECONDS",
-                SIGNATURE_MAX_AGE_SECONDS,
-            );
-        let child = command.arg("serve").stdin(Stdio::null()).spawn();
-        let mut service = ServiceProcess {
-            child: child.map_err(|e| format!("cannot start {}: {e}", binary.display()))?,
-            pid: 0,
-            base_url: format!("http://{listen}"),
-            metrics_url: format!("http://{metrics}/metrics"),
+                SIGNATURE_MAX_AGE_SECONDS.to_string(),
+            ),
+        ];
+        // A service that cannot start panics on that thread, which says why.
+        let process = tokio::task::spawn_blocking(move || helpers::spawn_serving(command, &env));
+        let process = process
+            .await
+            .map_err(|_| format!("{} did not start serving", binary.display()))?;
+        seed_shop(&Admin::new(&process.address)).await;
+        Ok(ServiceProcess {
+            pid: process.child.id(),
+            base_url: process.address.clone(),
+            process,
             binary,
             callgrind,
-            secret: ProxySecret::new(secret),
-        };
-        service.pid = service.child.id();
-        let started = std::time::Instant::now();
-        let healthz = format!("{}/healthz", service.base_url);
-        while reqwest::get(&healthz)
-            .await
-            .map_or(true, |r| !r.status().is_success())
-        {
-            if started.elapsed() > START_TIMEOUT
-                || service.child.try_wait().ok().flatten().is_some()
-            {
-                return Err("the service did not start serving".to_string());
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        seed_shop(&Admin::new(&service.base_url, admin_token)).await;
-        Ok(service)
+        })
     }
 
     /// Path and query of a signed events request for the bench shop, as the app proxy forwards
     /// the loader's beacon. The signature covers only the query: one URL serves a whole run.
     pub fn events_uri(&self) -> String {
-        let params = [
-            ("shop", SHOP),
-            ("logged_in_customer_id", ""),
-            ("path_prefix", PATH_PREFIX),
-        ];
-        let params = params.map(|(k, v)| (k.to_string(), v.to_string()));
         format!(
             "{EVENTS}?{}",
-            signed_query(&self.secret, &params, Utc::now())
+            signed(SHOP, &[("logged_in_customer_id", "")])
         )
     }
 
     /// The Prometheus exposition of the service.
     pub async fn metrics(&self, client: &reqwest::Client) -> Result<String, String> {
-        let sent = client.get(&self.metrics_url).send().await;
+        let url = format!("{}/metrics", self.process.metrics_address);
+        let sent = client.get(&url).send().await;
         let text = async { sent?.error_for_status()?.text().await };
-        text.await
-            .map_err(|e| format!("GET {}: {e}", self.metrics_url))
+        text.await.map_err(|e| format!("GET {url}: {e}"))
     }
 
     /// `callgrind_control` on the service: `--instr=on` (count from now), `--zero`, `--dump`.
@@ -418,28 +335,18 @@ impl ServiceProcess {
     }
 }
 
-/// A failed run must not leave a server behind.
-impl Drop for ServiceProcess {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// The bench shop's admin API: `…/admin/v1/shops/{SHOP}` and its token.
-struct Admin(String, String);
+/// The bench shop's admin API: `…/admin/v1/shops/{SHOP}`.
+struct Admin(String);
 
 impl Admin {
-    fn new(base_url: &str, token: String) -> Admin {
-        Admin(format!("{base_url}/admin/v1/shops/{SHOP}"), token)
+    fn new(base_url: &str) -> Admin {
+        Admin(format!("{base_url}/admin/v1/shops/{SHOP}"))
     }
 
     async fn send(&self, method: reqwest::Method, path: &str, body: Value) -> Value {
         let url = format!("{}{path}", self.0);
         let request = reqwest::Client::new().request(method.clone(), &url);
-        let sent = request.bearer_auth(&self.1).json(&body).send().await;
+        let sent = request.bearer_auth(ADMIN_TOKEN).json(&body).send().await;
         let response = sent.unwrap_or_else(|e| fail(format!("{method} {url}: {e}")));
         let status = response.status();
         let text = response.text().await.unwrap_or_default();

@@ -11,39 +11,18 @@ const SHOP: &str = "keys-shop.myshopify.com";
 const OTHER_SHOP: &str = "other-keys-shop.myshopify.com";
 
 async fn post_key(app: &TestApp, shop: &str, body: Value) -> Response {
-    app.admin(Method::POST, &format!("/shops/{shop}/api-keys"))
-        .json(&body)
-        .send()
+    app.send_admin_json(Method::POST, &format!("/shops/{shop}/api-keys"), &body)
         .await
-        .unwrap()
-}
-
-/// Creates a key named `name`; returns the creation answer.
-async fn create_key(app: &TestApp, shop: &str, name: &str) -> Value {
-    let (status, body) = json_of(post_key(app, shop, json!({ "name": name })).await).await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    body
 }
 
 async fn revoke(app: &TestApp, shop: &str, id: &str) -> Response {
-    app.admin(Method::DELETE, &format!("/shops/{shop}/api-keys/{id}"))
-        .send()
+    app.send_admin(Method::DELETE, &format!("/shops/{shop}/api-keys/{id}"))
         .await
-        .unwrap()
 }
 
 async fn list_keys(app: &TestApp, shop: &str) -> Vec<Value> {
-    let response = app
-        .admin(Method::GET, &format!("/shops/{shop}/api-keys"))
-        .send()
+    app.admin_list(&format!("/shops/{shop}/api-keys"), "apiKeys")
         .await
-        .unwrap();
-    let (status, body) = json_of(response).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body["apiKeys"]
-        .as_array()
-        .expect("an apiKeys array")
-        .clone()
 }
 
 fn timestamp(value: &Value) -> DateTime<Utc> {
@@ -113,8 +92,8 @@ async fn two_api_keys_differ() {
     app.create_shop(SHOP).await;
 
     // Act
-    let first = create_key(&app, SHOP, "Same name").await;
-    let second = create_key(&app, SHOP, "Same name").await;
+    let first = app.create_api_key(SHOP, "Same name").await;
+    let second = app.create_api_key(SHOP, "Same name").await;
 
     // Assert
     assert_ne!(first["key"], second["key"]);
@@ -130,8 +109,8 @@ async fn the_key_list_never_shows_a_key() {
     // Arrange
     let app = spawn_app().await;
     app.create_shop(SHOP).await;
-    let first = create_key(&app, SHOP, "Looker").await;
-    let second = create_key(&app, SHOP, "Metabase").await;
+    let first = app.create_api_key(SHOP, "Looker").await;
+    let second = app.create_api_key(SHOP, "Metabase").await;
 
     // Act
     let keys = list_keys(&app, SHOP).await;
@@ -168,7 +147,7 @@ async fn api_keys_are_stored_only_as_their_sha256_hash() {
     app.create_shop(SHOP).await;
 
     // Act
-    let created = create_key(&app, SHOP, "Looker").await;
+    let created = app.create_api_key(SHOP, "Looker").await;
 
     // Assert
     let key = created["key"].as_str().unwrap();
@@ -198,8 +177,8 @@ async fn revoking_a_key_answers_204_and_the_list_shows_when() {
     // Arrange
     let app = spawn_app().await;
     app.create_shop(SHOP).await;
-    let revoked = create_key(&app, SHOP, "Old").await;
-    let kept = create_key(&app, SHOP, "Current").await;
+    let revoked = app.create_api_key(SHOP, "Old").await;
+    let kept = app.create_api_key(SHOP, "Current").await;
 
     // Act
     let response = revoke(&app, SHOP, revoked["id"].as_str().unwrap()).await;
@@ -228,7 +207,7 @@ async fn revoking_a_key_twice_answers_204_both_times_and_keeps_the_first_time() 
     // Arrange
     let app = spawn_app().await;
     app.create_shop(SHOP).await;
-    let created = create_key(&app, SHOP, "Looker").await;
+    let created = app.create_api_key(SHOP, "Looker").await;
     let id = created["id"].as_str().unwrap();
     assert_eq!(
         revoke(&app, SHOP, id).await.status(),
@@ -270,13 +249,7 @@ async fn an_api_key_needs_a_name() {
         let response = post_key(&app, SHOP, body).await;
 
         // Assert
-        assert_error(
-            response,
-            StatusCode::BAD_REQUEST,
-            "VALIDATION_ERROR",
-            needle,
-        )
-        .await;
+        assert_validation_error(response, needle).await;
     }
     assert!(list_keys(&app, SHOP).await.is_empty());
 }
@@ -307,8 +280,8 @@ async fn revoking_an_unknown_key_is_not_found() {
     let app = spawn_app().await;
     app.create_shop(SHOP).await;
     app.create_shop(OTHER_SHOP).await;
-    create_key(&app, SHOP, "Ours").await;
-    let theirs = create_key(&app, OTHER_SHOP, "Theirs").await;
+    app.create_api_key(SHOP, "Ours").await;
+    let theirs = app.create_api_key(OTHER_SHOP, "Theirs").await;
 
     // Act
     let unknown = revoke(&app, SHOP, &Uuid::now_v7().to_string()).await;
@@ -335,10 +308,8 @@ async fn api_keys_of_an_unknown_shop_are_not_found() {
     // Act
     let post = post_key(&app, unknown, json!({ "name": "Looker" })).await;
     let list = app
-        .admin(Method::GET, &format!("/shops/{unknown}/api-keys"))
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::GET, &format!("/shops/{unknown}/api-keys"))
+        .await;
     let delete = revoke(&app, unknown, &Uuid::now_v7().to_string()).await;
 
     // Assert
@@ -358,8 +329,8 @@ async fn a_shop_sees_only_its_own_keys() {
     let app = spawn_app().await;
     app.create_shop(SHOP).await;
     app.create_shop(OTHER_SHOP).await;
-    let ours = create_key(&app, SHOP, "Ours").await;
-    create_key(&app, OTHER_SHOP, "Theirs").await;
+    let ours = app.create_api_key(SHOP, "Ours").await;
+    app.create_api_key(OTHER_SHOP, "Theirs").await;
 
     // Act
     let keys = list_keys(&app, SHOP).await;

@@ -89,11 +89,7 @@ async fn every_admin_route_refuses_a_missing_or_wrong_token() {
         }
     }
     // Nothing was changed by the refused calls.
-    let response = app
-        .admin(Method::GET, "/shops/a.myshopify.com")
-        .send()
-        .await
-        .unwrap();
+    let response = app.send_admin(Method::GET, "/shops/a.myshopify.com").await;
     assert_eq!(response.status(), StatusCode::OK);
 }
 

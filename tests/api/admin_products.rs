@@ -8,33 +8,26 @@ const SHOP: &str = "products-shop.myshopify.com";
 const OTHER_SHOP: &str = "other-products-shop.myshopify.com";
 
 async fn put_products(app: &TestApp, shop: &str, products: Value) -> Response {
-    app.admin(Method::PUT, &format!("/shops/{shop}/products"))
-        .json(&json!({ "products": products }))
-        .send()
-        .await
-        .unwrap()
+    app.send_admin_json(
+        Method::PUT,
+        &format!("/shops/{shop}/products"),
+        &json!({ "products": products }),
+    )
+    .await
 }
 
 async fn delete_products(app: &TestApp, shop: &str, ids: Value) -> Response {
-    app.admin(Method::DELETE, &format!("/shops/{shop}/products"))
-        .json(&json!({ "ids": ids }))
-        .send()
-        .await
-        .unwrap()
+    app.send_admin_json(
+        Method::DELETE,
+        &format!("/shops/{shop}/products"),
+        &json!({ "ids": ids }),
+    )
+    .await
 }
 
 async fn list_products(app: &TestApp, shop: &str) -> Vec<Value> {
-    let response = app
-        .admin(Method::GET, &format!("/shops/{shop}/products"))
-        .send()
+    app.admin_list(&format!("/shops/{shop}/products"), "products")
         .await
-        .unwrap();
-    let (status, body) = json_of(response).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body["products"]
-        .as_array()
-        .expect("a products array")
-        .clone()
 }
 
 /// A valid product with only the required fields.
@@ -170,13 +163,7 @@ async fn a_product_listed_twice_in_one_request_is_rejected_naming_the_second() {
     .await;
 
     // Assert
-    assert_error(
-        response,
-        StatusCode::BAD_REQUEST,
-        "VALIDATION_ERROR",
-        "products[1].id:",
-    )
-    .await;
+    assert_validation_error(response, "products[1].id:").await;
     assert!(list_products(&app, SHOP).await.is_empty());
 }
 
@@ -204,13 +191,7 @@ async fn a_product_id_that_is_neither_a_global_id_nor_a_number_is_rejected() {
         .await;
 
         // Assert
-        assert_error(
-            response,
-            StatusCode::BAD_REQUEST,
-            "VALIDATION_ERROR",
-            "products[1].id:",
-        )
-        .await;
+        assert_validation_error(response, "products[1].id:").await;
     }
     assert!(list_products(&app, SHOP).await.is_empty());
 }
@@ -231,13 +212,7 @@ async fn a_bad_collection_id_is_rejected_naming_the_field() {
         .await;
 
         // Assert
-        assert_error(
-            response,
-            StatusCode::BAD_REQUEST,
-            "VALIDATION_ERROR",
-            "products[0].collectionIds[1]:",
-        )
-        .await;
+        assert_validation_error(response, "products[0].collectionIds[1]:").await;
     }
     assert!(list_products(&app, SHOP).await.is_empty());
 }
@@ -264,13 +239,7 @@ async fn an_empty_title_or_handle_is_rejected() {
         .await;
 
         // Assert
-        assert_error(
-            response,
-            StatusCode::BAD_REQUEST,
-            "VALIDATION_ERROR",
-            needle,
-        )
-        .await;
+        assert_validation_error(response, needle).await;
     }
     assert!(list_products(&app, SHOP).await.is_empty());
 }
@@ -285,13 +254,7 @@ async fn a_missing_title_is_rejected_naming_the_field() {
     let response = put_products(&app, SHOP, json!([{ "id": "1", "handle": "shirt" }])).await;
 
     // Assert
-    assert_error(
-        response,
-        StatusCode::BAD_REQUEST,
-        "VALIDATION_ERROR",
-        "products[0]: missing field `title`",
-    )
-    .await;
+    assert_validation_error(response, "products[0]: missing field `title`").await;
 }
 
 #[tokio::test]
@@ -313,13 +276,7 @@ async fn an_image_or_url_that_is_not_an_http_url_is_rejected() {
             put_products(&app, SHOP, json!([product_with("1", field, json!(value))])).await;
 
         // Assert
-        assert_error(
-            response,
-            StatusCode::BAD_REQUEST,
-            "VALIDATION_ERROR",
-            needle,
-        )
-        .await;
+        assert_validation_error(response, needle).await;
     }
     assert!(list_products(&app, SHOP).await.is_empty());
 }
@@ -339,13 +296,7 @@ async fn an_unknown_product_field_is_rejected_naming_it() {
     .await;
 
     // Assert
-    assert_error(
-        response,
-        StatusCode::BAD_REQUEST,
-        "VALIDATION_ERROR",
-        "products[0].price: unknown field",
-    )
-    .await;
+    assert_validation_error(response, "products[0].price: unknown field").await;
 }
 
 #[tokio::test]
@@ -383,13 +334,7 @@ async fn more_than_1000_products_in_one_request_are_rejected() {
     let just_enough = put_products(&app, SHOP, batch(1000)).await;
 
     // Assert
-    assert_error(
-        too_many,
-        StatusCode::BAD_REQUEST,
-        "VALIDATION_ERROR",
-        "products:",
-    )
-    .await;
+    assert_validation_error(too_many, "products:").await;
     let (status, body) = json_of(just_enough).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["upserted"], json!(1000));
@@ -405,10 +350,8 @@ async fn products_of_an_unknown_shop_are_not_found() {
     // Act
     let put = put_products(&app, unknown, json!([product("1", "Shirt")])).await;
     let get = app
-        .admin(Method::GET, &format!("/shops/{unknown}/products"))
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::GET, &format!("/shops/{unknown}/products"))
+        .await;
     let delete = delete_products(&app, unknown, json!(["1"])).await;
 
     // Assert
@@ -479,13 +422,7 @@ async fn a_product_id_to_delete_must_be_a_global_id_or_a_number() {
     let response = delete_products(&app, SHOP, json!(["1", "shirt"])).await;
 
     // Assert
-    assert_error(
-        response,
-        StatusCode::BAD_REQUEST,
-        "VALIDATION_ERROR",
-        "ids[1]:",
-    )
-    .await;
+    assert_validation_error(response, "ids[1]:").await;
     assert_eq!(list_products(&app, SHOP).await.len(), 1);
 }
 

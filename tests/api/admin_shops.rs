@@ -10,11 +10,8 @@ async fn put_creates_a_shop_with_defaults_then_updates_only_the_given_fields() {
     let app = spawn_app().await;
 
     let response = app
-        .admin(Method::PUT, &format!("/shops/{SHOP}"))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+        .send_admin_json(Method::PUT, &format!("/shops/{SHOP}"), &json!({}))
+        .await;
     let (status, created) = json_of(response).await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     assert_eq!(created["domain"], SHOP);
@@ -23,19 +20,21 @@ async fn put_creates_a_shop_with_defaults_then_updates_only_the_given_fields() {
     assert_eq!(created["removeBranding"], false);
 
     let response = app
-        .admin(Method::PUT, &format!("/shops/{SHOP}"))
-        .json(&json!({ "name": "One", "timezone": "Asia/Kathmandu", "currency": "EUR" }))
-        .send()
-        .await
-        .unwrap();
+        .send_admin_json(
+            Method::PUT,
+            &format!("/shops/{SHOP}"),
+            &json!({ "name": "One", "timezone": "Asia/Kathmandu", "currency": "EUR" }),
+        )
+        .await;
     let (status, updated) = json_of(response).await;
     assert_eq!(status, StatusCode::OK, "{updated}");
     let response = app
-        .admin(Method::PUT, &format!("/shops/{SHOP}"))
-        .json(&json!({ "removeBranding": true }))
-        .send()
-        .await
-        .unwrap();
+        .send_admin_json(
+            Method::PUT,
+            &format!("/shops/{SHOP}"),
+            &json!({ "removeBranding": true }),
+        )
+        .await;
     let (_, updated) = json_of(response).await;
     assert_eq!(updated["name"], "One");
     assert_eq!(updated["timezone"], "Asia/Kathmandu");
@@ -43,11 +42,7 @@ async fn put_creates_a_shop_with_defaults_then_updates_only_the_given_fields() {
     assert_eq!(updated["removeBranding"], true);
     assert_eq!(updated["createdAt"], created["createdAt"]);
 
-    let response = app
-        .admin(Method::GET, &format!("/shops/{SHOP}"))
-        .send()
-        .await
-        .unwrap();
+    let response = app.send_admin(Method::GET, &format!("/shops/{SHOP}")).await;
     let (status, read) = json_of(response).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(read, updated);
@@ -57,19 +52,14 @@ async fn put_creates_a_shop_with_defaults_then_updates_only_the_given_fields() {
 async fn the_shop_domain_in_the_path_is_normalised_to_lower_case() {
     let app = spawn_app().await;
     let response = app
-        .admin(Method::PUT, "/shops/Mixed-Case.MyShopify.com")
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+        .send_admin_json(Method::PUT, "/shops/Mixed-Case.MyShopify.com", &json!({}))
+        .await;
     let (status, body) = json_of(response).await;
     assert_eq!(status, StatusCode::CREATED);
     assert_eq!(body["domain"], "mixed-case.myshopify.com");
     let response = app
-        .admin(Method::GET, "/shops/mixed-case.myshopify.com")
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::GET, "/shops/mixed-case.myshopify.com")
+        .await;
     assert_eq!(response.status(), StatusCode::OK);
 }
 
@@ -87,19 +77,12 @@ async fn put_refuses_bad_settings_naming_the_field() {
     ];
     for (body, field) in cases {
         let response = app
-            .admin(Method::PUT, &format!("/shops/{SHOP}"))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert_error(response, StatusCode::BAD_REQUEST, "VALIDATION_ERROR", field).await;
+            .send_admin_json(Method::PUT, &format!("/shops/{SHOP}"), &body)
+            .await;
+        assert_validation_error(response, field).await;
     }
     // None of them created the shop.
-    let response = app
-        .admin(Method::GET, &format!("/shops/{SHOP}"))
-        .send()
-        .await
-        .unwrap();
+    let response = app.send_admin(Method::GET, &format!("/shops/{SHOP}")).await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
 }
 
@@ -108,18 +91,9 @@ async fn a_path_that_is_not_a_shop_domain_is_refused() {
     let app = spawn_app().await;
     for bad in ["example.com", "a.b.myshopify.com", "-a.myshopify.com"] {
         let response = app
-            .admin(Method::PUT, &format!("/shops/{bad}"))
-            .json(&json!({}))
-            .send()
-            .await
-            .unwrap();
-        assert_error(
-            response,
-            StatusCode::BAD_REQUEST,
-            "VALIDATION_ERROR",
-            "shop",
-        )
-        .await;
+            .send_admin_json(Method::PUT, &format!("/shops/{bad}"), &json!({}))
+            .await;
+        assert_validation_error(response, "shop").await;
     }
 }
 
@@ -138,13 +112,7 @@ async fn malformed_bodies_get_our_error_shape() {
     let response = send("application/json", "{\"name\": ").await.unwrap();
     assert_error(response, StatusCode::BAD_REQUEST, "INVALID_BODY", "JSON").await;
     let response = send("application/json", "\"a string\"").await.unwrap();
-    assert_error(
-        response,
-        StatusCode::BAD_REQUEST,
-        "VALIDATION_ERROR",
-        "body",
-    )
-    .await;
+    assert_validation_error(response, "body").await;
     let response = send("text/plain", "{}").await.unwrap();
     assert_error(
         response,
@@ -169,22 +137,16 @@ async fn malformed_bodies_get_our_error_shape() {
 async fn an_unknown_shop_is_not_found() {
     let app = spawn_app().await;
     let response = app
-        .admin(Method::GET, "/shops/nobody.myshopify.com")
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::GET, "/shops/nobody.myshopify.com")
+        .await;
     assert_error(response, StatusCode::NOT_FOUND, "NOT_FOUND", "shop").await;
     let response = app
-        .admin(Method::DELETE, "/shops/nobody.myshopify.com")
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::DELETE, "/shops/nobody.myshopify.com")
+        .await;
     assert_error(response, StatusCode::NOT_FOUND, "NOT_FOUND", "shop").await;
     let response = app
-        .admin(Method::GET, "/shops/nobody.myshopify.com/videos")
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::GET, "/shops/nobody.myshopify.com/videos")
+        .await;
     assert_error(response, StatusCode::NOT_FOUND, "NOT_FOUND", "shop").await;
 }
 
@@ -193,37 +155,26 @@ async fn deleting_a_shop_removes_its_catalog_and_revokes_its_keys() {
     let app = spawn_app().await;
     app.create_shop(SHOP).await;
     app.create_shop("other.myshopify.com").await;
-    app.admin(Method::PUT, &format!("/shops/{SHOP}/products"))
-        .json(&json!({ "products": [{ "id": "1", "title": "P", "handle": "p" }] }))
-        .send()
-        .await
-        .unwrap();
+    app.send_admin_json(
+        Method::PUT,
+        &format!("/shops/{SHOP}/products"),
+        &json!({ "products": [{ "id": "1", "title": "P", "handle": "p" }] }),
+    )
+    .await;
     let video = app.create_video(SHOP, json!({})).await;
     app.create_widget(SHOP, json!({ "videoIds": [video] }))
         .await;
     let other_video = app.create_video("other.myshopify.com", json!({})).await;
     for s in [SHOP, "other.myshopify.com"] {
-        let response = app
-            .admin(Method::POST, &format!("/shops/{s}/api-keys"))
-            .json(&json!({ "name": "k" }))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), StatusCode::CREATED);
+        app.create_api_key(s, "k").await;
     }
 
     let response = app
-        .admin(Method::DELETE, &format!("/shops/{SHOP}"))
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::DELETE, &format!("/shops/{SHOP}"))
+        .await;
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
 
-    let response = app
-        .admin(Method::GET, &format!("/shops/{SHOP}"))
-        .send()
-        .await
-        .unwrap();
+    let response = app.send_admin(Method::GET, &format!("/shops/{SHOP}")).await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
     for table in ["products", "videos", "widgets"] {
         let count: i64 = sqlx::query_scalar(&format!(
@@ -255,37 +206,28 @@ async fn deleting_a_shop_removes_its_catalog_and_revokes_its_keys() {
     );
     // The other shop is untouched.
     let response = app
-        .admin(
+        .send_admin(
             Method::GET,
             &format!("/shops/other.myshopify.com/videos/{other_video}"),
         )
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(response.status(), StatusCode::OK);
 
     // Reinstalling starts from an empty catalog with default settings, keys stay revoked.
     let response = app
-        .admin(Method::PUT, &format!("/shops/{SHOP}"))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+        .send_admin_json(Method::PUT, &format!("/shops/{SHOP}"), &json!({}))
+        .await;
     let (status, body) = json_of(response).await;
     assert_eq!(status, StatusCode::CREATED);
     assert_eq!(body["name"], "");
     let response = app
-        .admin(Method::GET, &format!("/shops/{SHOP}/videos"))
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::GET, &format!("/shops/{SHOP}/videos"))
+        .await;
     let (_, body) = json_of(response).await;
     assert_eq!(body["videos"], json!([]));
     let response = app
-        .admin(Method::GET, &format!("/shops/{SHOP}/api-keys"))
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::GET, &format!("/shops/{SHOP}/api-keys"))
+        .await;
     let (_, body) = json_of(response).await;
     assert!(body["apiKeys"][0]["revokedAt"].is_string(), "{body}");
 }
@@ -302,11 +244,12 @@ async fn every_catalog_write_bumps_the_version_and_a_reinstall_never_reuses_one(
         );
         last = now;
     };
-    app.admin(Method::PUT, &format!("/shops/{SHOP}"))
-        .json(&json!({ "removeBranding": true }))
-        .send()
-        .await
-        .unwrap();
+    app.send_admin_json(
+        Method::PUT,
+        &format!("/shops/{SHOP}"),
+        &json!({ "removeBranding": true }),
+    )
+    .await;
     expect_bump(app.catalog_version(SHOP).await, "shop settings");
     let video = app.create_video(SHOP, json!({})).await;
     expect_bump(app.catalog_version(SHOP).await, "video create");
@@ -314,22 +257,19 @@ async fn every_catalog_write_bumps_the_version_and_a_reinstall_never_reuses_one(
         .create_widget(SHOP, json!({ "videoIds": [video] }))
         .await;
     expect_bump(app.catalog_version(SHOP).await, "widget create");
-    app.admin(Method::PATCH, &format!("/shops/{SHOP}/widgets/{widget}"))
-        .json(&json!({ "priority": 3 }))
-        .send()
-        .await
-        .unwrap();
+    app.send_admin_json(
+        Method::PATCH,
+        &format!("/shops/{SHOP}/widgets/{widget}"),
+        &json!({ "priority": 3 }),
+    )
+    .await;
     expect_bump(app.catalog_version(SHOP).await, "widget patch");
-    app.admin(Method::DELETE, &format!("/shops/{SHOP}/videos/{video}"))
-        .send()
-        .await
-        .unwrap();
+    app.send_admin(Method::DELETE, &format!("/shops/{SHOP}/videos/{video}"))
+        .await;
     expect_bump(app.catalog_version(SHOP).await, "video delete");
 
-    app.admin(Method::DELETE, &format!("/shops/{SHOP}"))
-        .send()
-        .await
-        .unwrap();
+    app.send_admin(Method::DELETE, &format!("/shops/{SHOP}"))
+        .await;
     app.create_shop(SHOP).await;
     expect_bump(app.catalog_version(SHOP).await, "reinstall");
 }

@@ -10,26 +10,18 @@ const SHOP: &str = "videos-shop.myshopify.com";
 const OTHER_SHOP: &str = "other-videos-shop.myshopify.com";
 
 async fn post_video(app: &TestApp, shop: &str, body: Value) -> Response {
-    app.admin(Method::POST, &format!("/shops/{shop}/videos"))
-        .json(&body)
-        .send()
+    app.send_admin_json(Method::POST, &format!("/shops/{shop}/videos"), &body)
         .await
-        .unwrap()
 }
 
 async fn video_request(app: &TestApp, method: Method, shop: &str, id: &str) -> Response {
-    app.admin(method, &format!("/shops/{shop}/videos/{id}"))
-        .send()
+    app.send_admin(method, &format!("/shops/{shop}/videos/{id}"))
         .await
-        .unwrap()
 }
 
 async fn patch_video(app: &TestApp, shop: &str, id: &str, body: Value) -> Response {
-    app.admin(Method::PATCH, &format!("/shops/{shop}/videos/{id}"))
-        .json(&body)
-        .send()
+    app.send_admin_json(Method::PATCH, &format!("/shops/{shop}/videos/{id}"), &body)
         .await
-        .unwrap()
 }
 
 /// The video as the service answers it now; asserts it exists.
@@ -40,22 +32,14 @@ async fn get_video(app: &TestApp, shop: &str, id: &str) -> Value {
 }
 
 async fn list_videos(app: &TestApp, shop: &str) -> Vec<Value> {
-    let response = app
-        .admin(Method::GET, &format!("/shops/{shop}/videos"))
-        .send()
+    app.admin_list(&format!("/shops/{shop}/videos"), "videos")
         .await
-        .unwrap();
-    let (status, body) = json_of(response).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body["videos"].as_array().expect("a videos array").clone()
 }
 
 async fn widget_video_ids(app: &TestApp, shop: &str, id: &str) -> Value {
     let response = app
-        .admin(Method::GET, &format!("/shops/{shop}/widgets/{id}"))
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::GET, &format!("/shops/{shop}/widgets/{id}"))
+        .await;
     let (status, body) = json_of(response).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     body["videoIds"].clone()
@@ -71,19 +55,6 @@ fn full_video() -> Value {
         "status": "PUBLISHED",
         "productIds": ["123", "gid://shopify/Product/456"],
     })
-}
-
-/// `body` without its `updatedAt`, which every write moves.
-fn without_updated_at(mut body: Value) -> Value {
-    body.as_object_mut().unwrap().remove("updatedAt");
-    body
-}
-
-fn ids_of(videos: &[Value]) -> Vec<String> {
-    videos
-        .iter()
-        .map(|v| v["id"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[tokio::test]
@@ -186,7 +157,7 @@ async fn videos_are_listed_oldest_first() {
     let videos = list_videos(&app, SHOP).await;
 
     // Assert
-    assert_eq!(ids_of(&videos), created);
+    assert_eq!(ids_of(&json!(videos)), created);
     let titles: Vec<&str> = videos
         .iter()
         .map(|v| v["title"].as_str().unwrap())
@@ -307,13 +278,7 @@ async fn an_invalid_video_is_rejected_naming_the_field() {
         let response = post_video(&app, SHOP, body).await;
 
         // Assert
-        assert_error(
-            response,
-            StatusCode::BAD_REQUEST,
-            "VALIDATION_ERROR",
-            needle,
-        )
-        .await;
+        assert_validation_error(response, needle).await;
     }
     assert!(list_videos(&app, SHOP).await.is_empty());
 }
@@ -369,13 +334,7 @@ async fn an_invalid_patch_is_rejected_naming_the_field_and_changes_nothing() {
         let response = patch_video(&app, SHOP, &id, body).await;
 
         // Assert
-        assert_error(
-            response,
-            StatusCode::BAD_REQUEST,
-            "VALIDATION_ERROR",
-            needle,
-        )
-        .await;
+        assert_validation_error(response, needle).await;
     }
     assert_eq!(get_video(&app, SHOP, &id).await, original);
     assert_eq!(app.catalog_version(SHOP).await, version);
@@ -390,12 +349,10 @@ async fn an_unknown_video_is_not_found() {
     let unknown = Uuid::now_v7().to_string();
 
     // Act
-    let get = video_request(&app, Method::GET, SHOP, &unknown).await;
-    let patch = patch_video(&app, SHOP, &unknown, json!({ "title": "x" })).await;
-    let delete = video_request(&app, Method::DELETE, SHOP, &unknown).await;
+    let responses = get_patch_delete(&app, &format!("/shops/{SHOP}/videos/{unknown}")).await;
 
     // Assert
-    for response in [get, patch, delete] {
+    for response in responses {
         assert_error(response, StatusCode::NOT_FOUND, "NOT_FOUND", "video").await;
     }
     assert_eq!(list_videos(&app, SHOP).await.len(), 1);
@@ -409,12 +366,10 @@ async fn a_video_id_that_is_not_a_uuid_is_not_found() {
 
     for id in ["not-a-uuid", "123"] {
         // Act
-        let get = video_request(&app, Method::GET, SHOP, id).await;
-        let patch = patch_video(&app, SHOP, id, json!({ "title": "x" })).await;
-        let delete = video_request(&app, Method::DELETE, SHOP, id).await;
+        let responses = get_patch_delete(&app, &format!("/shops/{SHOP}/videos/{id}")).await;
 
         // Assert
-        for response in [get, patch, delete] {
+        for response in responses {
             assert_error(response, StatusCode::NOT_FOUND, "NOT_FOUND", "video").await;
         }
     }
@@ -430,12 +385,10 @@ async fn another_shops_video_is_not_found() {
     let id = theirs["id"].as_str().unwrap().to_string();
 
     // Act
-    let get = video_request(&app, Method::GET, SHOP, &id).await;
-    let patch = patch_video(&app, SHOP, &id, json!({ "title": "Stolen" })).await;
-    let delete = video_request(&app, Method::DELETE, SHOP, &id).await;
+    let responses = get_patch_delete(&app, &format!("/shops/{SHOP}/videos/{id}")).await;
 
     // Assert
-    for response in [get, patch, delete] {
+    for response in responses {
         assert_error(response, StatusCode::NOT_FOUND, "NOT_FOUND", "video").await;
     }
     assert_eq!(get_video(&app, OTHER_SHOP, &id).await, theirs);
@@ -451,10 +404,8 @@ async fn videos_of_an_unknown_shop_are_not_found() {
     // Act
     let post = post_video(&app, unknown, full_video()).await;
     let list = app
-        .admin(Method::GET, &format!("/shops/{unknown}/videos"))
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::GET, &format!("/shops/{unknown}/videos"))
+        .await;
     let get = video_request(&app, Method::GET, unknown, &Uuid::now_v7().to_string()).await;
 
     // Assert
@@ -477,7 +428,7 @@ async fn deleting_a_video_answers_204_and_it_is_gone() {
     // Assert
     let (status, body) = json_of(response).await;
     assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
-    assert_eq!(ids_of(&list_videos(&app, SHOP).await), vec![kept]);
+    assert_eq!(ids_of(&json!(list_videos(&app, SHOP).await)), vec![kept]);
     let again = video_request(&app, Method::DELETE, SHOP, &doomed).await;
     assert_error(again, StatusCode::NOT_FOUND, "NOT_FOUND", "video").await;
     let get = video_request(&app, Method::GET, SHOP, &doomed).await;

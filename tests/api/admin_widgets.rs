@@ -10,26 +10,18 @@ const SHOP: &str = "widgets-shop.myshopify.com";
 const OTHER_SHOP: &str = "other-widgets-shop.myshopify.com";
 
 async fn post_widget(app: &TestApp, shop: &str, body: Value) -> Response {
-    app.admin(Method::POST, &format!("/shops/{shop}/widgets"))
-        .json(&body)
-        .send()
+    app.send_admin_json(Method::POST, &format!("/shops/{shop}/widgets"), &body)
         .await
-        .unwrap()
 }
 
 async fn widget_request(app: &TestApp, method: Method, shop: &str, id: &str) -> Response {
-    app.admin(method, &format!("/shops/{shop}/widgets/{id}"))
-        .send()
+    app.send_admin(method, &format!("/shops/{shop}/widgets/{id}"))
         .await
-        .unwrap()
 }
 
 async fn patch_widget(app: &TestApp, shop: &str, id: &str, body: Value) -> Response {
-    app.admin(Method::PATCH, &format!("/shops/{shop}/widgets/{id}"))
-        .json(&body)
-        .send()
+    app.send_admin_json(Method::PATCH, &format!("/shops/{shop}/widgets/{id}"), &body)
         .await
-        .unwrap()
 }
 
 /// The widget as the service answers it now; asserts it exists.
@@ -40,14 +32,8 @@ async fn get_widget(app: &TestApp, shop: &str, id: &str) -> Value {
 }
 
 async fn list_widgets(app: &TestApp, shop: &str) -> Vec<Value> {
-    let response = app
-        .admin(Method::GET, &format!("/shops/{shop}/widgets"))
-        .send()
+    app.admin_list(&format!("/shops/{shop}/widgets"), "widgets")
         .await
-        .unwrap();
-    let (status, body) = json_of(response).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body["widgets"].as_array().expect("a widgets array").clone()
 }
 
 /// Creates a widget from `body` exactly as given and returns the service's answer.
@@ -75,18 +61,6 @@ fn full_widget(video_ids: &[&str]) -> Value {
             "collectionIds": ["gid://shopify/Collection/22"],
         },
     })
-}
-
-fn without_updated_at(mut body: Value) -> Value {
-    body.as_object_mut().unwrap().remove("updatedAt");
-    body
-}
-
-fn ids_of(widgets: &[Value]) -> Vec<String> {
-    widgets
-        .iter()
-        .map(|w| w["id"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[tokio::test]
@@ -211,13 +185,7 @@ async fn an_unknown_enum_value_is_rejected_naming_the_field() {
         let response = post_widget(&app, SHOP, body).await;
 
         // Assert
-        assert_error(
-            response,
-            StatusCode::BAD_REQUEST,
-            "VALIDATION_ERROR",
-            needle,
-        )
-        .await;
+        assert_validation_error(response, needle).await;
     }
     assert!(list_widgets(&app, SHOP).await.is_empty());
 }
@@ -259,13 +227,7 @@ async fn a_video_listed_twice_is_rejected() {
     .await;
 
     // Assert
-    assert_error(
-        response,
-        StatusCode::BAD_REQUEST,
-        "VALIDATION_ERROR",
-        "videoIds:",
-    )
-    .await;
+    assert_validation_error(response, "videoIds:").await;
     assert!(list_widgets(&app, SHOP).await.is_empty());
 }
 
@@ -318,20 +280,8 @@ async fn an_unknown_video_is_rejected() {
         post_widget(&app, SHOP, json!({ "type": "story", "videoIds": ["nope"] })).await;
 
     // Assert
-    assert_error(
-        unknown_id,
-        StatusCode::BAD_REQUEST,
-        "VALIDATION_ERROR",
-        &format!("videoIds: video {unknown}"),
-    )
-    .await;
-    assert_error(
-        not_a_uuid,
-        StatusCode::BAD_REQUEST,
-        "VALIDATION_ERROR",
-        "videoIds[0]:",
-    )
-    .await;
+    assert_validation_error(unknown_id, &format!("videoIds: video {unknown}")).await;
+    assert_validation_error(not_a_uuid, "videoIds[0]:").await;
     assert!(list_widgets(&app, SHOP).await.is_empty());
 }
 
@@ -395,13 +345,7 @@ async fn a_bad_rule_product_or_collection_id_is_rejected_naming_the_field() {
         let response = post_widget(&app, SHOP, json!({ "type": "story", "rules": rules })).await;
 
         // Assert
-        assert_error(
-            response,
-            StatusCode::BAD_REQUEST,
-            "VALIDATION_ERROR",
-            needle,
-        )
-        .await;
+        assert_validation_error(response, needle).await;
     }
     assert!(list_widgets(&app, SHOP).await.is_empty());
 }
@@ -533,13 +477,7 @@ async fn a_patch_that_fails_validation_changes_nothing() {
         let response = patch_widget(&app, SHOP, &id, body).await;
 
         // Assert
-        assert_error(
-            response,
-            StatusCode::BAD_REQUEST,
-            "VALIDATION_ERROR",
-            needle,
-        )
-        .await;
+        assert_validation_error(response, needle).await;
     }
     assert_eq!(get_widget(&app, SHOP, &id).await, original);
     assert_eq!(app.catalog_version(SHOP).await, version);
@@ -554,12 +492,10 @@ async fn an_unknown_widget_is_not_found() {
     let unknown = Uuid::now_v7().to_string();
 
     // Act
-    let get = widget_request(&app, Method::GET, SHOP, &unknown).await;
-    let patch = patch_widget(&app, SHOP, &unknown, json!({ "title": "x" })).await;
-    let delete = widget_request(&app, Method::DELETE, SHOP, &unknown).await;
+    let responses = get_patch_delete(&app, &format!("/shops/{SHOP}/widgets/{unknown}")).await;
 
     // Assert
-    for response in [get, patch, delete] {
+    for response in responses {
         assert_error(response, StatusCode::NOT_FOUND, "NOT_FOUND", "widget").await;
     }
     assert_eq!(list_widgets(&app, SHOP).await.len(), 1);
@@ -573,12 +509,10 @@ async fn a_widget_id_that_is_not_a_uuid_is_not_found() {
 
     for id in ["not-a-uuid", "42"] {
         // Act
-        let get = widget_request(&app, Method::GET, SHOP, id).await;
-        let patch = patch_widget(&app, SHOP, id, json!({ "title": "x" })).await;
-        let delete = widget_request(&app, Method::DELETE, SHOP, id).await;
+        let responses = get_patch_delete(&app, &format!("/shops/{SHOP}/widgets/{id}")).await;
 
         // Assert
-        for response in [get, patch, delete] {
+        for response in responses {
             assert_error(response, StatusCode::NOT_FOUND, "NOT_FOUND", "widget").await;
         }
     }
@@ -595,12 +529,10 @@ async fn another_shops_widget_is_not_found() {
     let id = theirs["id"].as_str().unwrap().to_string();
 
     // Act
-    let get = widget_request(&app, Method::GET, SHOP, &id).await;
-    let patch = patch_widget(&app, SHOP, &id, json!({ "title": "Stolen" })).await;
-    let delete = widget_request(&app, Method::DELETE, SHOP, &id).await;
+    let responses = get_patch_delete(&app, &format!("/shops/{SHOP}/widgets/{id}")).await;
 
     // Assert
-    for response in [get, patch, delete] {
+    for response in responses {
         assert_error(response, StatusCode::NOT_FOUND, "NOT_FOUND", "widget").await;
     }
     assert_eq!(get_widget(&app, OTHER_SHOP, &id).await, theirs);
@@ -616,10 +548,8 @@ async fn widgets_of_an_unknown_shop_are_not_found() {
     // Act
     let post = post_widget(&app, unknown, json!({ "type": "story" })).await;
     let list = app
-        .admin(Method::GET, &format!("/shops/{unknown}/widgets"))
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::GET, &format!("/shops/{unknown}/widgets"))
+        .await;
     let get = widget_request(&app, Method::GET, unknown, &Uuid::now_v7().to_string()).await;
 
     // Assert
@@ -648,7 +578,7 @@ async fn widgets_are_listed_oldest_first() {
     let widgets = list_widgets(&app, SHOP).await;
 
     // Assert
-    assert_eq!(ids_of(&widgets), created);
+    assert_eq!(ids_of(&json!(widgets)), created);
 }
 
 #[tokio::test]
@@ -671,7 +601,10 @@ async fn deleting_a_widget_answers_204_and_keeps_its_videos() {
     // Assert
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
     assert!(app.catalog_version(SHOP).await > version);
-    assert_eq!(ids_of(&list_widgets(&app, SHOP).await), vec![kept.clone()]);
+    assert_eq!(
+        ids_of(&json!(list_widgets(&app, SHOP).await)),
+        vec![kept.clone()]
+    );
     let get = widget_request(&app, Method::GET, SHOP, &doomed).await;
     assert_error(get, StatusCode::NOT_FOUND, "NOT_FOUND", "widget").await;
     assert_eq!(
@@ -679,9 +612,7 @@ async fn deleting_a_widget_answers_204_and_keeps_its_videos() {
         json!([video])
     );
     let videos = app
-        .admin(Method::GET, &format!("/shops/{SHOP}/videos/{video}"))
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::GET, &format!("/shops/{SHOP}/videos/{video}"))
+        .await;
     assert_eq!(videos.status(), StatusCode::OK);
 }

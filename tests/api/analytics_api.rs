@@ -25,20 +25,20 @@ const NOT_FOUND_MESSAGE: &str = "Resource not found";
 /// Requests per key per minute for tests that are not about the limit and make many requests.
 const UNLIMITED: u32 = 100_000;
 
-const SORT_KEYS: [&str; 8] = [
-    "views",
-    "clicks",
-    "impressions",
-    "add_to_cart",
-    "orders",
-    "revenue",
-    "title",
-    "created_at",
-];
-
 /// Lets tests place events on any day of the past year.
 fn back_fill(settings: &mut videoapp::config::Settings) {
     settings.event_max_past = Duration::from_secs(400 * 86_400);
+}
+
+/// Our 404 for an object the key's shop does not have.
+async fn assert_not_found(response: Response) {
+    assert_error(
+        response,
+        StatusCode::NOT_FOUND,
+        "NOT_FOUND",
+        NOT_FOUND_MESSAGE,
+    )
+    .await;
 }
 
 // ---- arranging --------------------------------------------------------------------------------
@@ -49,14 +49,7 @@ struct Key {
 }
 
 async fn create_key(app: &TestApp, shop: &str) -> Key {
-    let response = app
-        .admin(Method::POST, &format!("/shops/{shop}/api-keys"))
-        .json(&json!({ "name": "Reporting" }))
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = json_of(response).await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let body = app.create_api_key(shop, "Reporting").await;
     Key {
         id: body["id"].as_str().unwrap().to_string(),
         secret: body["key"].as_str().unwrap().to_string(),
@@ -65,28 +58,12 @@ async fn create_key(app: &TestApp, shop: &str) -> Key {
 
 async fn revoke_key(app: &TestApp, shop: &str, key: &Key) {
     let response = app
-        .admin(
+        .send_admin(
             Method::DELETE,
             &format!("/shops/{shop}/api-keys/{}", key.id),
         )
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
-}
-
-async fn create_shop_in(app: &TestApp, shop: &str, timezone: &str) {
-    let response = app
-        .admin(Method::PUT, &format!("/shops/{shop}"))
-        .json(&json!({ "name": "Analytics shop", "timezone": timezone }))
-        .send()
-        .await
-        .unwrap();
-    assert!(
-        response.status().is_success(),
-        "create shop: {}",
-        response.status()
-    );
 }
 
 /// A shop with one video, one widget showing it and one key: what every endpoint needs.
@@ -324,15 +301,6 @@ fn unix_now() -> u64 {
     Utc::now().timestamp() as u64
 }
 
-fn ids_of(body: &Value) -> Vec<String> {
-    body["data"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no data array: {body}"))
-        .iter()
-        .map(|r| r["id"].as_str().unwrap().to_string())
-        .collect()
-}
-
 // ---- dates ------------------------------------------------------------------------------------
 
 fn millis(t: DateTime<Utc>) -> String {
@@ -485,10 +453,8 @@ async fn uninstalling_a_shop_makes_its_key_an_invalid_api_key_at_once() {
 
     // Act
     let response = app
-        .admin(Method::DELETE, &format!("/shops/{SHOP}"))
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::DELETE, &format!("/shops/{SHOP}"))
+        .await;
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
 
     // Assert
@@ -528,24 +494,12 @@ async fn a_key_sees_only_its_own_shops_videos_widgets_and_events() {
     let (summary, _) = analytics_ok(&app, &ours.key, "/summary").await;
 
     // Assert
-    assert_error(
-        their_video,
-        StatusCode::NOT_FOUND,
-        "NOT_FOUND",
-        NOT_FOUND_MESSAGE,
-    )
-    .await;
-    assert_error(
-        their_widget,
-        StatusCode::NOT_FOUND,
-        "NOT_FOUND",
-        NOT_FOUND_MESSAGE,
-    )
-    .await;
-    assert_eq!(ids_of(&videos), vec![ours.video.clone()]);
+    assert_not_found(their_video).await;
+    assert_not_found(their_widget).await;
+    assert_eq!(ids_of(&videos["data"]), vec![ours.video.clone()]);
     assert_eq!(videos["pagination"]["total_count"], json!(1));
     assert!(!videos.to_string().contains(&their_second_video));
-    assert_eq!(ids_of(&widgets), vec![ours.widget.clone()]);
+    assert_eq!(ids_of(&widgets["data"]), vec![ours.widget.clone()]);
     assert_eq!(widgets["pagination"]["total_count"], json!(1));
     assert_eq!(summary["data"]["impressions"], json!(1));
     assert_eq!(summary["data"]["views"], json!(1));
@@ -727,7 +681,7 @@ async fn the_video_list_defaults_to_page_one_of_ten_by_views_descending_over_thi
 
     // Assert
     let expected: Vec<String> = videos.iter().rev().take(10).cloned().collect();
-    assert_eq!(ids_of(&body), expected);
+    assert_eq!(ids_of(&body["data"]), expected);
     assert_eq!(body["data"][0]["metrics"]["views"], json!(11));
     assert_eq!(
         body["pagination"],
@@ -808,7 +762,8 @@ async fn meta_gives_the_ranges_instants_in_utc_with_milliseconds_on_every_endpoi
 async fn dates_of_a_new_york_shop_are_new_york_days() {
     // Arrange
     let app = spawn_app().await;
-    create_shop_in(&app, SHOP, "America/New_York").await;
+    app.create_shop_with(SHOP, json!({ "timezone": "America/New_York" }))
+        .await;
     let video = app.create_video(SHOP, json!({})).await;
     let key = create_key(&app, SHOP).await;
     let ny = chrono_tz::America::New_York;
@@ -1133,7 +1088,7 @@ async fn total_pages_rounds_up_and_a_page_past_the_end_is_empty() {
     let (whole, _) = analytics_ok(&app, &key, "/videos?limit=7").await;
 
     // Assert
-    assert_eq!(ids_of(&last).len(), 1);
+    assert_eq!(ids_of(&last["data"]).len(), 1);
     assert_eq!(
         last["pagination"],
         json!({ "page": 3, "limit": 3, "total_count": 7, "total_pages": 3 })
@@ -1145,7 +1100,7 @@ async fn total_pages_rounds_up_and_a_page_past_the_end_is_empty() {
     );
     assert_eq!(far["data"], json!([]));
     assert_eq!(far["pagination"]["total_count"], json!(7));
-    assert_eq!(ids_of(&whole).len(), 7);
+    assert_eq!(ids_of(&whole["data"]).len(), 7);
     assert_eq!(whole["pagination"]["total_pages"], json!(1));
 }
 
@@ -1181,7 +1136,7 @@ async fn a_video_record_has_every_field_of_the_spec_with_its_json_type() {
     let (body, text) = analytics_ok(&app, &key, "/videos").await;
 
     // Assert
-    assert_eq!(ids_of(&body), vec![sold.clone(), quiet.clone()]);
+    assert_eq!(ids_of(&body["data"]), vec![sold.clone(), quiet.clone()]);
     let record = &body["data"][0];
     assert_eq!(record["id"], json!(sold));
     assert_eq!(record["title"], json!("Summer dress"));
@@ -1259,30 +1214,51 @@ fn sortable_activity() -> Vec<(&'static str, Activity)> {
     ]
 }
 
-/// `createdAt` of each object listed by the admin API at `path` (`videos` or `widgets`).
-async fn created_at(app: &TestApp, list: &str) -> Vec<(String, DateTime<Utc>)> {
-    let response = app
-        .admin(Method::GET, &format!("/shops/{SHOP}/{list}"))
-        .send()
-        .await
-        .unwrap();
-    let (_, body) = json_of(response).await;
-    body[list]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| {
-            (
-                o["id"].as_str().unwrap().to_string(),
-                o["createdAt"].as_str().unwrap().parse().unwrap(),
-            )
+/// A shop whose `list` (`videos` or `widgets`) hold [`sortable_activity`], its events recorded.
+async fn arrange_sortable(app: &TestApp, list: &str) -> Vec<Arranged> {
+    app.create_shop(SHOP).await;
+    let mut events = Vec::new();
+    let mut ids = Vec::new();
+    for (title, activity) in sortable_activity() {
+        let id = match list {
+            "videos" => app.create_video(SHOP, json!({ "title": title })).await,
+            _ => app.create_widget(SHOP, json!({ "title": title })).await,
+        };
+        let target = match list {
+            "videos" => json!({ "videoId": id }),
+            _ => json!({ "widgetId": id }),
+        };
+        events.extend(activity.events(&target));
+        ids.push(id);
+    }
+    record(app, SHOP, events).await;
+    let listed = app.admin_list(&format!("/shops/{SHOP}/{list}"), list).await;
+    ids.into_iter()
+        .zip(sortable_activity())
+        .map(|(id, (title, activity))| {
+            let admin = listed.iter().find(|o| o["id"] == json!(id)).unwrap();
+            Arranged {
+                created_at: admin["createdAt"].as_str().unwrap().parse().unwrap(),
+                id,
+                title: title.to_string(),
+                activity,
+            }
         })
         .collect()
 }
 
 /// Checks the full list at `list` for every sort key in both directions (ties by id ascending),
-/// every record's metrics, and that pages of three, concatenated, give the same order.
+/// every record's metrics, and that pages of three, concatenated, give the same order; and that
+/// the order without a sort is by views, descending.
 async fn assert_sorted_by_every_key(app: &TestApp, key: &Key, list: &str, arranged: &[Arranged]) {
+    let (default, _) = analytics_ok(app, key, &format!("{list}?limit=100")).await;
+    let (explicit, _) = analytics_ok(
+        app,
+        key,
+        &format!("{list}?limit=100&sort_by=views&sort_order=desc"),
+    )
+    .await;
+    assert_eq!(ids_of(&default["data"]), ids_of(&explicit["data"]));
     for sort_by in SORT_KEYS {
         for sort_order in ["asc", "desc"] {
             let mut expected: Vec<&Arranged> = arranged.iter().collect();
@@ -1303,7 +1279,7 @@ async fn assert_sorted_by_every_key(app: &TestApp, key: &Key, list: &str, arrang
             let query = format!("sort_by={sort_by}&sort_order={sort_order}");
 
             let (full, _) = analytics_ok(app, key, &format!("{list}?{query}&limit=100")).await;
-            assert_eq!(ids_of(&full), expected_ids, "{list}?{query}");
+            assert_eq!(ids_of(&full["data"]), expected_ids, "{list}?{query}");
             for (record, arranged) in full["data"].as_array().unwrap().iter().zip(&expected) {
                 assert_eq!(record["metrics"], arranged.activity.metrics(), "{record}");
                 assert_eq!(record["title"], json!(arranged.title), "{record}");
@@ -1313,7 +1289,7 @@ async fn assert_sorted_by_every_key(app: &TestApp, key: &Key, list: &str, arrang
             for page in 1..=3 {
                 let (body, _) =
                     analytics_ok(app, key, &format!("{list}?{query}&limit=3&page={page}")).await;
-                paged.extend(ids_of(&body));
+                paged.extend(ids_of(&body["data"]));
             }
             assert_eq!(paged, expected_ids, "{list}?{query} in pages of 3");
         }
@@ -1324,36 +1300,10 @@ async fn assert_sorted_by_every_key(app: &TestApp, key: &Key, list: &str, arrang
 async fn videos_sort_by_every_key_in_both_directions_with_ties_by_id_and_stable_pages() {
     // Arrange
     let app = spawn_app_with(|s| s.rate_limit_per_minute = UNLIMITED).await;
-    app.create_shop(SHOP).await;
-    let mut events = Vec::new();
-    let mut arranged = Vec::new();
-    for (title, activity) in sortable_activity() {
-        let id = app.create_video(SHOP, json!({ "title": title })).await;
-        events.extend(activity.events(&json!({ "videoId": id })));
-        arranged.push((id, title, activity));
-    }
-    record(&app, SHOP, events).await;
-    let created = created_at(&app, "videos").await;
-    let arranged: Vec<Arranged> = arranged
-        .into_iter()
-        .map(|(id, title, activity)| Arranged {
-            created_at: created.iter().find(|(c, _)| *c == id).unwrap().1,
-            id,
-            title: title.to_string(),
-            activity,
-        })
-        .collect();
+    let arranged = arrange_sortable(&app, "videos").await;
     let key = create_key(&app, SHOP).await;
 
     // Act and Assert
-    let (default, _) = analytics_ok(&app, &key, "/videos?limit=100").await;
-    let (explicit, _) = analytics_ok(
-        &app,
-        &key,
-        "/videos?limit=100&sort_by=views&sort_order=desc",
-    )
-    .await;
-    assert_eq!(ids_of(&default), ids_of(&explicit));
     assert_sorted_by_every_key(&app, &key, "/videos", &arranged).await;
 }
 
@@ -1361,36 +1311,10 @@ async fn videos_sort_by_every_key_in_both_directions_with_ties_by_id_and_stable_
 async fn widgets_sort_by_every_key_in_both_directions_with_ties_by_id_and_stable_pages() {
     // Arrange
     let app = spawn_app_with(|s| s.rate_limit_per_minute = UNLIMITED).await;
-    app.create_shop(SHOP).await;
-    let mut events = Vec::new();
-    let mut arranged = Vec::new();
-    for (title, activity) in sortable_activity() {
-        let id = app.create_widget(SHOP, json!({ "title": title })).await;
-        events.extend(activity.events(&json!({ "widgetId": id })));
-        arranged.push((id, title, activity));
-    }
-    record(&app, SHOP, events).await;
-    let created = created_at(&app, "widgets").await;
-    let arranged: Vec<Arranged> = arranged
-        .into_iter()
-        .map(|(id, title, activity)| Arranged {
-            created_at: created.iter().find(|(c, _)| *c == id).unwrap().1,
-            id,
-            title: title.to_string(),
-            activity,
-        })
-        .collect();
+    let arranged = arrange_sortable(&app, "widgets").await;
     let key = create_key(&app, SHOP).await;
 
     // Act and Assert
-    let (default, _) = analytics_ok(&app, &key, "/widgets?limit=100").await;
-    let (explicit, _) = analytics_ok(
-        &app,
-        &key,
-        "/widgets?limit=100&sort_by=views&sort_order=desc",
-    )
-    .await;
-    assert_eq!(ids_of(&default), ids_of(&explicit));
     assert_sorted_by_every_key(&app, &key, "/widgets", &arranged).await;
 }
 
@@ -1400,7 +1324,8 @@ async fn widgets_sort_by_every_key_in_both_directions_with_ties_by_id_and_stable
 async fn a_day_is_a_whole_day_in_the_shops_timezone_with_both_ends_inclusive() {
     // Arrange
     let app = spawn_app_with(back_fill).await;
-    create_shop_in(&app, SHOP, "Asia/Kathmandu").await;
+    app.create_shop_with(SHOP, json!({ "timezone": "Asia/Kathmandu" }))
+        .await;
     let video = app.create_video(SHOP, json!({})).await;
     let widget = app
         .create_widget(SHOP, json!({ "videoIds": [video] }))
@@ -1560,13 +1485,7 @@ async fn one_video_is_not_found_when_unknown_malformed_or_another_shops() {
         let response = analytics(&app, &ours.key, &format!("/video/{id}")).await;
 
         // Assert
-        assert_error(
-            response,
-            StatusCode::NOT_FOUND,
-            "NOT_FOUND",
-            NOT_FOUND_MESSAGE,
-        )
-        .await;
+        assert_not_found(response).await;
     }
 }
 
@@ -1668,15 +1587,18 @@ async fn the_widget_list_filters_by_widget_type_and_refuses_an_unknown_type() {
     let unknown = analytics(&app, &key, "/widgets?widget_type=banner").await;
 
     // Assert
-    assert_eq!(ids_of(&stories), vec![story.clone(), second_story.clone()]);
+    assert_eq!(
+        ids_of(&stories["data"]),
+        vec![story.clone(), second_story.clone()]
+    );
     assert_eq!(stories["pagination"]["total_count"], json!(2));
     for record in stories["data"].as_array().unwrap() {
         assert_eq!(record["type"], json!("story"));
     }
-    assert_eq!(ids_of(&product_pages), vec![product_page.clone()]);
+    assert_eq!(ids_of(&product_pages["data"]), vec![product_page.clone()]);
     assert_eq!(product_pages["data"][0]["type"], json!("productpage"));
     assert_eq!(
-        ids_of(&all),
+        ids_of(&all["data"]),
         vec![carousel, product_page, story, second_story]
     );
     assert_eq!(all["pagination"]["total_count"], json!(4));
@@ -1717,7 +1639,7 @@ async fn a_widget_record_has_its_id_title_type_status_video_count_and_metrics() 
     let (one, _) = analytics_ok(&app, &key, &format!("/widget/{widget}")).await;
 
     // Assert
-    assert_eq!(ids_of(&list), vec![widget.clone(), quiet]);
+    assert_eq!(ids_of(&list["data"]), vec![widget.clone(), quiet]);
     let record = &list["data"][0];
     assert_eq!(
         *record,
@@ -1762,13 +1684,7 @@ async fn one_widget_is_not_found_when_unknown_malformed_or_another_shops() {
         let response = analytics(&app, &ours.key, &format!("/widget/{id}")).await;
 
         // Assert
-        assert_error(
-            response,
-            StatusCode::NOT_FOUND,
-            "NOT_FOUND",
-            NOT_FOUND_MESSAGE,
-        )
-        .await;
+        assert_not_found(response).await;
     }
 }
 

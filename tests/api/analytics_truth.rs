@@ -90,6 +90,16 @@ struct Counts {
 }
 
 impl Counts {
+    /// The recount of the `events` that `about` keeps.
+    fn of(events: &[&GeneratedEvent], about: impl Fn(&GeneratedEvent) -> bool) -> Counts {
+        let mut counts = Counts::default();
+        events
+            .iter()
+            .filter(|e| about(e))
+            .for_each(|e| counts.add(e));
+        counts
+    }
+
     fn add(&mut self, e: &GeneratedEvent) {
         match KINDS[e.kind] {
             "impression" => self.impressions += 1,
@@ -139,11 +149,12 @@ async fn build_world(app: &TestApp, case: usize) -> World {
     };
     for (i, tz) in TIMEZONES.iter().enumerate() {
         let shop = format!("truth-{case}-{i}.myshopify.com");
-        app.admin(Method::PUT, &format!("/shops/{shop}"))
-            .json(&json!({ "timezone": tz }))
-            .send()
-            .await
-            .unwrap();
+        app.send_admin_json(
+            Method::PUT,
+            &format!("/shops/{shop}"),
+            &json!({ "timezone": tz }),
+        )
+        .await;
         let mut videos = vec![];
         for v in 0..3 {
             videos.push(
@@ -158,13 +169,7 @@ async fn build_world(app: &TestApp, case: usize) -> World {
                     .await,
             );
         }
-        let key = app
-            .admin(Method::POST, &format!("/shops/{shop}/api-keys"))
-            .json(&json!({ "name": "truth" }))
-            .send()
-            .await
-            .unwrap();
-        let (_, key) = json_of(key).await;
+        let key = app.create_api_key(&shop, "truth").await;
         world.keys.push(key["key"].as_str().unwrap().to_string());
         world.timezones.push(tz.parse().unwrap());
         world.shops.push(shop);
@@ -266,11 +271,7 @@ async fn check(app: &TestApp, world: &World, events: &[GeneratedEvent], ranges: 
                     .iter()
                     .position(|id| record["id"] == id.as_str())
                     .unwrap();
-                let mut expected = Counts::default();
-                in_range
-                    .iter()
-                    .filter(|e| e.video == Some(v))
-                    .for_each(|e| expected.add(e));
+                let expected = Counts::of(&in_range, |e| e.video == Some(v));
                 assert!(
                     expected.matches(&record["metrics"], &revenues[i]),
                     "shop {shop} {dates} video {v}: {expected:?} vs {record} / {}",
@@ -300,11 +301,7 @@ async fn check(app: &TestApp, world: &World, events: &[GeneratedEvent], ranges: 
                     .iter()
                     .position(|id| record["id"] == id.as_str())
                     .unwrap();
-                let mut expected = Counts::default();
-                in_range
-                    .iter()
-                    .filter(|e| e.widget == Some(w))
-                    .for_each(|e| expected.add(e));
+                let expected = Counts::of(&in_range, |e| e.widget == Some(w));
                 assert!(
                     expected.matches(&record["metrics"], &revenues[i]),
                     "widget {w}: {record}"
@@ -326,8 +323,7 @@ async fn check(app: &TestApp, world: &World, events: &[GeneratedEvent], ranges: 
             // The shop's totals: every event, with or without a video.
             let (summary, text) =
                 get(app, key, &format!("/api/v1/analytics/summary?{dates}")).await;
-            let mut expected = Counts::default();
-            in_range.iter().for_each(|e| expected.add(e));
+            let expected = Counts::of(&in_range, |_| true);
             assert!(
                 expected.matches(&summary["data"], &raw_revenues(&text)[0]),
                 "summary: {summary}"
@@ -395,13 +391,10 @@ async fn a_million_checkouts_of_ten_cents_sum_to_exactly_one_hundred_thousand() 
     let shop = "million.myshopify.com";
     app.create_shop(shop).await;
     let video = app.create_video(shop, json!({})).await;
-    let key = app
-        .admin(Method::POST, &format!("/shops/{shop}/api-keys"))
-        .json(&json!({ "name": "m" }))
-        .send()
-        .await
-        .unwrap();
-    let key = json_of(key).await.1["key"].as_str().unwrap().to_string();
+    let key = app.create_api_key(shop, "m").await["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
 
     let one = json!({ "eventType": "checkout_completed", "videoId": video, "revenue": 0.10 });
     let body = serde_json::to_vec(&json!({ "events": vec![one; 100] })).unwrap();
@@ -451,14 +444,7 @@ async fn a_million_checkouts_of_ten_cents_sum_to_exactly_one_hundred_thousand() 
         let (app, key, paths) = (&app, &key, &paths);
         async move {
             for path in paths {
-                let response = app
-                    .client
-                    .get(app.url(path))
-                    .bearer_auth(key)
-                    .send()
-                    .await
-                    .unwrap();
-                let text = response.text().await.unwrap();
+                let (_, text) = get(app, key, path).await;
                 assert_eq!(raw_revenues(&text)[0], revenue, "{path}: {text}");
                 assert!(
                     text.contains(&format!("\"orders\":{orders}")),

@@ -15,6 +15,18 @@ use videoapp::storefront::signature::{signed_query, ProxySecret};
 pub const ADMIN_TOKEN: &str = "test-admin-token-0123456789";
 pub const PROXY_SECRET: &str = "test-proxy-secret";
 
+/// The analytics API's sort keys, as its contract names them.
+pub const SORT_KEYS: [&str; 8] = [
+    "views",
+    "clicks",
+    "impressions",
+    "add_to_cart",
+    "orders",
+    "revenue",
+    "title",
+    "created_at",
+];
+
 /// The Postgres server's maintenance database; tests create their own databases through it.
 pub fn postgres_admin_url() -> String {
     std::env::var("VIDEOAPP_TEST_DATABASE_URL")
@@ -26,18 +38,23 @@ pub fn clickhouse_url() -> String {
         .unwrap_or_else(|_| "http://127.0.0.1:18123".to_string())
 }
 
-pub struct TestApp {
+/// Where a running service answers, and the databases and spool it runs on: the same for a
+/// [`TestApp`] and a [`ProcessApp`], which both deref to it.
+pub struct Instance {
     pub address: String,
     pub metrics_address: String,
     pub client: reqwest::Client,
-    /// A pool on the test's own database, for arranging and asserting beside the service.
-    pub db: PgPool,
     pub database_url: String,
     pub clickhouse_database: String,
+    pub spool_dir: std::path::PathBuf,
+}
+
+pub struct TestApp {
+    instance: Instance,
+    /// A pool on the test's own database, for arranging and asserting beside the service.
+    pub db: PgPool,
     /// The instance's catalog cache, to observe loads.
     pub catalog: CatalogCache,
-    /// The spool directory this instance uses.
-    pub spool_dir: std::path::PathBuf,
     stop: std::sync::Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
     server: std::sync::Mutex<Option<tokio::task::JoinHandle<anyhow::Result<()>>>>,
 }
@@ -115,16 +132,18 @@ pub async fn spawn_with_settings(
         let _ = stopped.await;
     }));
     TestApp {
-        address,
-        metrics_address,
-        client: reqwest::Client::new(),
         db: PgPool::connect(&database_url)
             .await
             .expect("connect to test database"),
-        database_url,
-        clickhouse_database,
+        instance: Instance {
+            address,
+            metrics_address,
+            client: reqwest::Client::new(),
+            database_url,
+            clickhouse_database,
+            spool_dir,
+        },
         catalog,
-        spool_dir,
         stop: std::sync::Mutex::new(Some(stop)),
         server: std::sync::Mutex::new(Some(server)),
     }
@@ -150,102 +169,6 @@ impl TestApp {
         if let Some(server) = server {
             server.await.expect("server task").expect("clean shutdown");
         }
-    }
-
-    /// A signed `POST /apps/videoapp_sub/analytics` with a JSON body.
-    pub async fn post_events(&self, shop: &str, body: &Value) -> Response {
-        let url = format!("/apps/videoapp_sub/analytics?{}", signed(shop, &[]));
-        self.client
-            .post(self.url(&url))
-            .json(body)
-            .send()
-            .await
-            .unwrap()
-    }
-
-    pub fn url(&self, path: &str) -> String {
-        format!("{}{}", self.address, path)
-    }
-
-    /// An admin API request (`path` is below `/admin/v1`), with the admin token.
-    pub fn admin(&self, method: Method, path: &str) -> RequestBuilder {
-        self.client
-            .request(method, self.url(&format!("/admin/v1{path}")))
-            .bearer_auth(ADMIN_TOKEN)
-    }
-
-    /// A signed storefront GET of `/apps/videoapp_sub/{endpoint}` for `shop`.
-    pub async fn storefront(
-        &self,
-        endpoint: &str,
-        shop: &str,
-        params: &[(&str, &str)],
-    ) -> Response {
-        let url = format!("/apps/videoapp_sub/{endpoint}?{}", signed(shop, params));
-        self.get(&url).await
-    }
-
-    pub async fn get(&self, path: &str) -> Response {
-        self.client.get(self.url(path)).send().await.unwrap()
-    }
-
-    /// Creates (or updates) a shop with default settings.
-    pub async fn create_shop(&self, shop: &str) {
-        let response = self
-            .admin(Method::PUT, &format!("/shops/{shop}"))
-            .json(&json!({ "name": "Test shop" }))
-            .send()
-            .await
-            .unwrap();
-        assert!(
-            response.status().is_success(),
-            "create shop: {}",
-            response.status()
-        );
-    }
-
-    /// Creates a published video and returns its id.
-    pub async fn create_video(&self, shop: &str, body: Value) -> String {
-        let mut video = json!({
-            "title": "A video",
-            "videoUrl": "https://cdn.example.com/v.mp4",
-            "status": "PUBLISHED",
-        });
-        merge(&mut video, body);
-        let response = self
-            .admin(Method::POST, &format!("/shops/{shop}/videos"))
-            .json(&video)
-            .send()
-            .await
-            .unwrap();
-        let (status, body) = json_of(response).await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        body["id"].as_str().unwrap().to_string()
-    }
-
-    /// Creates an active widget and returns its id.
-    pub async fn create_widget(&self, shop: &str, body: Value) -> String {
-        let mut widget = json!({ "type": "carousel", "status": "active" });
-        merge(&mut widget, body);
-        let response = self
-            .admin(Method::POST, &format!("/shops/{shop}/widgets"))
-            .json(&widget)
-            .send()
-            .await
-            .unwrap();
-        let (status, body) = json_of(response).await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        body["id"].as_str().unwrap().to_string()
-    }
-
-    pub async fn catalog_version(&self, shop: &str) -> i64 {
-        let response = self
-            .admin(Method::GET, &format!("/shops/{shop}"))
-            .send()
-            .await
-            .unwrap();
-        let (_, body) = json_of(response).await;
-        body["catalogVersion"].as_i64().unwrap()
     }
 }
 
@@ -278,6 +201,43 @@ pub async fn assert_error(response: Response, status: StatusCode, code: &str, ne
         message.contains(needle),
         "message {message:?} does not mention {needle:?}"
     );
+}
+
+/// `GET`, `PATCH` (a new title) and `DELETE` of the admin item at `path` (below `/admin/v1`).
+pub async fn get_patch_delete(app: &impl Service, path: &str) -> [Response; 3] {
+    let get = app.send_admin(Method::GET, path).await;
+    let patch = app
+        .send_admin_json(Method::PATCH, path, &json!({ "title": "Changed" }))
+        .await;
+    let delete = app.send_admin(Method::DELETE, path).await;
+    [get, patch, delete]
+}
+
+/// The ids of a JSON array's items, in order.
+pub fn ids_of(items: &Value) -> Vec<String> {
+    items
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {items}"))
+        .iter()
+        .map(|item| item["id"].as_str().expect("an id").to_string())
+        .collect()
+}
+
+/// `body` without its `updatedAt`, which every write moves.
+pub fn without_updated_at(mut body: Value) -> Value {
+    body.as_object_mut().unwrap().remove("updatedAt");
+    body
+}
+
+/// Asserts a 400 `VALIDATION_ERROR` whose message mentions `needle` (the field at fault).
+pub async fn assert_validation_error(response: Response, needle: &str) {
+    assert_error(
+        response,
+        StatusCode::BAD_REQUEST,
+        "VALIDATION_ERROR",
+        needle,
+    )
+    .await;
 }
 
 /// The service as a separate process (for signals and SIGKILL), and the address it serves on.
@@ -333,11 +293,18 @@ impl Drop for ServiceProcess {
 /// Starts `videoapp serve` with `env` (on top of a clean environment) and waits for its
 /// "serving" log line, which names the address (it listens on port 0).
 pub fn spawn_binary(env: &[(&str, String)]) -> ServiceProcess {
-    use std::io::{BufRead, BufReader};
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_videoapp"));
     command
         .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    spawn_serving(command, env)
+}
+
+/// Runs `command` (the binary, or a wrapper that runs it) as `… serve` on ports 0 with the test
+/// secrets and `env` on top, and waits for its "serving" log line, which names the addresses.
+pub fn spawn_serving(mut command: std::process::Command, env: &[(&str, String)]) -> ServiceProcess {
+    use std::io::{BufRead, BufReader};
+    command
         .env("VIDEOAPP_LISTEN", "127.0.0.1:0")
         .env("VIDEOAPP_METRICS_LISTEN", "127.0.0.1:0")
         .env("VIDEOAPP_LOG_FORMAT", "json")
@@ -355,10 +322,10 @@ pub fn spawn_binary(env: &[(&str, String)]) -> ServiceProcess {
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let (address, metrics_address) = loop {
-        let line = lines
-            .next()
-            .expect("service exited before serving")
-            .unwrap();
+        let Some(Ok(line)) = lines.next() else {
+            let log = log.lock().unwrap();
+            panic!("the service exited before serving; its log: {log:#?}");
+        };
         let Ok(entry) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
@@ -425,7 +392,7 @@ pub fn spooled_segments(dir: &std::path::Path) -> usize {
 /// insert returned, so the materialized views have it too. (Rows show in `events` a moment
 /// before the same insert has written the views.)
 pub async fn wait_until_shipped(app: &impl Service, within: std::time::Duration) {
-    wait_until_spool_empty(app.spool_dir(), within).await;
+    wait_until_spool_empty(&app.spool_dir, within).await;
 }
 
 /// Waits until the spool directory `dir` holds no records (see [`wait_until_shipped`]).
@@ -440,36 +407,56 @@ pub async fn wait_until_spool_empty(dir: &std::path::Path, within: std::time::Du
 // ---- the service driven over HTTP, in this process or in its own -------------------------------
 
 /// A running service as tests drive it: inside the test process ([`TestApp`]) or as a process of
-/// its own ([`ProcessApp`]). The provided methods are [`TestApp`]'s, for either.
-pub trait Service {
-    fn address(&self) -> &str;
-    fn metrics_address(&self) -> &str;
-    fn client(&self) -> &reqwest::Client;
-    fn database_url(&self) -> &str;
-    fn clickhouse_database(&self) -> &str;
-    fn spool_dir(&self) -> &std::path::Path;
+/// its own ([`ProcessApp`]). The requests are the same for both: only how the catalog cache is
+/// observed differs.
+pub trait Service: std::ops::Deref<Target = Instance> {
     /// How many catalog snapshots the service has read from Postgres so far.
     async fn catalog_loads(&self) -> u64;
 
     fn url(&self, path: &str) -> String {
-        format!("{}{}", self.address(), path)
+        format!("{}{}", self.address, path)
     }
 
     /// An admin API request (`path` is below `/admin/v1`), with the admin token.
     fn admin(&self, method: Method, path: &str) -> RequestBuilder {
-        self.client()
+        self.client
             .request(method, self.url(&format!("/admin/v1{path}")))
             .bearer_auth(ADMIN_TOKEN)
     }
 
+    /// Sends an admin API request without a body.
+    async fn send_admin(&self, method: Method, path: &str) -> Response {
+        self.admin(method, path).send().await.unwrap()
+    }
+
+    /// Sends an admin API request with a JSON body.
+    async fn send_admin_json(
+        &self,
+        method: Method,
+        path: &str,
+        body: &impl serde::Serialize,
+    ) -> Response {
+        self.admin(method, path).json(body).send().await.unwrap()
+    }
+
+    /// The array `field` of the admin API's answer to `GET path`; asserts a 200.
+    async fn admin_list(&self, path: &str, field: &str) -> Vec<Value> {
+        let (status, body) = json_of(self.send_admin(Method::GET, path).await).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body[field]
+            .as_array()
+            .unwrap_or_else(|| panic!("no {field} array: {body}"))
+            .clone()
+    }
+
     async fn get(&self, path: &str) -> Response {
-        self.client().get(self.url(path)).send().await.unwrap()
+        self.client.get(self.url(path)).send().await.unwrap()
     }
 
     /// A signed `POST /apps/videoapp_sub/analytics` with a JSON body.
     async fn post_events(&self, shop: &str, body: &Value) -> Response {
         let url = format!("/apps/videoapp_sub/analytics?{}", signed(shop, &[]));
-        self.client()
+        self.client
             .post(self.url(&url))
             .json(body)
             .send()
@@ -485,12 +472,16 @@ pub trait Service {
 
     /// Creates (or updates) a shop with default settings.
     async fn create_shop(&self, shop: &str) {
+        self.create_shop_with(shop, json!({})).await;
+    }
+
+    /// Creates (or updates) a shop with `settings` (e.g. its `timezone`) over the defaults.
+    async fn create_shop_with(&self, shop: &str, settings: Value) {
+        let mut body = json!({ "name": "Test shop" });
+        merge(&mut body, settings);
         let response = self
-            .admin(Method::PUT, &format!("/shops/{shop}"))
-            .json(&json!({ "name": "Test shop" }))
-            .send()
-            .await
-            .unwrap();
+            .send_admin_json(Method::PUT, &format!("/shops/{shop}"), &body)
+            .await;
         assert!(
             response.status().is_success(),
             "create shop: {}",
@@ -507,11 +498,8 @@ pub trait Service {
         });
         merge(&mut video, body);
         let response = self
-            .admin(Method::POST, &format!("/shops/{shop}/videos"))
-            .json(&video)
-            .send()
-            .await
-            .unwrap();
+            .send_admin_json(Method::POST, &format!("/shops/{shop}/videos"), &video)
+            .await;
         let (status, body) = json_of(response).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         body["id"].as_str().unwrap().to_string()
@@ -522,21 +510,51 @@ pub trait Service {
         let mut widget = json!({ "type": "carousel", "status": "active" });
         merge(&mut widget, body);
         let response = self
-            .admin(Method::POST, &format!("/shops/{shop}/widgets"))
-            .json(&widget)
-            .send()
-            .await
-            .unwrap();
+            .send_admin_json(Method::POST, &format!("/shops/{shop}/widgets"), &widget)
+            .await;
         let (status, body) = json_of(response).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         body["id"].as_str().unwrap().to_string()
     }
 
+    /// Creates a shop with one published video (`video`'s fields over the defaults) and an active
+    /// widget showing it; returns the ids of the video and of the widget.
+    async fn create_shop_showing_a_video(&self, shop: &str, video: Value) -> (String, String) {
+        self.create_shop(shop).await;
+        let video = self.create_video(shop, video).await;
+        let widget = self
+            .create_widget(shop, json!({ "videoIds": [video] }))
+            .await;
+        (video, widget)
+    }
+
+    /// Creates an analytics API key named `name`; returns the creation answer (`id`, `key`, …).
+    async fn create_api_key(&self, shop: &str, name: &str) -> Value {
+        let response = self
+            .send_admin_json(
+                Method::POST,
+                &format!("/shops/{shop}/api-keys"),
+                &json!({ "name": name }),
+            )
+            .await;
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body
+    }
+
+    async fn catalog_version(&self, shop: &str) -> i64 {
+        let response = self
+            .send_admin(Method::GET, &format!("/shops/{shop}"))
+            .await;
+        let (_, body) = json_of(response).await;
+        body["catalogVersion"].as_i64().unwrap()
+    }
+
     /// The Prometheus text of the metrics listener. A [`TestApp`]'s recorder is the test
     /// process's, shared by every test in it: assert on a [`ProcessApp`]'s.
     async fn metrics(&self) -> String {
-        self.client()
-            .get(format!("{}/metrics", self.metrics_address()))
+        self.client
+            .get(format!("{}/metrics", self.metrics_address))
             .send()
             .await
             .unwrap()
@@ -546,25 +564,14 @@ pub trait Service {
     }
 }
 
+impl std::ops::Deref for TestApp {
+    type Target = Instance;
+    fn deref(&self) -> &Instance {
+        &self.instance
+    }
+}
+
 impl Service for TestApp {
-    fn address(&self) -> &str {
-        &self.address
-    }
-    fn metrics_address(&self) -> &str {
-        &self.metrics_address
-    }
-    fn client(&self) -> &reqwest::Client {
-        &self.client
-    }
-    fn database_url(&self) -> &str {
-        &self.database_url
-    }
-    fn clickhouse_database(&self) -> &str {
-        &self.clickhouse_database
-    }
-    fn spool_dir(&self) -> &std::path::Path {
-        &self.spool_dir
-    }
     async fn catalog_loads(&self) -> u64 {
         self.catalog.loads()
     }
@@ -574,11 +581,9 @@ impl Service for TestApp {
 /// and spool. Its metrics recorder is its own: every sample on its `/metrics` comes from what this
 /// test did, so a test can assert exact values (the in-process [`TestApp`]s share one recorder).
 pub struct ProcessApp {
-    pub process: ServiceProcess,
-    pub client: reqwest::Client,
-    pub database_url: String,
-    pub clickhouse_database: String,
-    pub spool_dir: std::path::PathBuf,
+    /// Held so that the process ends with the test.
+    _process: ServiceProcess,
+    instance: Instance,
 }
 
 /// Starts a [`ProcessApp`] with the test settings (small batches, a short shutdown grace), then
@@ -601,11 +606,15 @@ pub async fn spawn_process_app(env: &[(&'static str, String)]) -> ProcessApp {
         .await
         .expect("the service started");
     ProcessApp {
-        process,
-        client: reqwest::Client::new(),
-        database_url,
-        clickhouse_database,
-        spool_dir,
+        instance: Instance {
+            address: process.address.clone(),
+            metrics_address: process.metrics_address.clone(),
+            client: reqwest::Client::new(),
+            database_url,
+            clickhouse_database,
+            spool_dir,
+        },
+        _process: process,
     }
 }
 
@@ -638,25 +647,14 @@ impl ProcessApp {
     }
 }
 
+impl std::ops::Deref for ProcessApp {
+    type Target = Instance;
+    fn deref(&self) -> &Instance {
+        &self.instance
+    }
+}
+
 impl Service for ProcessApp {
-    fn address(&self) -> &str {
-        &self.process.address
-    }
-    fn metrics_address(&self) -> &str {
-        &self.process.metrics_address
-    }
-    fn client(&self) -> &reqwest::Client {
-        &self.client
-    }
-    fn database_url(&self) -> &str {
-        &self.database_url
-    }
-    fn clickhouse_database(&self) -> &str {
-        &self.clickhouse_database
-    }
-    fn spool_dir(&self) -> &std::path::Path {
-        &self.spool_dir
-    }
     async fn catalog_loads(&self) -> u64 {
         self.metric("catalog_cache_loads_total", &[])
             .await
@@ -765,7 +763,7 @@ fn a_sample_is_found_by_its_name_and_exact_label_set() {
 /// the listener handling it, after everything sent before.
 pub async fn wait_until_listening(app: &impl Service, within: std::time::Duration) {
     let started = std::time::Instant::now();
-    let mut db = PgConnection::connect(app.database_url()).await.unwrap();
+    let mut db = PgConnection::connect(&app.database_url).await.unwrap();
     for _ in 0..2 {
         while !change_heard(app, &mut db).await {
             assert!(

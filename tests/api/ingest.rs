@@ -27,9 +27,9 @@ async fn count(database: &str, filter: &str) -> u64 {
 /// acknowledged event was inserted and every insert returned: nothing late (a retried batch, a
 /// replay) can still add to it.
 async fn expect_rows(app: &impl Service, expected: u64, within: Duration) {
-    let database = app.clickhouse_database();
+    let database = &app.clickhouse_database;
     let started = Instant::now();
-    while spooled_segments(app.spool_dir()) > 0 {
+    while spooled_segments(&app.spool_dir) > 0 {
         let n = count(database, "").await;
         assert!(
             n <= expected,
@@ -84,7 +84,7 @@ fn event_id(event: &Value) -> Uuid {
 }
 
 fn spool_files(app: &impl Service) -> usize {
-    spooled_segments(app.spool_dir())
+    spooled_segments(&app.spool_dir)
 }
 
 /// Posts `requests` batches of `per_request` events with up to 32 in flight; returns the ids of
@@ -634,11 +634,12 @@ async fn text_plain_beacons_single_events_and_numeric_ids_are_accepted() {
 #[tokio::test]
 async fn events_are_dated_in_the_shops_timezone_and_far_timestamps_are_replaced() {
     let app = spawn_app().await;
-    app.admin(reqwest::Method::PUT, &format!("/shops/{SHOP}"))
-        .json(&json!({ "timezone": "Pacific/Marquesas" }))
-        .send()
-        .await
-        .unwrap();
+    app.send_admin_json(
+        reqwest::Method::PUT,
+        &format!("/shops/{SHOP}"),
+        &json!({ "timezone": "Pacific/Marquesas" }),
+    )
+    .await;
     let now = chrono::Utc::now();
     let recent = now - chrono::Duration::hours(3);
     let ancient = now - chrono::Duration::days(30);

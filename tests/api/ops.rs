@@ -62,10 +62,8 @@ async fn metrics_are_served_on_their_own_listener_by_route_template() {
     // A process of its own: every request it counts is one this test made.
     let app = spawn_process_app(&[]).await;
     app.create_shop("m.myshopify.com").await;
-    app.admin(Method::GET, "/shops/nobody.myshopify.com")
-        .send()
-        .await
-        .unwrap();
+    app.send_admin(Method::GET, "/shops/nobody.myshopify.com")
+        .await;
     app.get("/no/such/path/123").await;
 
     let metrics = app.metrics().await;
@@ -236,19 +234,24 @@ type Documented = (&'static str, bool, Value);
 async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
     let app = spawn_app().await;
     let (_, doc) = json_of(app.get("/openapi.json").await).await;
-    let sort_keys = json!([
-        "views",
-        "clicks",
-        "impressions",
-        "add_to_cart",
-        "orders",
-        "revenue",
-        "title",
-        "created_at"
-    ]);
+    let sort_keys = json!(SORT_KEYS);
     let widget_types = json!(["carousel", "story", "productpage"]);
     let locations = json!(["home", "product", "collection", "page", "other"]);
     let date = json!({ "type": "string", "format": "date" });
+    let limit: Documented = (
+        "limit",
+        false,
+        json!({ "type": "integer", "minimum": 1, "maximum": 100 }),
+    );
+    let sort_by: Documented = (
+        "sort_by",
+        false,
+        json!({ "type": "string", "enum": sort_keys }),
+    );
+    let dates: [Documented; 2] = [
+        ("start_date", false, date.clone()),
+        ("end_date", false, date.clone()),
+    ];
 
     let expected: &[(&str, &str, &[Documented])] = &[
         (
@@ -256,16 +259,8 @@ async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
             "/api/v1/analytics/videos",
             &[
                 ("page", false, json!({ "type": "integer", "minimum": 1 })),
-                (
-                    "limit",
-                    false,
-                    json!({ "type": "integer", "minimum": 1, "maximum": 100 }),
-                ),
-                (
-                    "sort_by",
-                    false,
-                    json!({ "type": "string", "enum": sort_keys }),
-                ),
+                limit.clone(),
+                sort_by.clone(),
                 (
                     "sort_order",
                     false,
@@ -279,16 +274,8 @@ async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
             "get",
             "/api/v1/analytics/widgets",
             &[
-                (
-                    "limit",
-                    false,
-                    json!({ "type": "integer", "minimum": 1, "maximum": 100 }),
-                ),
-                (
-                    "sort_by",
-                    false,
-                    json!({ "type": "string", "enum": sort_keys }),
-                ),
+                limit.clone(),
+                sort_by.clone(),
                 (
                     "widget_type",
                     false,
@@ -297,30 +284,9 @@ async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
                 ("start_date", false, date.clone()),
             ],
         ),
-        (
-            "get",
-            "/api/v1/analytics/summary",
-            &[
-                ("start_date", false, date.clone()),
-                ("end_date", false, date.clone()),
-            ],
-        ),
-        (
-            "get",
-            "/api/v1/analytics/video/{videoId}",
-            &[
-                ("start_date", false, date.clone()),
-                ("end_date", false, date.clone()),
-            ],
-        ),
-        (
-            "get",
-            "/api/v1/analytics/widget/{widgetId}",
-            &[
-                ("start_date", false, date.clone()),
-                ("end_date", false, date.clone()),
-            ],
-        ),
+        ("get", "/api/v1/analytics/summary", &dates),
+        ("get", "/api/v1/analytics/video/{videoId}", &dates),
+        ("get", "/api/v1/analytics/widget/{widgetId}", &dates),
         (
             "get",
             "/apps/videoapp_sub/contextual-widgets",

@@ -13,14 +13,23 @@ use crate::helpers::*;
 const SHOP: &str = "cache-shop.myshopify.com";
 const ENDPOINTS: [&str; 3] = ["contextual-widgets", "widget-by-id", "widgets-list"];
 
+/// A shop with a widget showing one video, "First title"; returns the video's id.
 async fn shop_with_a_widget(app: &impl Service) -> String {
-    app.create_shop(SHOP).await;
-    let video = app
-        .create_video(SHOP, json!({ "title": "First title" }))
-        .await;
-    app.create_widget(SHOP, json!({ "videoIds": [video] }))
+    let (video, _) = app
+        .create_shop_showing_a_video(SHOP, json!({ "title": "First title" }))
         .await;
     video
+}
+
+/// Our 401 for a signature that does not hold, its message mentioning `needle`.
+async fn assert_bad_signature(response: reqwest::Response, needle: &str) {
+    assert_error(
+        response,
+        StatusCode::UNAUTHORIZED,
+        "INVALID_SIGNATURE",
+        needle,
+    )
+    .await;
 }
 
 async fn first_video_title(app: &impl Service) -> Value {
@@ -33,13 +42,26 @@ async fn first_video_title(app: &impl Service) -> Value {
     body["widgets"][0]["videos"][0]["title"].clone()
 }
 
+/// Polls until the storefront shows the first video titled `title`, for at most `within`.
+async fn eventually_titled(app: &impl Service, title: &str, within: Duration) {
+    let started = Instant::now();
+    while first_video_title(app).await != title {
+        assert!(
+            started.elapsed() < within,
+            "still not {title:?} after {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 async fn rename_video(app: &TestApp, video: &str, title: &str) {
     let response = app
-        .admin(Method::PATCH, &format!("/shops/{SHOP}/videos/{video}"))
-        .json(&json!({ "title": title }))
-        .send()
-        .await
-        .unwrap();
+        .send_admin_json(
+            Method::PATCH,
+            &format!("/shops/{SHOP}/videos/{video}"),
+            &json!({ "title": title }),
+        )
+        .await;
     assert_eq!(response.status(), StatusCode::OK);
 }
 
@@ -99,13 +121,7 @@ async fn tampered_missing_duplicated_or_stale_signatures_are_refused_on_every_en
             let response = app
                 .get(&format!("/apps/videoapp_sub/{endpoint}?{query}"))
                 .await;
-            assert_error(
-                response,
-                StatusCode::UNAUTHORIZED,
-                "INVALID_SIGNATURE",
-                "signature",
-            )
-            .await;
+            assert_bad_signature(response, "signature").await;
         }
         let response = app
             .get(&format!("/apps/videoapp_sub/{endpoint}?{good}"))
@@ -156,26 +172,14 @@ async fn the_timestamp_window_is_configurable() {
     let response = app
         .get(&format!("/apps/videoapp_sub/contextual-widgets?{}", at(20)))
         .await;
-    assert_error(
-        response,
-        StatusCode::UNAUTHORIZED,
-        "INVALID_SIGNATURE",
-        "window",
-    )
-    .await;
+    assert_bad_signature(response, "window").await;
     let response = app
         .get(&format!(
             "/apps/videoapp_sub/contextual-widgets?{}",
             at(-20)
         ))
         .await;
-    assert_error(
-        response,
-        StatusCode::UNAUTHORIZED,
-        "INVALID_SIGNATURE",
-        "window",
-    )
-    .await;
+    assert_bad_signature(response, "window").await;
 }
 
 #[tokio::test]
@@ -282,17 +286,7 @@ async fn a_write_through_one_instance_is_seen_by_another_within_a_second() {
 
     rename_video(&first, &video, "Renamed elsewhere").await;
 
-    let started = Instant::now();
-    loop {
-        if first_video_title(&second).await == "Renamed elsewhere" {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(1),
-            "second instance still stale after 1 s"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually_titled(&second, "Renamed elsewhere", Duration::from_secs(1)).await;
 }
 
 #[tokio::test]
@@ -364,17 +358,7 @@ async fn the_cache_is_flushed_when_the_listener_reconnects() {
         "the listener's connection was found"
     );
 
-    let started = Instant::now();
-    loop {
-        if first_video_title(&app).await == "Changed while deaf" {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "cache not flushed after reconnect"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually_titled(&app, "Changed while deaf", Duration::from_secs(5)).await;
 }
 
 #[tokio::test]
@@ -382,10 +366,8 @@ async fn uninstalling_a_shop_takes_it_off_the_storefront_at_once() {
     let app = spawn_app().await;
     shop_with_a_widget(&app).await;
     assert_eq!(first_video_title(&app).await, "First title");
-    app.admin(Method::DELETE, &format!("/shops/{SHOP}"))
-        .send()
-        .await
-        .unwrap();
+    app.send_admin(Method::DELETE, &format!("/shops/{SHOP}"))
+        .await;
     for (endpoint, params) in [
         ("contextual-widgets", [("location", "home")]),
         ("widgets-list", [("type", "carousel")]),

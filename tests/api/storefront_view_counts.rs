@@ -11,14 +11,6 @@ use crate::helpers::*;
 
 const SHOP: &str = "counts-shop.myshopify.com";
 
-async fn shop_with_a_video(app: &impl Service, shop: &str) -> String {
-    app.create_shop(shop).await;
-    let video = app.create_video(shop, json!({})).await;
-    app.create_widget(shop, json!({ "videoIds": [video] }))
-        .await;
-    video
-}
-
 async fn view_count_of(app: &impl Service, shop: &str) -> Value {
     let response = app
         .storefront("contextual-widgets", shop, &[("location", "home")])
@@ -48,7 +40,7 @@ async fn post_views(app: &impl Service, video: &str, n: usize) {
 /// empty), and checks that `events` holds `n` rows.
 async fn wait_for_rows(app: &impl Service, n: u64) {
     wait_until_shipped(app, Duration::from_secs(10)).await;
-    let rows = clickhouse_query(app.clickhouse_database(), "SELECT count() FROM events").await;
+    let rows = clickhouse_query(&app.clickhouse_database, "SELECT count() FROM events").await;
     assert_eq!(rows, n.to_string());
 }
 
@@ -73,7 +65,7 @@ async fn eventually_view_count(app: &impl Service, expected: &str) {
 #[tokio::test]
 async fn view_count_is_the_videos_lifetime_views_as_a_string() {
     let app = spawn_app_with(|s| s.view_count_refresh = Duration::from_secs(1)).await;
-    let video = shop_with_a_video(&app, SHOP).await;
+    let (video, _) = app.create_shop_showing_a_video(SHOP, json!({})).await;
     assert_eq!(view_count(&app).await, "0");
     post_views(&app, &video, 3).await;
     app.post_events(SHOP, &json!({ "eventType": "click", "videoId": video }))
@@ -85,9 +77,9 @@ async fn view_count_is_the_videos_lifetime_views_as_a_string() {
 #[tokio::test]
 async fn view_counts_are_read_at_most_once_a_minute_per_shop() {
     let app = spawn_app().await;
-    let video = shop_with_a_video(&app, SHOP).await;
+    let (video, _) = app.create_shop_showing_a_video(SHOP, json!({})).await;
     let other = "counts-other.myshopify.com";
-    let other_video = shop_with_a_video(&app, other).await;
+    let (other_video, _) = app.create_shop_showing_a_video(other, json!({})).await;
     assert_eq!(view_count(&app).await, "0");
     post_views(&app, &video, 2).await;
     post_views_to(&app, other, &other_video, 1).await;
@@ -110,7 +102,7 @@ async fn the_storefront_serves_the_last_known_counts_while_clickhouse_is_down() 
         ("VIDEOAPP_VIEW_COUNT_REFRESH_SECONDS", "1".to_string()),
     ])
     .await;
-    let video = shop_with_a_video(&app, SHOP).await;
+    let (video, _) = app.create_shop_showing_a_video(SHOP, json!({})).await;
     post_views(&app, &video, 2).await;
     wait_for_rows(&app, 2).await;
     eventually_view_count(&app, "2").await;

@@ -37,41 +37,34 @@ fn product(n: u64, handle: &str) -> Value {
 
 async fn sync_products(app: &TestApp, shop: &str, products: Value) {
     let response = app
-        .admin(Method::PUT, &format!("/shops/{shop}/products"))
-        .json(&json!({ "products": products }))
-        .send()
-        .await
-        .unwrap();
+        .send_admin_json(
+            Method::PUT,
+            &format!("/shops/{shop}/products"),
+            &json!({ "products": products }),
+        )
+        .await;
     let (status, body) = json_of(response).await;
     assert_eq!(status, StatusCode::OK, "sync products: {body}");
 }
 
 async fn put_shop(app: &TestApp, shop: &str, settings: Value) {
     let response = app
-        .admin(Method::PUT, &format!("/shops/{shop}"))
-        .json(&settings)
-        .send()
-        .await
-        .unwrap();
+        .send_admin_json(Method::PUT, &format!("/shops/{shop}"), &settings)
+        .await;
     assert!(response.status().is_success(), "{}", response.status());
 }
 
 async fn uninstall(app: &TestApp, shop: &str) {
     let response = app
-        .admin(Method::DELETE, &format!("/shops/{shop}"))
-        .send()
-        .await
-        .unwrap();
+        .send_admin(Method::DELETE, &format!("/shops/{shop}"))
+        .await;
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
 }
 
 async fn patch_widget(app: &TestApp, shop: &str, id: &str, body: Value) {
     let response = app
-        .admin(Method::PATCH, &format!("/shops/{shop}/widgets/{id}"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+        .send_admin_json(Method::PATCH, &format!("/shops/{shop}/widgets/{id}"), &body)
+        .await;
     assert_eq!(response.status(), StatusCode::OK);
 }
 
@@ -79,6 +72,11 @@ async fn patch_widget(app: &TestApp, shop: &str, id: &str, body: Value) {
 async fn shop_with_a_video(app: &TestApp) -> String {
     app.create_shop(SHOP).await;
     app.create_video(SHOP, json!({})).await
+}
+
+/// A shop with one active widget showing one published video; returns the widget's id.
+async fn shop_with_a_widget(app: &TestApp) -> String {
+    app.create_shop_showing_a_video(SHOP, json!({})).await.1
 }
 
 /// contextual-widgets for `SHOP`; asserts a 200 and returns the body.
@@ -92,15 +90,6 @@ async fn contextual(app: &TestApp, params: &[(&str, &str)]) -> Value {
 /// The ids of the widgets contextual-widgets shows for `params`, in order.
 async fn shown(app: &TestApp, params: &[(&str, &str)]) -> Vec<String> {
     ids_of(&contextual(app, params).await["widgets"])
-}
-
-fn ids_of(items: &Value) -> Vec<String> {
-    items
-        .as_array()
-        .unwrap_or_else(|| panic!("not an array: {items}"))
-        .iter()
-        .map(|item| item["id"].as_str().expect("an id").to_string())
-        .collect()
 }
 
 fn sorted(mut ids: Vec<String>) -> Vec<String> {
@@ -209,6 +198,29 @@ async fn widget_by_id(app: &TestApp, shop: &str, params: &[(&str, &str)]) -> Res
     app.storefront("widget-by-id", shop, params).await
 }
 
+/// `endpoint` without its parameter `name` answers 400 `MISSING_PARAMETER` naming it.
+async fn assert_required(app: &TestApp, endpoint: &str, name: &str) {
+    let response = app.storefront(endpoint, SHOP, &[]).await;
+    assert_error(response, StatusCode::BAD_REQUEST, "MISSING_PARAMETER", name).await;
+}
+
+/// `endpoint` with each of `values` as its parameter `name` (after `with`) answers 400
+/// `INVALID_PARAMETER` naming it.
+async fn assert_each_invalid(
+    app: &TestApp,
+    endpoint: &str,
+    with: &[(&str, &str)],
+    name: &str,
+    values: &[&str],
+) {
+    for value in values {
+        let mut params = with.to_vec();
+        params.push((name, value));
+        let response = app.storefront(endpoint, SHOP, &params).await;
+        assert_error(response, StatusCode::BAD_REQUEST, "INVALID_PARAMETER", name).await;
+    }
+}
+
 // ---------------------------------------------------------------- contextual-widgets: parameters
 
 #[tokio::test]
@@ -217,17 +229,8 @@ async fn contextual_widgets_requires_a_location() {
     let app = spawn_app().await;
     shop_with_a_video(&app).await;
 
-    // Act
-    let response = app.storefront("contextual-widgets", SHOP, &[]).await;
-
-    // Assert
-    assert_error(
-        response,
-        StatusCode::BAD_REQUEST,
-        "MISSING_PARAMETER",
-        "location",
-    )
-    .await;
+    // Act + Assert
+    assert_required(&app, "contextual-widgets", "location").await;
 }
 
 #[tokio::test]
@@ -236,21 +239,9 @@ async fn contextual_widgets_rejects_a_location_outside_the_five_page_types() {
     let app = spawn_app().await;
     shop_with_a_video(&app).await;
 
-    for location in ["checkout", "Home", "cart"] {
-        // Act
-        let response = app
-            .storefront("contextual-widgets", SHOP, &[("location", location)])
-            .await;
-
-        // Assert
-        assert_error(
-            response,
-            StatusCode::BAD_REQUEST,
-            "INVALID_PARAMETER",
-            "location",
-        )
-        .await;
-    }
+    // Act + Assert
+    let values = ["checkout", "Home", "cart"];
+    assert_each_invalid(&app, "contextual-widgets", &[], "location", &values).await;
 }
 
 #[tokio::test]
@@ -259,25 +250,17 @@ async fn contextual_widgets_rejects_a_product_id_that_is_neither_a_global_id_nor
     let app = spawn_app().await;
     shop_with_a_video(&app).await;
 
-    for product_id in ["shirt", "gid://shopify/Collection/5", "12abc", "-3"] {
-        // Act
-        let response = app
-            .storefront(
-                "contextual-widgets",
-                SHOP,
-                &[("location", "product"), ("product_id", product_id)],
-            )
-            .await;
-
-        // Assert
-        assert_error(
-            response,
-            StatusCode::BAD_REQUEST,
-            "INVALID_PARAMETER",
-            "product_id",
-        )
-        .await;
-    }
+    // Act + Assert
+    let values = ["shirt", "gid://shopify/Collection/5", "12abc", "-3"];
+    let on_a_product_page = [("location", "product")];
+    assert_each_invalid(
+        &app,
+        "contextual-widgets",
+        &on_a_product_page,
+        "product_id",
+        &values,
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -286,25 +269,17 @@ async fn contextual_widgets_rejects_a_malformed_collection_id() {
     let app = spawn_app().await;
     shop_with_a_video(&app).await;
 
-    for collection_id in ["sale", "gid://shopify/Product/5", "1.5"] {
-        // Act
-        let response = app
-            .storefront(
-                "contextual-widgets",
-                SHOP,
-                &[("location", "collection"), ("collection_id", collection_id)],
-            )
-            .await;
-
-        // Assert
-        assert_error(
-            response,
-            StatusCode::BAD_REQUEST,
-            "INVALID_PARAMETER",
-            "collection_id",
-        )
-        .await;
-    }
+    // Act + Assert
+    let values = ["sale", "gid://shopify/Product/5", "1.5"];
+    let on_a_collection_page = [("location", "collection")];
+    assert_each_invalid(
+        &app,
+        "contextual-widgets",
+        &on_a_collection_page,
+        "collection_id",
+        &values,
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -334,10 +309,7 @@ async fn contextual_widgets_rejects_a_parameter_given_twice() {
 async fn a_parameter_given_more_than_once_is_refused_on_every_storefront_endpoint() {
     // Arrange
     let app = spawn_app().await;
-    let video = shop_with_a_video(&app).await;
-    let widget = app
-        .create_widget(SHOP, json!({ "videoIds": [video] }))
-        .await;
+    let widget = shop_with_a_widget(&app).await;
     let cases: Vec<(&str, Params, &str)> = vec![
         (
             "contextual-widgets",
@@ -446,10 +418,7 @@ async fn a_parameter_of_the_wrong_type_is_named_with_what_it_must_be() {
 async fn an_empty_or_blank_parameter_counts_as_absent() {
     // Arrange
     let app = spawn_app().await;
-    let video = shop_with_a_video(&app).await;
-    let widget = app
-        .create_widget(SHOP, json!({ "videoIds": [video] }))
-        .await;
+    let widget = shop_with_a_widget(&app).await;
 
     // Act
     let all = shown(
@@ -1328,17 +1297,8 @@ async fn widgets_list_requires_a_type() {
     let app = spawn_app().await;
     shop_with_a_video(&app).await;
 
-    // Act
-    let response = app.storefront("widgets-list", SHOP, &[]).await;
-
-    // Assert
-    assert_error(
-        response,
-        StatusCode::BAD_REQUEST,
-        "MISSING_PARAMETER",
-        "type",
-    )
-    .await;
+    // Act + Assert
+    assert_required(&app, "widgets-list", "type").await;
 }
 
 #[tokio::test]
@@ -1347,21 +1307,9 @@ async fn widgets_list_rejects_a_type_outside_carousel_story_productpage() {
     let app = spawn_app().await;
     shop_with_a_video(&app).await;
 
-    for widget_type in ["banner", "Carousel", "stories"] {
-        // Act
-        let response = app
-            .storefront("widgets-list", SHOP, &[("type", widget_type)])
-            .await;
-
-        // Assert
-        assert_error(
-            response,
-            StatusCode::BAD_REQUEST,
-            "INVALID_PARAMETER",
-            "type",
-        )
-        .await;
-    }
+    // Act + Assert
+    let values = ["banner", "Carousel", "stories"];
+    assert_each_invalid(&app, "widgets-list", &[], "type", &values).await;
 }
 
 #[tokio::test]
@@ -1431,13 +1379,11 @@ async fn widgets_list_answers_the_active_widgets_of_the_type_in_brief() {
         assert_timestamp(&summary["createdAt"]);
         let created: DateTime<Utc> = summary["createdAt"].as_str().unwrap().parse().unwrap();
         let admin = app
-            .admin(
+            .send_admin(
                 Method::GET,
                 &format!("/shops/{SHOP}/widgets/{}", summary["id"].as_str().unwrap()),
             )
-            .send()
-            .await
-            .unwrap();
+            .await;
         let (_, admin) = json_of(admin).await;
         let admin_created: DateTime<Utc> = admin["createdAt"].as_str().unwrap().parse().unwrap();
         assert_eq!(created, admin_created, "{summary}");
@@ -1486,10 +1432,7 @@ async fn call(app: &TestApp, endpoint: &str, shop: &str, params: &[(&str, String
 async fn every_storefront_endpoint_answers_shop_not_found_for_an_unknown_shop() {
     // Arrange
     let app = spawn_app().await;
-    let video = shop_with_a_video(&app).await;
-    let widget = app
-        .create_widget(SHOP, json!({ "videoIds": [video] }))
-        .await;
+    let widget = shop_with_a_widget(&app).await;
 
     for (endpoint, params) in each_endpoint(&widget) {
         // Act
@@ -1504,10 +1447,7 @@ async fn every_storefront_endpoint_answers_shop_not_found_for_an_unknown_shop() 
 async fn every_storefront_endpoint_answers_shop_not_found_once_the_shop_is_uninstalled() {
     // Arrange
     let app = spawn_app().await;
-    let video = shop_with_a_video(&app).await;
-    let widget = app
-        .create_widget(SHOP, json!({ "videoIds": [video] }))
-        .await;
+    let widget = shop_with_a_widget(&app).await;
     for (endpoint, params) in each_endpoint(&widget) {
         let response = call(&app, endpoint, SHOP, &params).await;
         assert_eq!(response.status(), StatusCode::OK, "{endpoint} before");
@@ -1527,10 +1467,7 @@ async fn every_storefront_endpoint_answers_shop_not_found_once_the_shop_is_unins
 async fn every_storefront_endpoint_sends_etag_and_cache_control_on_200() {
     // Arrange
     let app = spawn_app().await;
-    let video = shop_with_a_video(&app).await;
-    let widget = app
-        .create_widget(SHOP, json!({ "videoIds": [video] }))
-        .await;
+    let widget = shop_with_a_widget(&app).await;
 
     for (endpoint, params) in each_endpoint(&widget) {
         // Act
