@@ -11,7 +11,7 @@ use super::signature;
 use crate::app::AppState;
 use crate::catalog::domain::ShopDomain;
 use crate::error::ApiError;
-use crate::extract::QueryPairs;
+use crate::extract::{decode_pairs, QueryPairs};
 
 /// A storefront request whose signature checked out: the parameters the platform adds, and the
 /// endpoint's own (`T`), both read from the query as [`crate::extract::AppQuery`] reads it.
@@ -55,17 +55,18 @@ where
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let raw = parts.uri.query().unwrap_or("");
+        // Decoded once: the signature is checked on the pairs as sent, then they are read.
+        let raw = decode_pairs(parts.uri.query().unwrap_or(""));
         let config = &state.config;
         if !config.insecure_skip_signature {
             let max_age = config.signature_max_age.as_secs() as i64;
-            signature::verify(&state.proxy_secret, raw, Utc::now(), max_age).map_err(|e| {
+            signature::verify_pairs(&state.proxy_secret, &raw, Utc::now(), max_age).map_err(|e| {
                 metrics::counter!("storefront_signature_failures_total", "reason" => e.metric_label())
                     .increment(1);
                 ApiError::InvalidSignature(e)
             })?;
         }
-        let pairs = QueryPairs::decode(raw);
+        let pairs = QueryPairs::from_raw(raw);
         Ok(Signed {
             proxy: pairs.read()?,
             query: pairs.read()?,

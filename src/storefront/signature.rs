@@ -2,14 +2,16 @@
 //! build `key=value` with the decoded value, joining repeated keys' values with `,`; sort;
 //! concatenate with no separator; HMAC-SHA256 with the shared secret; lowercase hex.
 //!
-//! The check reads the query's raw pairs itself, repeats and all, because the platform signs
-//! exactly what it sends; what an endpoint then reads from the query is a separate, typed matter
-//! (`crate::extract::AppQuery`).
+//! The check reads the query's pairs as they were sent (`crate::extract::decode_pairs`: untrimmed,
+//! empty and repeated ones included), because the platform signs exactly what it sends; what an
+//! endpoint then reads from those pairs is a separate, typed matter (`crate::extract::QueryPairs`).
 
 use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
+
+use crate::extract::{decode_pairs, RawPair};
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -153,7 +155,16 @@ pub fn verify(
     now: DateTime<Utc>,
     max_skew_seconds: i64,
 ) -> Result<(), SignatureError> {
-    let params: Vec<_> = url::form_urlencoded::parse(raw_query.as_bytes()).collect();
+    verify_pairs(secret, &decode_pairs(raw_query), now, max_skew_seconds)
+}
+
+/// Checks the signature and freshness of a query's pairs, as [`decode_pairs`] gives them.
+pub fn verify_pairs(
+    secret: &ProxySecret,
+    params: &[RawPair<'_>],
+    now: DateTime<Utc>,
+    max_skew_seconds: i64,
+) -> Result<(), SignatureError> {
     let values_of = |name: &'static str| {
         params
             .iter()
