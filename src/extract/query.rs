@@ -57,10 +57,12 @@ impl serde::de::Error for QueryError {
 /// is a `duplicate_field` error (serde's derive reports it), so every endpoint refuses repeats of
 /// what it reads.
 pub fn deserialize<'q, T: DeserializeOwned>(
-    pairs: impl Iterator<Item = (&'q str, &'q str)>,
+    pairs: impl Iterator<Item = (&'q str, &'q str)> + Clone,
 ) -> Result<T, serde_path_to_error::Error<QueryError>> {
-    let map = MapDeserializer::new(pairs.map(|(key, value)| (key, Value(value))));
-    serde_path_to_error::deserialize(map)
+    let values = pairs.map(|(key, value)| (key, Value(value)));
+    // Read plainly; only a refused query is read again, tracking the path, to name the parameter.
+    T::deserialize(MapDeserializer::new(values.clone()))
+        .or_else(|_| serde_path_to_error::deserialize(MapDeserializer::new(values)))
 }
 
 /// One parameter's value.
