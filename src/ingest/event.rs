@@ -340,7 +340,7 @@ fn parse_event(text: &str, prefix: &str) -> Result<IncomingEvent, Invalid> {
         return Err(Invalid::new(join("."), "must be an event object"));
     }
     // Read plainly; only a refused event is read again, tracking the path, to name its field.
-    // Tracking every event cost about 1.2 k instructions of an event's 67 k under callgrind.
+    // Tracking every event's path cost 1.5 k instructions per event (2.2%) under callgrind.
     let event: IncomingEvent = serde_json::from_str(text).map_err(|plain| {
         let mut deserializer = serde_json::Deserializer::from_str(text);
         let Err(e) = serde_path_to_error::deserialize::<_, IncomingEvent>(&mut deserializer) else {

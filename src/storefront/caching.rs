@@ -15,7 +15,6 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
 use moka::future::Cache;
-use std::future::Future;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use tokio::sync::OnceCell;
 
@@ -288,8 +287,9 @@ fn compress(data: &[u8], encoding: Encoding) -> Bytes {
 pub struct RenderedPages {
     pages: Cache<(u64, String), Arc<Page>>,
     /// One set a shop: only the current snapshot and counts are asked for, and a set made for
-    /// others is replaced.
-    widgets: Cache<ShopDomain, Arc<RenderedWidgets>>,
+    /// others is replaced. A synchronous cache: a page is rendered in a plain closure, because a
+    /// render future held by every request cost 0.6 µs of a warm 8.8 µs request in copies.
+    widgets: moka::sync::Cache<ShopDomain, Arc<RenderedWidgets>>,
 }
 
 /// As many shops as the catalog cache keeps snapshots of.
@@ -307,7 +307,7 @@ impl RenderedPages {
                 })
                 .time_to_idle(IDLE)
                 .build(),
-            widgets: Cache::builder()
+            widgets: moka::sync::Cache::builder()
                 .max_capacity(MAX_SHOPS)
                 .time_to_idle(IDLE)
                 .build(),
@@ -319,32 +319,28 @@ impl RenderedPages {
         &self,
         snapshot_id: u64,
         validator: &Validator,
-        render: impl Future<Output = Vec<u8>>,
+        render: impl FnOnce() -> Vec<u8>,
     ) -> Arc<Page> {
         let key = (snapshot_id, validator.etag.clone());
         self.pages
-            .get_with(key, async {
-                Arc::new(Page::new(Bytes::from(render.await)))
-            })
+            .get_with(key, async { Arc::new(Page::new(Bytes::from(render()))) })
             .await
     }
 
     /// The shop's rendered widgets for `snapshot` and `counts`: the shared set when it was made
     /// for these, otherwise a new one (made once, then shared until either changes).
-    pub async fn widgets(
+    pub fn widgets(
         &self,
         snapshot: &ShopSnapshot,
         counts: &Arc<ViewCountSet>,
     ) -> Arc<RenderedWidgets> {
-        if let Some(current) = self.widgets.get(&snapshot.shop).await {
+        if let Some(current) = self.widgets.get(&snapshot.shop) {
             if current.is_for(snapshot, counts) {
                 return current;
             }
         }
         let fresh = Arc::new(RenderedWidgets::render(snapshot, counts.clone()));
-        self.widgets
-            .insert(snapshot.shop.clone(), fresh.clone())
-            .await;
+        self.widgets.insert(snapshot.shop.clone(), fresh.clone());
         fresh
     }
 }

@@ -2,7 +2,6 @@
 //! snapshot.
 
 use std::collections::HashSet;
-use std::future::Future;
 use std::hash::Hash;
 
 use axum::extract::State;
@@ -121,7 +120,7 @@ async fn answer(
     headers: &HeaderMap,
     snapshot: &ShopSnapshot,
     validator: Validator,
-    render: impl Future<Output = Vec<u8>>,
+    render: impl FnOnce() -> Vec<u8>,
 ) -> Response {
     if validator.is_fresh(headers) {
         return validator.not_modified();
@@ -182,8 +181,8 @@ pub async fn contextual_widgets(
         query.v.as_deref(),
         (location, &context, &only_sorted, counts.tag),
     );
-    let answer = answer(&state, &headers, &snapshot, validator, async {
-        let rendered = state.rendered_pages.widgets(&snapshot, &counts).await;
+    let answer = answer(&state, &headers, &snapshot, validator, || {
+        let rendered = state.rendered_pages.widgets(&snapshot, &counts);
         // Product-sourced widgets show the current product's videos, on product pages only.
         let page_product = (location == Location::Product)
             .then_some(context.product_id.as_ref())
@@ -276,8 +275,8 @@ pub async fn widget_by_id(
         query.v.as_deref(),
         ("widget-by-id", widget.id(), location, counts.tag),
     );
-    let answer = answer(&state, &headers, &snapshot, validator, async {
-        let rendered = state.rendered_pages.widgets(&snapshot, &counts).await;
+    let answer = answer(&state, &headers, &snapshot, validator, || {
+        let rendered = state.rendered_pages.widgets(&snapshot, &counts);
         json_bytes(&WidgetById {
             success: true,
             widget: rendered.widget_any(&snapshot, widget),
@@ -342,7 +341,7 @@ pub async fn widgets_list(
     let widget_type = query.widget_type;
     let snapshot = snapshot(&state, &proxy).await?;
     let validator = validator(&snapshot, query.v.as_deref(), ("widgets-list", widget_type));
-    let answer = answer(&state, &headers, &snapshot, validator, async {
+    let answer = answer(&state, &headers, &snapshot, validator, || {
         let widgets: Vec<WidgetSummary> = snapshot
             .widgets()
             .iter()

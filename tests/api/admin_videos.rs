@@ -375,6 +375,29 @@ async fn a_video_id_that_is_not_a_uuid_is_not_found() {
     }
 }
 
+/// The path is read first: a bad id or shop is what the answer names, whatever the body holds.
+#[tokio::test]
+async fn a_bad_path_is_answered_before_a_bad_body() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let bad_body = json!({ "title": 42, "durationSeconds": "long" });
+
+    // Act
+    let bad_id = app
+        .send_admin_json(
+            Method::PATCH,
+            &format!("/shops/{SHOP}/videos/123"),
+            &bad_body,
+        )
+        .await;
+    let bad_shop = post_video(&app, "not a shop", bad_body.clone()).await;
+
+    // Assert
+    assert_error(bad_id, StatusCode::NOT_FOUND, "NOT_FOUND", "video").await;
+    assert_validation_error(bad_shop, "shop").await;
+}
+
 #[tokio::test]
 async fn another_shops_video_is_not_found() {
     // Arrange

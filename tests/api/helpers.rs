@@ -530,16 +530,24 @@ pub trait Service: std::ops::Deref<Target = Instance> {
 
     /// Creates an analytics API key named `name`; returns the creation answer (`id`, `key`, …).
     async fn create_api_key(&self, shop: &str, name: &str) -> Value {
-        let response = self
-            .send_admin_json(
-                Method::POST,
-                &format!("/shops/{shop}/api-keys"),
-                &json!({ "name": name }),
-            )
-            .await;
-        let (status, body) = json_of(response).await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        body
+        let path = format!("/shops/{shop}/api-keys");
+        let body = json!({ "name": name });
+        self.admin_expecting(Method::POST, &path, &body, StatusCode::CREATED)
+            .await
+    }
+
+    /// The admin API's answer to `method path` with `body`; asserts its status is `expected`.
+    async fn admin_expecting(
+        &self,
+        method: Method,
+        path: &str,
+        body: &Value,
+        expected: StatusCode,
+    ) -> Value {
+        let (status, answer) =
+            json_of(self.send_admin_json(method.clone(), path, body).await).await;
+        assert_eq!(status, expected, "{method} {path}: {answer}");
+        answer
     }
 
     async fn catalog_version(&self, shop: &str) -> i64 {

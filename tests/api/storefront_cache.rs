@@ -55,14 +55,14 @@ async fn eventually_titled(app: &impl Service, title: &str, within: Duration) {
 }
 
 async fn rename_video(app: &TestApp, video: &str, title: &str) {
-    let response = app
-        .send_admin_json(
-            Method::PATCH,
-            &format!("/shops/{SHOP}/videos/{video}"),
-            &json!({ "title": title }),
-        )
-        .await;
-    assert_eq!(response.status(), StatusCode::OK);
+    let path = format!("/shops/{SHOP}/videos/{video}");
+    app.admin_expecting(
+        Method::PATCH,
+        &path,
+        &json!({ "title": title }),
+        StatusCode::OK,
+    )
+    .await;
 }
 
 /// Changes the catalog behind the service's back: no version bump, no NOTIFY.

@@ -36,15 +36,10 @@ fn product(n: u64, handle: &str) -> Value {
 }
 
 async fn sync_products(app: &TestApp, shop: &str, products: Value) {
-    let response = app
-        .send_admin_json(
-            Method::PUT,
-            &format!("/shops/{shop}/products"),
-            &json!({ "products": products }),
-        )
+    let path = format!("/shops/{shop}/products");
+    let body = json!({ "products": products });
+    app.admin_expecting(Method::PUT, &path, &body, StatusCode::OK)
         .await;
-    let (status, body) = json_of(response).await;
-    assert_eq!(status, StatusCode::OK, "sync products: {body}");
 }
 
 async fn put_shop(app: &TestApp, shop: &str, settings: Value) {
