@@ -56,10 +56,14 @@ impl CatalogCache {
             return Ok(entry);
         }
         metrics::counter!("catalog_cache_misses_total").increment(1);
-        self.inner
-            .snapshots
-            .try_get_with_by_ref(shop, self.load(shop))
-            .await
+        // Boxed: a load's future (the Postgres reads) is kilobytes, and without the box every
+        // caller's future would be that large, hit or miss, and copied so on every request.
+        Box::pin(
+            self.inner
+                .snapshots
+                .try_get_with_by_ref(shop, self.load(shop)),
+        )
+        .await
     }
 
     async fn load(&self, shop: &ShopDomain) -> Result<Entry, sqlx::Error> {
