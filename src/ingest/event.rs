@@ -291,18 +291,18 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValu
 /// a revenue keeps the exact digits it was sent with (a `serde_json::Value` in between would
 /// hold numbers as binary floating point).
 pub fn parse_body(body: &[u8]) -> Result<(Vec<IncomingEvent>, bool), Invalid> {
-    let text = std::str::from_utf8(body)
-        .map_err(|e| Invalid::new("body", format!("malformed JSON: {e}")))?;
+    let malformed =
+        |e: &dyn std::fmt::Display| Invalid::new("body", format!("malformed JSON: {e}"));
     let not_an_object = || Invalid::new("body", "must be an event object or { \"events\": [...] }");
+    let text = std::str::from_utf8(body).map_err(|e| malformed(&e))?;
     // A derived struct would also take a JSON array.
     if !text.trim_start().starts_with('{') {
-        serde_json::from_str::<serde::de::IgnoredAny>(text)
-            .map_err(|e| Invalid::new("body", format!("malformed JSON: {e}")))?;
+        serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(|e| malformed(&e))?;
         return Err(not_an_object());
     }
     let top: EventBatch = serde_json::from_str(text).map_err(|e| match e.is_data() {
         true => not_an_object(),
-        false => Invalid::new("body", format!("malformed JSON: {e}")),
+        false => malformed(&e),
     })?;
     let Some(events) = top.events else {
         return Ok((vec![parse_event(text, "")?], false));
