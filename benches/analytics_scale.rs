@@ -26,21 +26,13 @@ use rand::SeedableRng;
 use serde::Deserialize;
 use videoapp::config::Settings;
 
-use support::load::{format_latency, setting};
+use support::load::{self, format_latency, setting};
 use support::Databases;
 
 const GENERATE: [&str; 10] = [
     "--shops", "4", "--videos", "1000", "--days", "400", "--events", "10000000", "--seed", "1",
 ];
 const RANGE_DAYS: u64 = 365;
-
-/// The per-video aggregate `video_daily` holds, computed from the raw events.
-const RAW_SQL: &str = "SELECT video_id, countIf(event_type = 'impression'), \
-    countIf(event_type = 'view'), countIf(event_type = 'click'), \
-    countIf(event_type = 'add_to_cart'), countIf(event_type = 'checkout_completed'), \
-    sumIf(revenue_e4, event_type = 'checkout_completed') FROM events \
-    WHERE shop_domain = ? AND local_date >= toDate(?) AND local_date <= toDate(?) \
-    GROUP BY video_id";
 
 /// One shop as `videoapp generate` prints it.
 #[derive(Deserialize)]
@@ -51,7 +43,7 @@ struct GeneratedShop {
 }
 
 fn main() -> ExitCode {
-    if !support::load::benching("scale") {
+    if !load::benching("scale") {
         return ExitCode::SUCCESS;
     }
     support::init_tracing();
@@ -65,11 +57,9 @@ fn main() -> ExitCode {
     support::exit(outcome)
 }
 
-async fn ch(databases: &Databases, sql: &str) -> Result<String, String> {
-    support::clickhouse_query(&reqwest::Client::new(), &databases.name, sql).await
-}
-
 async fn run(databases: &Databases, database_url: String) -> Result<(), String> {
+    let client = reqwest::Client::new();
+    let ch = async |sql: &str| support::clickhouse_query(&client, &databases.name, sql).await;
     let binary = env!("CARGO_BIN_EXE_videoapp");
     let started = Instant::now();
     let output = tokio::process::Command::new(binary)
@@ -85,77 +75,54 @@ async fn run(databases: &Databases, database_url: String) -> Result<(), String> 
     if !output.status.success() {
         return Err(format!("videoapp generate failed ({})", output.status));
     }
-    println!(
-        "generate {} took {:.1} s",
-        GENERATE.join(" "),
-        started.elapsed().as_secs_f64()
-    );
+    let took = started.elapsed().as_secs_f64();
+    println!("generate {} took {took:.1} s", GENERATE.join(" "));
     let shops: Vec<GeneratedShop> = serde_json::from_slice(&output.stdout)
         .map_err(|e| format!("videoapp generate printed no shops: {e}"))?;
-    let biggest = ch(
-        databases,
-        "SELECT shop_domain FROM events GROUP BY shop_domain ORDER BY count() DESC LIMIT 1",
-    )
-    .await?;
-    let shop = shops
-        .into_iter()
-        .find(|s| s.domain == biggest)
-        .ok_or_else(|| format!("{biggest} has events but is not in the shops file"))?;
-    let tz: chrono_tz::Tz = shop
-        .timezone
-        .parse()
-        .map_err(|e| format!("{}: {e}", shop.timezone))?;
+    let biggest =
+        "SELECT shop_domain FROM events GROUP BY shop_domain ORDER BY count() DESC LIMIT 1";
+    let biggest = ch(biggest).await?;
+    let shop = shops.into_iter().find(|s| s.domain == biggest);
+    let shop = shop.ok_or_else(|| format!("{biggest} has events but is not in the shops file"))?;
+    let tz: chrono_tz::Tz =
+        (shop.timezone.parse()).map_err(|e| format!("{}: {e}", shop.timezone))?;
     let end = Utc::now().with_timezone(&tz).date_naive();
     let start = end - Days::new(RANGE_DAYS - 1);
-    println!(
-        "video_daily: {} rows in {} active parts; measured shop {} ({}), {start} .. {end}",
-        ch(databases, "SELECT count() FROM video_daily").await?,
-        ch(
-            databases,
-            "SELECT count() FROM system.parts WHERE active AND database = currentDatabase() \
-             AND table = 'video_daily'"
-        )
-        .await?,
-        shop.domain,
-        shop.timezone
+    let rows = ch("SELECT count() FROM video_daily").await?;
+    let parts = ch(
+        "SELECT count() FROM system.parts WHERE active AND database = currentDatabase() \
+                    AND table = 'video_daily'",
     );
+    let (parts, domain) = (parts.await?, &shop.domain);
+    println!("video_daily: {rows} rows in {parts} active parts; measured shop {domain} ({tz}), {start} .. {end}");
 
     let settings = Settings {
         rate_limit_per_minute: 1_000_000_000,
         ..support::service_settings(database_url, databases)
     };
     let (base_url, _) = support::start_service(settings).await;
-    let client = reqwest::Client::new();
-    let endpoint = |key: &str| {
-        let url = format!(
-            "{}/api/v1/analytics/videos?start_date={start}&end_date={end}&limit=100&sort_by={key}&sort_order=desc",
-            base_url
-        );
-        let request = client.get(url).bearer_auth(&shop.api_key);
-        async move {
-            let response = request.send().await.map_err(|e| e.to_string())?;
-            let status = response.status();
-            let body = response.bytes().await.map_err(|e| e.to_string())?;
-            match status {
-                reqwest::StatusCode::OK => Ok(body.len()),
-                _ => Err(format!("{status}: {}", String::from_utf8_lossy(&body))),
-            }
-        }
-    };
-    let raw_sql = RAW_SQL
-        .replacen('?', &format!("'{}'", shop.domain), 1)
-        .replacen('?', &format!("'{start}'"), 1)
-        .replacen('?', &format!("'{end}'"), 1);
-    let raw = || async { ch(databases, &raw_sql).await.map(|rows| rows.len()) };
-
+    // The per-video aggregate `video_daily` holds, computed from the raw events.
+    let raw_sql = format!(
+        "SELECT video_id, countIf(event_type = 'impression'), countIf(event_type = 'view'), \
+         countIf(event_type = 'click'), countIf(event_type = 'add_to_cart'), \
+         countIf(event_type = 'checkout_completed'), \
+         sumIf(revenue_e4, event_type = 'checkout_completed') FROM events \
+         WHERE shop_domain = '{domain}' AND local_date >= toDate('{start}') \
+         AND local_date <= toDate('{end}') GROUP BY video_id"
+    );
     // Steps: 0..8 the endpoint by sort key, 8 the raw aggregate.
     let keys = &support::helpers::SORT_KEYS;
-    let step = |i: usize| async move {
-        match i {
-            8 => raw().await,
-            _ => endpoint(keys[i])
-                .await
-                .map_err(|e| format!("sort_by={}: {e}", keys[i])),
+    let step = async |i: usize| match keys.get(i) {
+        None => ch(&raw_sql).await.map(drop),
+        Some(key) => {
+            let url = format!(
+                "{base_url}/api/v1/analytics/videos?start_date={start}&end_date={end}&limit=100\
+                 &sort_by={key}&sort_order=desc"
+            );
+            match load::answer(client.get(url).bearer_auth(&shop.api_key)).await? {
+                (reqwest::StatusCode::OK, _) => Ok(()),
+                (status, body) => Err(format!("sort_by={key}: {status}: {body:?}")),
+            }
         }
     };
     let (warmup, samples) = (5, setting("ANALYTICS_SCALE_SAMPLES", 50));
@@ -179,10 +146,8 @@ async fn run(databases: &Databases, database_url: String) -> Result<(), String> 
         sorted[((p / 100.0 * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1]
     };
     let (raw50, raw95) = (percentile(&times[8], 50.0), percentile(&times[8], 95.0));
-    println!(
-        "\n  {:<30} {:>9} {:>9} {:>14}",
-        "step", "p50", "p95", "raw / step"
-    );
+    let (step, p50, p95, ratio) = ("step", "p50", "p95", "raw / step");
+    println!("\n  {step:<30} {p50:>9} {p95:>9} {ratio:>14}");
     for (i, t) in times.iter().enumerate() {
         let (p50, p95) = (percentile(t, 50.0), percentile(t, 95.0));
         let name = keys.get(i).map_or("raw aggregate (events)".into(), |k| {

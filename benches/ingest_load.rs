@@ -18,7 +18,6 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
 use axum::http::StatusCode;
 use axum::routing::MethodFilter;
 use rand::rngs::StdRng;
@@ -28,6 +27,7 @@ use serde_json::json;
 use uuid::Uuid;
 use videoapp::config;
 
+use support::helpers::metric_value;
 use support::load::{self, median, setting, value_after, Cpu, CpuUsage, Measured};
 use support::{Databases, ServiceProcess};
 
@@ -53,14 +53,10 @@ fn main() -> ExitCode {
         let (databases, database_url) = Databases::create().await;
         let outcome = async {
             let service = ServiceProcess::start(&databases, &database_url).await?;
-            let measured = measure(&service, &databases, &wrk).await;
-            if let Some(peak) = service.peak_rss_kib() {
-                println!(
-                    "  service peak RSS (VmHWM): {:.1} MiB",
-                    peak as f64 / 1024.0
-                );
-            }
-            measured
+            measure(&service, &databases, &wrk).await?;
+            let peak = service.peak_rss_kib().unwrap_or(0) as f64 / 1024.0;
+            println!("  service peak RSS (VmHWM): {peak:.1} MiB");
+            Ok(())
         };
         (databases.clone(), outcome.await)
     });
@@ -85,33 +81,31 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         service.callgrind_control("--instr=on")?;
     }
     let client = reqwest::Client::new();
-    let uri = service.events_uri();
     let bodies = event_bodies();
-    let service_url = format!("{}{uri}", service.base_url);
-    let (status, body) = post_event(&client, &service_url, &bodies[0]).await?;
-    if status != StatusCode::ACCEPTED {
-        return Err(format!("the service answered {status}: {body:?}"));
-    }
+    let beacon = |url: &str| {
+        let request = client
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, BEACON_CONTENT_TYPE);
+        request
+            .header(reqwest::header::USER_AGENT, USER_AGENT)
+            .body(bodies[0].clone())
+    };
+    let uri = service.events_uri();
+    let route = (MethodFilter::POST, support::EVENTS, uri.as_str());
+    let (urls, _) =
+        load::beside_ceiling(&service.base_url, route, StatusCode::ACCEPTED, beacon).await?;
     // Every 202 seen, warm-ups included: ClickHouse must end up with exactly these.
     let mut acknowledged: u64 = 1;
-    let ceiling = load::ceiling(MethodFilter::POST, support::EVENTS, status, body.clone());
-    let ceiling_url = format!("{}{uri}", ceiling.await?);
-    if post_event(&client, &ceiling_url, &bodies[0]).await? != (status, body) {
-        return Err("the ceiling does not answer what the service answers".into());
-    }
     let script = std::env::temp_dir().join(format!("ingest-load-{}.lua", Uuid::new_v4()));
     std::fs::write(&script, lua_script(&bodies, event_ids, callgrind))
         .map_err(|e| e.to_string())?;
     let mut watched = vec![service.pid];
-    watched.extend(pids_named("clickhouse"));
+    watched.extend(load::pids_named("clickhouse"));
     let names = [
         "service (POST analytics, durable 202)",
         "ceiling (bare axum, same 202)",
     ];
-    let urls = match callgrind {
-        true => vec![service_url],
-        false => vec![service_url, ceiling_url],
-    };
+    let targets = if callgrind { &names[..1] } else { &names[..] };
 
     println!(
         "\ningest load run: {wrk}, {connections} connections, {} threads; {warmup} s warm-up + \
@@ -126,90 +120,82 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
             .filter(|(k, _)| k.starts_with("VIDEOAPP_BATCH_") || k.starts_with("VIDEOAPP_SPOOL_"))
             .collect::<Vec<_>>(),
     );
-    println!("{}", load::header("   ch  drain req/sync"));
-    let mut results: Vec<Vec<Measured>> = vec![Vec::new(); urls.len()];
-    for round in 1..=rounds {
-        for (t, url) in urls.iter().enumerate() {
-            let is_service = t == 0;
-            let (_, warmed) = run_wrk(url, connections, warmup, tail, &script, is_service).await?;
-            acknowledged += if is_service { warmed } else { 0 };
-            let metrics_before = service.metrics(&client).await?;
-            if callgrind {
-                service.callgrind_control("--zero")?;
+    let run = async |t: usize| {
+        let is_service = t == 0;
+        let (_, warmed) = run_wrk(&urls[t], connections, warmup, tail, &script, is_service).await?;
+        acknowledged += if is_service { warmed } else { 0 };
+        let metrics_before = service.metrics(&client).await?;
+        if callgrind {
+            service.callgrind_control("--zero")?;
+        }
+        let before = Cpu::take(&watched);
+        let posts_end = Instant::now() + Duration::from_secs(seconds);
+        // CPU over the posting seconds only, not the tail.
+        let window = async {
+            tokio::time::sleep_until(posts_end.into()).await;
+            Cpu::take(&watched)
+        };
+        // For the service, ClickHouse is watched from the last POST on, while the tail runs (not
+        // under callgrind: the scrapes would count).
+        let watch = is_service && !callgrind;
+        let drained = async {
+            match watch {
+                true => Some(drain(service, &client, databases, posts_end, None).await),
+                false => None,
             }
-            let before = Cpu::take(&watched);
-            let posts_end = Instant::now() + Duration::from_secs(seconds);
-            // CPU over the posting seconds only, not the tail.
-            let window = async {
-                tokio::time::sleep_until(posts_end.into()).await;
-                Cpu::take(&watched)
+        };
+        let measured = run_wrk(&urls[t], connections, seconds, tail, &script, is_service);
+        let (measured, after, drained) = tokio::join!(measured, window, drained);
+        let (output, accepted) = measured?;
+        let cpu = before.until(&after);
+        let (_, p50, p99, _) = load::parse_wrk(&output)?;
+        let mut rest = format!("{:>5.2}", cpu.watched[1..].iter().sum::<f64>());
+        if callgrind {
+            service.callgrind_control("--dump")?;
+            rest += &callgrind_per_event(service, accepted)?;
+        }
+        if is_service {
+            acknowledged += accepted;
+            // Every 202 is counted now: the three counts must agree. If they do at once, the
+            // drain ended when the watch above saw it.
+            let checking_from = posts_end.elapsed();
+            let exact = drain(service, &client, databases, posts_end, Some(acknowledged));
+            let drained = match (exact.await?, drained) {
+                (confirmed, Some(first)) if confirmed < checking_from + DRAIN_POLL => first?,
+                (confirmed, _) => confirmed,
             };
-            // For the service, ClickHouse is watched from the last POST on, while the tail runs
-            // (not under callgrind: the scrapes would count).
-            let drained = async {
-                match is_service && !callgrind {
-                    true => Some(drain(service, &client, databases, posts_end, None).await),
-                    false => None,
-                }
+            let after = service.metrics(&client).await?;
+            let delta = |name| {
+                metric_value(&after, name, &[]).unwrap_or(0.0)
+                    - metric_value(&metrics_before, name, &[]).unwrap_or(0.0)
             };
-            let measured = run_wrk(url, connections, seconds, tail, &script, is_service);
-            let (measured, after, drained) = tokio::join!(measured, window, drained);
-            let (output, accepted) = measured?;
-            if callgrind {
-                service.callgrind_control("--dump")?;
-            }
-            let cpu = before.until(&after);
-            let (_, p50, p99, _) = load::parse_wrk(&output)?;
-            let mut rest = format!("{:>5.2}", cpu.watched[1..].iter().sum::<f64>());
-            if is_service {
-                acknowledged += accepted;
-                // Every 202 is counted now: the three counts must agree. If they do at once, the
-                // drain ended when the watch above saw it.
-                let checking_from = posts_end.elapsed();
-                let exact = drain(service, &client, databases, posts_end, Some(acknowledged));
-                let drained = match (exact.await?, drained) {
-                    (confirmed, Some(first)) if confirmed < checking_from + DRAIN_POLL => first?,
-                    (confirmed, _) => confirmed,
-                };
-                let after = service.metrics(&client).await?;
-                let delta = |name| {
-                    support::helpers::metric_value(&after, name, &[]).unwrap_or(0.0)
-                        - support::helpers::metric_value(&metrics_before, name, &[]).unwrap_or(0.0)
-                };
-                let per_sync = delta("spool_group_commit_records_sum")
-                    / delta("spool_sync_duration_seconds_count").max(1.0);
-                rest += &format!(" {:>4.2} s {per_sync:>8.1}", drained.as_secs_f64());
-            }
-            let server = if is_service { cpu.watched[0] } else { cpu.own };
-            let rate = accepted as f64 / seconds as f64;
-            let measured = Measured {
+            let per_sync = delta("spool_group_commit_records_sum")
+                / delta("spool_sync_duration_seconds_count").max(1.0);
+            rest += &format!(" {:>4.2} s {per_sync:>8.1}", drained.as_secs_f64());
+        }
+        let server = if is_service { cpu.watched[0] } else { cpu.own };
+        let rate = accepted as f64 / seconds as f64;
+        Ok((
+            Measured {
                 rate,
                 p50,
                 p99,
                 server,
                 cpu,
-            };
-            println!(
-                "{}",
-                load::row(&format!("#{round} {}", names[t]), &measured, &rest)
-            );
-            if callgrind {
-                callgrind_per_event(service, accepted)?;
-            }
-            results[t].push(measured);
-        }
-    }
-
+            },
+            rest,
+        ))
+    };
+    let (results, counted) = load::rounds(targets, rounds, "   ch  drain req/sync", run).await?;
     if !callgrind {
-        let counted = load::summary(&names, &results);
         let per_event = |f: fn(&CpuUsage) -> f64| {
             let cores = median(counted.iter().map(|&r| f(&results[0][r].cpu)).collect());
             cores / median(counted.iter().map(|&r| results[0][r].rate).collect()) * 1e6
         };
+        let service_cpu = per_event(|c| c.watched[0]);
+        let clickhouse = per_event(|c| c.watched[1..].iter().sum());
         println!(
-            "  per acknowledged event: service CPU {:.1} µs, ClickHouse {:.1} µs",
-            per_event(|c| c.watched[0]),
-            per_event(|c| c.watched[1..].iter().sum())
+            "  per acknowledged event: service CPU {service_cpu:.1} µs, ClickHouse {clickhouse:.1} µs"
         );
     }
     println!(
@@ -234,10 +220,9 @@ async fn run_wrk(
 ) -> Result<(String, u64), String> {
     let argument = seconds.to_string();
     let output = load::wrk(url, connections, seconds + tail, Some((script, &argument))).await?;
-    let count = |label: &str| -> Result<u64, String> {
-        value_after(&output, label)
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| format!("the wrk script printed no '{label}':\n{output}"))
+    let count = |label: &str| {
+        let value = value_after(&output, label).and_then(|v| v.parse::<u64>().ok());
+        value.ok_or_else(|| format!("the wrk script printed no '{label}':\n{output}"))
     };
     let (posted, accepted) = (count("ingest_load posted")?, count("ingest_load accepted")?);
     if posted != accepted {
@@ -262,13 +247,13 @@ async fn drain(
     tokio::time::sleep_until(posts_end.into()).await;
     loop {
         let metrics = service.metrics(client).await?;
-        let accepted = support::helpers::metric_value(&metrics, "events_accepted_total", &[])
-            .unwrap_or(0.0) as u64;
-        let stored: u64 =
-            support::clickhouse_query(client, &databases.name, "SELECT count() FROM events")
-                .await?
-                .parse()
-                .map_err(|e| format!("ClickHouse count: {e}"))?;
+        let accepted = metric_value(&metrics, "events_accepted_total", &[]).unwrap_or(0.0) as u64;
+        let count =
+            support::clickhouse_query(client, &databases.name, "SELECT count() FROM events");
+        let stored: u64 = count
+            .await?
+            .parse()
+            .map_err(|e| format!("ClickHouse count: {e}"))?;
         let waited = posts_end.elapsed();
         if stored == accepted && acknowledged.is_none_or(|a| a == accepted) {
             return Ok(waited);
@@ -283,53 +268,20 @@ async fn drain(
     }
 }
 
-/// Prints the totals of the dump callgrind just wrote (`FILE.1`) per acknowledged event.
-fn callgrind_per_event(service: &ServiceProcess, accepted: u64) -> Result<(), String> {
+/// The totals of the dump callgrind just wrote (`FILE.1`) per acknowledged event.
+fn callgrind_per_event(service: &ServiceProcess, accepted: u64) -> Result<String, String> {
     let file = service.callgrind.as_ref().expect("under callgrind");
     let dump = format!("{}.1", file.display());
     let text = std::fs::read_to_string(&dump).map_err(|e| format!("{dump}: {e}"))?;
-    let total: u64 = text
+    let totals = text
         .lines()
-        .find_map(|l| l.strip_prefix("totals:"))
-        .and_then(|v| v.trim().parse().ok())
-        .ok_or_else(|| format!("{dump}: no totals"))?;
-    println!(
-        "  callgrind: {total} instructions in the measured window, {:.0} per acknowledged event \
-         (`callgrind_annotate --inclusive=yes {dump}`)",
-        total as f64 / accepted.max(1) as f64
-    );
-    Ok(())
-}
-
-async fn post_event(
-    client: &reqwest::Client,
-    url: &str,
-    body: &str,
-) -> Result<(StatusCode, Bytes), String> {
-    let response = client
-        .post(url)
-        .header(reqwest::header::CONTENT_TYPE, BEACON_CONTENT_TYPE)
-        .header(reqwest::header::USER_AGENT, USER_AGENT)
-        .body(body.to_string())
-        .send()
-        .await
-        .map_err(|e| format!("POST {url}: {e}"))?;
-    let status = response.status();
-    Ok((status, response.bytes().await.map_err(|e| e.to_string())?))
-}
-
-/// Processes whose `comm` starts with `prefix`.
-fn pids_named(prefix: &str) -> Vec<u32> {
-    let entries = std::fs::read_dir("/proc")
-        .map(|d| d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()));
-    entries
-        .into_iter()
-        .flatten()
-        .filter(|pid: &u32| {
-            std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                .is_ok_and(|c| c.starts_with(prefix))
-        })
-        .collect()
+        .find_map(|l| l.strip_prefix("totals:")?.trim().parse().ok());
+    let total: u64 = totals.ok_or_else(|| format!("{dump}: no totals"))?;
+    let per_event = total as f64 / accepted.max(1) as f64;
+    Ok(format!(
+        "\n  callgrind: {total} instructions in the measured window, {per_event:.0} per \
+         acknowledged event (`callgrind_annotate --inclusive=yes {dump}`)"
+    ))
 }
 
 /// Beacons as the widget loader sends them: 75% impressions, 25% views, over 6 widgets, 40 videos

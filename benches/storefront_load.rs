@@ -11,7 +11,6 @@ mod support;
 
 use std::process::ExitCode;
 
-use axum::body::Bytes;
 use axum::http::StatusCode;
 use axum::routing::MethodFilter;
 
@@ -41,72 +40,44 @@ async fn run(app: &BenchApp, wrk: &str) -> Result<(), String> {
     let connections = setting("STOREFRONT_LOAD_CONNECTIONS", 64);
     // Signed once, valid for an hour; the ceiling gets the same path and query.
     let uri = app.contextual_widgets_uri();
-    let service_url = format!("{}{uri}", app.base_url);
-    let body = fetch(&service_url).await?;
-    let ceiling = load::ceiling(
-        MethodFilter::GET,
-        support::CONTEXTUAL_WIDGETS,
-        StatusCode::OK,
-        body.clone(),
-    );
-    let ceiling_url = format!("{}{uri}", ceiling.await?);
-    if fetch(&ceiling_url).await? != body {
-        return Err("the ceiling does not answer what the service answers".into());
-    }
-    let names = [
-        "service (contextual-widgets, signed, warm cache)",
-        "ceiling (bare axum, same body)",
-    ];
-    let urls = [service_url, ceiling_url];
-
+    let route = (MethodFilter::GET, support::CONTEXTUAL_WIDGETS, uri.as_str());
+    let client = reqwest::Client::new();
+    let (urls, body) =
+        load::beside_ceiling(&app.base_url, route, StatusCode::OK, |url| client.get(url)).await?;
     println!(
-        "\nstorefront load run: {} cores, {wrk}, {connections} connections, {} threads; {warmup} s \
-         warm-up + {seconds} s measured per target, {rounds} rounds; body {} bytes ({} widgets)",
-        load::cores(),
+        "\nstorefront load run: {wrk}, {connections} connections, {} threads; {warmup} s warm-up \
+         + {seconds} s measured per target, {rounds} rounds; body {} bytes ({} widgets)",
         load::cores(),
         body.len(),
         support::WIDGETS_AT_HOME
     );
-    println!("{}", load::header("wrk"));
-    let mut results: Vec<Vec<Measured>> = vec![Vec::new(), Vec::new()];
-    for round in 1..=rounds {
-        for (t, url) in urls.iter().enumerate() {
-            load::wrk(url, connections, warmup, None).await?;
-            let before = Cpu::take(&[]);
-            let output = load::wrk(url, connections, seconds, None).await?;
-            let cpu = before.until(&Cpu::take(&[]));
-            let (rate, p50, p99, errors) = load::parse_wrk(&output)?;
-            if errors > 0 {
-                return Err(format!(
-                    "{errors} requests failed or were not 2xx:\n{output}"
-                ));
-            }
-            let wrk_cores = format!("{:>5.2}", cpu.children);
-            let measured = Measured {
+    let names = [
+        "service (contextual-widgets, signed, warm cache)",
+        "ceiling (bare axum, same body)",
+    ];
+    let measure = async |t: usize| {
+        load::wrk(&urls[t], connections, warmup, None).await?;
+        let before = Cpu::take(&[]);
+        let output = load::wrk(&urls[t], connections, seconds, None).await?;
+        let cpu = before.until(&Cpu::take(&[]));
+        let (rate, p50, p99, errors) = load::parse_wrk(&output)?;
+        if errors > 0 {
+            return Err(format!(
+                "{errors} requests failed or were not 2xx:\n{output}"
+            ));
+        }
+        let wrk_cores = format!("{:>5.2}", cpu.children);
+        let server = cpu.own;
+        Ok((
+            Measured {
                 rate,
                 p50,
                 p99,
-                server: cpu.own,
+                server,
                 cpu,
-            };
-            let name = format!("#{round} {}", names[t]);
-            println!("{}", load::row(&name, &measured, &wrk_cores));
-            results[t].push(measured);
-        }
-    }
-    load::summary(&names, &results);
-    Ok(())
-}
-
-async fn fetch(url: &str) -> Result<Bytes, String> {
-    let response = reqwest::get(url)
-        .await
-        .map_err(|e| format!("GET {url}: {e}"))?;
-    match response.status() {
-        reqwest::StatusCode::OK => response
-            .bytes()
-            .await
-            .map_err(|e| format!("GET {url}: {e}")),
-        status => Err(format!("GET {url} answered {status}")),
-    }
+            },
+            wrk_cores,
+        ))
+    };
+    load::rounds(&names, rounds, "wrk", measure).await.map(drop)
 }

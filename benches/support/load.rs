@@ -1,5 +1,6 @@
-//! What the load runs share: `wrk` (Debian's package) and its output, a bare axum ceiling, who
-//! used the cores during a measured window (from /proc), and the table of rounds with its medians.
+//! What the load runs share: `wrk` (Debian's package) and its output, a bare axum ceiling beside
+//! the service, who used the cores during a measured window (procfs), and the rounds with their
+//! table and medians.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -9,11 +10,11 @@ use axum::body::Bytes;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderValue, StatusCode};
 use axum::routing::{on, MethodFilter};
+use procfs::process::{Process, Stat};
+use procfs::{CurrentSI, KernelStats};
 
 /// Other processes or hypervisor steal above this many cores make a round not comparable.
 pub const DISTURBED_CORES: f64 = 0.15;
-/// Linux's USER_HZ, the unit of /proc CPU times.
-const TICKS_PER_SECOND: f64 = 100.0;
 
 /// Whether this is `cargo bench`: under `cargo test` a `what` run only says it is skipped.
 pub fn benching(what: &str) -> bool {
@@ -24,8 +25,7 @@ pub fn benching(what: &str) -> bool {
     benching
 }
 
-/// A load run needs `cargo bench` and `wrk`. Returns wrk's version line, or the exit code to end
-/// with.
+/// A load run needs `cargo bench` and `wrk`. Returns wrk's version, or the exit code to end with.
 pub fn preflight(bench: &str) -> Result<String, ExitCode> {
     if !benching("load") {
         return Err(ExitCode::SUCCESS);
@@ -38,49 +38,70 @@ pub fn preflight(bench: &str) -> Result<String, ExitCode> {
         return Err(ExitCode::from(2));
     };
     let banner = String::from_utf8_lossy(&output.stdout);
-    let version = banner.split(" Copyright").next().unwrap_or("wrk");
-    Ok(version.trim().to_string())
+    Ok(banner
+        .split(" Copyright")
+        .next()
+        .unwrap_or("wrk")
+        .trim()
+        .to_string())
 }
 
 /// A whole number from the environment, or `default`.
 pub fn setting(name: &str, default: u64) -> u64 {
-    match std::env::var(name) {
-        Ok(raw) => raw
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| super::fail(format!("{name}={raw} is not a whole number"))),
-        Err(_) => default,
-    }
-}
-
-/// The ceiling: one route, `method` at `path`, answering `status` with `body` as JSON (the same
-/// reference-counted bytes every time; the request is not even read), no middleware. Serves on a
-/// free loopback port until the process ends; returns its base URL.
-pub async fn ceiling(
-    method: MethodFilter,
-    path: &str,
-    status: StatusCode,
-    body: Bytes,
-) -> Result<String, String> {
-    let json = HeaderValue::from_static("application/json");
-    let answer = move || {
-        let (body, json) = (body.clone(), json.clone());
-        async move { (status, [(CONTENT_TYPE, json)], body) }
+    let parse = |raw: String| match raw.trim().parse() {
+        Ok(value) => value,
+        Err(_) => super::fail(format!("{name}={raw} is not a whole number")),
     };
-    let router = axum::Router::new().route(path, on(method, answer));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(|e| e.to_string())?;
-    let address = listener.local_addr().map_err(|e| e.to_string())?;
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    Ok(format!("http://{address}"))
+    std::env::var(name).map_or(default, parse)
 }
 
 pub fn cores() -> u64 {
     std::thread::available_parallelism().map_or(1, |n| n.get() as u64)
 }
 
-/// One `wrk` run: `connections` keep-alive connections over `cores()` threads.
+/// The status and body of one request.
+pub async fn answer(request: reqwest::RequestBuilder) -> Result<(StatusCode, Bytes), String> {
+    let response = request.send().await.map_err(|e| e.to_string())?;
+    let status = response.status();
+    Ok((status, response.bytes().await.map_err(|e| e.to_string())?))
+}
+
+/// The service's URL for `uri` and that of its ceiling: one route, `method` at `path`, answering
+/// what the service answered to `request` (built for a URL) as JSON, the same reference-counted
+/// bytes every time, the request not even read, no middleware; served on a free loopback port
+/// until the process ends. Fails unless the service answers `expected` and the ceiling the same.
+pub async fn beside_ceiling(
+    service: &str,
+    (method, path, uri): (MethodFilter, &str, &str),
+    expected: StatusCode,
+    request: impl Fn(&str) -> reqwest::RequestBuilder,
+) -> Result<([String; 2], Bytes), String> {
+    let service_url = format!("{service}{uri}");
+    let (status, body) = answer(request(&service_url)).await?;
+    if status != expected {
+        return Err(format!("the service answered {status}: {body:?}"));
+    }
+    let json = HeaderValue::from_static("application/json");
+    let bytes = body.clone();
+    let answer_with =
+        move || std::future::ready((status, [(CONTENT_TYPE, json.clone())], bytes.clone()));
+    let router = axum::Router::new().route(path, on(method, answer_with));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| e.to_string())?;
+    let ceiling_url = format!(
+        "http://{}{uri}",
+        listener.local_addr().map_err(|e| e.to_string())?
+    );
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    if answer(request(&ceiling_url)).await? != (status, body.clone()) {
+        return Err("the ceiling does not answer what the service answers".into());
+    }
+    Ok(([service_url, ceiling_url], body))
+}
+
+/// One `wrk` run: `connections` keep-alive connections over `cores()` threads, `script` with its
+/// argument if given.
 pub async fn wrk(
     url: &str,
     connections: u64,
@@ -90,21 +111,21 @@ pub async fn wrk(
     let mut command = tokio::process::Command::new("wrk");
     command
         .arg(format!("-t{}", cores()))
-        .arg(format!("-c{connections}"))
+        .arg(format!("-c{connections}"));
+    command
         .arg(format!("-d{seconds}s"))
         .args(["--timeout", "10s", "--latency"]);
     if let Some((script, _)) = script {
         command.arg("-s").arg(script);
     }
-    command.arg(url);
-    if let Some((_, argument)) = script {
-        command.args(["--", argument]);
-    }
-    let output = command
-        .kill_on_drop(true)
-        .output()
-        .await
-        .map_err(|e| format!("cannot run wrk: {e}"))?;
+    command.arg(url).args(
+        script
+            .map(|(_, argument)| ["--", argument])
+            .into_iter()
+            .flatten(),
+    );
+    let output = command.kill_on_drop(true).output().await;
+    let output = output.map_err(|e| format!("cannot run wrk: {e}"))?;
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     if !output.status.success() || !stdout.contains("Requests/sec:") {
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -122,19 +143,16 @@ pub fn value_after<'a>(output: &'a str, label: &str) -> Option<&'a str> {
 }
 
 /// What every wrk run prints: requests/s, p50, p99, and answers that were not 2xx/3xx plus
-/// socket errors.
+/// socket errors ("Socket errors: connect 0, read 0, write 0, timeout 0").
 pub fn parse_wrk(output: &str) -> Result<(f64, Duration, Duration, u64), String> {
     let rate = value_after(output, "Requests/sec:").and_then(|v| v.parse().ok());
     let latency = |p| value_after(output, p).and_then(parse_duration);
-    let errors = value_after(output, "Non-2xx or 3xx responses:")
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(0)
-        // "Socket errors: connect 0, read 0, write 0, timeout 0"
-        + value_after(output, "Socket errors:").map_or(0, |v| {
-            v.split(',')
-                .filter_map(|part| part.split_whitespace().nth(1)?.parse::<u64>().ok())
-                .sum()
-        });
+    let sockets = value_after(output, "Socket errors:")
+        .unwrap_or_default()
+        .split(',');
+    let errors = (sockets.filter_map(|part| part.split_whitespace().nth(1)?.parse::<u64>().ok()))
+        .chain(value_after(output, "Non-2xx or 3xx responses:").and_then(|v| v.parse().ok()))
+        .sum();
     match (rate, latency("50%"), latency("99%")) {
         (Some(rate), Some(p50), Some(p99)) => Ok((rate, p50, p99, errors)),
         _ => Err(format!("unexpected wrk output:\n{output}")),
@@ -170,11 +188,11 @@ pub fn median(mut values: Vec<f64>) -> f64 {
     }
 }
 
-/// CPU ticks from /proc at one moment: this process, its exited children (wrk), the machine's
+/// CPU ticks at one moment: this process, its children (wrk, running or exited), the machine's
 /// busy and stolen time, then each watched process.
 pub struct Cpu {
     at: Instant,
-    ticks: Vec<f64>,
+    ticks: Vec<u64>,
 }
 
 /// Cores busy between two [`Cpu`] readings.
@@ -188,59 +206,62 @@ pub struct CpuUsage {
     pub steal: f64,
 }
 
-/// Whitespace-separated numbers of `text` after its first `skip` fields.
-fn numbers(text: &str, skip: usize) -> Vec<f64> {
-    let numbers = text.split_whitespace().skip(skip);
-    numbers.map(|f| f.parse().unwrap_or(0.0)).collect()
-}
-
-/// utime + stime of a process (fields 14 and 15 of its stat), with `children` cutime + cstime
-/// (16 and 17).
-fn process_ticks(pid: &str, children: bool) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // The fields after the command, which may hold spaces, start at the third.
-    let fields = numbers(stat.rsplit(')').next().unwrap_or_default(), 0);
-    let first = if children { 16 } else { 14 } - 3;
-    fields.iter().skip(first).take(2).sum()
-}
-
 impl Cpu {
-    pub fn take(watched: &[u32]) -> Cpu {
-        let machine = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-        // cpu  user nice system idle iowait irq softirq steal
-        let cpu = numbers(machine.lines().next().unwrap_or_default(), 1);
-        let field = |n: usize| cpu.get(n).copied().unwrap_or(0.0);
-        let mut ticks = vec![
-            process_ticks("self", false),
-            process_ticks("self", true),
-            field(0) + field(1) + field(2),
-            field(7),
+    pub fn take(watched: &[i32]) -> Cpu {
+        let ticks = |s: &Stat| s.utime + s.stime;
+        let me = Process::myself().and_then(|p| p.stat()).ok();
+        let (own, exited) = me
+            .as_ref()
+            .map_or((0, 0), |s| (ticks(s), s.cutime + s.cstime));
+        let pid = me.map(|m| m.pid);
+        let running = processes().filter(|s| Some(s.ppid) == pid);
+        let total = KernelStats::current().map(|k| k.total);
+        let mut all = vec![
+            own,
+            exited as u64 + running.map(|s| ticks(&s)).sum::<u64>(),
+            total.as_ref().map_or(0, |t| t.user + t.nice + t.system),
+            total.map_or(0, |t| t.steal.unwrap_or(0)),
         ];
-        ticks.extend(
+        let stat = |pid| Process::new(pid).and_then(|p| p.stat());
+        all.extend(
             watched
                 .iter()
-                .map(|pid| process_ticks(&pid.to_string(), false)),
+                .map(|&pid| stat(pid).map_or(0, |s| ticks(&s))),
         );
         Cpu {
             at: Instant::now(),
-            ticks,
+            ticks: all,
         }
     }
 
     pub fn until(&self, later: &Cpu) -> CpuUsage {
         let seconds = later.at.duration_since(self.at).as_secs_f64().max(1e-9);
+        let per_second = procfs::ticks_per_second() as f64 * seconds;
         let cores: Vec<f64> = (self.ticks.iter().zip(&later.ticks))
-            .map(|(b, a)| ((a - b) / TICKS_PER_SECOND / seconds).max(0.0))
+            .map(|(b, a)| a.saturating_sub(*b) as f64 / per_second)
             .collect();
         let watched = cores[4..].to_vec();
+        let other = cores[2] - cores[0] - cores[1] - watched.iter().sum::<f64>();
         CpuUsage {
             own: cores[0],
             children: cores[1],
-            other: (cores[2] - cores[0] - cores[1] - watched.iter().sum::<f64>()).max(0.0),
+            other: other.max(0.0),
             steal: cores[3],
             watched,
         }
     }
+}
+
+/// Every process's `stat`.
+fn processes() -> impl Iterator<Item = Stat> {
+    let all = procfs::process::all_processes().into_iter().flatten();
+    all.filter_map(|p| p.ok()?.stat().ok())
+}
+
+/// Processes whose name starts with `prefix`.
+pub fn pids_named(prefix: &str) -> Vec<i32> {
+    let named = processes().filter(|s| s.comm.starts_with(prefix));
+    named.map(|s| s.pid).collect()
 }
 
 /// One measured run of one target: requests (or acknowledged events) per second, latency, and
@@ -255,35 +276,46 @@ pub struct Measured {
     pub cpu: CpuUsage,
 }
 
-/// The table's header and one row a run: the target, its rate, p50, p99, server cores, other
-/// cores (steal included), then the bench's own `rest`.
-pub fn header(rest: &str) -> String {
+/// Runs `rounds` rounds of `measure` on each target in turn, so that a disturbance hits both, and
+/// prints a row per run: the target, its rate, p50, p99, server cores, other cores (steal
+/// included), then the text `measure` returns, under the column header `rest`. Then the medians
+/// over the undisturbed rounds (every round if none is) and the median of the per-round ratios of
+/// the first target to the second. Returns the results by target, and the rounds counted.
+pub async fn rounds(
+    names: &[&str],
+    rounds: u64,
+    rest: &str,
+    mut measure: impl AsyncFnMut(usize) -> Result<(Measured, String), String>,
+) -> Result<(Vec<Vec<Measured>>, Vec<usize>), String> {
     let [target, rate, p50, p99, server, other] =
         ["target", "rate", "p50", "p99", "server", "other"];
-    format!("  {target:<52} {rate:>8} {p50:>9} {p99:>9} {server:>6} {other:>6} {rest}")
-}
-
-pub fn row(name: &str, m: &Measured, rest: &str) -> String {
-    format!(
-        "  {name:<52} {:>8.0} {:>9} {:>9} {:>6.2} {:>6.2} {rest}",
-        m.rate,
-        format_latency(m.p50),
-        format_latency(m.p99),
-        m.server,
-        m.cpu.other + m.cpu.steal,
-    )
-}
-
-/// Prints each target's medians over the undisturbed rounds (every round if none is) and the
-/// median of the per-round ratios of the first target to the second; returns the rounds counted.
-pub fn summary(names: &[&str], results: &[Vec<Measured>]) -> Vec<usize> {
+    println!("  {target:<52} {rate:>8} {p50:>9} {p99:>9} {server:>6} {other:>6} {rest}");
+    let mut results = vec![Vec::new(); names.len()];
+    for round in 1..=rounds {
+        for (t, name) in names.iter().enumerate() {
+            let (m, rest) = measure(t).await?;
+            let (p50, p99) = (format_latency(m.p50), format_latency(m.p99));
+            let other = m.cpu.other + m.cpu.steal;
+            let name = format!("#{round} {name}");
+            println!(
+                "  {name:<52} {:>8.0} {p50:>9} {p99:>9} {:>6.2} {other:>6.2} {rest}",
+                m.rate, m.server
+            );
+            results[t].push(m);
+        }
+    }
+    if results.len() < 2 {
+        return Ok((results, Vec::new()));
+    }
     let disturbed = |m: &Measured| m.cpu.other.max(m.cpu.steal) > DISTURBED_CORES;
-    let rounds = 0..results[0].len();
-    let clean: Vec<usize> = (rounds.clone())
+    let all: Vec<usize> = (0..rounds as usize).collect();
+    let clean: Vec<usize> = all
+        .iter()
+        .copied()
         .filter(|&r| !results.iter().any(|t| disturbed(&t[r])))
         .collect();
     let (counted, note) = match clean.is_empty() {
-        true => (rounds.collect::<Vec<_>>(), "DISTURBED: in every round"),
+        true => (all, "DISTURBED: in every round"),
         false => (clean, "left out: any round in which"),
     };
     let numbers: Vec<usize> = counted.iter().map(|r| r + 1).collect();
@@ -296,25 +328,20 @@ pub fn summary(names: &[&str], results: &[Vec<Measured>]) -> Vec<usize> {
     let latency =
         |t, f: fn(&Measured) -> f64| format_latency(Duration::from_secs_f64(column(t, f)));
     for (t, name) in names.iter().enumerate() {
-        println!(
-            "    {name}: {:.0}/s, p50 {}, p99 {}, server {:.2} cores",
-            column(t, |m| m.rate),
-            latency(t, |m| m.p50.as_secs_f64()),
-            latency(t, |m| m.p99.as_secs_f64()),
-            column(t, |m| m.server),
-        );
+        let (rate, server) = (column(t, |m| m.rate), column(t, |m| m.server));
+        let p50 = latency(t, |m| m.p50.as_secs_f64());
+        let p99 = latency(t, |m| m.p99.as_secs_f64());
+        println!("    {name}: {rate:.0}/s, p50 {p50}, p99 {p99}, server {server:.2} cores");
     }
     let ratios: Vec<f64> = counted
         .iter()
         .map(|&r| 100.0 * results[0][r].rate / results[1][r].rate)
         .collect();
     let by_round: Vec<String> = ratios.iter().map(|r| format!("{r:.1}%")).collect();
+    let (ratio, by_round) = (median(ratios), by_round.join(", "));
     println!(
-        "  ratio {} / {}: {:.1}% (median; by round {})",
-        names[0],
-        names[1],
-        median(ratios),
-        by_round.join(", ")
+        "  ratio {} / {}: {ratio:.1}% (median; by round {by_round})",
+        names[0], names[1]
     );
-    counted
+    Ok((results, counted))
 }

@@ -59,13 +59,11 @@ pub fn fail(message: impl std::fmt::Display) -> ! {
 
 /// The exit code of a run, saying why it failed.
 pub fn exit(outcome: Result<(), String>) -> std::process::ExitCode {
-    match outcome {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    let Err(e) = outcome else {
+        return std::process::ExitCode::SUCCESS;
+    };
+    eprintln!("error: {e}");
+    std::process::ExitCode::FAILURE
 }
 
 /// The app-proxy secret the service runs with, to check signatures beside it.
@@ -87,19 +85,16 @@ impl Databases {
     pub async fn create() -> (Databases, String) {
         let name = format!("bench_{}", Uuid::new_v4().simple());
         let connect = PgConnection::connect(&postgres_admin_url());
-        let mut admin = match tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
-            Ok(Ok(conn)) => conn,
-            _ => fail(
-                "Postgres is not reachable: start it with `source scripts/lib.sh && \
-                 ensure_stack`, or set VIDEOAPP_TEST_DATABASE_URL",
-            ),
+        let Ok(Ok(mut admin)) = tokio::time::timeout(CONNECT_TIMEOUT, connect).await else {
+            fail(
+                "Postgres is not reachable: start it with `source scripts/lib.sh && ensure_stack`, \
+                 or set VIDEOAPP_TEST_DATABASE_URL",
+            )
         };
-        let created = admin
-            .execute(format!(r#"CREATE DATABASE "{name}""#).as_str())
-            .await;
+        let sql = format!(r#"CREATE DATABASE "{name}""#);
+        let created = admin.execute(sql.as_str()).await;
         created.unwrap_or_else(|e| fail(format!("CREATE DATABASE {name}: {e}")));
-        let mut url = url::Url::parse(&postgres_admin_url())
-            .unwrap_or_else(|e| fail(format!("the Postgres URL: {e}")));
+        let mut url = url::Url::parse(&postgres_admin_url()).expect("a Postgres URL");
         url.set_path(&name);
         let spool_dir = std::env::temp_dir().join(format!("videoapp-{name}"));
         (Databases { name, spool_dir }, url.to_string())
@@ -110,9 +105,8 @@ impl Databases {
     pub fn drop_all(&self) {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
-            .build()
-            .expect("a current-thread runtime");
-        runtime.block_on(async {
+            .build();
+        runtime.expect("a runtime").block_on(async {
             let sql = format!(r#"DROP DATABASE IF EXISTS "{}" WITH (FORCE)"#, self.name);
             let dropped = async {
                 let mut admin = PgConnection::connect(&postgres_admin_url()).await?;
@@ -173,25 +167,13 @@ impl BenchApp {
     }
 }
 
-/// The service's settings for `databases`: listeners on port 0, a long signature window, a
-/// short shutdown grace, everything else at its default.
+/// The integration tests' settings for `databases`, with the bench spool and a signature window
+/// longer than any run.
 pub fn service_settings(database_url: String, databases: &Databases) -> Settings {
     Settings {
-        database_url: Some(database_url.into()),
-        clickhouse_url: Some(
-            clickhouse_url()
-                .parse()
-                .unwrap_or_else(|e| fail(format!("ClickHouse URL {}: {e}", clickhouse_url()))),
-        ),
-        clickhouse_database: databases.name.clone(),
-        listen: Some(([127, 0, 0, 1], 0).into()),
-        metrics_listen: ([127, 0, 0, 1], 0).into(),
-        proxy_secret: Some(PROXY_SECRET.into()),
-        admin_token: Some(ADMIN_TOKEN.into()),
         spool_dir: databases.spool_dir.clone(),
-        shutdown_grace: Duration::from_secs(1),
         signature_max_age: Duration::from_secs(SIGNATURE_MAX_AGE_SECONDS),
-        ..Settings::default()
+        ..helpers::test_settings(&database_url, &databases.name)
     }
 }
 
@@ -238,7 +220,7 @@ pub async fn clickhouse_query(
 /// off until [`ServiceProcess::callgrind_control`] turns it on. Killed when dropped.
 pub struct ServiceProcess {
     process: helpers::ServiceProcess,
-    pub pid: u32,
+    pub pid: i32,
     /// `http://127.0.0.1:PORT`.
     pub base_url: String,
     pub binary: PathBuf,
@@ -289,7 +271,7 @@ impl ServiceProcess {
             .map_err(|_| format!("{} did not start serving", binary.display()))?;
         seed_shop(&Admin::new(&process.address)).await;
         Ok(ServiceProcess {
-            pid: process.child.id(),
+            pid: process.child.id() as i32,
             base_url: process.address.clone(),
             process,
             binary,
@@ -329,9 +311,8 @@ impl ServiceProcess {
 
     /// Peak resident memory of the process, in KiB (`VmHWM`).
     pub fn peak_rss_kib(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).ok()?;
-        let line = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
-        line.trim().trim_end_matches("kB").trim().parse().ok()
+        let status = procfs::process::Process::new(self.pid).and_then(|p| p.status());
+        status.ok()?.vmhwm
     }
 }
 
@@ -355,6 +336,14 @@ impl Admin {
         }
         serde_json::from_str(&text).unwrap_or(Value::Null)
     }
+
+    /// POSTs each body to `path`, a few at a time; returns what was created, in order.
+    async fn create_all(&self, path: &str, bodies: Vec<Value>) -> Vec<Value> {
+        let created = bodies
+            .into_iter()
+            .map(|body| self.send(reqwest::Method::POST, path, body));
+        stream::iter(created).buffered(8).collect().await
+    }
 }
 
 const ADJECTIVES: &str =
@@ -367,19 +356,21 @@ const COLOURS: &str = "Heather Grey,Sage,Navy,Off White,Black,Terracotta,Sand,Ol
 const HOOKS: &str = "Styling the,3 ways to wear the,Unboxing our,Behind the seams:,Try-on haul:,\
     Why customers love the,Care guide for the,Outfit of the day with the";
 
-/// One of the comma-separated words of `list`.
-fn pick(rng: &mut StdRng, list: &'static str) -> &'static str {
-    let words: Vec<&'static str> = list.split(',').collect();
-    words.choose(rng).expect("a word")
+/// One comma-separated word of each list, in order.
+fn pick<const N: usize>(rng: &mut StdRng, lists: [&'static str; N]) -> [&'static str; N] {
+    lists.map(|list| {
+        *list
+            .split(',')
+            .collect::<Vec<_>>()
+            .choose(rng)
+            .expect("a word")
+    })
 }
 
 fn slug(text: &str) -> String {
     let words = text.split(|c: char| !c.is_ascii_alphanumeric());
-    words
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join("-")
-        .to_ascii_lowercase()
+    let words: Vec<&str> = words.filter(|w| !w.is_empty()).collect();
+    words.join("-").to_ascii_lowercase()
 }
 
 fn product_gid(i: usize) -> String {
@@ -387,31 +378,21 @@ fn product_gid(i: usize) -> String {
 }
 
 fn product(rng: &mut StdRng, i: usize) -> Value {
-    let title = format!(
-        "{} {} {} – {}",
-        pick(rng, ADJECTIVES),
-        pick(rng, MATERIALS),
-        pick(rng, GARMENTS),
-        pick(rng, COLOURS)
-    );
+    let [adjective, material, garment, colour] =
+        pick(rng, [ADJECTIVES, MATERIALS, GARMENTS, COLOURS]);
+    let title = format!("{adjective} {material} {garment} – {colour}");
     let handle = format!("{}-{i}", slug(&title));
-    let collections: Vec<String> = (0..rng.gen_range(1..=3))
-        .map(|_| {
-            format!(
-                "gid://shopify/Collection/{}",
-                4_123_456_000u64 + rng.gen_range(0..40u64)
-            )
-        })
-        .collect::<BTreeSet<_>>()
-        .into_iter()
+    let collections: BTreeSet<String> = (0..rng.gen_range(1..=3))
+        .map(|_| 4_123_456_000u64 + rng.gen_range(0..40u64))
+        .map(|id| format!("gid://shopify/Collection/{id}"))
         .collect();
+    let version = rng.gen_range(0..100_000_000u32);
     json!({
         "id": product_gid(i),
         "title": title,
         "handle": handle,
         "image": format!(
-            "https://cdn.shopify.com/s/files/1/0612/3456/7890/files/{handle}_1024x1024.jpg?v=17{:08}",
-            rng.gen_range(0..100_000_000u32)
+            "https://cdn.shopify.com/s/files/1/0612/3456/7890/files/{handle}_1024x1024.jpg?v=17{version:08}"
         ),
         "url": format!("https://{SHOP}/products/{handle}"),
         "collectionIds": collections,
@@ -419,28 +400,26 @@ fn product(rng: &mut StdRng, i: usize) -> Value {
 }
 
 fn video(rng: &mut StdRng, i: usize) -> Value {
-    let title = format!(
-        "{} {} {} {}",
-        pick(rng, HOOKS),
-        pick(rng, ADJECTIVES).to_lowercase(),
-        pick(rng, MATERIALS).to_lowercase(),
-        pick(rng, GARMENTS).to_lowercase()
-    );
+    let [hook, adjective, material, garment] = pick(rng, [HOOKS, ADJECTIVES, MATERIALS, GARMENTS]);
+    let rest = format!("{adjective} {material} {garment}").to_lowercase();
+    let title = format!("{hook} {rest}");
     let file = format!("{}-{i:04}", slug(&title));
-    let asset = Uuid::from_u128(rng.gen()).simple().to_string();
+    let media = format!(
+        "https://cdn.videoapp.example/media/{}",
+        Uuid::from_u128(rng.gen()).simple()
+    );
     let linked = rng.gen_range(1..=3);
-    let products: Vec<String> = rand::seq::index::sample(rng, PRODUCTS, linked)
+    let products = rand::seq::index::sample(rng, PRODUCTS, linked)
         .into_iter()
-        .map(product_gid)
-        .collect();
+        .map(product_gid);
     json!({
         "title": title,
-        "thumbnail": format!("https://cdn.videoapp.example/media/{asset}/thumbnails/{file}-poster.jpg"),
-        "videoUrl": format!("https://cdn.videoapp.example/media/{asset}/{file}-1080p.mp4"),
-        "miniVersionUrl": format!("https://cdn.videoapp.example/media/{asset}/{file}-preview-360p.mp4"),
+        "thumbnail": format!("{media}/thumbnails/{file}-poster.jpg"),
+        "videoUrl": format!("{media}/{file}-1080p.mp4"),
+        "miniVersionUrl": format!("{media}/{file}-preview-360p.mp4"),
         "duration": (rng.gen_range(8.0..95.0f64) * 1000.0).round() / 1000.0,
         "status": "PUBLISHED",
-        "productIds": products,
+        "productIds": products.collect::<Vec<_>>(),
     })
 }
 
@@ -451,65 +430,52 @@ fn video(rng: &mut StdRng, i: usize) -> Value {
 /// - 10 manual carousels limited to `product` or `collection` pages;
 /// - 5 product-sourced carousels (nothing to show without a current product);
 /// - 5 manual stories limited to some products (no product on the home page).
-fn widget_plan(rng: &mut StdRng, video_ids: &[String]) -> Vec<Value> {
-    let (styles, clicks) = (
-        ["default", "compact", "large"],
-        ["open_modal", "open_product", "none"],
-    );
-    let mut widget = |i: usize| {
-        let (kind, source, rules, label) = match i {
-            0..20 => {
-                let locations = [
-                    json!([]),
-                    json!(["home"]),
-                    json!(["home", "collection", "page"]),
-                ];
-                let rules = json!({ "locations": locations[i % 3] });
-                (["carousel", "story"][i % 2], "manual", rules, "Homepage")
-            }
-            20..30 => (
-                "productpage",
-                ["manual", "product"][i % 2],
-                json!({}),
-                "Product page",
-            ),
-            30..40 => {
-                let rules = json!({ "locations": [(["product", "collection"][i % 2])] });
-                ("carousel", "manual", rules, "Collection")
-            }
-            40..45 => ("carousel", "product", json!({}), "Shop the look"),
-            _ => {
-                let products: BTreeSet<String> = (0..5)
-                    .map(|_| product_gid(rng.gen_range(0..PRODUCTS)))
-                    .collect();
-                (
-                    "story",
-                    "manual",
-                    json!({ "productIds": products }),
-                    "Featured",
-                )
-            }
-        };
-        let videos: Vec<&String> = match source {
-            "manual" => video_ids
-                .choose_multiple(rng, VIDEOS_PER_MANUAL_WIDGET)
-                .collect(),
-            _ => Vec::new(),
-        };
-        json!({
-            "type": kind,
-            "title": format!("{label} {kind} #{:02} – new season picks", i + 1),
-            "status": "active",
-            "priority": rng.gen_range(0..10),
-            "viewStyle": styles[i % 3],
-            "clickBehavior": clicks[i % 3],
-            "modalLayout": (["vertical", "horizontal"][i % 2]),
-            "sourceType": source,
-            "videoIds": videos,
-            "rules": rules,
-        })
+fn widget(rng: &mut StdRng, i: usize, video_ids: &[String]) -> Value {
+    let (kind, source, rules, label) = match i {
+        0..20 => {
+            let locations = [
+                json!([]),
+                json!(["home"]),
+                json!(["home", "collection", "page"]),
+            ];
+            let rules = json!({ "locations": locations[i % 3] });
+            (["carousel", "story"][i % 2], "manual", rules, "Homepage")
+        }
+        20..30 => (
+            "productpage",
+            ["manual", "product"][i % 2],
+            json!({}),
+            "Product page",
+        ),
+        30..40 => {
+            let rules = json!({ "locations": [(["product", "collection"][i % 2])] });
+            ("carousel", "manual", rules, "Collection")
+        }
+        40..45 => ("carousel", "product", json!({}), "Shop the look"),
+        _ => {
+            let products = (0..5).map(|_| product_gid(rng.gen_range(0..PRODUCTS)));
+            let rules = json!({ "productIds": products.collect::<BTreeSet<_>>() });
+            ("story", "manual", rules, "Featured")
+        }
     };
-    (0..WIDGETS).map(&mut widget).collect()
+    let videos: Vec<&String> = match source {
+        "manual" => video_ids
+            .choose_multiple(rng, VIDEOS_PER_MANUAL_WIDGET)
+            .collect(),
+        _ => Vec::new(),
+    };
+    json!({
+        "type": kind,
+        "title": format!("{label} {kind} #{:02} – new season picks", i + 1),
+        "status": "active",
+        "priority": rng.gen_range(0..10),
+        "viewStyle": (["default", "compact", "large"][i % 3]),
+        "clickBehavior": (["open_modal", "open_product", "none"][i % 3]),
+        "modalLayout": (["vertical", "horizontal"][i % 2]),
+        "sourceType": source,
+        "videoIds": videos,
+        "rules": rules,
+    })
 }
 
 /// The bench shop itself (no catalog), through the admin API.
@@ -520,33 +486,21 @@ async fn seed_shop(admin: &Admin) {
 
 /// The shop, its products, videos and widgets, through the admin API. Deterministic.
 async fn seed(admin: &Admin) {
-    const PARALLEL: usize = 8;
     let mut rng = StdRng::seed_from_u64(0x5eed);
     seed_shop(admin).await;
     let products: Vec<Value> = (0..PRODUCTS).map(|i| product(&mut rng, i)).collect();
+    let products = json!({ "products": products });
     admin
-        .send(
-            reqwest::Method::PUT,
-            "/products",
-            json!({ "products": products }),
-        )
+        .send(reqwest::Method::PUT, "/products", products)
         .await;
     let videos: Vec<Value> = (0..VIDEOS).map(|i| video(&mut rng, i)).collect();
-    let video_ids: Vec<String> = stream::iter(videos)
-        .map(|body| async move {
-            let created = admin.send(reqwest::Method::POST, "/videos", body).await;
-            created["id"]
-                .as_str()
-                .unwrap_or_else(|| fail(format!("a created video without an id: {created}")))
-                .to_string()
-        })
-        .buffered(PARALLEL)
-        .collect()
-        .await;
-    let widgets = widget_plan(&mut rng, &video_ids);
-    stream::iter(widgets)
-        .map(|body| admin.send(reqwest::Method::POST, "/widgets", body))
-        .buffered(PARALLEL)
-        .collect::<Vec<_>>()
-        .await;
+    let created = admin.create_all("/videos", videos).await;
+    let video_ids: Vec<String> = created
+        .iter()
+        .map(|v| v["id"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let widgets = (0..WIDGETS)
+        .map(|i| widget(&mut rng, i, &video_ids))
+        .collect();
+    admin.create_all("/widgets", widgets).await;
 }
