@@ -59,7 +59,9 @@ fn main() -> ExitCode {
 
 async fn run(databases: &Databases, database_url: String) -> Result<(), String> {
     let client = reqwest::Client::new();
-    let ch = async |sql: &str| support::clickhouse_query(&client, &databases.name, sql).await;
+    let ch = async |sql: &str| {
+        support::helpers::try_clickhouse_query(&client, &databases.name, sql).await
+    };
     let binary = env!("CARGO_BIN_EXE_videoapp");
     let started = Instant::now();
     let output = tokio::process::Command::new(binary)

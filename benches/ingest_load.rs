@@ -14,7 +14,7 @@
 
 mod support;
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -35,11 +35,10 @@ use support::{Databases, ServiceProcess};
 const TAIL_SECONDS: u64 = 1;
 const DRAIN_LIMIT: Duration = Duration::from_secs(120);
 const DRAIN_POLL: Duration = Duration::from_millis(50);
-/// What `navigator.sendBeacon` sends with a string body.
-const BEACON_CONTENT_TYPE: &str = "text/plain;charset=UTF-8";
-const USER_AGENT: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) \
-                          AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 \
-                          Safari/604.1";
+/// wrk's script; under callgrind followed by [`QUIET_TAIL`].
+const SCRIPT: &str = include_str!("ingest_load.lua");
+/// After the measured seconds, no request at all: a GET would count in the instructions.
+const QUIET_TAIL: &str = "function delay()\n  return now() >= deadline and 3600000 or 0\nend\n";
 
 fn main() -> ExitCode {
     let wrk = match load::preflight("ingest_load") {
@@ -82,13 +81,12 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     }
     let client = reqwest::Client::new();
     let bodies = event_bodies();
+    // As the script and `navigator.sendBeacon` send it.
     let beacon = |url: &str| {
         let request = client
             .post(url)
-            .header(reqwest::header::CONTENT_TYPE, BEACON_CONTENT_TYPE);
-        request
-            .header(reqwest::header::USER_AGENT, USER_AGENT)
-            .body(bodies[0].clone())
+            .header(reqwest::header::CONTENT_TYPE, "text/plain;charset=UTF-8");
+        request.body(bodies[0].clone())
     };
     let uri = service.events_uri();
     let route = (MethodFilter::POST, support::EVENTS, uri.as_str());
@@ -96,9 +94,7 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         load::beside_ceiling(&service.base_url, route, StatusCode::ACCEPTED, beacon).await?;
     // Every 202 seen, warm-ups included: ClickHouse must end up with exactly these.
     let mut acknowledged: u64 = 1;
-    let script = std::env::temp_dir().join(format!("ingest-load-{}.lua", Uuid::new_v4()));
-    std::fs::write(&script, lua_script(&bodies, event_ids, callgrind))
-        .map_err(|e| e.to_string())?;
+    let script = Script::write(&bodies, event_ids, callgrind).map_err(|e| e.to_string())?;
     let mut watched = vec![service.pid];
     watched.extend(load::pids_named("clickhouse"));
     let names = [
@@ -148,11 +144,9 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         let (measured, after, drained) = tokio::join!(measured, window, drained);
         let (output, accepted) = measured?;
         let cpu = before.until(&after);
-        let (_, p50, p99, _) = load::parse_wrk(&output)?;
         let mut rest = format!("{:>5.2}", cpu.watched[1..].iter().sum::<f64>());
         if callgrind {
             service.callgrind_control("--dump")?;
-            rest += &callgrind_per_event(service, accepted)?;
         }
         if is_service {
             acknowledged += accepted;
@@ -173,18 +167,12 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
                 / delta("spool_sync_duration_seconds_count").max(1.0);
             rest += &format!(" {:>4.2} s {per_sync:>8.1}", drained.as_secs_f64());
         }
+        if callgrind {
+            rest += &callgrind_per_event(service, accepted)?;
+        }
         let server = if is_service { cpu.watched[0] } else { cpu.own };
         let rate = accepted as f64 / seconds as f64;
-        Ok((
-            Measured {
-                rate,
-                p50,
-                p99,
-                server,
-                cpu,
-            },
-            rest,
-        ))
+        Ok((Measured::new(&output, rate, server, cpu)?, rest))
     };
     let (results, counted) = load::rounds(targets, rounds, "   ch  drain req/sync", run).await?;
     if !callgrind {
@@ -203,8 +191,31 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
          (202s counted by wrk's script = events_accepted_total = rows in {}.events)",
         databases.name
     );
-    let _ = std::fs::remove_file(&script);
     Ok(())
+}
+
+/// wrk's script and the file of bodies it posts, in a directory of their own (removed when
+/// dropped).
+struct Script {
+    dir: PathBuf,
+    event_ids: bool,
+}
+
+impl Script {
+    fn write(bodies: &[String], event_ids: bool, quiet_tail: bool) -> std::io::Result<Script> {
+        let dir = std::env::temp_dir().join(format!("ingest-load-{}", Uuid::new_v4()));
+        std::fs::create_dir_all(&dir)?;
+        let script = SCRIPT.to_string() + if quiet_tail { QUIET_TAIL } else { "" };
+        std::fs::write(dir.join("script.lua"), script)?;
+        std::fs::write(dir.join("bodies"), bodies.join("\n"))?;
+        Ok(Script { dir, event_ids })
+    }
+}
+
+impl Drop for Script {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// One wrk run of the Lua script: wrk's output and the 202s the script counted. A POST without
@@ -215,11 +226,13 @@ async fn run_wrk(
     connections: u64,
     seconds: u64,
     tail: u64,
-    script: &Path,
+    script: &Script,
     is_service: bool,
 ) -> Result<(String, u64), String> {
-    let argument = seconds.to_string();
-    let output = load::wrk(url, connections, seconds + tail, Some((script, &argument))).await?;
+    let bodies = script.dir.join("bodies").display().to_string();
+    let arguments = [seconds.to_string(), bodies, script.event_ids.to_string()];
+    let lua = Some((script.dir.join("script.lua"), &arguments[..]));
+    let output = load::wrk(url, connections, seconds + tail, lua).await?;
     let count = |label: &str| {
         let value = value_after(&output, label).and_then(|v| v.parse::<u64>().ok());
         value.ok_or_else(|| format!("the wrk script printed no '{label}':\n{output}"))
@@ -248,8 +261,11 @@ async fn drain(
     loop {
         let metrics = service.metrics(client).await?;
         let accepted = metric_value(&metrics, "events_accepted_total", &[]).unwrap_or(0.0) as u64;
-        let count =
-            support::clickhouse_query(client, &databases.name, "SELECT count() FROM events");
+        let count = support::helpers::try_clickhouse_query(
+            client,
+            &databases.name,
+            "SELECT count() FROM events",
+        );
         let stored: u64 = count
             .await?
             .parse()
@@ -307,86 +323,4 @@ fn event_bodies() -> Vec<String> {
             .to_string()
         })
         .collect()
-}
-
-/// wrk's script: posts the bodies in turn until the seconds given as its argument are over, then
-/// sends only `GET`s (with `quiet_tail`, nothing at all); counts POSTs and 202s. With `event_ids`,
-/// each POST's event gets an id of its own (wrk run, thread, counter).
-fn lua_script(bodies: &[String], event_ids: bool, quiet_tail: bool) -> String {
-    let delay = match quiet_tail {
-        true => "function delay()\n  return now() >= deadline and 3600000 or 0\nend\n",
-        false => "",
-    };
-    let bodies: String = bodies.iter().map(|b| format!("  [==[{b}]==],\n")).collect();
-    format!(
-        r#"local ffi = require("ffi")
-ffi.cdef[[
-typedef struct {{ long tv_sec; long tv_nsec; }} ingest_load_timespec;
-int clock_gettime(int clock_id, ingest_load_timespec *tp);
-]]
-local clock = ffi.new("ingest_load_timespec")
-local function now()
-  ffi.C.clock_gettime(1, clock)
-  return tonumber(clock.tv_sec) + tonumber(clock.tv_nsec) * 1e-9
-end
-local bodies = {{
-{bodies}}}
-local threads = {{}}
-local event_ids = {event_ids}
-
-function setup(thread)
-  table.insert(threads, thread)
-  thread:set("thread_number", #threads)
-  -- wrk calls request() once on its first thread to check the script, and never sends it.
-  thread:set("checked_by_wrk", #threads == 1)
-end
-
-function init(args)
-  deadline = now() + tonumber(args[1])
-  invocation = math.floor(now() * 1e6) % 4294967296
-  headers = {{
-    ["Content-Type"] = "{BEACON_CONTENT_TYPE}",
-    ["User-Agent"] = "{USER_AGENT}",
-    ["Accept"] = "*/*",
-  }}
-  posts, rests = {{}}, {{}}
-  for i, body in ipairs(bodies) do
-    posts[i] = wrk.format("POST", nil, headers, body)
-    rests[i] = string.sub(body, 2)
-  end
-  idle = wrk.format("GET", nil, {{}}, nil)
-  next_post, accepted = 0, 0
-  posted = checked_by_wrk and -1 or 0
-end
-
-function request()
-  if now() >= deadline then
-    return idle
-  end
-  next_post = next_post % #posts + 1
-  posted = posted + 1
-  if event_ids then
-    return wrk.format("POST", nil, headers, string.format(
-      '{{"eventId":"%08x-%04x-4000-8000-%012x",%s', invocation, thread_number, posted, rests[next_post]))
-  end
-  return posts[next_post]
-end
-
-{delay}
-function response(status, headers, body)
-  if status == 202 then
-    accepted = accepted + 1
-  end
-end
-
-function done(summary, latency, requests)
-  local p, a = 0, 0
-  for _, thread in ipairs(threads) do
-    p = p + thread:get("posted")
-    a = a + thread:get("accepted")
-  end
-  io.write(string.format("ingest_load posted %d\ningest_load accepted %d\n", p, a))
-end
-"#
-    )
 }

@@ -49,7 +49,7 @@ async fn run(app: &BenchApp, wrk: &str) -> Result<(), String> {
          + {seconds} s measured per target, {rounds} rounds; body {} bytes ({} widgets)",
         load::cores(),
         body.len(),
-        support::WIDGETS_AT_HOME
+        support::catalog::WIDGETS_AT_HOME
     );
     let names = [
         "service (contextual-widgets, signed, warm cache)",
@@ -60,24 +60,14 @@ async fn run(app: &BenchApp, wrk: &str) -> Result<(), String> {
         let before = Cpu::take(&[]);
         let output = load::wrk(&urls[t], connections, seconds, None).await?;
         let cpu = before.until(&Cpu::take(&[]));
-        let (rate, p50, p99, errors) = load::parse_wrk(&output)?;
+        let (rate, _, _, errors) = load::parse_wrk(&output)?;
         if errors > 0 {
             return Err(format!(
                 "{errors} requests failed or were not 2xx:\n{output}"
             ));
         }
         let wrk_cores = format!("{:>5.2}", cpu.children);
-        let server = cpu.own;
-        Ok((
-            Measured {
-                rate,
-                p50,
-                p99,
-                server,
-                cpu,
-            },
-            wrk_cores,
-        ))
+        Ok((Measured::new(&output, rate, cpu.own, cpu)?, wrk_cores))
     };
     load::rounds(&names, rounds, "wrk", measure).await.map(drop)
 }

@@ -2,7 +2,7 @@
 //! the service, who used the cores during a measured window (procfs), and the rounds with their
 //! table and medians.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -101,12 +101,12 @@ pub async fn beside_ceiling(
 }
 
 /// One `wrk` run: `connections` keep-alive connections over `cores()` threads, `script` with its
-/// argument if given.
+/// arguments if given.
 pub async fn wrk(
     url: &str,
     connections: u64,
     seconds: u64,
-    script: Option<(&Path, &str)>,
+    script: Option<(PathBuf, &[String])>,
 ) -> Result<String, String> {
     let mut command = tokio::process::Command::new("wrk");
     command
@@ -115,15 +115,16 @@ pub async fn wrk(
     command
         .arg(format!("-d{seconds}s"))
         .args(["--timeout", "10s", "--latency"]);
-    if let Some((script, _)) = script {
-        command.arg("-s").arg(script);
+    if let Some((script, arguments)) = script {
+        command
+            .arg("-s")
+            .arg(script)
+            .arg(url)
+            .arg("--")
+            .args(arguments);
+    } else {
+        command.arg(url);
     }
-    command.arg(url).args(
-        script
-            .map(|(_, argument)| ["--", argument])
-            .into_iter()
-            .flatten(),
-    );
     let output = command.kill_on_drop(true).output().await;
     let output = output.map_err(|e| format!("cannot run wrk: {e}"))?;
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -274,6 +275,20 @@ pub struct Measured {
     /// Cores the server under test used.
     pub server: f64,
     pub cpu: CpuUsage,
+}
+
+impl Measured {
+    /// `rate` with the latencies of wrk's `output`.
+    pub fn new(output: &str, rate: f64, server: f64, cpu: CpuUsage) -> Result<Measured, String> {
+        let (_, p50, p99, _) = parse_wrk(output)?;
+        Ok(Measured {
+            rate,
+            p50,
+            p99,
+            server,
+            cpu,
+        })
+    }
 }
 
 /// Runs `rounds` rounds of `measure` on each target in turn, so that a disturbance hits both, and

@@ -354,16 +354,29 @@ pub fn spawn_serving(mut command: std::process::Command, env: &[(&str, String)])
 
 /// Runs a query on the test ClickHouse server and returns its TSV output, trimmed.
 pub async fn clickhouse_query(database: &str, sql: &str) -> String {
-    let response = reqwest::Client::new()
-        .post(format!("{}/?database={database}", clickhouse_url()))
-        .body(sql.to_string())
-        .send()
-        .await
-        .expect("ClickHouse answers");
+    let client = reqwest::Client::new();
+    let output = try_clickhouse_query(&client, database, sql).await;
+    output.unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`clickhouse_query`] on `client`, saying what failed instead of panicking.
+pub async fn try_clickhouse_query(
+    client: &reqwest::Client,
+    database: &str,
+    sql: &str,
+) -> Result<String, String> {
+    let url = format!("{}/?database={database}", clickhouse_url());
+    let request = client.post(url).timeout(Duration::from_secs(600));
+    let sent = request.body(sql.to_string()).send().await;
+    let response = sent.map_err(|e| {
+        format!("ClickHouse is not reachable ({e}); set VIDEOAPP_TEST_CLICKHOUSE_URL")
+    })?;
     let status = response.status();
-    let text = response.text().await.unwrap();
-    assert!(status.is_success(), "{sql}: {text}");
-    text.trim().to_string()
+    let text = response.text().await.unwrap_or_default();
+    match status.is_success() {
+        true => Ok(text.trim().to_string()),
+        false => Err(format!("ClickHouse: {sql}: {status}: {}", text.trim())),
+    }
 }
 
 /// Segment files that hold records: sealed ones, and open ones past their first header (the
