@@ -30,6 +30,7 @@ function init(args)
     ["Content-Type"] = "text/plain;charset=UTF-8", -- what navigator.sendBeacon sends
     ["User-Agent"] = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15"
       .. " (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1",
+    ["Accept"] = "*/*",
   }
   posts, rests = {}, {}
   for body in io.lines(args[2]) do
