@@ -19,7 +19,7 @@ use crate::admin::{self, AdminToken};
 use crate::analytics::auth::{KeyCache, KeyRateLimit};
 use crate::catalog::cache::CatalogCache;
 use crate::config::Config;
-use crate::extract::MAX_ADMIN_BODY_BYTES;
+use crate::extract::{KnownParamsLayer, MAX_ADMIN_BODY_BYTES};
 use crate::ingest::{Ingest, IngestConfig, Pipeline};
 use crate::openapi::ApiDoc;
 use crate::storefront::caching::RenderedPages;
@@ -234,10 +234,11 @@ async fn migrate_clickhouse_or_keep_trying(warehouse: Warehouse) {
 /// The public port's service: the router inside the request-id layer.
 pub type PublicService = telemetry::RequestId<Router>;
 
-/// The routes, each with [`telemetry::HttpMetricsLayer`] (which needs the matched route), inside
-/// [`telemetry::RequestIdLayer`], which wraps the router as a whole (unmatched requests get an id
-/// too). Around the router rather than through `Router::layer`, which wraps every route in one
-/// more boxed service that axum clones, with a boxed future, on every request.
+/// The routes, each with [`telemetry::HttpMetricsLayer`] outside [`KnownParamsLayer`] (both need
+/// the matched route), inside [`telemetry::RequestIdLayer`], which wraps the router as a whole
+/// (unmatched requests get an id too). Around the router rather than through `Router::layer`,
+/// which wraps every route in one more boxed service that axum clones, with a boxed future, on
+/// every request.
 fn router(state: AppState) -> PublicService {
     let (api, openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(ops::router())
@@ -245,12 +246,14 @@ fn router(state: AppState) -> PublicService {
         .merge(analytics::router(state.clone()))
         .merge(admin::router(state.clone()).layer(DefaultBodyLimit::max(MAX_ADMIN_BODY_BYTES)))
         .split_for_parts();
+    let known_params = KnownParamsLayer::from_document(&openapi);
     let openapi = Arc::new(openapi);
     let routes: Router = api
         .route(
             "/openapi.json",
             get(move || async move { Json(openapi.as_ref().clone()) }),
         )
+        .route_layer(known_params)
         .route_layer(telemetry::HttpMetricsLayer)
         .fallback(telemetry::not_found)
         .with_state(state);

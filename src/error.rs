@@ -43,6 +43,9 @@ pub enum ApiError {
     /// A query parameter that is malformed, out of range, or given more than once.
     #[error("Invalid parameter {name}: {message}")]
     InvalidParameter { name: String, message: String },
+    /// Query parameters the endpoint does not take, each named once.
+    #[error("{}", unknown_parameters(.0))]
+    UnknownParameters(Vec<String>),
     #[error("Invalid {0}: use the format YYYY-MM-DD (e.g. 2026-10-22)")]
     InvalidDate(String),
     /// Two well-formed dates that make no range (reversed, or too long).
@@ -106,6 +109,14 @@ pub enum ApiError {
     NoBody(StatusCode),
 }
 
+fn unknown_parameters(names: &[String]) -> String {
+    let plural = if names.len() == 1 { "" } else { "s" };
+    format!(
+        "Unknown query parameter{plural}: {}; this endpoint's parameters are listed in /openapi.json",
+        names.join(", ")
+    )
+}
+
 /// Whole seconds, rounded up, at least one: what `Retry-After` and the message both say, so a
 /// client that waits that long is never early.
 pub fn retry_seconds(wait: Duration) -> u64 {
@@ -133,6 +144,7 @@ impl ApiError {
         match self {
             MissingParameter(_) => (StatusCode::BAD_REQUEST, "MISSING_PARAMETER"),
             InvalidParameter { .. } => (StatusCode::BAD_REQUEST, "INVALID_PARAMETER"),
+            UnknownParameters(_) => (StatusCode::BAD_REQUEST, "UNKNOWN_PARAMETER"),
             InvalidDate(_) => (StatusCode::BAD_REQUEST, "INVALID_DATE"),
             InvalidDateRange(_) => (StatusCode::BAD_REQUEST, "INVALID_DATE_RANGE"),
             InvalidBody(_) => (StatusCode::BAD_REQUEST, "INVALID_BODY"),

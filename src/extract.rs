@@ -2,7 +2,10 @@
 //! plain-text rejections: [`AppJson`] for bodies, [`AppPath`] for path segments and [`AppQuery`]
 //! for query strings, the one way any handler reads a query.
 
+mod known;
 mod query;
+
+pub use known::KnownParamsLayer;
 
 use std::borrow::Cow;
 
@@ -96,7 +99,8 @@ impl From<PathRejection> for ApiError {
 /// The query is decoded as `application/x-www-form-urlencoded`. Values are trimmed, and a value
 /// that is then empty counts as absent. A parameter `T` reads that is given more than once is
 /// refused (there is no list form by repetition; lists are comma-separated values); parameters
-/// `T` does not read are ignored. Errors name the parameter:
+/// the route does not document never get here ([`KnownParamsLayer`] refuses them), and those
+/// another extractor of the same handler reads are left to it. Errors name the parameter:
 ///
 /// - a required one that is absent: `MISSING_PARAMETER`;
 /// - one given more than once, or whose value does not parse: `INVALID_PARAMETER`;

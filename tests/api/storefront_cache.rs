@@ -13,6 +13,15 @@ use crate::helpers::*;
 const SHOP: &str = "cache-shop.myshopify.com";
 const ENDPOINTS: [&str; 3] = ["contextual-widgets", "widget-by-id", "widgets-list"];
 
+/// Parameters of the endpoint's own that it answers (a widget id that need not exist).
+fn own_params(endpoint: &str) -> Vec<(&'static str, &'static str)> {
+    match endpoint {
+        "widget-by-id" => vec![("id", "x"), ("location", "home")],
+        "widgets-list" => vec![("type", "carousel")],
+        _ => vec![("location", "home")],
+    }
+}
+
 /// A shop with a widget showing one video, "First title"; returns the video's id.
 async fn shop_with_a_widget(app: &impl Service) -> String {
     let (video, _) = app
@@ -81,42 +90,34 @@ async fn rename_video_silently(app: &TestApp, video: &str, title: &str) {
 async fn tampered_missing_duplicated_or_stale_signatures_are_refused_on_every_endpoint() {
     let app = spawn_app().await;
     shop_with_a_widget(&app).await;
-    let good = signed(
-        SHOP,
-        &[("location", "home"), ("type", "carousel"), ("id", "x")],
-    );
-    let stale = {
-        let params = [
-            ("shop".to_string(), SHOP.to_string()),
-            ("location".to_string(), "home".to_string()),
-        ];
-        let secret = videoapp::storefront::signature::ProxySecret::new(PROXY_SECRET);
-        videoapp::storefront::signature::signed_query(
-            &secret,
-            &params,
-            chrono::Utc::now() - chrono::Duration::seconds(120),
-        )
+    // The endpoint's own parameters and the shop, signed with `secret` at `at`.
+    let signed_with = |endpoint, secret, at| {
+        let params = own_params(endpoint).into_iter().chain([("shop", SHOP)]);
+        let params: Vec<_> = params
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let secret = videoapp::storefront::signature::ProxySecret::new(secret);
+        videoapp::storefront::signature::signed_query(&secret, &params, at)
     };
-    let forged = {
-        let secret = videoapp::storefront::signature::ProxySecret::new("not-the-secret");
-        let params = [
-            ("shop".to_string(), SHOP.to_string()),
-            ("location".to_string(), "home".to_string()),
-        ];
-        videoapp::storefront::signature::signed_query(&secret, &params, chrono::Utc::now())
-    };
-    let bad_queries = [
-        good.replace("location=home", "location=product"),
-        good.replace(SHOP, "other-shop.myshopify.com"),
-        format!("{good}&extra=added"),
-        good.split("&signature=").next().unwrap().to_string(),
-        format!("{good}&signature=0000"),
-        stale,
-        forged,
-        format!("shop={SHOP}&location=home"),
-        String::new(),
-    ];
+    let now = chrono::Utc::now();
     for endpoint in ENDPOINTS {
+        let good = signed(SHOP, &own_params(endpoint));
+        let (name, value) = own_params(endpoint)[0];
+        let unsigned: Vec<String> = own_params(endpoint)
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let bad_queries = [
+            good.replace(&format!("{name}={value}"), &format!("{name}=other")),
+            good.replace(SHOP, "other-shop.myshopify.com"),
+            format!("{good}&v=added"),
+            good.split("&signature=").next().unwrap().to_string(),
+            format!("{good}&signature=0000"),
+            signed_with(endpoint, PROXY_SECRET, now - chrono::Duration::seconds(120)),
+            signed_with(endpoint, "not-the-secret", now),
+            format!("shop={SHOP}&{}", unsigned.join("&")),
+            String::new(),
+        ];
         for query in &bad_queries {
             let response = app
                 .get(&format!("/apps/videoapp_sub/{endpoint}?{query}"))
@@ -138,15 +139,17 @@ async fn tampered_missing_duplicated_or_stale_signatures_are_refused_on_every_en
 async fn repeated_parameters_are_signed_with_their_values_joined() {
     let app = spawn_app().await;
     shop_with_a_widget(&app).await;
-    // `extra` twice is signed as `extra=1,2` (the platform's rule for repeated keys).
-    let response = app
-        .storefront(
-            "contextual-widgets",
-            SHOP,
-            &[("location", "home"), ("extra", "1"), ("extra", "2")],
-        )
-        .await;
-    assert_eq!(response.status(), StatusCode::OK);
+    // `v` twice is signed as `v=1,2` (the platform's rule for repeated keys): the signature holds,
+    // and the repeat is what is refused.
+    let params = [("location", "home"), ("v", "1"), ("v", "2")];
+    let response = app.storefront("contextual-widgets", SHOP, &params).await;
+    assert_error(
+        response,
+        StatusCode::BAD_REQUEST,
+        "INVALID_PARAMETER",
+        "v: given more than once",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -436,12 +439,8 @@ async fn the_current_version_in_v_may_be_cached_for_a_day() {
     shop_with_a_widget(&app).await;
     let version = app.catalog_version(SHOP).await.to_string();
     for endpoint in ENDPOINTS {
-        let params = [
-            ("location", "home"),
-            ("type", "carousel"),
-            ("id", "x"),
-            ("v", version.as_str()),
-        ];
+        let mut params = own_params(endpoint);
+        params.push(("v", version.as_str()));
         let response = app.storefront(endpoint, SHOP, &params).await;
         if endpoint == "widget-by-id" {
             continue; // no such widget: an empty 404, nothing to cache
@@ -625,4 +624,83 @@ fn arbitrary_queries_and_ids_get_only_2xx_or_4xx_answers() {
                 "{endpoint} {params:?} signed={sign} raw={raw:?} -> {status}");
         }
     });
+}
+
+/// The app proxy signs the sorted `key=value` pieces joined without a separator, so one signed
+/// text can be cut into pairs in more than one way. Shop A's proxy signs `r=1shop=<B>shopz=`
+/// beside `shop=<A>`; cut as `r=1`, `shop=<B>`, `shopz=shop=<A>` the same text names shop B.
+/// Unknown parameters are refused, so such a query never reaches B's widgets or B's analytics.
+#[tokio::test]
+async fn a_signature_made_for_one_shop_cannot_be_regrouped_into_another_shops_request() {
+    let app = spawn_app().await;
+    let shop_b = "victim-shop.myshopify.com";
+    app.create_shop_showing_a_video(shop_b, json!({})).await;
+    let secret = videoapp::storefront::signature::ProxySecret::new(PROXY_SECRET);
+    let as_signed_for_a = [
+        ("location", "home"),
+        ("logged_in_customer_id", ""),
+        ("path_prefix", "/apps/videoapp_sub"),
+        ("r", &format!("1shop={shop_b}shopz=")),
+        ("shop", SHOP),
+    ];
+    let as_signed_for_a: Vec<(String, String)> = as_signed_for_a
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let signed_for_a = videoapp::storefront::signature::signed_query(
+        &secret,
+        &as_signed_for_a,
+        chrono::Utc::now(),
+    );
+    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(signed_for_a.as_bytes())
+        .into_owned()
+        .collect();
+    let value = |key: &str| pairs.iter().find(|(k, _)| k == key).unwrap().1.clone();
+    let regrouped: String = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("location", "home")
+        .append_pair("logged_in_customer_id", "")
+        .append_pair("path_prefix", "/apps/videoapp_sub")
+        .append_pair("r", "1")
+        .append_pair("shop", shop_b)
+        .append_pair("shopz", &format!("shop={SHOP}"))
+        .append_pair("timestamp", &value("timestamp"))
+        .append_pair("signature", &value("signature"))
+        .finish();
+
+    let widgets = app
+        .get(&format!(
+            "/apps/videoapp_sub/contextual-widgets?{regrouped}"
+        ))
+        .await;
+    assert_error(
+        widgets,
+        StatusCode::BAD_REQUEST,
+        "UNKNOWN_PARAMETER",
+        "r, shopz",
+    )
+    .await;
+    let checkout = json!({
+        "eventType": "checkout_completed",
+        "videoId": "video-1",
+        "widgetId": "widget-1",
+        "sessionId": "session-1",
+        "orderId": "1001",
+        "revenue": 10,
+        "currency": "EUR",
+    });
+    let events = app
+        .client
+        .post(app.url(&format!("/apps/videoapp_sub/analytics?{regrouped}")))
+        .header("content-type", "text/plain")
+        .body(checkout.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_error(
+        events,
+        StatusCode::BAD_REQUEST,
+        "UNKNOWN_PARAMETER",
+        "r, shopz",
+    )
+    .await;
 }
