@@ -240,12 +240,13 @@ pub type PublicService = telemetry::RequestId<Router>;
 /// which wraps every route in one more boxed service that axum clones, with a boxed future, on
 /// every request.
 fn router(state: AppState) -> PublicService {
-    let (api, openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+    let (api, mut openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(ops::router())
         .merge(storefront::router())
         .merge(analytics::router(state.clone()))
         .merge(admin::router(state.clone()).layer(DefaultBodyLimit::max(MAX_ADMIN_BODY_BYTES)))
         .split_for_parts();
+    crate::openapi::document_the_edge(&mut openapi);
     let known_params = KnownParamsLayer::from_document(&openapi);
     let openapi = Arc::new(openapi);
     let routes: Router = api

@@ -1,7 +1,9 @@
 //! The OpenAPI 3.1 document. Paths come from the handlers' annotations as the routers are built
 //! (utoipa-axum), so the document cannot list a route that does not exist or miss one that does.
 
+use utoipa::openapi::path::ParameterIn;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{Content, OpenApi as Document, Ref, RefOr, Required, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
 #[derive(OpenApi)]
@@ -47,5 +49,56 @@ impl Modify for SecuritySchemes {
                     .build(),
             ),
         );
+    }
+}
+
+/// What the HTTP edge adds to every operation, written into the document once the routers have
+/// added their paths:
+///
+/// - an optional query parameter may be sent empty (`allowEmptyValue`): an empty or blank value
+///   counts as absent (`extract::QueryPairs`);
+/// - the answers the edge can give whatever the handler: 400 for a query parameter the operation
+///   does not take (`UNKNOWN_PARAMETER`) or a malformed one, and, where there is a request body,
+///   413 and 415; added to each operation that does not document its own.
+pub fn document_the_edge(document: &mut Document) {
+    let error = |description: &str| {
+        let body = Content::new(Some(Ref::from_schema_name("ErrorBody")));
+        ResponseBuilder::new()
+            .description(description)
+            .content("application/json", body)
+            .build()
+    };
+    for item in document.paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ];
+        for operation in operations.into_iter().flatten() {
+            let parameters = operation.parameters.iter_mut().flatten();
+            for parameter in parameters.filter(|p| p.parameter_in == ParameterIn::Query) {
+                if parameter.required != Required::True {
+                    // utoipa models no `allowEmptyValue` (OpenAPI 3.1 keeps it, deprecated).
+                    let extensions = parameter.extensions.get_or_insert_with(Default::default);
+                    extensions.insert("allowEmptyValue".to_string(), true.into());
+                }
+            }
+            let mut edge = vec![(
+                "400",
+                "UNKNOWN_PARAMETER, or a malformed parameter; the message names it",
+            )];
+            if operation.request_body.is_some() {
+                edge.push(("413", "PAYLOAD_TOO_LARGE"));
+                edge.push(("415", "UNSUPPORTED_MEDIA_TYPE"));
+            }
+            for (status, description) in edge {
+                let responses = &mut operation.responses.responses;
+                if !responses.contains_key(status) {
+                    responses.insert(status.to_string(), RefOr::T(error(description)));
+                }
+            }
+        }
     }
 }

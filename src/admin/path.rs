@@ -20,7 +20,7 @@ use crate::extract::AppPath;
 #[into_params(parameter_in = Path)]
 pub struct ShopPath {
     /// Shop domain
-    #[param(value_type = String)]
+    #[param(inline)]
     pub shop: ShopDomain,
 }
 

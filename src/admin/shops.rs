@@ -14,7 +14,7 @@ use crate::extract::AppJson;
 /// (timezone `UTC`, currency `USD`, branding shown).
 #[utoipa::path(
     put, path = "/admin/v1/shops/{shop}", tag = "admin",
-    params(("shop" = String, Path, description = "Shop domain, e.g. example.myshopify.com")),
+    params(ShopPath),
     request_body = ShopSettings,
     responses(
         (status = 201, description = "Shop created", body = Shop),

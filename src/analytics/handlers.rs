@@ -210,7 +210,7 @@ pub struct VideoAnalytics {
 }
 
 #[derive(Serialize, ToSchema)]
-pub struct VideoList {
+pub struct VideoAnalyticsList {
     success: bool,
     data: Vec<VideoAnalytics>,
     meta: Meta,
@@ -218,7 +218,7 @@ pub struct VideoList {
 }
 
 #[derive(Serialize, ToSchema)]
-pub struct VideoOne {
+pub struct VideoAnalyticsOne {
     success: bool,
     data: VideoAnalytics,
     meta: Meta,
@@ -326,7 +326,7 @@ impl ListQuery {
     get, path = "/api/v1/analytics/videos", tag = "analytics",
     params(ListQuery, RangeQuery),
     responses(
-        (status = 200, body = VideoList, headers(("X-RateLimit-Limit" = u32), ("X-RateLimit-Remaining" = u32), ("X-RateLimit-Reset" = u64))),
+        (status = 200, body = VideoAnalyticsList, headers(("X-RateLimit-Limit" = u32), ("X-RateLimit-Remaining" = u32), ("X-RateLimit-Reset" = u64))),
         (status = 400, description = "INVALID_DATE, INVALID_DATE_RANGE or INVALID_PARAMETER", body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED or INVALID_API_KEY", body = ErrorBody),
         (status = 429, description = "RATE_LIMIT_EXCEEDED", body = ErrorBody, headers(("Retry-After" = u64))),
@@ -339,11 +339,11 @@ pub async fn list_videos(
     Extension(caller): Extension<Caller>,
     AppQuery(listing): AppQuery<ListQuery>,
     AppQuery(range): AppQuery<RangeQuery>,
-) -> Result<Json<VideoList>, ApiError> {
+) -> Result<Json<VideoAnalyticsList>, ApiError> {
     let catalog = videos::list(&state.db, &caller.shop);
     let (data, pagination, meta) =
         list_page(&state, &caller, &listing, range, catalog, |_| true).await?;
-    Ok(Json(VideoList {
+    Ok(Json(VideoAnalyticsList {
         success: true,
         data,
         meta,
@@ -439,7 +439,7 @@ fn catalog_error(e: CatalogError) -> ApiError {
     get, path = "/api/v1/analytics/video/{videoId}", tag = "analytics",
     params(("videoId" = String, Path, description = "The video's id"), RangeQuery),
     responses(
-        (status = 200, body = VideoOne),
+        (status = 200, body = VideoAnalyticsOne),
         (status = 400, description = "INVALID_DATE or INVALID_DATE_RANGE", body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED or INVALID_API_KEY", body = ErrorBody),
         (status = 404, description = "NOT_FOUND: no such video in the key's shop", body = ErrorBody),
@@ -452,10 +452,10 @@ pub async fn one_video(
     Extension(caller): Extension<Caller>,
     AppPath(video_id): AppPath<String>,
     AppQuery(range): AppQuery<RangeQuery>,
-) -> Result<Json<VideoOne>, ApiError> {
+) -> Result<Json<VideoAnalyticsOne>, ApiError> {
     let get = |id| videos::get(&state.db, &caller.shop, id);
     let (data, meta) = one_record(&state, &caller, &video_id, range, get).await?;
-    Ok(Json(VideoOne {
+    Ok(Json(VideoAnalyticsOne {
         success: true,
         data,
         meta,
@@ -532,7 +532,7 @@ pub struct WidgetAnalytics {
 }
 
 #[derive(Serialize, ToSchema)]
-pub struct WidgetList {
+pub struct WidgetAnalyticsList {
     success: bool,
     data: Vec<WidgetAnalytics>,
     meta: Meta,
@@ -540,7 +540,7 @@ pub struct WidgetList {
 }
 
 #[derive(Serialize, ToSchema)]
-pub struct WidgetOne {
+pub struct WidgetAnalyticsOne {
     success: bool,
     data: WidgetAnalytics,
     meta: Meta,
@@ -571,7 +571,7 @@ impl Analysed for widgets::Widget {
     get, path = "/api/v1/analytics/widgets", tag = "analytics",
     params(ListQuery, WidgetFilter, RangeQuery),
     responses(
-        (status = 200, body = WidgetList),
+        (status = 200, body = WidgetAnalyticsList),
         AnalyticsErrors,
     ),
     security(("api_key" = []))
@@ -582,13 +582,13 @@ pub async fn list_widgets(
     AppQuery(listing): AppQuery<ListQuery>,
     AppQuery(filter): AppQuery<WidgetFilter>,
     AppQuery(range): AppQuery<RangeQuery>,
-) -> Result<Json<WidgetList>, ApiError> {
+) -> Result<Json<WidgetAnalyticsList>, ApiError> {
     let only_type = filter.widget_type;
     let catalog = widgets::list(&state.db, &caller.shop);
     let keep = |w: &widgets::Widget| only_type.is_none_or(|t| w.widget_type == t);
     let (data, pagination, meta) =
         list_page(&state, &caller, &listing, range, catalog, keep).await?;
-    Ok(Json(WidgetList {
+    Ok(Json(WidgetAnalyticsList {
         success: true,
         data,
         meta,
@@ -601,7 +601,7 @@ pub async fn list_widgets(
     get, path = "/api/v1/analytics/widget/{widgetId}", tag = "analytics",
     params(("widgetId" = String, Path, description = "The widget's id"), RangeQuery),
     responses(
-        (status = 200, body = WidgetOne),
+        (status = 200, body = WidgetAnalyticsOne),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
         AnalyticsErrors,
     ),
@@ -612,10 +612,10 @@ pub async fn one_widget(
     Extension(caller): Extension<Caller>,
     AppPath(widget_id): AppPath<String>,
     AppQuery(range): AppQuery<RangeQuery>,
-) -> Result<Json<WidgetOne>, ApiError> {
+) -> Result<Json<WidgetAnalyticsOne>, ApiError> {
     let get = |id| widgets::get(&state.db, &caller.shop, id);
     let (data, meta) = one_record(&state, &caller, &widget_id, range, get).await?;
-    Ok(Json(WidgetOne {
+    Ok(Json(WidgetAnalyticsOne {
         success: true,
         data,
         meta,

@@ -3,8 +3,11 @@
 use std::fmt;
 use std::str::FromStr;
 
+use iso_currency::IntoEnumIterator;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::RefOr;
+use utoipa::{PartialSchema, ToSchema};
 
 /// Why an outside value was refused; the caller adds the field name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -30,10 +33,16 @@ macro_rules! string_conversions {
     };
 }
 
-/// A shop is its platform domain, e.g. `example.myshopify.com` (lower-cased).
+/// A shop is its platform domain, e.g. `example.myshopify.com`: taken in any case (and with
+/// surrounding spaces ignored), kept lower-cased.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
 #[serde(try_from = "String", into = "String")]
-#[schema(value_type = String, example = "example.myshopify.com")]
+#[schema(
+    value_type = String,
+    example = "example.myshopify.com",
+    // What `parse` takes, in a pattern without flags: the name's case and the suffix's are free.
+    pattern = r"^[A-Za-z0-9][A-Za-z0-9-]{0,62}\.[Mm][Yy][Ss][Hh][Oo][Pp][Ii][Ff][Yy]\.[Cc][Oo][Mm]$"
+)]
 pub struct ShopDomain(String);
 
 impl ShopDomain {
@@ -73,7 +82,7 @@ string_conversions!(ShopDomain, |d| d.0);
 /// A platform global id of one kind (`gid://shopify/Product/123`). The bare number `123` is
 /// accepted wherever a global id is, and normalised to the global form.
 macro_rules! global_id {
-    ($name:ident, $kind:literal) => {
+    ($name:ident, $kind:literal, $pattern:literal) => {
         #[derive(
             Debug,
             Clone,
@@ -89,7 +98,11 @@ macro_rules! global_id {
         )]
         #[serde(try_from = "String", into = "String")]
         #[sqlx(transparent)]
-        #[schema(value_type = String, example = json!(concat!("gid://shopify/", $kind, "/123")))]
+        #[schema(
+                                    value_type = String,
+                                    example = json!(concat!("gid://shopify/", $kind, "/123")),
+                                    pattern = $pattern
+                                )]
         pub struct $name(String);
 
         impl $name {
@@ -98,8 +111,13 @@ macro_rules! global_id {
             pub fn parse(raw: &str) -> Result<Self, InvalidValue> {
                 let raw = raw.trim();
                 let number = raw.strip_prefix(Self::PREFIX).unwrap_or(raw);
+                // At most 19 significant digits: what the documented pattern says, and far more
+                // than the platform's ids use.
+                let digits = number.trim_start_matches('0').len();
                 match number.parse::<u64>() {
-                    Ok(n) if n > 0 && number.bytes().all(|b| b.is_ascii_digit()) => {
+                    Ok(n)
+                        if n > 0 && digits <= 19 && number.bytes().all(|b| b.is_ascii_digit()) =>
+                    {
                         Ok($name(format!("{}{}", Self::PREFIX, n)))
                     }
                     _ => Err(InvalidValue(format!(
@@ -125,8 +143,16 @@ macro_rules! global_id {
     };
 }
 
-global_id!(ProductGid, "Product");
-global_id!(CollectionGid, "Collection");
+global_id!(
+    ProductGid,
+    "Product",
+    "^(gid://shopify/Product/)?0*[1-9][0-9]{0,18}$"
+);
+global_id!(
+    CollectionGid,
+    "Collection",
+    "^(gid://shopify/Collection/)?0*[1-9][0-9]{0,18}$"
+);
 
 /// An enum stored as text in Postgres and sent as the same text in JSON.
 ///
@@ -233,10 +259,19 @@ text_enum!(
 );
 
 /// An IANA timezone name, e.g. `America/New_York`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-#[schema(value_type = String, example = "America/New_York")]
 pub struct Timezone(chrono_tz::Tz);
+
+/// Documented as the names `parse` takes, all of them.
+impl PartialSchema for Timezone {
+    fn schema() -> RefOr<Schema> {
+        let names = chrono_tz::TZ_VARIANTS.iter().map(|tz| tz.name());
+        named_values("An IANA timezone name", "America/New_York", names)
+    }
+}
+
+impl ToSchema for Timezone {}
 
 impl Timezone {
     pub fn parse(raw: &str) -> Result<Self, InvalidValue> {
@@ -259,10 +294,35 @@ impl Default for Timezone {
 string_conversions!(Timezone, |t| t.0.name().to_string());
 
 /// An ISO 4217 currency code, e.g. `USD`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-#[schema(value_type = String, example = "USD")]
 pub struct Currency(iso_currency::Currency);
+
+/// Documented as the codes `parse` takes, all of them.
+impl PartialSchema for Currency {
+    fn schema() -> RefOr<Schema> {
+        let codes = iso_currency::Currency::iter().map(|c| c.code());
+        named_values("An ISO 4217 currency code", "USD", codes)
+    }
+}
+
+impl ToSchema for Currency {}
+
+/// A string schema of exactly `values`.
+fn named_values<'a>(
+    description: &str,
+    example: &str,
+    values: impl Iterator<Item = &'a str>,
+) -> RefOr<Schema> {
+    let mut values: Vec<&str> = values.collect();
+    values.sort_unstable();
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some(description))
+        .examples([example])
+        .enum_values(Some(values))
+        .into()
+}
 
 impl Currency {
     pub fn parse(raw: &str) -> Result<Self, InvalidValue> {
@@ -327,9 +387,17 @@ mod tests {
             "gid://shopify/Product/",
             "gid://shopify/Product/x",
             "99999999999999999999999",
+            // 20 digits fit a u64 but not the documented pattern.
+            "10000000000000000000",
         ] {
             assert!(ProductGid::parse(bad).is_err(), "{bad:?} accepted");
         }
+        assert_eq!(
+            ProductGid::parse("0009999999999999999999")
+                .unwrap()
+                .as_str(),
+            "gid://shopify/Product/9999999999999999999"
+        );
         assert_eq!(
             CollectionGid::parse("7").unwrap().as_str(),
             "gid://shopify/Collection/7"

@@ -203,17 +203,15 @@ pub struct IncomingEvent {
     /// Client-side UUID; becomes the event's id.
     pub event_id: Option<Uuid>,
     /// For click / add_to_cart / checkout: global id or bare number.
-    #[schema(value_type = Option<String>)]
     pub product_id: Option<ProductGid>,
     pub order_id: Option<Text>,
     /// The order's products (checkout_completed): global ids or bare numbers, at most 250.
-    #[schema(value_type = Option<Vec<String>>)]
+    #[schema(max_items = 250)]
     pub product_ids: Option<Vec<ProductGid>>,
     /// Order value in the shop currency (checkout_completed), a decimal number ≥ 0 with at most
     /// 4 decimal places; a numeric string is accepted too.
     #[schema(value_type = Option<f64>)]
     pub revenue: Option<Revenue>,
-    #[schema(value_type = Option<String>)]
     pub currency: Option<Currency>,
 }
 
@@ -274,7 +272,7 @@ pub struct TimeWindow {
 #[derive(Deserialize, ToSchema)]
 pub struct EventBatch<'a> {
     #[serde(default, borrow, deserialize_with = "present")]
-    #[schema(value_type = Vec<IncomingEvent>, required = true)]
+    #[schema(value_type = Vec<IncomingEvent>, required = true, min_items = 1, max_items = 100)]
     events: Option<&'a RawValue>,
 }
 

@@ -355,3 +355,72 @@ async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
         }
     }
 }
+
+/// The answers the HTTP edge gives whatever the handler are on every operation, an optional query
+/// parameter may be sent empty, each schema name means one thing, and the catalog's identifiers
+/// carry what their parsers take.
+#[tokio::test]
+async fn the_openapi_document_states_what_the_edge_takes_and_answers() {
+    let app = spawn_app().await;
+    let (_, doc) = json_of(app.get("/openapi.json").await).await;
+    let mut operations = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            operations += 1;
+            let responses = &operation["responses"];
+            assert!(responses["400"].is_object(), "{method} {path}: no 400");
+            if operation["requestBody"].is_object() {
+                for status in ["413", "415"] {
+                    assert!(
+                        responses[status].is_object(),
+                        "{method} {path}: no {status}"
+                    );
+                }
+            }
+            for parameter in operation["parameters"].as_array().into_iter().flatten() {
+                let optional_query = parameter["in"] == "query" && parameter["required"] != true;
+                assert_eq!(
+                    parameter.get("allowEmptyValue") == Some(&json!(true)),
+                    optional_query,
+                    "{method} {path} {}",
+                    parameter["name"]
+                );
+            }
+        }
+    }
+    assert!(operations >= 30, "{operations} operations");
+
+    let ok_schema = |method: &str, path: &str| {
+        doc["paths"][path][method]["responses"]["200"]["content"]["application/json"]["schema"]
+            ["$ref"]
+            .clone()
+    };
+    assert_ne!(
+        ok_schema("get", "/admin/v1/shops/{shop}/videos"),
+        ok_schema("get", "/api/v1/analytics/videos")
+    );
+    assert_ne!(
+        ok_schema("get", "/admin/v1/shops/{shop}/widgets"),
+        ok_schema("get", "/api/v1/analytics/widgets")
+    );
+
+    let shop = &doc["paths"]["/admin/v1/shops/{shop}"]["put"]["parameters"][0]["schema"];
+    let pattern = shop["pattern"].as_str().expect("the shop's pattern");
+    assert!(
+        pattern.contains("[Mm][Yy][Ss][Hh][Oo][Pp][Ii][Ff][Yy]"),
+        "{pattern}"
+    );
+    let schemas = &doc["components"]["schemas"];
+    let enum_of = |name: &str| {
+        schemas[name]["enum"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert!(enum_of("Currency").contains(&json!("EUR")));
+    assert!(enum_of("Timezone").contains(&json!("Europe/Paris")));
+    assert_eq!(
+        schemas["ProductGid"]["pattern"],
+        json!("^(gid://shopify/Product/)?0*[1-9][0-9]{0,18}$")
+    );
+}
