@@ -84,7 +84,7 @@ def seed(base):
     return admin(base, "POST", f"/shops/{SHOP}/api-keys", {"name": "contract"})["key"]
 
 
-def schemathesis(base, paths, headers=(), hooks=False):
+def schemathesis(base, paths, headers=()):
     examples = os.environ.get("SCHEMATHESIS_EXAMPLES", "25")
     command = [
         str(Path(sys.executable).with_name("schemathesis")), "run", f"{base}/openapi.json",
@@ -95,14 +95,13 @@ def schemathesis(base, paths, headers=(), hooks=False):
     ]
     for header in headers:
         command += ["--header", header]
-    env = dict(os.environ)
-    if hooks:
-        env.update(
-            SCHEMATHESIS_HOOKS="contract_hooks",
-            PYTHONPATH=str(HERE),
-            VIDEOAPP_PROXY_SECRET=PROXY_SECRET,
-            VIDEOAPP_CONTRACT_SHOP=SHOP,
-        )
+    env = dict(
+        os.environ,
+        SCHEMATHESIS_HOOKS="contract_hooks",
+        PYTHONPATH=str(HERE),
+        VIDEOAPP_PROXY_SECRET=PROXY_SECRET,
+        VIDEOAPP_CONTRACT_SHOP=SHOP,
+    )
     print(f"\n--- schemathesis: {paths}", flush=True)
     return subprocess.run(command, env=env).returncode
 
@@ -113,9 +112,9 @@ def main():
     try:
         key = seed(base)
         surfaces = {
-            "admin": ("^/admin/", [f"Authorization: Bearer {ADMIN_TOKEN}"], False),
-            "analytics": ("^/api/v1/", [f"Authorization: Bearer {key}"], False),
-            "storefront": ("^/(apps/|healthz|readyz)", [], True),
+            "admin": ("^/admin/", [f"Authorization: Bearer {ADMIN_TOKEN}"]),
+            "analytics": ("^/api/v1/", [f"Authorization: Bearer {key}"]),
+            "storefront": ("^/(apps/|healthz|readyz)", []),
         }
         chosen = os.environ.get("CONTRACT_SURFACES") or ",".join(surfaces)
         failed = [

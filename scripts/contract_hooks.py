@@ -1,6 +1,11 @@
-"""Schemathesis hooks for the storefront endpoints (`scripts/api_contract.py`).
+"""Schemathesis hooks for `scripts/api_contract.py`.
 
-The platform's app proxy signs every request it forwards; the hook does what the proxy does, so
+Analytics: a date range is more than two valid dates (`end_date` not before `start_date`, at most
+3660 days apart, `end_date` defaulting to today), which a schema cannot say: when both dates parse
+but make no range, the hook moves `end_date` to 30 days after `start_date`.
+
+Storefront: the platform's app proxy signs every request it forwards; the hook does what the proxy
+does, so
 that generated requests reach the handlers instead of stopping at the signature check: it sets
 `timestamp` to now and `signature` to the HMAC-SHA256 of the query (every parameter but
 `signature`, a repeated key's values joined with `,`, the `key=value` groups sorted by their
@@ -8,6 +13,7 @@ bytes and concatenated), with the secret in VIDEOAPP_PROXY_SECRET. A generated s
 replaced by the seeded shop (VIDEOAPP_CONTRACT_SHOP) so that requests find a catalog.
 """
 
+import datetime
 import hashlib
 import hmac
 import os
@@ -19,6 +25,27 @@ import schemathesis
 SECRET = os.environ["VIDEOAPP_PROXY_SECRET"].encode()
 SHOP = os.environ["VIDEOAPP_CONTRACT_SHOP"]
 SHOP_DOMAIN = re.compile(r"^\s*[A-Za-z0-9][A-Za-z0-9-]{0,62}\.myshopify\.com\s*$", re.IGNORECASE)
+
+
+MAX_DAYS = 3660
+DEFAULT_DAYS = 30
+
+
+def as_date(value):
+    try:
+        return datetime.date.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def fix_range(query):
+    """Moves `end_date` to 30 days after `start_date` when the two dates parse but make no range."""
+    start, end = as_date(query.get("start_date")), as_date(query.get("end_date"))
+    if start is None or (query.get("end_date") and end is None):
+        return
+    end = end or datetime.datetime.now(datetime.timezone.utc).date()
+    if start > end or (end - start).days >= MAX_DAYS:
+        query["end_date"] = (start + datetime.timedelta(days=DEFAULT_DAYS)).isoformat()
 
 
 def wire_text(value):
@@ -41,6 +68,9 @@ def signature(query):
 
 @schemathesis.hook
 def before_call(ctx, case, **kwargs):
+    if case.operation.path.startswith("/api/v1/") and isinstance(case.query, dict):
+        fix_range(case.query)
+        return
     if not case.operation.path.startswith("/apps/"):
         return
     query = {}

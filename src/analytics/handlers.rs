@@ -63,7 +63,7 @@ impl RangeQuery {
 pub struct ListQuery {
     /// 1-based page. Default 1.
     #[serde(deserialize_with = "page_number")]
-    #[param(minimum = 1)]
+    #[param(format = Int64, minimum = 1, maximum = 4_294_967_295_f64)]
     page: u32,
     /// Items per page, 1 to 100. Default 10.
     #[serde(deserialize_with = "page_size")]

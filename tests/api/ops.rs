@@ -258,7 +258,11 @@ async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
             "get",
             "/api/v1/analytics/videos",
             &[
-                ("page", false, json!({ "type": "integer", "minimum": 1 })),
+                (
+                    "page",
+                    false,
+                    json!({ "type": "integer", "format": "int64", "minimum": 1, "maximum": 4294967295u64 }),
+                ),
                 limit.clone(),
                 sort_by.clone(),
                 (
