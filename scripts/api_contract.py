@@ -87,8 +87,11 @@ def seed(base):
 def schemathesis(base, paths, headers=()):
     examples = os.environ.get("SCHEMATHESIS_EXAMPLES", "25")
     command = [
-        str(Path(sys.executable).with_name("schemathesis")), "run", f"{base}/openapi.json",
-        "--checks", "all", "--max-examples", examples, "--include-path-regex", paths,
+        str(Path(sys.executable).with_name("schemathesis")),
+        "--config-file", str(HERE / "schemathesis.toml"),
+        "run", f"{base}/openapi.json",
+        # Every check is on by default; the config file turns one operation's off (with why).
+        "--max-examples", examples, "--include-path-regex", paths,
         "--seed", "1", "--no-color",
         # One worker: concurrent workers crash schemathesis's schema walk on some Python builds.
         "--workers", "1",

@@ -225,7 +225,7 @@ pub struct WidgetByIdQuery {
     /// The widget's id.
     // Required, but its absence is answered with a bare 400 (and an id that is not a UUID with a
     // bare 404, like an unknown one), as the loader expects.
-    #[param(required = true)]
+    #[param(required = true, min_length = 1, pattern = r"\S")]
     id: Option<String>,
     /// Page type, checked against the widget's location rule.
     #[param(inline)]
