@@ -173,7 +173,7 @@ impl Connection {
                     conn.as_mut().graceful_shutdown();
                 }
                 () = poll_fn(|cx| watchdog.poll_expired(cx)) => {
-                    tracing::debug!("connection closed: too slow to send a request");
+                    tracing::debug!("closing a connection that sent no request in time");
                     return;
                 }
             }
