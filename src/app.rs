@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
 use axum::{Json, Router};
 use backon::Retryable;
@@ -18,15 +17,15 @@ use utoipa_axum::router::OpenApiRouter;
 use crate::admin::{self, AdminToken};
 use crate::analytics::auth::{KeyCache, KeyRateLimit};
 use crate::catalog::cache::CatalogCache;
-use crate::config::Config;
-use crate::extract::{KnownParamsLayer, MAX_ADMIN_BODY_BYTES};
+use crate::config::{Config, ConnectionLimits};
+use crate::extract::KnownParamsLayer;
 use crate::ingest::{Ingest, IngestConfig, Pipeline};
 use crate::openapi::ApiDoc;
 use crate::storefront::caching::RenderedPages;
 use crate::storefront::signature::ProxySecret;
 use crate::storefront::view_counts::ViewCounts;
 use crate::warehouse::{migrations, Warehouse};
-use crate::{analytics, cache_invalidation, db, ops, storefront, telemetry};
+use crate::{analytics, cache_invalidation, db, ops, serve, storefront, telemetry};
 
 /// What every handler can reach. One `Arc`: axum clones the state for every request, and the
 /// parts inside (pools, caches, ClickHouse clients with their strings) are not free to clone.
@@ -63,6 +62,7 @@ pub struct Application {
     router: PublicService,
     metrics_router: Router,
     shutdown_grace: Duration,
+    connections: ConnectionLimits,
     catalog: CatalogCache,
     pipeline: Pipeline,
 }
@@ -131,6 +131,7 @@ impl Application {
             warehouse,
         }));
         let shutdown_grace = state.config.shutdown_grace;
+        let connections = state.config.connections;
         let catalog = state.catalog.clone();
         Ok(Application {
             pipeline,
@@ -140,6 +141,7 @@ impl Application {
             router: router(state),
             metrics_router: metrics_router(),
             shutdown_grace,
+            connections,
         })
     }
 
@@ -181,8 +183,7 @@ impl Application {
                 .with_graceful_shutdown(stopped(stopping.clone()))
                 .into_future(),
         );
-        let public = axum::ServiceExt::<axum::extract::Request>::into_make_service(self.router);
-        let server = axum::serve(self.listener, public).with_graceful_shutdown(async move {
+        let server = serve::serve(self.listener, self.router, self.connections, async move {
             shutdown.await;
             tracing::info!("shutting down: no new connections");
             let _ = stopping_tx.send(true);
@@ -193,7 +194,7 @@ impl Application {
             tokio::time::sleep(grace).await;
         };
         tokio::select! {
-            result = server => result.context("HTTP server failed")?,
+            () = server => {}
             () = deadline => tracing::warn!(?grace, "grace period over; dropping open requests"),
         }
         metrics.abort();
@@ -244,7 +245,7 @@ fn router(state: AppState) -> PublicService {
         .merge(ops::router())
         .merge(storefront::router())
         .merge(analytics::router(state.clone()))
-        .merge(admin::router(state.clone()).layer(DefaultBodyLimit::max(MAX_ADMIN_BODY_BYTES)))
+        .merge(admin::router(state.clone()))
         .split_for_parts();
     crate::openapi::document_the_edge(&mut openapi);
     let known_params = KnownParamsLayer::from_document(&openapi);

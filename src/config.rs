@@ -41,6 +41,23 @@ pub const DEFAULT_BATCH_MAX_AGE_MS: u64 = 1000;
 /// full load, at 25,000 about 5, with less disk writing beside the spool's syncs (BENCHMARKS.md,
 /// Ingest). Below 25,000 events a second a batch ships by age instead, once a second.
 pub const DEFAULT_BATCH_MAX_ROWS: u64 = 25_000;
+/// A client has this long, from connecting or from its first byte after a response, to send a
+/// request's head: a slow-loris connection is reclaimed within it.
+pub const DEFAULT_HEADER_READ_TIMEOUT_SECONDS: u64 = 10;
+/// A request's body must have arrived this long after its head (a deadline for the whole body,
+/// not a rate): 64 KiB of events or 1 MiB of admin JSON take far less on any live link.
+pub const DEFAULT_BODY_READ_TIMEOUT_SECONDS: u64 = 30;
+/// A keep-alive connection with no request for this long is closed. Behind a load balancer, set
+/// it above the balancer's own idle timeout, so that side closes first and never sends a request
+/// on a connection this side is closing.
+pub const DEFAULT_IDLE_TIMEOUT_SECONDS: u64 = 60;
+/// Open connections on the public port, at most; more wait in the listen backlog. A held
+/// connection costs a task and its buffers (tens of KiB), so 10,000 bound memory to a few hundred
+/// MiB and stay below the open-file limit a service is given, while a load balancer in front
+/// keeps far fewer open.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 10_000;
+/// Past this a typo (an extra zero or three), not a capacity plan.
+const MAX_MAX_CONNECTIONS: u32 = 1_000_000;
 
 /// Every setting, typed. Settings only some commands need are `Option`s, checked when a command
 /// builds its configuration ([`Settings::server_config`] and the methods beside it), so all that
@@ -295,6 +312,48 @@ pub struct Settings {
         value_parser = seconds
     )]
     pub shutdown_grace: Duration,
+    /// Seconds a client has to send a request's head, from connecting or from the first byte of
+    /// the next request on a kept-alive connection (at least 1).
+    #[arg(
+        long = "header-read-timeout-seconds",
+        env = "VIDEOAPP_HEADER_READ_TIMEOUT_SECONDS",
+        global = true,
+        value_name = "SECONDS",
+        default_value = "10",
+        value_parser = positive_seconds()
+    )]
+    pub header_read_timeout: Duration,
+    /// Seconds a request's whole body may take to arrive after its head (at least 1); a slower
+    /// one is answered 408.
+    #[arg(
+        long = "body-read-timeout-seconds",
+        env = "VIDEOAPP_BODY_READ_TIMEOUT_SECONDS",
+        global = true,
+        value_name = "SECONDS",
+        default_value = "30",
+        value_parser = positive_seconds()
+    )]
+    pub body_read_timeout: Duration,
+    /// Seconds a kept-alive connection may wait for its next request (at least 1).
+    #[arg(
+        long = "idle-timeout-seconds",
+        env = "VIDEOAPP_IDLE_TIMEOUT_SECONDS",
+        global = true,
+        value_name = "SECONDS",
+        default_value = "60",
+        value_parser = positive_seconds()
+    )]
+    pub idle_timeout: Duration,
+    /// Open connections on the public port, at most (1 to 1000000); more wait to be accepted.
+    #[arg(
+        long,
+        env = "VIDEOAPP_MAX_CONNECTIONS",
+        global = true,
+        value_name = "CONNECTIONS",
+        default_value_t = DEFAULT_MAX_CONNECTIONS,
+        value_parser = trim(value_parser!(u32).range(1..=i64::from(MAX_MAX_CONNECTIONS)))
+    )]
+    pub max_connections: u32,
 }
 
 impl Default for Settings {
@@ -347,6 +406,17 @@ pub struct Config {
     pub rate_limit_per_minute: NonZeroU32,
     pub view_count_refresh: Duration,
     pub shutdown_grace: Duration,
+    pub connections: ConnectionLimits,
+}
+
+/// How long the public port waits for each part of a client's request, and how many clients it
+/// serves at once.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    pub header_read_timeout: Duration,
+    pub body_read_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub max_connections: u32,
 }
 
 impl Settings {
@@ -417,6 +487,12 @@ impl Settings {
                 .unwrap_or(NonZeroU32::MIN),
             view_count_refresh: self.view_count_refresh,
             shutdown_grace: self.shutdown_grace,
+            connections: ConnectionLimits {
+                header_read_timeout: self.header_read_timeout,
+                body_read_timeout: self.body_read_timeout,
+                idle_timeout: self.idle_timeout,
+                max_connections: self.max_connections,
+            },
         })
     }
 }
@@ -783,6 +859,11 @@ fn seconds(raw: &str) -> Result<Duration, InvalidValue> {
         .map_err(|_| InvalidValue::Seconds(raw.to_string()))
 }
 
+/// Whole seconds, at least one: a timeout of zero would refuse every client.
+fn positive_seconds() -> impl TypedValueParser<Value = Duration> {
+    trim(value_parser!(u64).range(1..).map(Duration::from_secs))
+}
+
 fn boolean(raw: &str) -> Result<bool, InvalidValue> {
     match raw.trim().to_ascii_lowercase().as_str() {
         "0" | "false" | "no" | "off" => Ok(false),
@@ -899,6 +980,20 @@ mod tests {
         assert_eq!(config.rate_limit_per_minute.get(), 60);
         assert_eq!(config.view_count_refresh, Duration::from_secs(60));
         assert_eq!(config.shutdown_grace, Duration::from_secs(10));
+        let connections = config.connections;
+        assert_eq!(
+            connections.header_read_timeout,
+            Duration::from_secs(DEFAULT_HEADER_READ_TIMEOUT_SECONDS)
+        );
+        assert_eq!(
+            connections.body_read_timeout,
+            Duration::from_secs(DEFAULT_BODY_READ_TIMEOUT_SECONDS)
+        );
+        assert_eq!(
+            connections.idle_timeout,
+            Duration::from_secs(DEFAULT_IDLE_TIMEOUT_SECONDS)
+        );
+        assert_eq!(connections.max_connections, DEFAULT_MAX_CONNECTIONS);
         assert_eq!(complete().log_format, LogFormat::Human);
         assert_eq!(complete().dev_store_listen().to_string(), "127.0.0.1:3000");
     }
@@ -945,6 +1040,11 @@ mod tests {
                 ["--shutdown-grace-seconds", "ten"],
                 "VIDEOAPP_SHUTDOWN_GRACE_SECONDS",
             ),
+            (
+                ["--header-read-timeout-seconds", "0"],
+                "VIDEOAPP_HEADER_READ_TIMEOUT_SECONDS",
+            ),
+            (["--max-connections", "0"], "VIDEOAPP_MAX_CONNECTIONS"),
         ];
         for (args, name) in cases {
             let (_, problems) = parse_args(&args);

@@ -81,7 +81,10 @@ pub enum ApiError {
     #[error("no route for {0}")]
     NoRoute(String),
 
-    // ---- 413, 415
+    // ---- 408, 413, 415
+    /// The body did not arrive within the body read timeout after the request's head.
+    #[error("Request body did not arrive in time")]
+    RequestTimeout,
     #[error("Request body is larger than {0} bytes")]
     PayloadTooLarge(usize),
     /// The content types the endpoint takes, as the message lists them.
@@ -155,6 +158,7 @@ impl ApiError {
             InvalidSignature(_) => (StatusCode::UNAUTHORIZED, "INVALID_SIGNATURE"),
             NotFound(_) | NoRoute(_) => (StatusCode::NOT_FOUND, "NOT_FOUND"),
             ShopNotFound => (StatusCode::NOT_FOUND, "SHOP_NOT_FOUND"),
+            RequestTimeout => (StatusCode::REQUEST_TIMEOUT, "REQUEST_TIMEOUT"),
             PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
             UnsupportedMediaType(_) => {
                 (StatusCode::UNSUPPORTED_MEDIA_TYPE, "UNSUPPORTED_MEDIA_TYPE")

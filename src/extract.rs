@@ -8,8 +8,9 @@ mod query;
 pub use known::KnownParamsLayer;
 
 use std::borrow::Cow;
+use std::error::Error;
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{header, request::Parts};
@@ -20,6 +21,7 @@ use utoipa::openapi::RefOr;
 use utoipa::IntoParams;
 
 use crate::error::ApiError;
+use crate::serve::BodyReadTimedOut;
 use query::QueryError;
 
 /// Admin request bodies are small; anything larger is a mistake or an attack.
@@ -35,7 +37,7 @@ where
 {
     type Rejection = ApiError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
         let is_json = req
             .headers()
             .get(header::CONTENT_TYPE)
@@ -45,11 +47,25 @@ where
         if !is_json {
             return Err(ApiError::UnsupportedMediaType("application/json"));
         }
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(|_| ApiError::PayloadTooLarge(MAX_ADMIN_BODY_BYTES))?;
+        let bytes = read_body(req.into_body(), MAX_ADMIN_BODY_BYTES).await?;
         parse_json(&bytes).map(AppJson)
     }
+}
+
+/// A request body of at most `limit` bytes. One whose `Content-Length` (the body's exact size
+/// hint, as hyper gives it) is above `limit` is refused before a byte is read or waited for; one
+/// that arrives too slowly is [`ApiError::RequestTimeout`].
+pub async fn read_body(body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    if body.size_hint().lower() > limit as u64 {
+        return Err(ApiError::PayloadTooLarge(limit));
+    }
+    axum::body::to_bytes(body, limit).await.map_err(|e| {
+        let mut causes = std::iter::successors(Some(&e as &dyn Error), |&e| e.source());
+        match causes.any(|cause| cause.is::<BodyReadTimedOut>()) {
+            true => ApiError::RequestTimeout,
+            false => ApiError::PayloadTooLarge(limit),
+        }
+    })
 }
 
 /// Deserializes `bytes`, reporting where in the document a value was wrong.

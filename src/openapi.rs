@@ -59,7 +59,7 @@ impl Modify for SecuritySchemes {
 ///   counts as absent (`extract::QueryPairs`);
 /// - the answers the edge can give whatever the handler: 400 for a query parameter the operation
 ///   does not take (`UNKNOWN_PARAMETER`) or a malformed one, and, where there is a request body,
-///   413 and 415; added to each operation that does not document its own.
+///   408, 413 and 415; added to each operation that does not document its own.
 pub fn document_the_edge(document: &mut Document) {
     let error = |description: &str| {
         let body = Content::new(Some(Ref::from_schema_name("ErrorBody")));
@@ -90,6 +90,7 @@ pub fn document_the_edge(document: &mut Document) {
                 "UNKNOWN_PARAMETER, or a malformed parameter; the message names it",
             )];
             if operation.request_body.is_some() {
+                edge.push(("408", "REQUEST_TIMEOUT: the body took longer than allowed"));
                 edge.push(("413", "PAYLOAD_TOO_LARGE"));
                 edge.push(("415", "UNSUPPORTED_MEDIA_TYPE"));
             }

@@ -92,7 +92,7 @@ pub enum AdminErrors {
     NotFound(ErrorBody),
 }
 
-/// [`AdminErrors`] and an invalid request body. Documentation only.
+/// [`AdminErrors`] and a request body that is invalid, too slow or too large. Documentation only.
 #[derive(IntoResponses)]
 pub enum AdminBodyErrors {
     #[response(status = 400)]
@@ -101,4 +101,8 @@ pub enum AdminBodyErrors {
     Unauthorized(ErrorBody),
     #[response(status = 404)]
     NotFound(ErrorBody),
+    #[response(status = 408)]
+    TimedOut(ErrorBody),
+    #[response(status = 413)]
+    TooLarge(ErrorBody),
 }

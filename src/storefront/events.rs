@@ -13,6 +13,7 @@ use super::request::{ProxyParams, Signed};
 use super::StorefrontErrors;
 use crate::app::AppState;
 use crate::error::{ApiError, ErrorBody};
+use crate::extract::read_body;
 use crate::ingest::event::{self, EventBatch, IncomingEvent, SpoolEvent};
 use crate::ingest::spool::SpoolError;
 
@@ -55,6 +56,7 @@ fn reject(reason: &'static str, events: usize, error: ApiError) -> ApiError {
         (status = 202, description = "Durably recorded", body = EventsAccepted),
         (status = 400, description = "INVALID_BODY or INVALID_EVENT; the message names the field", body = ErrorBody),
         StorefrontErrors,
+        (status = 408, description = "REQUEST_TIMEOUT: the body arrived too slowly", body = ErrorBody),
         (status = 413, description = "PAYLOAD_TOO_LARGE", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
         (status = 503, description = "SPOOL_FULL: load is shed; retry after `Retry-After` seconds", body = ErrorBody,
@@ -85,9 +87,13 @@ pub async fn record_events(
             ApiError::UnsupportedMediaType("application/json or text/plain"),
         ));
     }
-    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
-        .await
-        .map_err(|_| reject("too_large", 1, ApiError::PayloadTooLarge(MAX_BODY_BYTES)))?;
+    let bytes = read_body(body, MAX_BODY_BYTES).await.map_err(|e| {
+        let reason = match e {
+            ApiError::RequestTimeout => "timeout",
+            _ => "too_large",
+        };
+        reject(reason, 1, e)
+    })?;
     let (events, batch) = event::parse_body(&bytes).map_err(|invalid| {
         let error = if invalid.field == "body" || invalid.field == "events" {
             ApiError::InvalidBody(format!("{}: {}", invalid.field, invalid.message))

@@ -374,7 +374,7 @@ async fn the_openapi_document_states_what_the_edge_takes_and_answers() {
             let responses = &operation["responses"];
             assert!(responses["400"].is_object(), "{method} {path}: no 400");
             if operation["requestBody"].is_object() {
-                for status in ["413", "415"] {
+                for status in ["408", "413", "415"] {
                     assert!(
                         responses[status].is_object(),
                         "{method} {path}: no {status}"

@@ -1,0 +1,230 @@
+//! The public port against slow and idle clients, over raw TCP: the header, body and idle
+//! timeouts, bodies announced larger than their endpoint takes, and the connection cap.
+
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::helpers::*;
+
+const SHOP: &str = "edge-shop.myshopify.com";
+/// Beyond a timeout, how late the close may come on a busy two-core machine.
+const MARGIN: Duration = Duration::from_millis(1500);
+/// A few bytes short of a request line.
+const HALF_A_REQUEST_LINE: &[u8] = b"GET /healthz HT";
+const HEALTHZ: &[u8] = b"GET /healthz HTTP/1.1\r\nHost: videoapp\r\n\r\n";
+
+async fn connect(app: &TestApp) -> TcpStream {
+    let address = app.address.trim_start_matches("http://");
+    TcpStream::connect(address)
+        .await
+        .expect("the service accepts")
+}
+
+/// Waits until the service closes `stream`, discarding what it sends; how long that took.
+async fn closed_within(stream: &mut (impl AsyncRead + Unpin), within: Duration) -> Duration {
+    let start = Instant::now();
+    let mut buf = [0u8; 4096];
+    let closed = async { while let Ok(1..) = stream.read(&mut buf).await {} };
+    tokio::time::timeout(within, closed)
+        .await
+        .unwrap_or_else(|_| panic!("still open after {within:?}"));
+    start.elapsed()
+}
+
+/// One response from `stream`: its status and its JSON body (`Null` if it has none).
+async fn read_response(
+    stream: &mut (impl AsyncRead + Unpin),
+    within: Duration,
+) -> (StatusCode, Value) {
+    let read = async {
+        let mut received = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            if let Some(end) = received.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&received[..end]).to_ascii_lowercase();
+                let length: usize = head
+                    .lines()
+                    .find_map(|line| line.strip_prefix("content-length:"))
+                    .map_or(0, |n| n.trim().parse().expect("a length"));
+                if received.len() >= end + 4 + length {
+                    let status = head[9..12].parse().expect("a status line");
+                    let body = &received[end + 4..end + 4 + length];
+                    let body = serde_json::from_slice(body).unwrap_or(Value::Null);
+                    return (StatusCode::from_u16(status).unwrap(), body);
+                }
+            }
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => panic!("closed before a whole response: {received:?}"),
+                Ok(n) => received.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    tokio::time::timeout(within, read)
+        .await
+        .unwrap_or_else(|_| panic!("no response within {within:?}"))
+}
+
+fn events_target() -> String {
+    format!("/apps/videoapp_sub/analytics?{}", signed(SHOP, &[]))
+}
+
+fn admin_target() -> String {
+    format!("/admin/v1/shops/{SHOP}/videos")
+}
+
+/// A JSON `POST` head to `target` announcing `length` bytes of body.
+fn post_head(target: &str, length: u64) -> Vec<u8> {
+    format!(
+        "POST {target} HTTP/1.1\r\nHost: videoapp\r\nAuthorization: Bearer {ADMIN_TOKEN}\r\n\
+         Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+    )
+    .into_bytes()
+}
+
+#[tokio::test]
+async fn a_request_head_that_stops_halfway_is_closed_at_the_header_timeout() {
+    let timeout = Duration::from_secs(1);
+    let app = spawn_app_with(|s| {
+        s.header_read_timeout = timeout;
+        s.idle_timeout = Duration::from_secs(30);
+    })
+    .await;
+    // A fresh connection that sends half a request line, one that sends nothing, and a kept-alive
+    // one that sends half of its second request.
+    let mut halfway = connect(&app).await;
+    halfway.write_all(HALF_A_REQUEST_LINE).await.unwrap();
+    let mut silent = connect(&app).await;
+    let mut kept_alive = connect(&app).await;
+    kept_alive.write_all(HEALTHZ).await.unwrap();
+    let (status, _) = read_response(&mut kept_alive, Duration::from_secs(5)).await;
+    assert_eq!(status, StatusCode::OK);
+    kept_alive.write_all(HALF_A_REQUEST_LINE).await.unwrap();
+
+    let start = Instant::now();
+    let deadline = start + timeout + MARGIN;
+    for stream in [&mut halfway, &mut silent, &mut kept_alive] {
+        closed_within(stream, deadline.saturating_duration_since(Instant::now())).await;
+    }
+    // Not before the timeout either: it is the header timeout, not something quicker.
+    assert!(start.elapsed() >= timeout / 2, "{:?}", start.elapsed());
+}
+
+/// Sends `target` a head announcing 100 bytes, then a byte a second: the answer, how long after
+/// the head it came, and whether the connection was closed after it.
+async fn trickle_a_body(
+    app: &TestApp,
+    target: String,
+    within: Duration,
+) -> (StatusCode, Value, Duration) {
+    let (mut read, mut write) = connect(app).await.into_split();
+    write.write_all(&post_head(&target, 100)).await.unwrap();
+    let start = Instant::now();
+    let sender = tokio::spawn(async move {
+        while write.write_all(b" ").await.is_ok() {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    });
+    let (status, body) = read_response(&mut read, within).await;
+    let took = start.elapsed();
+    // The rest of the body is not waited for: the connection closes.
+    closed_within(&mut read, MARGIN).await;
+    sender.abort();
+    (status, body, took)
+}
+
+#[tokio::test]
+async fn a_body_sent_a_byte_a_second_is_answered_408_at_the_body_timeout() {
+    let timeout = Duration::from_secs(2);
+    let app = spawn_app_with(|s| s.body_read_timeout = timeout).await;
+    let (events, admin) = tokio::join!(
+        trickle_a_body(&app, events_target(), timeout + MARGIN),
+        trickle_a_body(&app, admin_target(), timeout + MARGIN),
+    );
+    for (status, body, took) in [events, admin] {
+        assert_eq!(status, StatusCode::REQUEST_TIMEOUT, "{body}");
+        assert_eq!(body["success"], false);
+        assert_eq!(body["error"]["code"], "REQUEST_TIMEOUT", "{body}");
+        assert!(took >= timeout - Duration::from_millis(100), "{took:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_body_announced_larger_than_the_endpoint_takes_is_refused_before_it_is_sent() {
+    // The body read timeout (30 s by default) is never waited for.
+    let app = spawn_app().await;
+    for target in [events_target(), admin_target()] {
+        let mut stream = connect(&app).await;
+        stream
+            .write_all(&post_head(&target, 99_999_999_999))
+            .await
+            .unwrap();
+        let (status, body) = read_response(&mut stream, Duration::from_secs(2)).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{target}: {body}");
+        assert_eq!(body["error"]["code"], "PAYLOAD_TOO_LARGE", "{body}");
+    }
+}
+
+#[tokio::test]
+async fn an_idle_kept_alive_connection_is_closed_at_the_idle_timeout() {
+    let idle = Duration::from_secs(2);
+    // A header timeout shorter than the idle one does not cut the idle connection short.
+    let app = spawn_app_with(|s| {
+        s.header_read_timeout = Duration::from_secs(1);
+        s.idle_timeout = idle;
+    })
+    .await;
+    let mut stream = connect(&app).await;
+    stream.write_all(HEALTHZ).await.unwrap();
+    let (status, _) = read_response(&mut stream, Duration::from_secs(5)).await;
+    assert_eq!(status, StatusCode::OK);
+    let took = closed_within(&mut stream, idle + MARGIN).await;
+    assert!(took >= idle - Duration::from_millis(100), "{took:?}");
+}
+
+#[tokio::test]
+async fn connections_beyond_the_cap_wait_until_one_closes() {
+    let app = spawn_app_with(|s| s.max_connections = 2).await;
+    let mut first = connect(&app).await;
+    let mut second = connect(&app).await;
+    for stream in [&mut first, &mut second] {
+        stream.write_all(HEALTHZ).await.unwrap();
+        let (status, _) = read_response(stream, Duration::from_secs(5)).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    // The kernel completes the third handshake, but the service does not take it up.
+    let mut third = connect(&app).await;
+    third.write_all(HEALTHZ).await.unwrap();
+    let mut byte = [0u8; 1];
+    let early = tokio::time::timeout(Duration::from_millis(500), third.peek(&mut byte)).await;
+    assert!(early.is_err(), "served beyond the cap: {early:?}");
+
+    drop(first);
+    let (status, _) = read_response(&mut third, Duration::from_secs(5)).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn healthz_answers_beside_two_thousand_slow_loris_connections_until_they_are_reclaimed() {
+    let timeout = Duration::from_secs(1);
+    let app = spawn_app_with(|s| s.header_read_timeout = timeout).await;
+    let mut held = Vec::with_capacity(2000);
+    for _ in 0..2000 {
+        let mut stream = connect(&app).await;
+        // Closed already, if opening the others took longer than the timeout: reclaimed too.
+        let _ = stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: videoapp\r\n")
+            .await;
+        held.push(stream);
+    }
+    let answered = tokio::time::timeout(timeout, app.get("/healthz")).await;
+    let status = answered.expect("healthz answers at once").status();
+    assert_eq!(status, StatusCode::OK);
+    let deadline = Instant::now() + timeout + MARGIN;
+    for stream in &mut held {
+        closed_within(stream, deadline.saturating_duration_since(Instant::now())).await;
+    }
+}
