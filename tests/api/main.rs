@@ -12,6 +12,7 @@ mod analytics_api;
 mod analytics_truth;
 mod clickhouse_migrations;
 mod config;
+mod edge_metrics;
 mod fault_proxy;
 mod ingest;
 mod ingest_repeats;
