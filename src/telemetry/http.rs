@@ -345,7 +345,11 @@ mod tests {
     async fn a_replaced_or_missing_request_id_is_a_new_uuid_seen_and_echoed() {
         for given in [None, Some(&b"two words"[..]), Some(&[b'a'; 129][..])] {
             let (seen, echoed) = ids_through_the_layer(given).await;
-            assert_eq!(seen, [echoed.clone()], "the caller's value is gone");
+            assert_eq!(
+                seen,
+                std::slice::from_ref(&echoed),
+                "the caller's value is gone"
+            );
             let id = echoed.to_str().unwrap();
             let uuid = uuid::Uuid::parse_str(id).unwrap();
             assert_eq!(uuid.get_version_num(), 4, "{id}");

@@ -3,7 +3,9 @@
 
 mod http;
 
-pub use http::{HttpMetricsLayer, MethodLabel, RequestId, RequestIdLayer};
+pub use http::{HttpMetricsLayer, RequestId, RequestIdLayer};
+
+use http::MethodLabel;
 
 use std::collections::HashMap;
 use std::sync::{OnceLock, PoisonError, RwLock};
@@ -151,7 +153,8 @@ pub(crate) fn record(method: MethodLabel, route: &str, status: StatusCode, elaps
         .record(method, route, status, elapsed);
 }
 
-/// Answer for paths no route matches, counted under one label so raw URIs never become labels.
+/// Answer for paths no route matches, counted under one route label so raw URIs never become
+/// labels.
 pub async fn not_found(req: Request) -> impl IntoResponse {
     record(
         MethodLabel::of(req.method()),
