@@ -54,8 +54,7 @@ async fn caller_chosen_batch(app: &ProcessApp, rng: &mut impl Rng, n: usize) -> 
             let response = app.client.request(method, app.url(&path)).send().await;
             assert!(response.unwrap().status().is_client_error(), "{path}");
         }
-        chosen.push(method);
-        chosen.push(segment);
+        chosen.extend([method, segment]);
     }
     chosen
 }
@@ -71,38 +70,43 @@ fn series(metrics: &str) -> BTreeSet<&str> {
 
 #[tokio::test]
 async fn caller_chosen_methods_and_paths_add_no_series() {
+    const WARM_UP: usize = 40;
+    const LATER: usize = 300;
     let app = spawn_process_app(&[]).await;
     let mut rng = rand::thread_rng();
-    let warm_up = caller_chosen_batch(&app, &mut rng, 40).await;
+    let mut chosen = caller_chosen_batch(&app, &mut rng, WARM_UP).await;
     let warm = app.metrics().await;
 
-    let later = caller_chosen_batch(&app, &mut rng, 300).await;
+    chosen.extend(caller_chosen_batch(&app, &mut rng, LATER).await);
     let metrics = app.metrics().await;
     let (now, then) = (series(&metrics), series(&warm));
-    let new: Vec<_> = now.symmetric_difference(&then).collect();
+    let added: Vec<_> = now.symmetric_difference(&then).collect();
     assert!(
-        new.is_empty(),
-        "series added by 1,200 more requests: {new:#?}"
+        added.is_empty(),
+        "series changed by the later batch: {added:#?}"
     );
     assert_eq!(metrics.lines().count(), warm.lines().count());
-    for chosen in warm_up.iter().chain(&later) {
+    for chosen in &chosen {
         assert!(
             !metrics.contains(chosen.as_str()),
             "{chosen:?} in\n{metrics}"
         );
     }
-    let labels = |method, status| {
+
+    // Each batch round sends one request of each kind, every one counted under fixed labels.
+    let rounds = (WARM_UP + LATER) as f64;
+    let unmatched = |method| {
         [
             ("method", method),
             ("route", "unmatched"),
-            ("status", status),
+            ("status", "404"),
         ]
     };
     for method in ["other", "GET", "POST"] {
-        let value = metric_value(&metrics, "http_requests_total", &labels(method, "404"));
+        let value = metric_value(&metrics, "http_requests_total", &unmatched(method));
         assert_eq!(
             value,
-            Some(340.0),
+            Some(rounds),
             "{method} on unmatched paths:\n{metrics}"
         );
     }
@@ -117,26 +121,31 @@ async fn caller_chosen_methods_and_paths_add_no_series() {
     let on_routes = counted(&|line| {
         line.contains(r#"method="other""#) && !line.contains(r#"route="unmatched""#)
     });
-    assert_eq!(on_routes, 340.0, "made-up methods on routes:\n{metrics}");
+    assert_eq!(on_routes, rounds, "made-up methods on routes:\n{metrics}");
     assert_eq!(
         counted(&|_| true),
-        340.0 * 4.0,
+        rounds * 4.0,
         "every request counted:\n{metrics}"
     );
 }
 
+/// `method /healthz` sent with `x-request-id: id`: its status and the request id it carries.
+async fn healthz_with_request_id(
+    app: &impl Service,
+    method: Method,
+    id: HeaderValue,
+) -> (StatusCode, String) {
+    let request = app.client.request(method, app.url("/healthz"));
+    let response = request.header("x-request-id", id).send().await.unwrap();
+    let echoed = response.headers()["x-request-id"].to_str().unwrap();
+    (response.status(), echoed.to_string())
+}
+
 /// The `x-request-id` of the answer to `GET /healthz` sent with `id`.
 async fn echoed_request_id(app: &impl Service, id: HeaderValue) -> String {
-    let response = app
-        .client
-        .get(app.url("/healthz"))
-        .header("x-request-id", id)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let echoed = response.headers()["x-request-id"].to_str().unwrap();
-    echoed.to_string()
+    let (status, echoed) = healthz_with_request_id(app, Method::GET, id).await;
+    assert_eq!(status, StatusCode::OK);
+    echoed
 }
 
 fn is_new_uuid(id: &str) -> bool {
@@ -180,18 +189,11 @@ async fn a_long_or_unusual_request_id_is_replaced_by_a_uuid() {
 #[tokio::test]
 async fn a_replaced_request_id_is_never_logged_and_its_replacement_is() {
     let app = spawn_process_app(&[("RUST_LOG", "info,videoapp::telemetry=debug".into())]).await;
-    let forged = r#"x" level="error" message="forged line"#;
+    let forged = HeaderValue::from_static(r#"x" level="error" message="forged line"#);
     // A 405 is logged (at debug) by the layer that logs every failure.
-    let response = app
-        .client
-        .delete(app.url("/healthz"))
-        .header("x-request-id", forged)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
-    let echoed = response.headers()["x-request-id"].to_str().unwrap();
-    assert!(is_new_uuid(echoed), "{echoed}");
+    let (status, echoed) = healthz_with_request_id(&app, Method::DELETE, forged).await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+    assert!(is_new_uuid(&echoed), "{echoed}");
 
     let line = app
         .process
