@@ -272,6 +272,11 @@ impl ServiceProcess {
         }
     }
 
+    /// Every JSON log line so far, in order.
+    pub fn log(&self) -> Vec<Value> {
+        self.log.lock().unwrap().clone()
+    }
+
     pub async fn metrics(&self) -> String {
         reqwest::get(format!("{}/metrics", self.metrics_address))
             .await
@@ -602,8 +607,8 @@ impl Service for TestApp {
 /// and spool. Its metrics recorder is its own: every sample on its `/metrics` comes from what this
 /// test did, so a test can assert exact values (the in-process [`TestApp`]s share one recorder).
 pub struct ProcessApp {
-    /// Held so that the process ends with the test.
-    _process: ServiceProcess,
+    /// Held so that the process ends with the test; its log is there to read.
+    pub process: ServiceProcess,
     instance: Instance,
 }
 
@@ -635,7 +640,7 @@ pub async fn spawn_process_app(env: &[(&'static str, String)]) -> ProcessApp {
             clickhouse_database,
             spool_dir,
         },
-        _process: process,
+        process,
     }
 }
 

@@ -13,6 +13,7 @@ mod analytics_truth;
 mod clickhouse_migrations;
 mod config;
 mod edge_limits;
+mod edge_metrics;
 mod fault_proxy;
 mod ingest;
 mod ingest_repeats;
