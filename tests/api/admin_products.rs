@@ -282,6 +282,60 @@ async fn an_image_or_url_that_is_not_an_http_url_is_rejected() {
 }
 
 #[tokio::test]
+async fn a_control_character_in_a_text_field_is_rejected_naming_the_field() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let fields = [
+        ("title", "Linen shirt"),
+        ("handle", "linen-shirt"),
+        ("image", "https://cdn.example.com/shirt.jpg"),
+        ("url", "https://example.com/products/shirt"),
+    ];
+
+    for (field, good) in fields {
+        for bad in with_control_characters(good) {
+            // Act
+            let response = put_products(
+                &app,
+                SHOP,
+                json!([product("1", "Shirt"), product_with("2", field, json!(bad))]),
+            )
+            .await;
+
+            // Assert
+            assert_control_character_refused(response, &format!("products[1].{field}")).await;
+        }
+    }
+    assert!(list_products(&app, SHOP).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_nul_in_a_product_or_collection_id_is_rejected_naming_it() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let cases = [
+        (json!([product("1\u{0}", "Shirt")]), "products[0].id:"),
+        (
+            json!([product_with("1", "collectionIds", json!(["7", "\u{0}"]))]),
+            "products[0].collectionIds[1]:",
+        ),
+    ];
+
+    for (products, needle) in cases {
+        // Act
+        let upserted = put_products(&app, SHOP, products).await;
+
+        // Assert
+        assert_validation_error(upserted, needle).await;
+    }
+    let deleted = delete_products(&app, SHOP, json!(["1", "gid://shopify/Product/\u{0}"])).await;
+    assert_validation_error(deleted, "ids[1]:").await;
+    assert!(list_products(&app, SHOP).await.is_empty());
+}
+
+#[tokio::test]
 async fn an_unknown_product_field_is_rejected_naming_it() {
     // Arrange
     let app = spawn_app().await;

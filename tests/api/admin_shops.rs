@@ -98,6 +98,52 @@ async fn a_path_that_is_not_a_shop_domain_is_refused() {
 }
 
 #[tokio::test]
+async fn a_control_character_in_the_name_is_refused_naming_it() {
+    let app = spawn_app().await;
+    app.create_shop_with(SHOP, json!({ "name": "Linen & Co" }))
+        .await;
+    for bad in with_control_characters("Linen & Co") {
+        let created = app
+            .send_admin_json(
+                Method::PUT,
+                "/shops/new-shop.myshopify.com",
+                &json!({ "name": bad }),
+            )
+            .await;
+        let updated = app
+            .send_admin_json(
+                Method::PUT,
+                &format!("/shops/{SHOP}"),
+                &json!({ "name": bad }),
+            )
+            .await;
+        assert_control_character_refused(created, "name").await;
+        assert_control_character_refused(updated, "name").await;
+    }
+    let (_, shop) = json_of(app.send_admin(Method::GET, &format!("/shops/{SHOP}")).await).await;
+    assert_eq!(shop["name"], json!("Linen & Co"));
+    let response = app
+        .send_admin(Method::GET, "/shops/new-shop.myshopify.com")
+        .await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_control_character_in_the_shop_path_is_refused() {
+    let app = spawn_app().await;
+    for bad in [
+        "shop%00.myshopify.com",
+        "shop.myshopify.com%00",
+        "sh%0Aop.myshopify.com",
+    ] {
+        let response = app
+            .send_admin_json(Method::PUT, &format!("/shops/{bad}"), &json!({}))
+            .await;
+        assert_validation_error(response, "shop").await;
+    }
+}
+
+#[tokio::test]
 async fn malformed_bodies_get_our_error_shape() {
     let app = spawn_app().await;
     let path = app.url(&format!("/admin/v1/shops/{SHOP}"));

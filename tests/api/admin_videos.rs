@@ -284,6 +284,52 @@ async fn an_invalid_video_is_rejected_naming_the_field() {
 }
 
 #[tokio::test]
+async fn a_control_character_in_a_text_field_is_rejected_naming_the_field() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let (_, original) = json_of(post_video(&app, SHOP, full_video()).await).await;
+    let id = original["id"].as_str().unwrap().to_string();
+
+    for field in ["title", "thumbnail", "videoUrl", "miniVersionUrl"] {
+        for bad in with_control_characters(full_video()[field].as_str().unwrap()) {
+            let change = json!({ field: bad });
+            let mut video = full_video();
+            merge(&mut video, change.clone());
+
+            // Act
+            let created = post_video(&app, SHOP, video).await;
+            let patched = patch_video(&app, SHOP, &id, change).await;
+
+            // Assert
+            assert_control_character_refused(created, field).await;
+            assert_control_character_refused(patched, field).await;
+        }
+    }
+    assert_eq!(list_videos(&app, SHOP).await.len(), 1);
+    assert_eq!(get_video(&app, SHOP, &id).await, original);
+}
+
+#[tokio::test]
+async fn a_nul_in_a_linked_product_id_is_rejected_naming_it() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let mut video = full_video();
+    merge(
+        &mut video,
+        json!({ "productIds": ["1", "gid://shopify/Product/2\u{0}"] }),
+    );
+
+    // Act
+    let response = post_video(&app, SHOP, video).await;
+
+    // Assert
+    assert_validation_error(response, "productIds[1]:").await;
+    assert!(list_videos(&app, SHOP).await.is_empty());
+}
+
+#[tokio::test]
 async fn a_malformed_video_body_is_an_invalid_body() {
     // Arrange
     let app = spawn_app().await;
