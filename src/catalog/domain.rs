@@ -94,10 +94,10 @@ impl TextLine {
         }
     }
 
-    /// Text read back from Postgres, where only parsed text is written. Not checked again: a
+    /// A `PATCH`'s new text, or else the text stored before. That one is not checked again: a
     /// value stored before a rule tightened stays as it is until the merchant changes it.
-    pub(crate) fn from_stored(text: String) -> Self {
-        TextLine(text)
+    pub(crate) fn or_stored(change: Option<TextLine>, stored: String) -> Self {
+        change.unwrap_or(TextLine(stored))
     }
 
     pub fn as_str(&self) -> &str {

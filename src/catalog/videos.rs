@@ -182,18 +182,10 @@ pub async fn update(
     .await?;
     let current = current.ok_or(CatalogError::NotFound("video"))?;
     let merged = NewVideo {
-        title: patch
-            .title
-            .unwrap_or_else(|| TextLine::from_stored(current.title)),
-        thumbnail: patch
-            .thumbnail
-            .unwrap_or_else(|| TextLine::from_stored(current.thumbnail)),
-        video_url: patch
-            .video_url
-            .unwrap_or_else(|| TextLine::from_stored(current.video_url)),
-        mini_version_url: patch
-            .mini_version_url
-            .unwrap_or_else(|| TextLine::from_stored(current.mini_version_url)),
+        title: TextLine::or_stored(patch.title, current.title),
+        thumbnail: TextLine::or_stored(patch.thumbnail, current.thumbnail),
+        video_url: TextLine::or_stored(patch.video_url, current.video_url),
+        mini_version_url: TextLine::or_stored(patch.mini_version_url, current.mini_version_url),
         duration: patch.duration.unwrap_or(current.duration),
         status: patch.status.unwrap_or(current.status),
         product_ids: patch.product_ids.unwrap_or(current.product_ids),

@@ -333,9 +333,7 @@ pub async fn update(
     let videos_changed = patch.video_ids.is_some();
     let merged = NewWidget {
         widget_type: patch.widget_type.unwrap_or(current.widget_type),
-        title: patch
-            .title
-            .unwrap_or_else(|| TextLine::from_stored(current.title)),
+        title: TextLine::or_stored(patch.title, current.title),
         status: patch.status.unwrap_or(current.status),
         priority: patch.priority.unwrap_or(current.priority),
         view_style: patch.view_style.unwrap_or(current.view_style),

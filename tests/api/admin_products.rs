@@ -181,6 +181,8 @@ async fn a_product_id_that_is_neither_a_global_id_nor_a_number_is_rejected() {
         "",
         "gid://shopify/Collection/5",
         "gid://shopify/Product/",
+        "1\u{0}",
+        "gid://shopify/Product/\u{0}5",
     ] {
         // Act
         let response = put_products(
@@ -202,7 +204,7 @@ async fn a_bad_collection_id_is_rejected_naming_the_field() {
     let app = spawn_app().await;
     app.create_shop(SHOP).await;
 
-    for bad in ["x7", "gid://shopify/Product/7", "0"] {
+    for bad in ["x7", "gid://shopify/Product/7", "0", "\u{0}"] {
         // Act
         let response = put_products(
             &app,
@@ -307,31 +309,6 @@ async fn a_control_character_in_a_text_field_is_rejected_naming_the_field() {
             assert_control_character_refused(response, &format!("products[1].{field}")).await;
         }
     }
-    assert!(list_products(&app, SHOP).await.is_empty());
-}
-
-#[tokio::test]
-async fn a_nul_in_a_product_or_collection_id_is_rejected_naming_it() {
-    // Arrange
-    let app = spawn_app().await;
-    app.create_shop(SHOP).await;
-    let cases = [
-        (json!([product("1\u{0}", "Shirt")]), "products[0].id:"),
-        (
-            json!([product_with("1", "collectionIds", json!(["7", "\u{0}"]))]),
-            "products[0].collectionIds[1]:",
-        ),
-    ];
-
-    for (products, needle) in cases {
-        // Act
-        let upserted = put_products(&app, SHOP, products).await;
-
-        // Assert
-        assert_validation_error(upserted, needle).await;
-    }
-    let deleted = delete_products(&app, SHOP, json!(["1", "gid://shopify/Product/\u{0}"])).await;
-    assert_validation_error(deleted, "ids[1]:").await;
     assert!(list_products(&app, SHOP).await.is_empty());
 }
 
@@ -472,11 +449,13 @@ async fn a_product_id_to_delete_must_be_a_global_id_or_a_number() {
     app.create_shop(SHOP).await;
     upserted_version(put_products(&app, SHOP, json!([product("1", "One")])).await).await;
 
-    // Act
-    let response = delete_products(&app, SHOP, json!(["1", "shirt"])).await;
+    for bad in ["shirt", "1\u{0}"] {
+        // Act
+        let response = delete_products(&app, SHOP, json!(["1", bad])).await;
 
-    // Assert
-    assert_validation_error(response, "ids[1]:").await;
+        // Assert
+        assert_validation_error(response, "ids[1]:").await;
+    }
     assert_eq!(list_products(&app, SHOP).await.len(), 1);
 }
 
