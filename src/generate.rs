@@ -11,7 +11,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::analytics::keys::{self, NewApiKey};
-use crate::catalog::domain::{ShopDomain, Timezone, VideoStatus};
+use crate::catalog::domain::{ShopDomain, TextLine, Timezone, VideoStatus};
 use crate::catalog::shops::{self, ShopSettings};
 use crate::catalog::videos::{self, NewVideo};
 use crate::ingest::event::{EventType, SpoolEvent, REVENUE_SCALE};
@@ -53,7 +53,7 @@ pub async fn run(
             ShopDomain::parse(&format!("bench-{run}-{s}.myshopify.com")).expect("valid domain");
         let timezone = Timezone::parse(TIMEZONES[s % TIMEZONES.len()]).expect("valid timezone");
         let settings = ShopSettings {
-            name: Some(format!("Bench shop {s}")),
+            name: Some(text_line(format!("Bench shop {s}"))?),
             timezone: Some(timezone),
             ..ShopSettings::default()
         };
@@ -64,10 +64,10 @@ pub async fn run(
         let mut ids = Vec::with_capacity(count);
         for v in 0..count {
             let video = NewVideo {
-                title: format!("Video {v:04} of shop {s}"),
-                thumbnail: format!("https://cdn.example.com/{s}/{v}.jpg"),
-                video_url: format!("https://cdn.example.com/{s}/{v}.mp4"),
-                mini_version_url: String::new(),
+                title: text_line(format!("Video {v:04} of shop {s}"))?,
+                thumbnail: text_line(format!("https://cdn.example.com/{s}/{v}.jpg"))?,
+                video_url: text_line(format!("https://cdn.example.com/{s}/{v}.mp4"))?,
+                mini_version_url: TextLine::default(),
                 duration: f64::from(rng.gen_range(5..180)),
                 status: if v % 10 == 9 {
                     VideoStatus::Draft
@@ -87,7 +87,7 @@ pub async fn run(
             pool,
             &domain,
             NewApiKey {
-                name: "scale bench".into(),
+                name: text_line("scale bench".into())?,
             },
         )
         .await
@@ -124,6 +124,10 @@ pub async fn run(
         );
     }
     Ok(shops_out)
+}
+
+fn text_line(raw: String) -> anyhow::Result<TextLine> {
+    TextLine::parse(&raw).with_context(|| format!("generated text {raw:?}"))
 }
 
 fn random_event(

@@ -10,7 +10,7 @@ use sqlx::{PgPool, Postgres, Transaction};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::catalog::domain::ShopDomain;
+use crate::catalog::domain::{ShopDomain, TextLine};
 use crate::catalog::{check_required_text, require_shop, CatalogError};
 
 pub const KEY_PREFIX: &str = "vk_";
@@ -66,7 +66,7 @@ impl std::fmt::Debug for ApiKey {
 #[serde(deny_unknown_fields)]
 pub struct NewApiKey {
     /// What the merchant calls this key, e.g. "Looker".
-    pub name: String,
+    pub name: TextLine,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -112,7 +112,7 @@ pub async fn create(
     .await?;
     Ok(CreatedApiKey {
         id,
-        name: new.name,
+        name: new.name.into(),
         prefix: key.visible_prefix().to_string(),
         key: key.expose().to_string(),
         created_at,

@@ -79,6 +79,56 @@ impl fmt::Display for ShopDomain {
 
 string_conversions!(ShopDomain, |d| d.0);
 
+// Every string the admin API stores is one of these: Postgres refuses NUL in text (which would
+// otherwise answer 500), and the other controls would only break a storefront's layout or a log
+// line. No stored field is multi-line, so tab and newline are refused as well.
+/// One line of text (a title, a name, a handle, a link) without control characters: nothing of
+/// Unicode `Cc` (U+0000–U+001F, U+007F–U+009F), so no tab or newline either.
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema, sqlx::Type,
+)]
+#[serde(try_from = "String", into = "String")]
+#[sqlx(transparent)]
+#[schema(value_type = String)]
+pub struct TextLine(String);
+
+impl TextLine {
+    pub fn parse(raw: &str) -> Result<Self, InvalidValue> {
+        match raw.chars().find(|c| c.is_control()) {
+            Some(c) => Err(InvalidValue(format!(
+                "must not contain control characters (found U+{:04X})",
+                u32::from(c)
+            ))),
+            None => Ok(TextLine(raw.to_string())),
+        }
+    }
+
+    /// A `PATCH`'s new text, or else the text stored before. That one is not checked again: a
+    /// value stored before a rule tightened stays as it is until the merchant changes it.
+    pub(crate) fn or_stored(change: Option<TextLine>, stored: String) -> Self {
+        change.unwrap_or(TextLine(stored))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for TextLine {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for TextLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+string_conversions!(TextLine, |t| t.0);
+
 /// A platform global id of one kind (`gid://shopify/Product/123`). The bare number `123` is
 /// accepted wherever a global id is, and normalised to the global form.
 macro_rules! global_id {
@@ -364,6 +414,30 @@ mod tests {
             "x y.myshopify.com",
         ] {
             assert!(ShopDomain::parse(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn text_refuses_every_control_character_and_keeps_the_rest() {
+        for ok in [
+            "",
+            "Summer Sale",
+            "Crème brûlée 🍮",
+            "a\u{00A0}b",
+            "a\u{2028}b",
+            "x\u{FEFF}",
+        ] {
+            assert_eq!(TextLine::parse(ok).unwrap().as_str(), ok);
+        }
+        for c in ('\u{0}'..='\u{1F}').chain('\u{7F}'..='\u{9F}') {
+            let err = TextLine::parse(&format!("a{c}b")).unwrap_err();
+            assert_eq!(
+                err.0,
+                format!(
+                    "must not contain control characters (found U+{:04X})",
+                    u32::from(c)
+                )
+            );
         }
     }
 

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use utoipa::ToSchema;
 
-use super::domain::{CollectionGid, ProductGid, ShopDomain};
+use super::domain::{CollectionGid, ProductGid, ShopDomain, TextLine};
 use super::{begin_write, check_optional_url, check_required_text, CatalogError};
 
 /// One sync request may carry this many products; larger catalogs sync in pages.
@@ -17,12 +17,12 @@ pub const MAX_PRODUCTS_PER_REQUEST: usize = 1000;
 pub struct Product {
     /// Global id or bare number; stored as the global id.
     pub id: ProductGid,
-    pub title: String,
-    pub handle: String,
+    pub title: TextLine,
+    pub handle: TextLine,
     #[serde(default)]
-    pub image: String,
+    pub image: TextLine,
     #[serde(default)]
-    pub url: String,
+    pub url: TextLine,
     #[serde(default)]
     pub collection_ids: Vec<CollectionGid>,
 }
@@ -138,10 +138,10 @@ pub(crate) async fn list_all(
 ) -> Result<Vec<Product>, sqlx::Error> {
     let rows: Vec<(
         ProductGid,
-        String,
-        String,
-        String,
-        String,
+        TextLine,
+        TextLine,
+        TextLine,
+        TextLine,
         Vec<CollectionGid>,
     )> = sqlx::query_as(
         "SELECT gid, title, handle, image, url, collection_ids FROM products \

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use utoipa::ToSchema;
 
-use super::domain::{Currency, ShopDomain, Timezone};
+use super::domain::{Currency, ShopDomain, TextLine, Timezone};
 use super::{check_text, notify_change, CatalogError};
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -26,7 +26,7 @@ pub struct Shop {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ShopSettings {
-    pub name: Option<String>,
+    pub name: Option<TextLine>,
     /// IANA timezone; analytics dates are days in this zone. Default `UTC`.
     pub timezone: Option<Timezone>,
     /// ISO 4217 code. Default `USD`.

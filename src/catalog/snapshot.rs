@@ -136,13 +136,13 @@ impl ShopSnapshot {
         let products: HashMap<ProductGid, SnapshotProduct> = products
             .into_iter()
             .map(|p| {
-                handles.insert(p.handle.clone(), p.id.clone());
+                handles.insert(p.handle.to_string(), p.id.clone());
                 let product = SnapshotProduct {
                     id: p.id.clone(),
-                    title: p.title,
-                    handle: p.handle,
-                    image: p.image,
-                    url: p.url,
+                    title: p.title.into(),
+                    handle: p.handle.into(),
+                    image: p.image.into(),
+                    url: p.url.into(),
                 };
                 (p.id, product)
             })

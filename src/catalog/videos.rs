@@ -6,7 +6,7 @@ use sqlx::{PgPool, Postgres, Transaction};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::domain::{ProductGid, ShopDomain, VideoStatus};
+use super::domain::{ProductGid, ShopDomain, TextLine, VideoStatus};
 use super::{begin_write, check_optional_url, check_required_text, check_unique, CatalogError};
 
 const MAX_DURATION_SECONDS: f64 = 24.0 * 3600.0;
@@ -31,12 +31,12 @@ pub struct Video {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewVideo {
-    pub title: String,
+    pub title: TextLine,
     #[serde(default)]
-    pub thumbnail: String,
-    pub video_url: String,
+    pub thumbnail: TextLine,
+    pub video_url: TextLine,
     #[serde(default)]
-    pub mini_version_url: String,
+    pub mini_version_url: TextLine,
     /// Seconds, 0 when unknown.
     #[serde(default)]
     pub duration: f64,
@@ -55,10 +55,10 @@ fn draft() -> VideoStatus {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VideoPatch {
-    pub title: Option<String>,
-    pub thumbnail: Option<String>,
-    pub video_url: Option<String>,
-    pub mini_version_url: Option<String>,
+    pub title: Option<TextLine>,
+    pub thumbnail: Option<TextLine>,
+    pub video_url: Option<TextLine>,
+    pub mini_version_url: Option<TextLine>,
     pub duration: Option<f64>,
     pub status: Option<VideoStatus>,
     pub product_ids: Option<Vec<ProductGid>>,
@@ -182,10 +182,10 @@ pub async fn update(
     .await?;
     let current = current.ok_or(CatalogError::NotFound("video"))?;
     let merged = NewVideo {
-        title: patch.title.unwrap_or(current.title),
-        thumbnail: patch.thumbnail.unwrap_or(current.thumbnail),
-        video_url: patch.video_url.unwrap_or(current.video_url),
-        mini_version_url: patch.mini_version_url.unwrap_or(current.mini_version_url),
+        title: TextLine::or_stored(patch.title, current.title),
+        thumbnail: TextLine::or_stored(patch.thumbnail, current.thumbnail),
+        video_url: TextLine::or_stored(patch.video_url, current.video_url),
+        mini_version_url: TextLine::or_stored(patch.mini_version_url, current.mini_version_url),
         duration: patch.duration.unwrap_or(current.duration),
         status: patch.status.unwrap_or(current.status),
         product_ids: patch.product_ids.unwrap_or(current.product_ids),

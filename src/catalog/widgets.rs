@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::domain::{
     ClickBehavior, CollectionGid, Location, ModalLayout, ProductGid, ShopDomain, SourceType,
-    ViewStyle, WidgetStatus, WidgetType,
+    TextLine, ViewStyle, WidgetStatus, WidgetType,
 };
 use super::{begin_write, check_text, check_unique, CatalogError};
 
@@ -56,7 +56,7 @@ pub struct NewWidget {
     #[serde(rename = "type")]
     pub widget_type: WidgetType,
     #[serde(default)]
-    pub title: String,
+    pub title: TextLine,
     /// Default `draft`.
     #[serde(default = "draft")]
     pub status: WidgetStatus,
@@ -87,7 +87,7 @@ fn draft() -> WidgetStatus {
 pub struct WidgetPatch {
     #[serde(rename = "type")]
     pub widget_type: Option<WidgetType>,
-    pub title: Option<String>,
+    pub title: Option<TextLine>,
     pub status: Option<WidgetStatus>,
     pub priority: Option<i32>,
     pub view_style: Option<ViewStyle>,
@@ -333,7 +333,7 @@ pub async fn update(
     let videos_changed = patch.video_ids.is_some();
     let merged = NewWidget {
         widget_type: patch.widget_type.unwrap_or(current.widget_type),
-        title: patch.title.unwrap_or(current.title),
+        title: TextLine::or_stored(patch.title, current.title),
         status: patch.status.unwrap_or(current.status),
         priority: patch.priority.unwrap_or(current.priority),
         view_style: patch.view_style.unwrap_or(current.view_style),

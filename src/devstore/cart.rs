@@ -109,7 +109,7 @@ fn line_json(line: &Line) -> Value {
 
 /// `GET /products/<handle>.js`.
 pub fn product_js(products: &[Product], handle: &str) -> Response {
-    let Some(p) = products.iter().find(|p| p.handle == handle) else {
+    let Some(p) = products.iter().find(|p| p.handle.as_str() == handle) else {
         return cart_error(StatusCode::NOT_FOUND, "Not Found", "No such product");
     };
     Json(json!({

@@ -296,7 +296,7 @@ pub async fn home(visit: Visit) -> Response {
 }
 
 pub fn product(visit: Visit, handle: &str) -> Response {
-    let Some(product) = visit.products.iter().find(|p| p.handle == handle) else {
+    let Some(product) = visit.products.iter().find(|p| p.handle.as_str() == handle) else {
         return (StatusCode::NOT_FOUND, Html(not_found_html())).into_response();
     };
     let others: Vec<&Product> = visit
@@ -528,7 +528,7 @@ pub fn not_found_html() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::domain::ProductGid;
+    use crate::catalog::domain::{ProductGid, TextLine};
 
     /// The app embed block's Liquid, with each of its expressions replaced by the value the
     /// platform would give it on this page: what the theme would render.
@@ -575,10 +575,10 @@ mod tests {
     fn the_embed_is_what_the_app_embed_block_renders() {
         let product = Product {
             id: ProductGid::parse("1001").unwrap(),
-            title: "Linen Shirt".into(),
-            handle: "linen-shirt".into(),
-            image: String::new(),
-            url: String::new(),
+            title: TextLine::parse("Linen Shirt").unwrap(),
+            handle: TextLine::parse("linen-shirt").unwrap(),
+            image: TextLine::default(),
+            url: TextLine::default(),
             collection_ids: Vec::new(),
         };
         let home = PageContext {

@@ -255,6 +255,22 @@ async fn an_api_key_needs_a_name() {
 }
 
 #[tokio::test]
+async fn a_control_character_in_the_name_is_rejected_naming_it() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+
+    for bad in with_control_characters("Looker") {
+        // Act
+        let response = post_key(&app, SHOP, json!({ "name": bad })).await;
+
+        // Assert
+        assert_control_character_refused(response, "name").await;
+    }
+    assert!(list_keys(&app, SHOP).await.is_empty());
+}
+
+#[tokio::test]
 async fn a_malformed_api_key_body_is_an_invalid_body() {
     // Arrange
     let app = spawn_app().await;

@@ -181,6 +181,8 @@ async fn a_product_id_that_is_neither_a_global_id_nor_a_number_is_rejected() {
         "",
         "gid://shopify/Collection/5",
         "gid://shopify/Product/",
+        "1\u{0}",
+        "gid://shopify/Product/\u{0}5",
     ] {
         // Act
         let response = put_products(
@@ -202,7 +204,7 @@ async fn a_bad_collection_id_is_rejected_naming_the_field() {
     let app = spawn_app().await;
     app.create_shop(SHOP).await;
 
-    for bad in ["x7", "gid://shopify/Product/7", "0"] {
+    for bad in ["x7", "gid://shopify/Product/7", "0", "\u{0}"] {
         // Act
         let response = put_products(
             &app,
@@ -277,6 +279,35 @@ async fn an_image_or_url_that_is_not_an_http_url_is_rejected() {
 
         // Assert
         assert_validation_error(response, needle).await;
+    }
+    assert!(list_products(&app, SHOP).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_control_character_in_a_text_field_is_rejected_naming_the_field() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let fields = [
+        ("title", "Linen shirt"),
+        ("handle", "linen-shirt"),
+        ("image", "https://cdn.example.com/shirt.jpg"),
+        ("url", "https://example.com/products/shirt"),
+    ];
+
+    for (field, good) in fields {
+        for bad in with_control_characters(good) {
+            // Act
+            let response = put_products(
+                &app,
+                SHOP,
+                json!([product("1", "Shirt"), product_with("2", field, json!(bad))]),
+            )
+            .await;
+
+            // Assert
+            assert_control_character_refused(response, &format!("products[1].{field}")).await;
+        }
     }
     assert!(list_products(&app, SHOP).await.is_empty());
 }
@@ -418,11 +449,13 @@ async fn a_product_id_to_delete_must_be_a_global_id_or_a_number() {
     app.create_shop(SHOP).await;
     upserted_version(put_products(&app, SHOP, json!([product("1", "One")])).await).await;
 
-    // Act
-    let response = delete_products(&app, SHOP, json!(["1", "shirt"])).await;
+    for bad in ["shirt", "1\u{0}"] {
+        // Act
+        let response = delete_products(&app, SHOP, json!(["1", bad])).await;
 
-    // Assert
-    assert_validation_error(response, "ids[1]:").await;
+        // Assert
+        assert_validation_error(response, "ids[1]:").await;
+    }
     assert_eq!(list_products(&app, SHOP).await.len(), 1);
 }
 

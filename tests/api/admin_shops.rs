@@ -89,12 +89,45 @@ async fn put_refuses_bad_settings_naming_the_field() {
 #[tokio::test]
 async fn a_path_that_is_not_a_shop_domain_is_refused() {
     let app = spawn_app().await;
-    for bad in ["example.com", "a.b.myshopify.com", "-a.myshopify.com"] {
+    for bad in [
+        "example.com",
+        "a.b.myshopify.com",
+        "-a.myshopify.com",
+        "shop%00.myshopify.com",
+        "shop.myshopify.com%00",
+        "sh%0Aop.myshopify.com",
+    ] {
         let response = app
             .send_admin_json(Method::PUT, &format!("/shops/{bad}"), &json!({}))
             .await;
         assert_validation_error(response, "shop").await;
     }
+}
+
+#[tokio::test]
+async fn a_control_character_in_the_name_is_refused_naming_it() {
+    let app = spawn_app().await;
+    app.create_shop_with(SHOP, json!({ "name": "Linen & Co" }))
+        .await;
+    for bad in with_control_characters("Linen & Co") {
+        // A create, then an update.
+        for shop in ["new-shop.myshopify.com", SHOP] {
+            let response = app
+                .send_admin_json(
+                    Method::PUT,
+                    &format!("/shops/{shop}"),
+                    &json!({ "name": bad }),
+                )
+                .await;
+            assert_control_character_refused(response, "name").await;
+        }
+    }
+    let kept = app.send_admin(Method::GET, &format!("/shops/{SHOP}")).await;
+    assert_eq!(json_of(kept).await.1["name"], json!("Linen & Co"));
+    let never_created = app
+        .send_admin(Method::GET, "/shops/new-shop.myshopify.com")
+        .await;
+    assert_eq!(never_created.status(), StatusCode::NOT_FOUND);
 }
 
 #[tokio::test]

@@ -57,6 +57,14 @@ fn full_video() -> Value {
     })
 }
 
+/// Creates the shop with one [`full_video`]; the video as created, and its id.
+async fn shop_with_a_video(app: &TestApp) -> (Value, String) {
+    app.create_shop(SHOP).await;
+    let (_, original) = json_of(post_video(app, SHOP, full_video()).await).await;
+    let id = original["id"].as_str().unwrap().to_string();
+    (original, id)
+}
+
 #[tokio::test]
 async fn creating_a_video_answers_201_with_a_v7_id_and_the_echoed_fields() {
     // Arrange
@@ -169,9 +177,7 @@ async fn videos_are_listed_oldest_first() {
 async fn patching_a_video_changes_only_the_given_fields() {
     // Arrange
     let app = spawn_app().await;
-    app.create_shop(SHOP).await;
-    let (_, original) = json_of(post_video(&app, SHOP, full_video()).await).await;
-    let id = original["id"].as_str().unwrap().to_string();
+    let (original, id) = shop_with_a_video(&app).await;
 
     // Act
     let response = patch_video(
@@ -267,6 +273,10 @@ async fn an_invalid_video_is_rejected_naming_the_field() {
             "productIds[0]:",
         ),
         (
+            with(json!({ "productIds": ["1", "gid://shopify/Product/2\u{0}"] })),
+            "productIds[1]:",
+        ),
+        (
             with(json!({ "productIds": ["1", "gid://shopify/Product/1"] })),
             "productIds:",
         ),
@@ -281,6 +291,31 @@ async fn an_invalid_video_is_rejected_naming_the_field() {
         assert_validation_error(response, needle).await;
     }
     assert!(list_videos(&app, SHOP).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_control_character_in_a_text_field_is_rejected_naming_the_field() {
+    // Arrange
+    let app = spawn_app().await;
+    let (original, id) = shop_with_a_video(&app).await;
+
+    for field in ["title", "thumbnail", "videoUrl", "miniVersionUrl"] {
+        for bad in with_control_characters(full_video()[field].as_str().unwrap()) {
+            let change = json!({ field: bad });
+            let mut video = full_video();
+            merge(&mut video, change.clone());
+
+            // Act
+            let created = post_video(&app, SHOP, video).await;
+            let patched = patch_video(&app, SHOP, &id, change).await;
+
+            // Assert
+            assert_control_character_refused(created, field).await;
+            assert_control_character_refused(patched, field).await;
+        }
+    }
+    assert_eq!(list_videos(&app, SHOP).await.len(), 1);
+    assert_eq!(get_video(&app, SHOP, &id).await, original);
 }
 
 #[tokio::test]
@@ -307,9 +342,7 @@ async fn a_malformed_video_body_is_an_invalid_body() {
 async fn an_invalid_patch_is_rejected_naming_the_field_and_changes_nothing() {
     // Arrange
     let app = spawn_app().await;
-    app.create_shop(SHOP).await;
-    let (_, original) = json_of(post_video(&app, SHOP, full_video()).await).await;
-    let id = original["id"].as_str().unwrap().to_string();
+    let (original, id) = shop_with_a_video(&app).await;
     let version = app.catalog_version(SHOP).await;
     let cases = [
         (json!({ "title": "Changed", "duration": -5 }), "duration:"),

@@ -191,6 +191,27 @@ async fn an_unknown_enum_value_is_rejected_naming_the_field() {
 }
 
 #[tokio::test]
+async fn a_control_character_in_the_title_is_rejected_naming_it() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let original = created_widget(&app, SHOP, full_widget(&[])).await;
+    let id = original["id"].as_str().unwrap().to_string();
+
+    for bad in with_control_characters("Shop the look") {
+        // Act
+        let created = post_widget(&app, SHOP, json!({ "type": "story", "title": bad })).await;
+        let patched = patch_widget(&app, SHOP, &id, json!({ "title": bad })).await;
+
+        // Assert
+        assert_control_character_refused(created, "title").await;
+        assert_control_character_refused(patched, "title").await;
+    }
+    assert_eq!(list_widgets(&app, SHOP).await.len(), 1);
+    assert_eq!(get_widget(&app, SHOP, &id).await, original);
+}
+
+#[tokio::test]
 async fn a_malformed_widget_body_is_an_invalid_body() {
     // Arrange
     let app = spawn_app().await;
@@ -336,6 +357,11 @@ async fn a_bad_rule_product_or_collection_id_is_rejected_naming_the_field() {
         ),
         (
             json!({ "collectionIds": ["gid://shopify/Product/21"] }),
+            "rules.collectionIds[0]:",
+        ),
+        (json!({ "productIds": ["11\u{0}"] }), "rules.productIds[0]:"),
+        (
+            json!({ "collectionIds": ["gid://shopify/Collection/\u{0}21"] }),
             "rules.collectionIds[0]:",
         ),
     ];

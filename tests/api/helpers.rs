@@ -240,6 +240,31 @@ pub async fn assert_validation_error(response: Response, needle: &str) {
     .await;
 }
 
+/// `text` with a control character in its middle, for each kind a stored text refuses: NUL
+/// (which Postgres cannot store), other C0 controls with tab and newline among them, DEL, C1.
+pub fn with_control_characters(text: &str) -> Vec<String> {
+    let middle = text
+        .char_indices()
+        .nth(text.chars().count() / 2)
+        .map_or(text.len(), |(i, _)| i);
+    let (head, tail) = text.split_at(middle);
+    [
+        '\0', '\u{1}', '\t', '\n', '\r', '\u{1b}', '\u{7f}', '\u{85}', '\u{9f}',
+    ]
+    .into_iter()
+    .map(|c| format!("{head}{c}{tail}"))
+    .collect()
+}
+
+/// Asserts the 400 that names `field` for a control character in its text.
+pub async fn assert_control_character_refused(response: Response, field: &str) {
+    assert_validation_error(
+        response,
+        &format!("{field}: must not contain control characters"),
+    )
+    .await;
+}
+
 /// The service as a separate process (for signals and SIGKILL), and the address it serves on.
 pub struct ServiceProcess {
     pub child: std::process::Child,

@@ -6,6 +6,7 @@ mod admin_api_keys;
 mod admin_auth;
 mod admin_products;
 mod admin_shops;
+mod admin_text;
 mod admin_videos;
 mod admin_widgets;
 mod analytics_api;
