@@ -73,8 +73,8 @@ impl Attribution {
     }
 }
 
-/// An id or free-text value from the loader: a string, or an integer (platform customer and
-/// order ids often arrive as numbers), at most 256 characters.
+/// An id or free-text value from the loader: a string without control characters, or an integer
+/// (platform customer and order ids often arrive as numbers), at most 256 characters.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
 #[schema(value_type = String)]
 pub struct Text(String);
@@ -113,6 +113,13 @@ impl<'de> serde::de::Visitor<'de> for TextVisitor {
         if text.len() > MAX_TEXT_CHARS && text.chars().count() > MAX_TEXT_CHARS {
             return Err(E::custom(format!(
                 "must be at most {MAX_TEXT_CHARS} characters"
+            )));
+        }
+        // Postgres (the order claims) refuses NUL in text, and no id holds a control character.
+        if let Some(c) = text.chars().find(|c| c.is_control()) {
+            return Err(E::custom(format!(
+                "must not contain control characters (found U+{:04X})",
+                c as u32
             )));
         }
         Ok(Text(text.to_owned()))
@@ -651,6 +658,15 @@ mod tests {
         assert_eq!(field(&format!(r#""{wide}""#)), Ok(Some(wide.clone())));
         let refused = field(&format!(r#""{wide}x""#)).unwrap_err();
         assert_eq!(refused.message, "must be at most 256 characters");
+        // NUL would stop the order claims in Postgres: no text field takes a control character.
+        for (escaped, code) in [(r"\u0000", "0000"), (r"\n", "000A"), (r"\u009f", "009F")] {
+            let refused = field(&format!(r#""order{escaped}1""#)).unwrap_err();
+            assert_eq!(refused.field, "sessionId");
+            assert_eq!(
+                refused.message,
+                format!("must not contain control characters (found U+{code})")
+            );
+        }
     }
 
     /// The RFC 3339 fast path never changes what chrono's own parser makes of a timestamp.
