@@ -116,7 +116,10 @@ impl<'de> serde::de::Visitor<'de> for TextVisitor {
             )));
         }
         // Postgres (the order claims) refuses NUL in text, and no id holds a control character.
-        if let Some(c) = text.chars().find(|c| c.is_control()) {
+        // Ids are printable ASCII: a byte check (vectorised) settles them without decoding.
+        let printable_ascii = text.bytes().all(|b| (b' '..=b'~').contains(&b));
+        let control = (!printable_ascii).then(|| text.chars().find(|c| c.is_control()));
+        if let Some(c) = control.flatten() {
             return Err(E::custom(format!(
                 "must not contain control characters (found U+{:04X})",
                 c as u32
