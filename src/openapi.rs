@@ -1,7 +1,7 @@
 //! The OpenAPI 3.1 document. Paths come from the handlers' annotations as the routers are built
 //! (utoipa-axum), so the document cannot list a route that does not exist or miss one that does.
 
-use utoipa::openapi::path::ParameterIn;
+use utoipa::openapi::path::{Operation, ParameterIn};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{Content, OpenApi as Document, Ref, RefOr, Required, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
@@ -68,38 +68,46 @@ pub fn document_the_edge(document: &mut Document) {
             .content("application/json", body)
             .build()
     };
-    for item in document.paths.paths.values_mut() {
-        let operations = [
+    for operation in operations_mut(document) {
+        let parameters = operation.parameters.iter_mut().flatten();
+        for parameter in parameters.filter(|p| p.parameter_in == ParameterIn::Query) {
+            if parameter.required != Required::True {
+                // utoipa models no `allowEmptyValue` (OpenAPI 3.1 keeps it, deprecated).
+                let extensions = parameter.extensions.get_or_insert_with(Default::default);
+                extensions.insert("allowEmptyValue".to_string(), true.into());
+            }
+        }
+        let mut edge = vec![(
+            "400",
+            "UNKNOWN_PARAMETER, or a malformed parameter; the message names it",
+        )];
+        if operation.request_body.is_some() {
+            edge.push(("408", "REQUEST_TIMEOUT: the body took longer than allowed"));
+            edge.push(("413", "PAYLOAD_TOO_LARGE"));
+            edge.push(("415", "UNSUPPORTED_MEDIA_TYPE"));
+        }
+        for (status, description) in edge {
+            let responses = &mut operation.responses.responses;
+            if !responses.contains_key(status) {
+                responses.insert(status.to_string(), RefOr::T(error(description)));
+            }
+        }
+    }
+}
+
+/// Every operation of `document`, whatever its method.
+pub fn operations_mut(document: &mut Document) -> impl Iterator<Item = &mut Operation> {
+    document.paths.paths.values_mut().flat_map(|item| {
+        let methods = [
             &mut item.get,
             &mut item.put,
             &mut item.post,
             &mut item.delete,
+            &mut item.options,
+            &mut item.head,
             &mut item.patch,
+            &mut item.trace,
         ];
-        for operation in operations.into_iter().flatten() {
-            let parameters = operation.parameters.iter_mut().flatten();
-            for parameter in parameters.filter(|p| p.parameter_in == ParameterIn::Query) {
-                if parameter.required != Required::True {
-                    // utoipa models no `allowEmptyValue` (OpenAPI 3.1 keeps it, deprecated).
-                    let extensions = parameter.extensions.get_or_insert_with(Default::default);
-                    extensions.insert("allowEmptyValue".to_string(), true.into());
-                }
-            }
-            let mut edge = vec![(
-                "400",
-                "UNKNOWN_PARAMETER, or a malformed parameter; the message names it",
-            )];
-            if operation.request_body.is_some() {
-                edge.push(("408", "REQUEST_TIMEOUT: the body took longer than allowed"));
-                edge.push(("413", "PAYLOAD_TOO_LARGE"));
-                edge.push(("415", "UNSUPPORTED_MEDIA_TYPE"));
-            }
-            for (status, description) in edge {
-                let responses = &mut operation.responses.responses;
-                if !responses.contains_key(status) {
-                    responses.insert(status.to_string(), RefOr::T(error(description)));
-                }
-            }
-        }
-    }
+        methods.into_iter().flatten()
+    })
 }

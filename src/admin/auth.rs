@@ -37,19 +37,7 @@ pub async fn require_admin(State(state): State<AppState>, req: Request, next: Ne
 /// Marks every operation of the provisioning document as taking the admin token, which
 /// [`require_admin`] checks on every provisioning route.
 pub fn document_token_requirement(openapi: &mut OpenApi) {
-    for item in openapi.paths.paths.values_mut() {
-        let operations = [
-            &mut item.get,
-            &mut item.put,
-            &mut item.post,
-            &mut item.delete,
-            &mut item.patch,
-            &mut item.options,
-            &mut item.head,
-            &mut item.trace,
-        ];
-        for operation in operations.into_iter().flatten() {
-            operation.security = Some(vec![SecurityRequirement::new("admin_token", [""; 0])]);
-        }
+    for operation in crate::openapi::operations_mut(openapi) {
+        operation.security = Some(vec![SecurityRequirement::new("admin_token", [""; 0])]);
     }
 }
