@@ -116,8 +116,10 @@ impl<'de> serde::de::Visitor<'de> for TextVisitor {
             )));
         }
         // Postgres (the order claims) refuses NUL in text, and no id holds a control character.
-        // Ids are printable ASCII: a byte check (vectorised) settles them without decoding.
-        let printable_ascii = text.bytes().all(|b| (b' '..=b'~').contains(&b));
+        // Ids are printable ASCII: a byte check settles them without decoding, folded without an
+        // early exit so that it vectorises.
+        let printable_ascii =
+            (text.bytes()).fold(true, |all, b| all & (b.wrapping_sub(b' ') < 0x5f));
         let control = (!printable_ascii).then(|| text.chars().find(|c| c.is_control()));
         if let Some(c) = control.flatten() {
             return Err(E::custom(format!(
