@@ -81,12 +81,21 @@ pub enum ApiError {
     #[error("no route for {0}")]
     NoRoute(String),
 
-    // ---- 408, 413, 415
+    // ---- 408, 413, 414, 415, 431
     /// The body did not arrive within the body read timeout after the request's head.
     #[error("Request body did not arrive in time")]
     RequestTimeout,
     #[error("Request body is larger than {0} bytes")]
     PayloadTooLarge(usize),
+    #[error("Request URI is longer than {} bytes", crate::serve::MAX_URI_BYTES)]
+    UriTooLong,
+    /// Too many header fields, or too many bytes of them.
+    #[error(
+        "Request headers exceed {} fields or {} bytes",
+        crate::serve::MAX_HEADERS,
+        crate::serve::MAX_HEADER_BYTES
+    )]
+    HeadersTooLarge,
     /// The content types the endpoint takes, as the message lists them.
     #[error("Content-Type must be {0}")]
     UnsupportedMediaType(&'static str),
@@ -160,6 +169,11 @@ impl ApiError {
             ShopNotFound => (StatusCode::NOT_FOUND, "SHOP_NOT_FOUND"),
             RequestTimeout => (StatusCode::REQUEST_TIMEOUT, "REQUEST_TIMEOUT"),
             PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
+            UriTooLong => (StatusCode::URI_TOO_LONG, "URI_TOO_LONG"),
+            HeadersTooLarge => (
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "HEADERS_TOO_LARGE",
+            ),
             UnsupportedMediaType(_) => {
                 (StatusCode::UNSUPPORTED_MEDIA_TYPE, "UNSUPPORTED_MEDIA_TYPE")
             }

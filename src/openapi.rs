@@ -58,8 +58,9 @@ impl Modify for SecuritySchemes {
 /// - an optional query parameter may be sent empty (`allowEmptyValue`): an empty or blank value
 ///   counts as absent (`extract::QueryPairs`);
 /// - the answers the edge can give whatever the handler: 400 for a query parameter the operation
-///   does not take (`UNKNOWN_PARAMETER`) or a malformed one, and, where there is a request body,
-///   408, 413 and 415; added to each operation that does not document its own.
+///   does not take (`UNKNOWN_PARAMETER`) or a malformed one, 414 and 431 for an oversized head
+///   (`serve`), and, where there is a request body, 408, 413 and 415; added to each operation that
+///   does not document its own.
 pub fn document_the_edge(document: &mut Document) {
     let error = |description: &str| {
         let body = Content::new(Some(Ref::from_schema_name("ErrorBody")));
@@ -77,10 +78,17 @@ pub fn document_the_edge(document: &mut Document) {
                 extensions.insert("allowEmptyValue".to_string(), true.into());
             }
         }
-        let mut edge = vec![(
-            "400",
-            "UNKNOWN_PARAMETER, or a malformed parameter; the message names it",
-        )];
+        let mut edge = vec![
+            (
+                "400",
+                "UNKNOWN_PARAMETER, or a malformed parameter; the message names it",
+            ),
+            ("414", "URI_TOO_LONG: the request target is over 8 KiB"),
+            (
+                "431",
+                "HEADERS_TOO_LARGE: over 64 header fields or 32 KiB of them",
+            ),
+        ];
         if operation.request_body.is_some() {
             edge.push(("408", "REQUEST_TIMEOUT: the body took longer than allowed"));
             edge.push(("413", "PAYLOAD_TOO_LARGE"));

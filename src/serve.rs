@@ -13,6 +13,8 @@
 //!   the header timeout and leave no room for a longer idle one.
 //! - A request body must arrive within `body_read_timeout` of its head: reading it later fails
 //!   with [`BodyReadTimedOut`], which the body readers answer with 408.
+//! - A request head over [`MAX_URI_BYTES`], [`MAX_HEADERS`] or [`MAX_HEADER_BYTES`] is answered
+//!   414 or 431 with the error body before the router sees it.
 //! - On shutdown nothing more is accepted, idle connections close, busy ones finish their request
 //!   first; [`serve`] returns once every connection is closed.
 
@@ -27,8 +29,9 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use futures::future::Either;
 use http_body::{Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
@@ -40,6 +43,7 @@ use tokio::time::{Instant, Sleep};
 use tower::ServiceExt;
 
 use crate::config::ConnectionLimits;
+use crate::error::ApiError;
 
 /// Serves `service` on `listener` until `shutdown` completes and every connection has closed.
 pub async fn serve<S>(
@@ -139,8 +143,12 @@ impl Connection {
         let handler = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
             let in_flight = InFlight::begin(Arc::clone(&activity));
             let deadline = Instant::now() + body_read_timeout;
+            let oversized = oversized_head(&request);
             let request = request.map(|body| Body::new(DeadlineBody::new(body, deadline)));
-            let response = service.clone().oneshot(request);
+            let response = match oversized {
+                None => Either::Left(service.clone().oneshot(request)),
+                Some(refused) => Either::Right(std::future::ready(Ok(refused.into_response()))),
+            };
             async move {
                 let response = response.await?;
                 Ok::<_, Infallible>(response.map(|body| Tracked { body, in_flight }))
@@ -179,6 +187,32 @@ impl Connection {
             }
         }
     }
+}
+
+/// The longest request target answered; a longer one is 414 `URI_TOO_LONG`. Far above any URL the
+/// loader or an analyst builds (a hundred widget ids are 3.7 KiB).
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+/// The most header fields, and header bytes, answered; more is 431 `HEADERS_TOO_LARGE`.
+pub const MAX_HEADERS: usize = 64;
+pub const MAX_HEADER_BYTES: usize = 32 * 1024;
+
+/// Why a request's head is refused before it reaches the router, with our JSON error body.
+/// hyper refuses heads past its own limits itself, without a body: a request target over 64 KiB
+/// (414), over 100 header fields or a head over its read buffer, about 400 KiB (431); these
+/// limits are set below them so that every head a client can reasonably send is answered here.
+fn oversized_head<B>(request: &hyper::Request<B>) -> Option<ApiError> {
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |p| p.as_str().len());
+    if target > MAX_URI_BYTES {
+        return Some(ApiError::UriTooLong);
+    }
+    let headers = request.headers();
+    let bytes: usize = (headers.iter())
+        .map(|(name, value)| name.as_str().len() + value.len())
+        .sum();
+    (headers.len() > MAX_HEADERS || bytes > MAX_HEADER_BYTES).then_some(ApiError::HeadersTooLarge)
 }
 
 /// Milliseconds since a connection was accepted: when its current head began, and when a byte

@@ -1,5 +1,6 @@
 //! The public port against slow and idle clients, over raw TCP: the header, body and idle
-//! timeouts, bodies announced larger than their endpoint takes, and the connection cap.
+//! timeouts, bodies announced larger than their endpoint takes, and the connection cap; and
+//! request heads over its limits.
 
 use std::time::{Duration, Instant};
 
@@ -226,5 +227,43 @@ async fn healthz_answers_beside_two_thousand_slow_loris_connections_until_they_a
     let deadline = Instant::now() + timeout + MARGIN;
     for stream in &mut held {
         closed_within(stream, deadline.saturating_duration_since(Instant::now())).await;
+    }
+}
+
+/// A request head over the service's limits is answered with the JSON error body, not hyper's
+/// empty one: the request target over 8 KiB, over 64 header fields, or over 32 KiB of them.
+#[tokio::test]
+async fn an_oversized_request_head_is_answered_414_or_431_with_an_error_body() {
+    let app = spawn_app().await;
+    let at_limit = format!("/{}", "a".repeat(videoapp::serve::MAX_URI_BYTES - 1));
+    let response = app.get(&at_limit).await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    let over = format!("{at_limit}a");
+    assert_error(
+        app.get(&over).await,
+        StatusCode::URI_TOO_LONG,
+        "URI_TOO_LONG",
+        "8192",
+    )
+    .await;
+
+    let with_headers = |count: usize, size: usize| {
+        let mut request = app.client.get(app.url("/healthz"));
+        for i in 0..count {
+            request = request.header(format!("x-filler-{i}"), "v".repeat(size));
+        }
+        request.send()
+    };
+    // reqwest adds `accept` and `host`: 62 of ours is 64 fields in all.
+    assert_eq!(with_headers(62, 10).await.unwrap().status(), StatusCode::OK);
+    for response in [with_headers(63, 10).await, with_headers(1, 33 * 1024).await] {
+        let response = response.unwrap();
+        assert_error(
+            response,
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "HEADERS_TOO_LARGE",
+            "64 fields or 32768 bytes",
+        )
+        .await;
     }
 }
