@@ -84,13 +84,134 @@ string_conversions!(ShopDomain, |d| d.0);
 // line. No stored field is multi-line, so tab and newline are refused as well.
 /// One line of text (a title, a name, a handle, a link) without control characters: nothing of
 /// Unicode `Cc` (U+0000–U+001F, U+007F–U+009F), so no tab or newline either.
-#[derive(
-    Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema, sqlx::Type,
-)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize, sqlx::Type)]
 #[serde(try_from = "String", into = "String")]
 #[sqlx(transparent)]
-#[schema(value_type = String)]
 pub struct TextLine(String);
+
+impl PartialSchema for TextLine {
+    fn schema() -> RefOr<Schema> {
+        text_schema::string(text_schema::Kind::Line, None, None, false)
+            .description(Some(
+                "One line of text without control characters (Unicode `Cc`: U+0000–U+001F, \
+                 U+007F–U+009F), so no tab or newline either.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for TextLine {}
+
+/// How the admin API documents its text fields: what [`TextLine`] and the catalog's checks
+/// (`check_text`, `check_required_text`, `check_optional_url`) take, for `schema_with`. Patterns
+/// name their characters (`\uXXXX`), since `\s` means other sets in other regex dialects.
+pub mod text_schema {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+
+    use crate::catalog::{HANDLE_CHARS, LINK_CHARS};
+
+    /// The control characters (`char::is_control`), as the inside of a character class.
+    const CONTROL: &str = r"\u0000-\u001F\u007F-\u009F";
+    /// The whitespace `char::is_whitespace` adds to them.
+    const SPACE: &str = r"\u0020\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000";
+
+    /// What a text field holds.
+    #[derive(Clone, Copy)]
+    pub enum Kind {
+        /// Any text without control characters.
+        Line,
+        /// Such text that is not only whitespace.
+        Required,
+        /// A non-empty word: neither control characters nor whitespace.
+        Word,
+        /// An absolute http(s) link (`catalog::is_link`).
+        Link,
+    }
+
+    pub fn pattern(kind: Kind) -> String {
+        let label = "[A-Za-z0-9]+(-[A-Za-z0-9]+)*";
+        match kind {
+            Kind::Line => format!("^[^{CONTROL}]*$"),
+            Kind::Required => format!("^[^{CONTROL}]*[^{CONTROL}{SPACE}][^{CONTROL}]*$"),
+            Kind::Word => format!("^[^{CONTROL}{SPACE}]+$"),
+            Kind::Link => format!(
+                "^[Hh][Tt][Tt][Pp][Ss]?://({label}\\.)*[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)*\
+                 (:0*(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{{2}}|6[0-4][0-9]{{3}}|[1-5][0-9]{{4}}\
+                 |[0-9]{{1,4}}))?([/?#][^{CONTROL}{SPACE}]*)?$"
+            ),
+        }
+    }
+
+    /// A string of `kind`, at most `max` characters, `null` too when `nullable`.
+    pub fn string(
+        kind: Kind,
+        max: Option<usize>,
+        min: Option<usize>,
+        nullable: bool,
+    ) -> ObjectBuilder {
+        let schema_type = match nullable {
+            true => SchemaType::from_iter([Type::String, Type::Null]),
+            false => SchemaType::new(Type::String),
+        };
+        ObjectBuilder::new()
+            .schema_type(schema_type)
+            .pattern(Some(pattern(kind)))
+            .min_length(min)
+            .max_length(max)
+    }
+
+    /// Text of at most `MAX` characters, empty included.
+    pub fn line<const MAX: usize>() -> ObjectBuilder {
+        string(Kind::Line, Some(MAX), None, false)
+    }
+
+    /// As [`line`]; `null` keeps the stored value.
+    pub fn line_or_null<const MAX: usize>() -> ObjectBuilder {
+        string(Kind::Line, Some(MAX), None, true)
+    }
+
+    /// Text of at most `MAX` characters that is not only whitespace.
+    pub fn required<const MAX: usize>() -> ObjectBuilder {
+        string(Kind::Required, Some(MAX), Some(1), false)
+    }
+
+    /// As [`required`]; `null` keeps the stored value.
+    pub fn required_or_null<const MAX: usize>() -> ObjectBuilder {
+        string(Kind::Required, Some(MAX), Some(1), true)
+    }
+
+    /// A product handle.
+    pub fn handle() -> ObjectBuilder {
+        string(Kind::Word, Some(HANDLE_CHARS), Some(1), false)
+    }
+
+    /// A link, or empty for none.
+    pub fn link() -> ObjectBuilder {
+        optional_link(false)
+    }
+
+    /// As [`link`]; `null` keeps the stored value.
+    pub fn link_or_null() -> ObjectBuilder {
+        optional_link(true)
+    }
+
+    fn optional_link(nullable: bool) -> ObjectBuilder {
+        let builder = string(Kind::Link, Some(LINK_CHARS), None, nullable);
+        let pattern = pattern(Kind::Link);
+        // The empty string is the link's absence.
+        builder.pattern(Some(format!("^$|{pattern}")))
+    }
+
+    /// A link that must be given.
+    pub fn required_link() -> ObjectBuilder {
+        string(Kind::Link, Some(LINK_CHARS), Some(1), false)
+    }
+
+    /// As [`required_link`]; `null` keeps the stored value.
+    pub fn required_link_or_null() -> ObjectBuilder {
+        string(Kind::Link, Some(LINK_CHARS), Some(1), true)
+    }
+}
 
 impl TextLine {
     pub fn parse(raw: &str) -> Result<Self, InvalidValue> {
@@ -128,6 +249,75 @@ impl fmt::Display for TextLine {
 }
 
 string_conversions!(TextLine, |t| t.0);
+
+/// A UUID as the JSON APIs take it: the hyphenated form (`crypto.randomUUID()`'s), in either
+/// case. The uuid crate's simple, braced and URN forms are refused, so that what the document's
+/// pattern says is what is taken.
+pub mod hyphenated_uuid {
+    use serde::{Deserialize, Deserializer};
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, SchemaFormat, Type};
+    use utoipa::openapi::KnownFormat;
+    use uuid::Uuid;
+
+    use super::InvalidValue;
+
+    pub const PATTERN: &str =
+        "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$";
+
+    pub fn parse(raw: &str) -> Result<Uuid, InvalidValue> {
+        match Uuid::try_parse(raw) {
+            // 36 characters are the hyphenated form; the other forms have other lengths.
+            Ok(id) if raw.len() == 36 => Ok(id),
+            _ => Err(InvalidValue(format!(
+                "'{raw}' is not a UUID like 0190b6f2-8c1e-7d3a-9f4b-2a6c8e0d1f35"
+            ))),
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(try_from = "String")]
+    struct Hyphenated(Uuid);
+
+    impl TryFrom<String> for Hyphenated {
+        type Error = InvalidValue;
+        fn try_from(raw: String) -> Result<Self, InvalidValue> {
+            parse(&raw).map(Hyphenated)
+        }
+    }
+
+    /// For `deserialize_with` of an `Option<Uuid>`: `null` is `None`.
+    pub fn option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Uuid>, D::Error> {
+        Ok(Option::<Hyphenated>::deserialize(d)?.map(|h| h.0))
+    }
+
+    /// For `deserialize_with` of a `Vec<Uuid>`.
+    pub fn list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Uuid>, D::Error> {
+        let ids = Vec::<Hyphenated>::deserialize(d)?;
+        Ok(ids.into_iter().map(|h| h.0).collect())
+    }
+
+    /// For `deserialize_with` of an `Option<Vec<Uuid>>`: `null` is `None`.
+    pub fn option_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<Uuid>>, D::Error> {
+        let ids = Option::<Vec<Hyphenated>>::deserialize(d)?;
+        Ok(ids.map(|ids| ids.into_iter().map(|h| h.0).collect()))
+    }
+
+    /// One id's schema.
+    pub fn schema() -> ObjectBuilder {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)))
+            .pattern(Some(PATTERN))
+    }
+
+    /// A list of at most `max` distinct ids.
+    pub fn distinct(max: usize) -> ArrayBuilder {
+        ArrayBuilder::new()
+            .items(schema())
+            .max_items(Some(max))
+            .unique_items(true)
+    }
+}
 
 /// A platform global id of one kind (`gid://shopify/Product/123`). The bare number `123` is
 /// accepted wherever a global id is, and normalised to the global form.
