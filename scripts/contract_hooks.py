@@ -8,7 +8,10 @@ Admin: a product named twice in one request is refused, and "twice" counts a bar
 its global id (`7`, `007`, `gid://shopify/Product/7`) as one product. JSON Schema's `uniqueItems`
 compares the texts, and cannot say "distinct by `id`" of an array of objects at all: in a valid
 generated body the hook keeps the first of each product (`products` of the products upsert,
-`productIds` of a video).
+`productIds` of a video). A widget's `videoIds` must name videos the shop has, which no schema
+can know: the hook puts the shop's own videos (read through the admin API, at
+VIDEOAPP_CONTRACT_BASE with VIDEOAPP_CONTRACT_ADMIN_TOKEN) in place of the generated ids, as many
+as it has.
 
 Storefront: the platform's app proxy signs every request it forwards; the hook does what the proxy
 does, so
@@ -22,9 +25,13 @@ replaced by the seeded shop (VIDEOAPP_CONTRACT_SHOP) so that requests find a cat
 import datetime
 import hashlib
 import hmac
+import json
 import os
 import re
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 
 import schemathesis
 
@@ -85,6 +92,30 @@ def distinct_products(body):
         body["productIds"] = first_of_each(body["productIds"], product_key)
 
 
+def shop_videos(shop):
+    """The ids of the shop's videos, or None when the shop cannot be read (e.g. it does not exist)."""
+    request = urllib.request.Request(
+        f"{os.environ['VIDEOAPP_CONTRACT_BASE']}/admin/v1/shops/{urllib.parse.quote(shop)}/videos",
+        headers={"authorization": f"Bearer {os.environ['VIDEOAPP_CONTRACT_ADMIN_TOKEN']}"},
+    )
+    try:
+        with urllib.request.urlopen(request) as response:
+            return [video["id"] for video in json.loads(response.read())["videos"]]
+    except urllib.error.HTTPError:
+        return None
+
+
+def existing_videos(case):
+    """Puts the shop's own videos in place of a valid generated widget's `videoIds`."""
+    body = case.body
+    if not (isinstance(body, dict) and isinstance(body.get("videoIds"), list)):
+        return
+    shop = (case.path_parameters or {}).get("shop")
+    videos = shop_videos(shop) if isinstance(shop, str) else None
+    if videos is not None:
+        body["videoIds"] = videos[: len(body["videoIds"])]
+
+
 def wire_text(value):
     """A generated value as the query string carries it."""
     if isinstance(value, bool):
@@ -111,6 +142,8 @@ def is_positive(case):
 def before_call(ctx, case, **kwargs):
     if case.operation.path.startswith("/admin/") and is_positive(case):
         distinct_products(case.body)
+        if "/widgets" in case.operation.path:
+            existing_videos(case)
         return
     if case.operation.path.startswith("/api/v1/") and isinstance(case.query, dict):
         fix_range(case.query)
