@@ -89,19 +89,6 @@ string_conversions!(ShopDomain, |d| d.0);
 #[sqlx(transparent)]
 pub struct TextLine(String);
 
-impl PartialSchema for TextLine {
-    fn schema() -> RefOr<Schema> {
-        text_schema::string(text_schema::Kind::Line, None, None, false)
-            .description(Some(
-                "One line of text without control characters (Unicode `Cc`: U+0000–U+001F, \
-                 U+007F–U+009F), so no tab or newline either.",
-            ))
-            .into()
-    }
-}
-
-impl ToSchema for TextLine {}
-
 /// How the admin API documents its text fields: what [`TextLine`] and the catalog's checks
 /// (`check_text`, `check_required_text`, `check_optional_url`) take, for `schema_with`. Patterns
 /// name their characters (`\uXXXX`), since `\s` means other sets in other regex dialects.
@@ -628,6 +615,116 @@ mod tests {
                     u32::from(c)
                 )
             );
+        }
+    }
+
+    fn matches(pattern: &str, text: &str) -> bool {
+        regex::Regex::new(pattern).unwrap().is_match(text)
+    }
+
+    #[test]
+    fn the_documented_link_pattern_is_the_rule_links_are_checked_by() {
+        let pattern = text_schema::pattern(text_schema::Kind::Link);
+        for (link, taken) in [
+            ("http://a", true),
+            ("https://cdn.example.com/v.mp4?x=1#t", true),
+            ("HTTPS://Shop-1.Example.COM:8443/a", true),
+            ("http://localhost:0/", true),
+            ("http://a.io:0065535?q", true),
+            ("https://e.com/é<>\"{}|\\^`%zz", true),
+            ("ftp://a.com", false),
+            ("http://", false),
+            ("http:/a.com", false),
+            ("http://1.2.3.4/", false),
+            ("http://a.b1/", true),
+            ("http://a.1b/", false),
+            ("http://-a.com", false),
+            ("http://a-.com", false),
+            ("http://xn--bcher-kva.example", false),
+            ("http://a..b", false),
+            ("http://a.com.", false),
+            ("http://a:65536", false),
+            ("http://a:", false),
+            ("http://a.com:80:90", false),
+            ("http://user@a.com", false),
+            ("http://a_b.com", false),
+            ("http://ä.com", false),
+            ("http://a.com/ b", false),
+            ("http://a.com/\u{3000}", false),
+            (" http://a.com", false),
+        ] {
+            assert_eq!(matches(&pattern, link), taken, "pattern on {link:?}");
+            let checked = crate::catalog::check_optional_url("link", link).is_ok();
+            assert_eq!(checked, taken, "check on {link:?}");
+        }
+    }
+
+    #[test]
+    fn the_documented_text_patterns_are_the_rules_text_is_checked_by() {
+        use text_schema::{pattern, Kind};
+        let samples = [
+            "",
+            " ",
+            "\u{3000}",
+            "a",
+            " a ",
+            "Crème brûlée 🍮",
+            "x\u{FEFF}",
+            "a\tb",
+            "a\u{85}",
+            "\u{A0}",
+        ];
+        for text in samples {
+            let line = TextLine::parse(text).is_ok();
+            assert_eq!(matches(&pattern(Kind::Line), text), line, "{text:?}");
+            let required =
+                line && crate::catalog::check_required_text("t", text, usize::MAX).is_ok();
+            assert_eq!(
+                matches(&pattern(Kind::Required), text),
+                required,
+                "{text:?}"
+            );
+            let word = required && !text.chars().any(char::is_whitespace);
+            assert_eq!(matches(&pattern(Kind::Word), text), word, "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_link_the_pattern_describes_is_taken(
+            link in proptest::string::string_regex(
+                text_schema::pattern(text_schema::Kind::Link).trim_start_matches('^').trim_end_matches('$')
+            ).unwrap()
+        ) {
+            // `check_optional_url` less its length bound, which `maxLength` states.
+            let parsed = url::Url::parse(&link).is_ok();
+            proptest::prop_assert!(crate::catalog::is_link(&link) && parsed, "{link:?}");
+        }
+
+        #[test]
+        fn every_text_the_required_pattern_describes_is_taken(
+            text in proptest::string::string_regex(
+                text_schema::pattern(text_schema::Kind::Required).trim_start_matches('^').trim_end_matches('$')
+            ).unwrap()
+        ) {
+            let text = TextLine::parse(&text).unwrap();
+            proptest::prop_assert!(crate::catalog::check_required_text("t", &text, usize::MAX).is_ok());
+        }
+    }
+
+    #[test]
+    fn uuids_are_taken_hyphenated_only() {
+        let id = "0190B6F2-8c1e-7d3a-9f4b-2a6c8e0d1f35";
+        assert!(hyphenated_uuid::parse(id).is_ok());
+        assert!(matches(hyphenated_uuid::PATTERN, id));
+        for other in [
+            "0190b6f28c1e7d3a9f4b2a6c8e0d1f35",
+            "{0190b6f2-8c1e-7d3a-9f4b-2a6c8e0d1f35}",
+            "urn:uuid:0190b6f2-8c1e-7d3a-9f4b-2a6c8e0d1f35",
+            "",
+        ] {
+            assert!(hyphenated_uuid::parse(other).is_err(), "{other}");
+            assert!(!matches(hyphenated_uuid::PATTERN, other), "{other}");
         }
     }
 

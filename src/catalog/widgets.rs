@@ -407,3 +407,35 @@ pub async fn delete(pool: &PgPool, shop: &ShopDomain, id: Uuid) -> Result<(), Ca
     let sql = "DELETE FROM widgets WHERE shop_domain = $1 AND id = $2";
     super::delete_one(pool, shop, id, sql, "widget").await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_priority_is_an_integer_also_written_with_a_fraction() {
+        let priority = |value: &str| {
+            serde_json::from_str::<NewWidget>(&format!(r#"{{"type":"story","priority":{value}}}"#))
+                .map(|w| w.priority)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(priority("92.0"), Ok(92));
+        assert_eq!(priority("-2147483648.0"), Ok(i32::MIN));
+        assert_eq!(priority("2147483647"), Ok(i32::MAX));
+        for refused in [
+            "92.5",
+            "2147483648",
+            "2147483648.0",
+            "-2147483649",
+            "1e300",
+            "\"7\"",
+        ] {
+            assert!(priority(refused).is_err(), "{refused}");
+        }
+        let patch = |body: &str| serde_json::from_str::<WidgetPatch>(body).map(|p| p.priority);
+        assert_eq!(patch(r#"{"priority":7.0}"#).unwrap(), Some(7));
+        assert_eq!(patch(r#"{"priority":null}"#).unwrap(), None);
+        assert_eq!(patch("{}").unwrap(), None);
+        assert!(patch(r#"{"priority":0.5}"#).is_err());
+    }
+}

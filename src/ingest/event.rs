@@ -167,7 +167,7 @@ impl<'de> serde::de::Visitor<'de> for TextVisitor {
         match n.fract() == 0.0 && n.abs() <= EXACT {
             // `+ 0.0` makes -0 plain 0.
             true => Ok(Text(format!("{:.0}", n + 0.0))),
-            false => Self::refuse("a number that is not an integer below 2^53"),
+            false => Self::refuse("a number"),
         }
     }
 
@@ -460,11 +460,9 @@ impl PartialSchema for Revenue {
             .minimum(Some(0))
             .maximum(Some(MAX_REVENUE_UNITS))
             .multiple_of(Some(1.0 / 10_000.0));
-        // At most 10^12: up to 12 digits before the point, or 10^12 itself; trailing zeros
-        // after the 4th place change nothing.
-        let string = ObjectBuilder::new().schema_type(Type::String).pattern(Some(
-            "^0*([0-9]{1,12}(\\.[0-9]{1,4}0*)?|1000000000000(\\.0+)?)$",
-        ));
+        let string = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(Revenue::STRING_PATTERN));
         OneOfBuilder::new()
             .item(number)
             .item(string)
@@ -479,6 +477,11 @@ impl PartialSchema for Revenue {
 impl ToSchema for Revenue {}
 
 impl Revenue {
+    /// The string form: at most 10^12 is up to 12 digits before the point, or 10^12 itself;
+    /// trailing zeros after the 4th place change nothing.
+    pub const STRING_PATTERN: &'static str =
+        "^0*([0-9]{1,12}(\\.[0-9]{1,4}0*)?|1000000000000(\\.0+)?)$";
+
     /// From the JSON text of the value: a number (`19.99`, `1e2`) or a string of digits with an
     /// optional fraction (`"19.99"`), the form a pixel's `toFixed` gives.
     pub fn parse(raw: &str) -> Result<Revenue, RevenueError> {
@@ -652,6 +655,92 @@ mod tests {
         ] {
             assert!(Revenue::parse(bad).is_err(), "{bad} accepted");
         }
+    }
+
+    #[test]
+    fn a_revenue_string_is_taken_exactly_when_the_documented_pattern_matches_it() {
+        let pattern = regex::Regex::new(Revenue::STRING_PATTERN).unwrap();
+        for text in [
+            "0",
+            "19.99",
+            "007.5",
+            "1.50000",
+            "1234.5678",
+            "999999999999.9999",
+            "1000000000000",
+            "1000000000000.000",
+            "1000000000000.0001",
+            "1000000000001",
+            "1.23456",
+            "",
+            ".5",
+            "5.",
+            "1e2",
+            " 5",
+            "5 ",
+            "+5",
+            "-0",
+            "12a",
+            "1.2.3",
+            "\u{664}",
+        ] {
+            let taken = Revenue::parse(&serde_json::to_string(text).unwrap()).is_ok();
+            assert_eq!(pattern.is_match(text), taken, "{text:?}");
+        }
+        assert_eq!(Revenue::parse("\"1.50000\"").map(Revenue::e4), Ok(15_000));
+        assert_eq!(Revenue::parse("-0").map(Revenue::e4), Ok(0));
+        assert_eq!(Revenue::parse("-0.0").map(Revenue::e4), Ok(0));
+    }
+
+    #[test]
+    fn a_timestamp_of_the_documented_pattern_is_read_as_written() {
+        let schema = serde_json::to_value(timestamp().build()).unwrap();
+        let pattern = regex::Regex::new(schema["pattern"].as_str().unwrap()).unwrap();
+        for text in [
+            "2024-02-29T12:00:00Z",
+            "2024-01-01t00:00:00.123456789+05:30",
+            "0000-12-31T23:59:59z",
+            "9999-01-01T00:00:00-23:59",
+        ] {
+            assert!(pattern.is_match(text), "{text}");
+            let event = format!(r#"{{"eventType":"view","timestamp":"{text}"}}"#);
+            let parsed = parse_event(&event, "").unwrap().timestamp.unwrap();
+            let expected = DateTime::parse_from_rfc3339(&text.to_uppercase()).unwrap();
+            assert_eq!(parsed, expected, "{text}");
+        }
+        let null = parse_event(r#"{"eventType":"view","timestamp":null}"#, "").unwrap();
+        assert_eq!(null.timestamp, None);
+    }
+
+    #[test]
+    fn an_id_is_a_string_or_an_integer_also_written_with_a_fraction() {
+        let id = |value: &str| {
+            parse_event(&format!(r#"{{"eventType":"view","orderId":{value}}}"#), "")
+                .map(|e| e.order_id.map(Text::into_string))
+        };
+        assert_eq!(id("42.0"), Ok(Some("42".into())));
+        assert_eq!(id("-0.0"), Ok(Some("0".into())));
+        assert_eq!(id("18446744073709551615"), Ok(Some(u64::MAX.to_string())));
+        assert_eq!(
+            id("9007199254740992.0"),
+            Ok(Some("9007199254740992".into()))
+        );
+        for refused in ["1.5", "1e300", "\"a\\u0000\""] {
+            assert_eq!(id(refused).unwrap_err().field, "orderId", "{refused}");
+        }
+    }
+
+    #[test]
+    fn an_event_id_is_a_hyphenated_uuid() {
+        let event =
+            |id: &str| parse_event(&format!(r#"{{"eventType":"view","eventId":"{id}"}}"#), "");
+        let id = "0190b6f2-8c1e-7d3a-9f4b-2a6c8e0d1f35";
+        assert_eq!(
+            event(id).unwrap().event_id,
+            Some(Uuid::parse_str(id).unwrap())
+        );
+        let invalid = event(&id.replace('-', "")).unwrap_err();
+        assert_eq!(invalid.field, "eventId");
     }
 
     #[test]
