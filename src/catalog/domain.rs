@@ -129,13 +129,9 @@ pub mod text_schema {
         }
     }
 
-    /// A string of `kind`, at most `max` characters, `null` too when `nullable`.
-    pub fn string(
-        kind: Kind,
-        max: Option<usize>,
-        min: Option<usize>,
-        nullable: bool,
-    ) -> ObjectBuilder {
+    /// A string of `kind`, at most `max` characters, `null` too when `nullable`. Only a `Line`
+    /// may be empty.
+    pub fn string(kind: Kind, max: usize, nullable: bool) -> ObjectBuilder {
         let schema_type = match nullable {
             true => SchemaType::from_iter([Type::String, Type::Null]),
             false => SchemaType::new(Type::String),
@@ -143,33 +139,33 @@ pub mod text_schema {
         ObjectBuilder::new()
             .schema_type(schema_type)
             .pattern(Some(pattern(kind)))
-            .min_length(min)
-            .max_length(max)
+            .min_length((!matches!(kind, Kind::Line)).then_some(1))
+            .max_length(Some(max))
     }
 
     /// Text of at most `MAX` characters, empty included.
     pub fn line<const MAX: usize>() -> ObjectBuilder {
-        string(Kind::Line, Some(MAX), None, false)
+        string(Kind::Line, MAX, false)
     }
 
     /// As [`line`]; `null` keeps the stored value.
     pub fn line_or_null<const MAX: usize>() -> ObjectBuilder {
-        string(Kind::Line, Some(MAX), None, true)
+        string(Kind::Line, MAX, true)
     }
 
     /// Text of at most `MAX` characters that is not only whitespace.
     pub fn required<const MAX: usize>() -> ObjectBuilder {
-        string(Kind::Required, Some(MAX), Some(1), false)
+        string(Kind::Required, MAX, false)
     }
 
     /// As [`required`]; `null` keeps the stored value.
     pub fn required_or_null<const MAX: usize>() -> ObjectBuilder {
-        string(Kind::Required, Some(MAX), Some(1), true)
+        string(Kind::Required, MAX, true)
     }
 
     /// A product handle.
     pub fn handle() -> ObjectBuilder {
-        string(Kind::Word, Some(HANDLE_CHARS), Some(1), false)
+        string(Kind::Word, HANDLE_CHARS, false)
     }
 
     /// A link, or empty for none.
@@ -183,20 +179,21 @@ pub mod text_schema {
     }
 
     fn optional_link(nullable: bool) -> ObjectBuilder {
-        let builder = string(Kind::Link, Some(LINK_CHARS), None, nullable);
         let pattern = pattern(Kind::Link);
         // The empty string is the link's absence.
-        builder.pattern(Some(format!("^$|{pattern}")))
+        string(Kind::Link, LINK_CHARS, nullable)
+            .min_length(None)
+            .pattern(Some(format!("^$|{pattern}")))
     }
 
     /// A link that must be given.
     pub fn required_link() -> ObjectBuilder {
-        string(Kind::Link, Some(LINK_CHARS), Some(1), false)
+        string(Kind::Link, LINK_CHARS, false)
     }
 
     /// As [`required_link`]; `null` keeps the stored value.
     pub fn required_link_or_null() -> ObjectBuilder {
-        string(Kind::Link, Some(LINK_CHARS), Some(1), true)
+        string(Kind::Link, LINK_CHARS, true)
     }
 }
 

@@ -87,7 +87,7 @@ pub struct Text(String);
 /// an exponent).
 impl PartialSchema for Text {
     fn schema() -> RefOr<Schema> {
-        let string = text_schema::string(Kind::Line, Some(MAX_TEXT_CHARS), None, false);
+        let string = text_schema::string(Kind::Line, MAX_TEXT_CHARS, false);
         let integer = ObjectBuilder::new()
             .schema_type(Type::Integer)
             .minimum(Some(i64::MIN))
