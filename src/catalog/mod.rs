@@ -162,7 +162,7 @@ pub(crate) fn check_optional_url(field: &str, value: &str) -> Result<(), Catalog
     }
 }
 
-/// The link form `domain::text_schema::LINK` documents, which the URL parser always takes: an
+/// The link form `domain::text_schema::Kind::Link` documents, which the URL parser always takes: an
 /// http(s) scheme, a host of dot-separated letter-digit-hyphen labels whose last one starts with
 /// a letter (no IP address, no `xn--` label), an optional port, then no whitespace.
 // A rule of its own rather than the parser's: the parser also takes user info, IP hosts, stray
