@@ -162,9 +162,9 @@ pub(crate) fn check_optional_url(field: &str, value: &str) -> Result<(), Catalog
     }
 }
 
-/// The link form `domain::text_schema::Kind::Link` documents, which the URL parser always takes: an
-/// http(s) scheme, a host of dot-separated letter-digit-hyphen labels whose last one starts with
-/// a letter (no IP address, no `xn--` label), an optional port, then no whitespace.
+/// The link form `domain::text_schema::Kind::Link` documents, which the URL parser always takes:
+/// an http(s) scheme, a host of dot-separated letter-digit-hyphen labels whose last one starts
+/// with a letter (no IP address, no `xn--` label), an optional port, then no whitespace.
 // A rule of its own rather than the parser's: the parser also takes user info, IP hosts, stray
 // spaces and more, which no pattern a client can check would say.
 fn is_link(value: &str) -> bool {
