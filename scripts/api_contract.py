@@ -104,6 +104,8 @@ def schemathesis(base, paths, headers=()):
         PYTHONPATH=str(HERE),
         VIDEOAPP_PROXY_SECRET=PROXY_SECRET,
         VIDEOAPP_CONTRACT_SHOP=SHOP,
+        VIDEOAPP_CONTRACT_BASE=base,
+        VIDEOAPP_CONTRACT_ADMIN_TOKEN=ADMIN_TOKEN,
     )
     print(f"\n--- schemathesis: {paths}", flush=True)
     return subprocess.run(command, env=env).returncode

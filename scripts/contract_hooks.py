@@ -4,6 +4,15 @@ Analytics: a date range is more than two valid dates (`end_date` not before `sta
 3660 days apart, `end_date` defaulting to today), which a schema cannot say: when both dates parse
 but make no range, the hook moves `end_date` to 30 days after `start_date`.
 
+Admin: a product named twice in one request is refused, and "twice" counts a bare number and
+its global id (`7`, `007`, `gid://shopify/Product/7`) as one product. JSON Schema's `uniqueItems`
+compares the texts, and cannot say "distinct by `id`" of an array of objects at all: in a valid
+generated body the hook keeps the first of each product (`products` of the products upsert,
+`productIds` of a video). A widget's `videoIds` must name videos the shop has, which no schema
+can know: the hook puts the shop's own videos (read through the admin API, at
+VIDEOAPP_CONTRACT_BASE with VIDEOAPP_CONTRACT_ADMIN_TOKEN) in place of the generated ids, as many
+as it has.
+
 Storefront: the platform's app proxy signs every request it forwards; the hook does what the proxy
 does, so
 that generated requests reach the handlers instead of stopping at the signature check: it sets
@@ -16,9 +25,13 @@ replaced by the seeded shop (VIDEOAPP_CONTRACT_SHOP) so that requests find a cat
 import datetime
 import hashlib
 import hmac
+import json
 import os
 import re
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 
 import schemathesis
 
@@ -48,6 +61,61 @@ def fix_range(query):
         query["end_date"] = (start + datetime.timedelta(days=DEFAULT_DAYS)).isoformat()
 
 
+PRODUCT_GID = re.compile(r"^(gid://shopify/Product/)?0*([1-9][0-9]{0,18})$")
+
+
+def product_key(value):
+    """The product a generated id names, or the value itself when it is no product id."""
+    match = PRODUCT_GID.match(value) if isinstance(value, str) else None
+    return match.group(2) if match else repr(value)
+
+
+def first_of_each(items, key):
+    seen = set()
+    kept = []
+    for item in items:
+        if key(item) not in seen:
+            seen.add(key(item))
+            kept.append(item)
+    return kept
+
+
+def distinct_products(body):
+    """Keeps the first of each product in a valid generated admin body."""
+    if not isinstance(body, dict):
+        return
+    if isinstance(body.get("products"), list):
+        body["products"] = first_of_each(
+            body["products"], lambda p: product_key(p.get("id")) if isinstance(p, dict) else repr(p)
+        )
+    if isinstance(body.get("productIds"), list):
+        body["productIds"] = first_of_each(body["productIds"], product_key)
+
+
+def shop_videos(shop):
+    """The ids of the shop's videos, or None when the shop cannot be read (e.g. it does not exist)."""
+    request = urllib.request.Request(
+        f"{os.environ['VIDEOAPP_CONTRACT_BASE']}/admin/v1/shops/{urllib.parse.quote(shop)}/videos",
+        headers={"authorization": f"Bearer {os.environ['VIDEOAPP_CONTRACT_ADMIN_TOKEN']}"},
+    )
+    try:
+        with urllib.request.urlopen(request) as response:
+            return [video["id"] for video in json.loads(response.read())["videos"]]
+    except urllib.error.HTTPError:
+        return None
+
+
+def existing_videos(case):
+    """Puts the shop's own videos in place of a valid generated widget's `videoIds`."""
+    body = case.body
+    if not (isinstance(body, dict) and isinstance(body.get("videoIds"), list)):
+        return
+    shop = (case.path_parameters or {}).get("shop")
+    videos = shop_videos(shop) if isinstance(shop, str) else None
+    if videos is not None:
+        body["videoIds"] = videos[: len(body["videoIds"])]
+
+
 def wire_text(value):
     """A generated value as the query string carries it."""
     if isinstance(value, bool):
@@ -66,8 +134,17 @@ def signature(query):
     return hmac.new(SECRET, message.encode(), hashlib.sha256).hexdigest()
 
 
+def is_positive(case):
+    return case.meta is not None and case.meta.generation.mode.is_positive
+
+
 @schemathesis.hook
 def before_call(ctx, case, **kwargs):
+    if case.operation.path.startswith("/admin/") and is_positive(case):
+        distinct_products(case.body)
+        if "/widgets" in case.operation.path:
+            existing_videos(case)
+        return
     if case.operation.path.startswith("/api/v1/") and isinstance(case.query, dict):
         fix_range(case.query)
         return

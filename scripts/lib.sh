@@ -360,10 +360,8 @@ ensure_web_packages() {
 }
 
 # chDB (current ClickHouse, in-process) for scripts/chdb_check.py, in a private venv.
-ensure_chdb_venv() {
-    if [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c 'import chdb' >/dev/null 2>&1; then
-        return 0
-    fi
+# The python venv the checks' tools live in, created (or recreated when broken) if need be.
+ensure_venv() {
     python_has_venv || apt_install python3-venv
     if [[ -d "$VENV" ]] && ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
         log "note: $VENV is broken (python moved?); recreating it"
@@ -373,7 +371,28 @@ ensure_chdb_venv() {
         log "==> creating python venv $VENV"
         python3 -m venv "$VENV"
     fi
+}
+
+ensure_chdb_venv() {
+    if [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c 'import chdb' >/dev/null 2>&1; then
+        return 0
+    fi
+    ensure_venv
     log "==> pip install chdb-core (into $VENV)"
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check chdb-core
     "$VENV/bin/python" -c 'import chdb' || die "chdb-core installed but 'import chdb' fails"
+}
+
+# schemathesis for the API contract (scripts/api_contract.py), pinned: its checks and generators
+# change between releases, and the run must be the same on every machine.
+SCHEMATHESIS_VERSION=4.32.5
+ensure_schemathesis() {
+    if [[ -x "$VENV/bin/schemathesis" ]] &&
+        [[ "$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("schemathesis"))' 2>/dev/null)" == "$SCHEMATHESIS_VERSION" ]]; then
+        return 0
+    fi
+    ensure_venv
+    log "==> pip install schemathesis==$SCHEMATHESIS_VERSION (into $VENV)"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+    [[ -x "$VENV/bin/schemathesis" ]] || die "schemathesis installed but $VENV/bin/schemathesis is missing"
 }

@@ -10,8 +10,8 @@ use sqlx::{PgPool, Postgres, Transaction};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::catalog::domain::{ShopDomain, TextLine};
-use crate::catalog::{check_required_text, require_shop, CatalogError};
+use crate::catalog::domain::{text_schema, ShopDomain, TextLine};
+use crate::catalog::{check_required_text, require_shop, CatalogError, NAME_CHARS};
 
 pub const KEY_PREFIX: &str = "vk_";
 /// Characters of the key kept in clear so a merchant can tell keys apart: `vk_` + 8 hex.
@@ -66,6 +66,7 @@ impl std::fmt::Debug for ApiKey {
 #[serde(deny_unknown_fields)]
 pub struct NewApiKey {
     /// What the merchant calls this key, e.g. "Looker".
+    #[schema(schema_with = text_schema::required::<NAME_CHARS>)]
     pub name: TextLine,
 }
 
@@ -95,7 +96,7 @@ pub async fn create(
     shop: &ShopDomain,
     new: NewApiKey,
 ) -> Result<CreatedApiKey, CatalogError> {
-    check_required_text("name", &new.name, 256)?;
+    check_required_text("name", &new.name, NAME_CHARS)?;
     require_shop(pool, shop).await?;
     let key = ApiKey::generate();
     let id = Uuid::now_v7();

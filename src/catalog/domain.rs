@@ -84,13 +84,118 @@ string_conversions!(ShopDomain, |d| d.0);
 // line. No stored field is multi-line, so tab and newline are refused as well.
 /// One line of text (a title, a name, a handle, a link) without control characters: nothing of
 /// Unicode `Cc` (U+0000–U+001F, U+007F–U+009F), so no tab or newline either.
-#[derive(
-    Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema, sqlx::Type,
-)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize, sqlx::Type)]
 #[serde(try_from = "String", into = "String")]
 #[sqlx(transparent)]
-#[schema(value_type = String)]
 pub struct TextLine(String);
+
+/// How the admin API documents its text fields: what [`TextLine`] and the catalog's checks
+/// (`check_text`, `check_required_text`, `check_optional_url`) take, for `schema_with`. Patterns
+/// name their characters (`\uXXXX`), since `\s` means other sets in other regex dialects.
+pub mod text_schema {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+
+    use crate::catalog::{HANDLE_CHARS, LINK_CHARS};
+
+    /// The control characters (`char::is_control`), as the inside of a character class.
+    const CONTROL: &str = r"\u0000-\u001F\u007F-\u009F";
+    /// The whitespace `char::is_whitespace` adds to them.
+    const SPACE: &str = r"\u0020\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000";
+
+    /// What a text field holds.
+    #[derive(Clone, Copy)]
+    pub enum Kind {
+        /// Any text without control characters.
+        Line,
+        /// Such text that is not only whitespace.
+        Required,
+        /// A non-empty word: neither control characters nor whitespace.
+        Word,
+        /// An absolute http(s) link (`catalog::is_link`).
+        Link,
+    }
+
+    pub fn pattern(kind: Kind) -> String {
+        let label = "[A-Za-z0-9]+(-[A-Za-z0-9]+)*";
+        match kind {
+            Kind::Line => format!("^[^{CONTROL}]*$"),
+            Kind::Required => format!("^[^{CONTROL}]*[^{CONTROL}{SPACE}][^{CONTROL}]*$"),
+            Kind::Word => format!("^[^{CONTROL}{SPACE}]+$"),
+            Kind::Link => format!(
+                "^[Hh][Tt][Tt][Pp][Ss]?://({label}\\.)*[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)*\
+                 (:0*(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{{2}}|6[0-4][0-9]{{3}}|[1-5][0-9]{{4}}\
+                 |[0-9]{{1,4}}))?([/?#][^{CONTROL}{SPACE}]*)?$"
+            ),
+        }
+    }
+
+    /// A string of `kind`, at most `max` characters, `null` too when `nullable`. Only a `Line`
+    /// may be empty.
+    pub fn string(kind: Kind, max: usize, nullable: bool) -> ObjectBuilder {
+        let schema_type = match nullable {
+            true => SchemaType::from_iter([Type::String, Type::Null]),
+            false => SchemaType::new(Type::String),
+        };
+        ObjectBuilder::new()
+            .schema_type(schema_type)
+            .pattern(Some(pattern(kind)))
+            .min_length((!matches!(kind, Kind::Line)).then_some(1))
+            .max_length(Some(max))
+    }
+
+    /// Text of at most `MAX` characters, empty included.
+    pub fn line<const MAX: usize>() -> ObjectBuilder {
+        string(Kind::Line, MAX, false)
+    }
+
+    /// As [`line`]; `null` keeps the stored value.
+    pub fn line_or_null<const MAX: usize>() -> ObjectBuilder {
+        string(Kind::Line, MAX, true)
+    }
+
+    /// Text of at most `MAX` characters that is not only whitespace.
+    pub fn required<const MAX: usize>() -> ObjectBuilder {
+        string(Kind::Required, MAX, false)
+    }
+
+    /// As [`required`]; `null` keeps the stored value.
+    pub fn required_or_null<const MAX: usize>() -> ObjectBuilder {
+        string(Kind::Required, MAX, true)
+    }
+
+    /// A product handle.
+    pub fn handle() -> ObjectBuilder {
+        string(Kind::Word, HANDLE_CHARS, false)
+    }
+
+    /// A link, or empty for none.
+    pub fn link() -> ObjectBuilder {
+        optional_link(false)
+    }
+
+    /// As [`link`]; `null` keeps the stored value.
+    pub fn link_or_null() -> ObjectBuilder {
+        optional_link(true)
+    }
+
+    fn optional_link(nullable: bool) -> ObjectBuilder {
+        let pattern = pattern(Kind::Link);
+        // The empty string is the link's absence.
+        string(Kind::Link, LINK_CHARS, nullable)
+            .min_length(None)
+            .pattern(Some(format!("^$|{pattern}")))
+    }
+
+    /// A link that must be given.
+    pub fn required_link() -> ObjectBuilder {
+        string(Kind::Link, LINK_CHARS, false)
+    }
+
+    /// As [`required_link`]; `null` keeps the stored value.
+    pub fn required_link_or_null() -> ObjectBuilder {
+        string(Kind::Link, LINK_CHARS, true)
+    }
+}
 
 impl TextLine {
     pub fn parse(raw: &str) -> Result<Self, InvalidValue> {
@@ -128,6 +233,75 @@ impl fmt::Display for TextLine {
 }
 
 string_conversions!(TextLine, |t| t.0);
+
+/// A UUID as the JSON APIs take it: the hyphenated form (`crypto.randomUUID()`'s), in either
+/// case. The uuid crate's simple, braced and URN forms are refused, so that what the document's
+/// pattern says is what is taken.
+pub mod hyphenated_uuid {
+    use serde::{Deserialize, Deserializer};
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, SchemaFormat, Type};
+    use utoipa::openapi::KnownFormat;
+    use uuid::Uuid;
+
+    use super::InvalidValue;
+
+    pub const PATTERN: &str =
+        "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$";
+
+    pub fn parse(raw: &str) -> Result<Uuid, InvalidValue> {
+        match Uuid::try_parse(raw) {
+            // 36 characters are the hyphenated form; the other forms have other lengths.
+            Ok(id) if raw.len() == 36 => Ok(id),
+            _ => Err(InvalidValue(format!(
+                "'{raw}' is not a UUID like 0190b6f2-8c1e-7d3a-9f4b-2a6c8e0d1f35"
+            ))),
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(try_from = "String")]
+    struct Hyphenated(Uuid);
+
+    impl TryFrom<String> for Hyphenated {
+        type Error = InvalidValue;
+        fn try_from(raw: String) -> Result<Self, InvalidValue> {
+            parse(&raw).map(Hyphenated)
+        }
+    }
+
+    /// For `deserialize_with` of an `Option<Uuid>`: `null` is `None`.
+    pub fn option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Uuid>, D::Error> {
+        Ok(Option::<Hyphenated>::deserialize(d)?.map(|h| h.0))
+    }
+
+    /// For `deserialize_with` of a `Vec<Uuid>`.
+    pub fn list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Uuid>, D::Error> {
+        let ids = Vec::<Hyphenated>::deserialize(d)?;
+        Ok(ids.into_iter().map(|h| h.0).collect())
+    }
+
+    /// For `deserialize_with` of an `Option<Vec<Uuid>>`: `null` is `None`.
+    pub fn option_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<Uuid>>, D::Error> {
+        let ids = Option::<Vec<Hyphenated>>::deserialize(d)?;
+        Ok(ids.map(|ids| ids.into_iter().map(|h| h.0).collect()))
+    }
+
+    /// One id's schema.
+    pub fn schema() -> ObjectBuilder {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)))
+            .pattern(Some(PATTERN))
+    }
+
+    /// A list of at most `max` distinct ids.
+    pub fn distinct(max: usize) -> ArrayBuilder {
+        ArrayBuilder::new()
+            .items(schema())
+            .max_items(Some(max))
+            .unique_items(true)
+    }
+}
 
 /// A platform global id of one kind (`gid://shopify/Product/123`). The bare number `123` is
 /// accepted wherever a global id is, and normalised to the global form.
@@ -438,6 +612,116 @@ mod tests {
                     u32::from(c)
                 )
             );
+        }
+    }
+
+    fn matches(pattern: &str, text: &str) -> bool {
+        regex::Regex::new(pattern).unwrap().is_match(text)
+    }
+
+    #[test]
+    fn the_documented_link_pattern_is_the_rule_links_are_checked_by() {
+        let pattern = text_schema::pattern(text_schema::Kind::Link);
+        for (link, taken) in [
+            ("http://a", true),
+            ("https://cdn.example.com/v.mp4?x=1#t", true),
+            ("HTTPS://Shop-1.Example.COM:8443/a", true),
+            ("http://localhost:0/", true),
+            ("http://a.io:0065535?q", true),
+            ("https://e.com/é<>\"{}|\\^`%zz", true),
+            ("ftp://a.com", false),
+            ("http://", false),
+            ("http:/a.com", false),
+            ("http://1.2.3.4/", false),
+            ("http://a.b1/", true),
+            ("http://a.1b/", false),
+            ("http://-a.com", false),
+            ("http://a-.com", false),
+            ("http://xn--bcher-kva.example", false),
+            ("http://a..b", false),
+            ("http://a.com.", false),
+            ("http://a:65536", false),
+            ("http://a:", false),
+            ("http://a.com:80:90", false),
+            ("http://user@a.com", false),
+            ("http://a_b.com", false),
+            ("http://ä.com", false),
+            ("http://a.com/ b", false),
+            ("http://a.com/\u{3000}", false),
+            (" http://a.com", false),
+        ] {
+            assert_eq!(matches(&pattern, link), taken, "pattern on {link:?}");
+            let checked = crate::catalog::check_optional_url("link", link).is_ok();
+            assert_eq!(checked, taken, "check on {link:?}");
+        }
+    }
+
+    #[test]
+    fn the_documented_text_patterns_are_the_rules_text_is_checked_by() {
+        use text_schema::{pattern, Kind};
+        let samples = [
+            "",
+            " ",
+            "\u{3000}",
+            "a",
+            " a ",
+            "Crème brûlée 🍮",
+            "x\u{FEFF}",
+            "a\tb",
+            "a\u{85}",
+            "\u{A0}",
+        ];
+        for text in samples {
+            let line = TextLine::parse(text).is_ok();
+            assert_eq!(matches(&pattern(Kind::Line), text), line, "{text:?}");
+            let required =
+                line && crate::catalog::check_required_text("t", text, usize::MAX).is_ok();
+            assert_eq!(
+                matches(&pattern(Kind::Required), text),
+                required,
+                "{text:?}"
+            );
+            let word = required && !text.chars().any(char::is_whitespace);
+            assert_eq!(matches(&pattern(Kind::Word), text), word, "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_link_the_pattern_describes_is_taken(
+            link in proptest::string::string_regex(
+                text_schema::pattern(text_schema::Kind::Link).trim_start_matches('^').trim_end_matches('$')
+            ).unwrap()
+        ) {
+            // `check_optional_url` less its length bound, which `maxLength` states.
+            let parsed = url::Url::parse(&link).is_ok();
+            proptest::prop_assert!(crate::catalog::is_link(&link) && parsed, "{link:?}");
+        }
+
+        #[test]
+        fn every_text_the_required_pattern_describes_is_taken(
+            text in proptest::string::string_regex(
+                text_schema::pattern(text_schema::Kind::Required).trim_start_matches('^').trim_end_matches('$')
+            ).unwrap()
+        ) {
+            let text = TextLine::parse(&text).unwrap();
+            proptest::prop_assert!(crate::catalog::check_required_text("t", &text, usize::MAX).is_ok());
+        }
+    }
+
+    #[test]
+    fn uuids_are_taken_hyphenated_only() {
+        let id = "0190B6F2-8c1e-7d3a-9f4b-2a6c8e0d1f35";
+        assert!(hyphenated_uuid::parse(id).is_ok());
+        assert!(matches(hyphenated_uuid::PATTERN, id));
+        for other in [
+            "0190b6f28c1e7d3a9f4b2a6c8e0d1f35",
+            "{0190b6f2-8c1e-7d3a-9f4b-2a6c8e0d1f35}",
+            "urn:uuid:0190b6f2-8c1e-7d3a-9f4b-2a6c8e0d1f35",
+            "",
+        ] {
+            assert!(hyphenated_uuid::parse(other).is_err(), "{other}");
+            assert!(!matches(hyphenated_uuid::PATTERN, other), "{other}");
         }
     }
 

@@ -103,6 +103,12 @@ pub(crate) async fn require_shop(pool: &PgPool, shop: &ShopDomain) -> Result<(),
     found.map(|_| ()).ok_or(CatalogError::ShopNotFound)
 }
 
+/// Bounds of the stored text fields, in characters; `domain::text_schema` documents them.
+pub(crate) const NAME_CHARS: usize = 256;
+pub(crate) const TITLE_CHARS: usize = 512;
+pub(crate) const HANDLE_CHARS: usize = 255;
+pub(crate) const LINK_CHARS: usize = 2048;
+
 /// A list of ids names each at most once; the error names the first repeat, as `name` puts it.
 pub(crate) fn check_unique<T: std::hash::Hash + Eq>(
     field: &str,
@@ -146,12 +152,52 @@ pub(crate) fn check_optional_url(field: &str, value: &str) -> Result<(), Catalog
     if value.is_empty() {
         return Ok(());
     }
-    check_text(field, value, 2048)?;
+    check_text(field, value, LINK_CHARS)?;
     match url::Url::parse(value) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") => Ok(()),
+        Ok(u) if is_link(value) && matches!(u.scheme(), "http" | "https") => Ok(()),
         _ => Err(CatalogError::invalid(
             field,
             format!("'{value}' is not an absolute http(s) URL"),
         )),
     }
+}
+
+/// The link form `domain::text_schema::Kind::Link` documents, which the URL parser always takes:
+/// an http(s) scheme, a host of dot-separated letter-digit-hyphen labels whose last one starts
+/// with a letter (no IP address, no `xn--` label), an optional port, then no whitespace.
+// A rule of its own rather than the parser's: the parser also takes user info, IP hosts, stray
+// spaces and more, which no pattern a client can check would say.
+fn is_link(value: &str) -> bool {
+    let Some((scheme, rest)) = value.split_once("://") else {
+        return false;
+    };
+    if !(scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")) {
+        return false;
+    }
+    let (authority, tail) = rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()));
+    let (host, port) = match authority.split_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (authority, None),
+    };
+    let label = |l: &str| {
+        !l.is_empty()
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && !l.contains("--")
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    let port_ok = port.is_none_or(|p| {
+        let digits = p.trim_start_matches('0');
+        !p.is_empty()
+            && p.bytes().all(|b| b.is_ascii_digit())
+            && digits.len() <= 5
+            && digits.parse::<u32>().unwrap_or(0) <= 65535
+    });
+    host.split('.').all(label)
+        && host
+            .rsplit('.')
+            .next()
+            .is_some_and(|top| top.starts_with(|c: char| c.is_ascii_alphabetic()))
+        && port_ok
+        && !tail.chars().any(|c| c.is_whitespace() || c.is_control())
 }

@@ -6,8 +6,10 @@ use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use utoipa::ToSchema;
 
-use super::domain::{CollectionGid, ProductGid, ShopDomain, TextLine};
-use super::{begin_write, check_optional_url, check_required_text, CatalogError};
+use super::domain::{text_schema, CollectionGid, ProductGid, ShopDomain, TextLine};
+use super::{
+    begin_write, check_optional_url, check_required_text, CatalogError, HANDLE_CHARS, TITLE_CHARS,
+};
 
 /// One sync request may carry this many products; larger catalogs sync in pages.
 pub const MAX_PRODUCTS_PER_REQUEST: usize = 1000;
@@ -17,25 +19,34 @@ pub const MAX_PRODUCTS_PER_REQUEST: usize = 1000;
 pub struct Product {
     /// Global id or bare number; stored as the global id.
     pub id: ProductGid,
+    #[schema(schema_with = text_schema::required::<TITLE_CHARS>)]
     pub title: TextLine,
+    /// No whitespace.
+    #[schema(schema_with = text_schema::handle)]
     pub handle: TextLine,
     #[serde(default)]
+    #[schema(schema_with = text_schema::link)]
     pub image: TextLine,
     #[serde(default)]
+    #[schema(schema_with = text_schema::link)]
     pub url: TextLine,
     #[serde(default)]
+    #[schema(max_items = 250)]
     pub collection_ids: Vec<CollectionGid>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProductUpsert {
+    /// Each product at most once (a bare number and its global id are the same product).
+    #[schema(max_items = 1000)]
     pub products: Vec<Product>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProductDelete {
+    #[schema(max_items = 1000)]
     pub ids: Vec<ProductGid>,
 }
 
@@ -55,8 +66,8 @@ fn validate(products: &[Product]) -> Result<(), CatalogError> {
                 format!("{} appears more than once", p.id),
             ));
         }
-        check_required_text(&field("title"), &p.title, 512)?;
-        check_required_text(&field("handle"), &p.handle, 255)?;
+        check_required_text(&field("title"), &p.title, TITLE_CHARS)?;
+        check_required_text(&field("handle"), &p.handle, HANDLE_CHARS)?;
         if p.handle.chars().any(char::is_whitespace) {
             return Err(CatalogError::invalid(
                 field("handle"),

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use utoipa::ToSchema;
 
-use super::domain::{Currency, ShopDomain, TextLine, Timezone};
-use super::{check_text, notify_change, CatalogError};
+use super::domain::{text_schema, Currency, ShopDomain, TextLine, Timezone};
+use super::{check_text, notify_change, CatalogError, NAME_CHARS};
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -26,6 +26,7 @@ pub struct Shop {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ShopSettings {
+    #[schema(schema_with = text_schema::line_or_null::<NAME_CHARS>)]
     pub name: Option<TextLine>,
     /// IANA timezone; analytics dates are days in this zone. Default `UTC`.
     pub timezone: Option<Timezone>,
@@ -80,7 +81,7 @@ pub async fn upsert(
     settings: ShopSettings,
 ) -> Result<Upserted, CatalogError> {
     if let Some(name) = &settings.name {
-        check_text("name", name, 256)?;
+        check_text("name", name, NAME_CHARS)?;
     }
     let mut tx = pool.begin().await?;
     let sql = format!(

@@ -3,11 +3,16 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::{PgPool, Postgres, Transaction};
+use utoipa::openapi::schema::{ArrayBuilder, SchemaType, Type};
+use utoipa::openapi::Ref;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::domain::{ProductGid, ShopDomain, TextLine, VideoStatus};
-use super::{begin_write, check_optional_url, check_required_text, check_unique, CatalogError};
+use super::domain::{text_schema, ProductGid, ShopDomain, TextLine, VideoStatus};
+use super::{
+    begin_write, check_optional_url, check_required_text, check_unique, CatalogError, LINK_CHARS,
+    TITLE_CHARS,
+};
 
 const MAX_DURATION_SECONDS: f64 = 24.0 * 3600.0;
 const MAX_LINKED_PRODUCTS: usize = 250;
@@ -31,19 +36,26 @@ pub struct Video {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewVideo {
+    #[schema(schema_with = text_schema::required::<TITLE_CHARS>)]
     pub title: TextLine,
     #[serde(default)]
+    #[schema(schema_with = text_schema::link)]
     pub thumbnail: TextLine,
+    #[schema(schema_with = text_schema::required_link)]
     pub video_url: TextLine,
     #[serde(default)]
+    #[schema(schema_with = text_schema::link)]
     pub mini_version_url: TextLine,
     /// Seconds, 0 when unknown.
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 86400)]
     pub duration: f64,
     /// Default `DRAFT`: nothing reaches a live store before the merchant publishes it.
     #[serde(default = "draft")]
     pub status: VideoStatus,
+    /// Distinct products; a bare number and its global id are the same product.
     #[serde(default)]
+    #[schema(schema_with = product_ids)]
     pub product_ids: Vec<ProductGid>,
 }
 
@@ -51,23 +63,40 @@ fn draft() -> VideoStatus {
     VideoStatus::Draft
 }
 
+fn product_ids() -> ArrayBuilder {
+    ArrayBuilder::new()
+        .items(Ref::from_schema_name("ProductGid"))
+        .max_items(Some(MAX_LINKED_PRODUCTS))
+        .unique_items(true)
+}
+
+fn product_ids_or_null() -> ArrayBuilder {
+    product_ids().schema_type(SchemaType::from_iter([Type::Array, Type::Null]))
+}
+
 /// `PATCH`: only the fields present change; `productIds` replaces the whole list.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VideoPatch {
+    #[schema(schema_with = text_schema::required_or_null::<TITLE_CHARS>)]
     pub title: Option<TextLine>,
+    #[schema(schema_with = text_schema::link_or_null)]
     pub thumbnail: Option<TextLine>,
+    #[schema(schema_with = text_schema::required_link_or_null)]
     pub video_url: Option<TextLine>,
+    #[schema(schema_with = text_schema::link_or_null)]
     pub mini_version_url: Option<TextLine>,
+    #[schema(minimum = 0, maximum = 86400)]
     pub duration: Option<f64>,
     pub status: Option<VideoStatus>,
+    #[schema(schema_with = product_ids_or_null)]
     pub product_ids: Option<Vec<ProductGid>>,
 }
 
 fn validate(v: &NewVideo) -> Result<(), CatalogError> {
-    check_required_text("title", &v.title, 512)?;
+    check_required_text("title", &v.title, TITLE_CHARS)?;
     check_optional_url("thumbnail", &v.thumbnail)?;
-    check_required_text("videoUrl", &v.video_url, 2048)?;
+    check_required_text("videoUrl", &v.video_url, LINK_CHARS)?;
     check_optional_url("videoUrl", &v.video_url)?;
     check_optional_url("miniVersionUrl", &v.mini_version_url)?;
     if !(0.0..=MAX_DURATION_SECONDS).contains(&v.duration) {

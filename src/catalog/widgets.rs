@@ -3,16 +3,18 @@
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
 use sqlx::{PgPool, Postgres, Transaction};
+use utoipa::openapi::schema::{ArrayBuilder, SchemaType, Type};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::domain::{
-    ClickBehavior, CollectionGid, Location, ModalLayout, ProductGid, ShopDomain, SourceType,
-    TextLine, ViewStyle, WidgetStatus, WidgetType,
+    hyphenated_uuid, text_schema, ClickBehavior, CollectionGid, Location, ModalLayout, ProductGid,
+    ShopDomain, SourceType, TextLine, ViewStyle, WidgetStatus, WidgetType,
 };
-use super::{begin_write, check_text, check_unique, CatalogError};
+use super::{begin_write, check_text, check_unique, CatalogError, NAME_CHARS};
 
 const MAX_VIDEOS_PER_WIDGET: usize = 200;
 const MAX_RULE_ENTRIES: usize = 500;
@@ -22,10 +24,13 @@ const MAX_RULE_ENTRIES: usize = 500;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DisplayRules {
     #[serde(default)]
+    #[schema(max_items = 500)]
     pub locations: Vec<Location>,
     #[serde(default)]
+    #[schema(max_items = 500)]
     pub product_ids: Vec<ProductGid>,
     #[serde(default)]
+    #[schema(max_items = 500)]
     pub collection_ids: Vec<CollectionGid>,
 }
 
@@ -56,11 +61,14 @@ pub struct NewWidget {
     #[serde(rename = "type")]
     pub widget_type: WidgetType,
     #[serde(default)]
+    #[schema(schema_with = text_schema::line::<NAME_CHARS>)]
     pub title: TextLine,
     /// Default `draft`.
     #[serde(default = "draft")]
     pub status: WidgetStatus,
-    #[serde(default)]
+    /// An integer; `92.0` is taken as 92.
+    #[serde(default, deserialize_with = "priority")]
+    #[schema(minimum = -2147483648, maximum = 2147483647)]
     pub priority: i32,
     #[serde(default)]
     pub view_style: ViewStyle,
@@ -71,7 +79,8 @@ pub struct NewWidget {
     #[serde(default)]
     pub source_type: SourceType,
     /// Videos of this shop, in display order, each at most once.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "hyphenated_uuid::list")]
+    #[schema(schema_with = video_ids)]
     pub video_ids: Vec<Uuid>,
     #[serde(default)]
     pub rules: DisplayRules,
@@ -81,19 +90,59 @@ fn draft() -> WidgetStatus {
     WidgetStatus::Draft
 }
 
+fn video_ids() -> ArrayBuilder {
+    hyphenated_uuid::distinct(MAX_VIDEOS_PER_WIDGET)
+}
+
+fn video_ids_or_null() -> ArrayBuilder {
+    video_ids().schema_type(SchemaType::from_iter([Type::Array, Type::Null]))
+}
+
+/// A priority as JSON clients send it: an integer, which some write as `92.0` (JSON Schema's
+/// `integer` includes it); a fraction or a value beyond 32 bits is refused.
+fn priority<'de, D: Deserializer<'de>>(d: D) -> Result<i32, D::Error> {
+    let n = serde_json::Number::deserialize(d)?;
+    let integral = match (n.as_i64(), n.as_f64()) {
+        (Some(i), _) => i32::try_from(i).ok(),
+        (None, Some(f)) if f.fract() == 0.0 && f.abs() <= f64::from(i32::MAX) + 1.0 => {
+            format!("{f:.0}").parse().ok()
+        }
+        _ => None,
+    };
+    integral.ok_or_else(|| {
+        D::Error::custom(format!(
+            "must be an integer from {} to {}, got {n}",
+            i32::MIN,
+            i32::MAX
+        ))
+    })
+}
+
+fn priority_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i32>, D::Error> {
+    match Option::<serde_json::Value>::deserialize(d)? {
+        None => Ok(None),
+        Some(value) => priority(value).map(Some).map_err(D::Error::custom),
+    }
+}
+
 /// `PATCH`: only the fields present change; `videoIds` and `rules` replace the whole value.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WidgetPatch {
     #[serde(rename = "type")]
     pub widget_type: Option<WidgetType>,
+    #[schema(schema_with = text_schema::line_or_null::<NAME_CHARS>)]
     pub title: Option<TextLine>,
     pub status: Option<WidgetStatus>,
+    #[serde(default, deserialize_with = "priority_or_null")]
+    #[schema(minimum = -2147483648, maximum = 2147483647)]
     pub priority: Option<i32>,
     pub view_style: Option<ViewStyle>,
     pub click_behavior: Option<ClickBehavior>,
     pub modal_layout: Option<ModalLayout>,
     pub source_type: Option<SourceType>,
+    #[serde(default, deserialize_with = "hyphenated_uuid::option_list")]
+    #[schema(schema_with = video_ids_or_null)]
     pub video_ids: Option<Vec<Uuid>>,
     pub rules: Option<DisplayRules>,
 }
@@ -150,7 +199,7 @@ const WIDGET_SELECT: &str = "SELECT w.id, w.type, w.title, w.status, w.priority,
     FROM widgets w";
 
 fn validate(w: &NewWidget) -> Result<(), CatalogError> {
-    check_text("title", &w.title, 256)?;
+    check_text("title", &w.title, NAME_CHARS)?;
     if w.video_ids.len() > MAX_VIDEOS_PER_WIDGET {
         return Err(CatalogError::invalid(
             "videoIds",
@@ -357,4 +406,36 @@ pub async fn update(
 pub async fn delete(pool: &PgPool, shop: &ShopDomain, id: Uuid) -> Result<(), CatalogError> {
     let sql = "DELETE FROM widgets WHERE shop_domain = $1 AND id = $2";
     super::delete_one(pool, shop, id, sql, "widget").await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_priority_is_an_integer_also_written_with_a_fraction() {
+        let priority = |value: &str| {
+            serde_json::from_str::<NewWidget>(&format!(r#"{{"type":"story","priority":{value}}}"#))
+                .map(|w| w.priority)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(priority("92.0"), Ok(92));
+        assert_eq!(priority("-2147483648.0"), Ok(i32::MIN));
+        assert_eq!(priority("2147483647"), Ok(i32::MAX));
+        for refused in [
+            "92.5",
+            "2147483648",
+            "2147483648.0",
+            "-2147483649",
+            "1e300",
+            "\"7\"",
+        ] {
+            assert!(priority(refused).is_err(), "{refused}");
+        }
+        let patch = |body: &str| serde_json::from_str::<WidgetPatch>(body).map(|p| p.priority);
+        assert_eq!(patch(r#"{"priority":7.0}"#).unwrap(), Some(7));
+        assert_eq!(patch(r#"{"priority":null}"#).unwrap(), None);
+        assert_eq!(patch("{}").unwrap(), None);
+        assert!(patch(r#"{"priority":0.5}"#).is_err());
+    }
 }

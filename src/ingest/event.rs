@@ -6,10 +6,15 @@ use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use utoipa::ToSchema;
+use utoipa::openapi::schema::{
+    ObjectBuilder, OneOfBuilder, Schema, SchemaFormat, SchemaType, Type,
+};
+use utoipa::openapi::{KnownFormat, RefOr};
+use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
-use crate::catalog::domain::{Currency, ProductGid, ShopDomain, Timezone};
+use crate::catalog::domain::text_schema::{self, Kind};
+use crate::catalog::domain::{hyphenated_uuid, Currency, ProductGid, ShopDomain, Timezone};
 
 /// At most this many events in one request.
 pub const MAX_EVENTS_PER_REQUEST: usize = 100;
@@ -75,9 +80,31 @@ impl Attribution {
 
 /// An id or free-text value from the loader: a string without control characters, or an integer
 /// (platform customer and order ids often arrive as numbers), at most 256 characters.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
-#[schema(value_type = String)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Text(String);
+
+/// A string, or an integer as serde_json reads one (i64 or u64; written without a fraction or
+/// an exponent).
+impl PartialSchema for Text {
+    fn schema() -> RefOr<Schema> {
+        let string = text_schema::string(Kind::Line, MAX_TEXT_CHARS, false);
+        let integer = ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(i64::MIN))
+            .maximum(Some(u64::MAX));
+        OneOfBuilder::new()
+            .item(string)
+            .item(integer)
+            .description(Some(
+                "An id or free-text value from the loader: a string without control characters, \
+                 at most 256 characters, or an integer (platform customer and order ids often \
+                 arrive as numbers; beyond 2^53 written without a fraction).",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for Text {}
 
 impl Text {
     pub fn into_string(self) -> String {
@@ -138,8 +165,15 @@ impl<'de> serde::de::Visitor<'de> for TextVisitor {
         Ok(Text(n.to_string()))
     }
 
-    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Text, E> {
-        Self::refuse("a number")
+    /// An integer written with a fraction (`42.0`) is an integer to JSON Schema; taken while the
+    /// float holds it exactly.
+    fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<Text, E> {
+        const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+        match n.fract() == 0.0 && n.abs() <= EXACT {
+            // `+ 0.0` makes -0 plain 0.
+            true => Ok(Text(format!("{:.0}", n + 0.0))),
+            false => Self::refuse("a number"),
+        }
     }
 
     fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Text, E> {
@@ -207,12 +241,11 @@ pub struct IncomingEvent {
     pub video_id: Option<Text>,
     pub widget_id: Option<Text>,
     pub attribution_type: Option<Attribution>,
-    /// ISO 8601 date-time with offset. Outside the accepted window it is replaced by the
-    /// receive time.
-    #[schema(value_type = Option<String>, format = DateTime)]
+    #[schema(schema_with = timestamp)]
     #[serde(default, deserialize_with = "client_timestamp")]
     pub timestamp: Option<DateTime<chrono::FixedOffset>>,
-    /// Client-side UUID; becomes the event's id.
+    #[schema(schema_with = event_id)]
+    #[serde(default, deserialize_with = "hyphenated_uuid::option")]
     pub event_id: Option<Uuid>,
     /// For click / add_to_cart / checkout: global id or bare number.
     pub product_id: Option<ProductGid>,
@@ -220,11 +253,31 @@ pub struct IncomingEvent {
     /// The order's products (checkout_completed): global ids or bare numbers, at most 250.
     #[schema(max_items = 250)]
     pub product_ids: Option<Vec<ProductGid>>,
-    /// Order value in the shop currency (checkout_completed), a decimal number ≥ 0 with at most
-    /// 4 decimal places; a numeric string is accepted too.
-    #[schema(value_type = Option<f64>)]
+    /// Order value in the shop currency (checkout_completed).
     pub revenue: Option<Revenue>,
     pub currency: Option<Currency>,
+}
+
+fn timestamp() -> ObjectBuilder {
+    // What RFC 3339 surely is; `client_timestamp` also takes chrono's more lenient forms.
+    let date = "[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])";
+    let time = "([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?";
+    // `T` only: a validator of `format: date-time` refuses RFC 3339's space-separated form.
+    let offset = "([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])";
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+        .pattern(Some(format!("^{date}[Tt]{time}{offset}$")))
+        .description(Some(
+            "RFC 3339 date-time with offset; `null` is absent (the receive time). One outside the \
+             accepted window (too far in the past or future) is replaced by the receive time.",
+        ))
+}
+
+fn event_id() -> ObjectBuilder {
+    hyphenated_uuid::schema()
+        .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+        .description(Some("Client-side UUID; becomes the event's id."))
 }
 
 /// The record the spool keeps: validated, with the service's own fields added.
@@ -404,16 +457,49 @@ pub enum RevenueError {
     TooLarge(String),
 }
 
+/// Both forms `Revenue::parse` takes.
+impl PartialSchema for Revenue {
+    fn schema() -> RefOr<Schema> {
+        let number = ObjectBuilder::new()
+            .schema_type(Type::Number)
+            .minimum(Some(0))
+            .maximum(Some(MAX_REVENUE_UNITS))
+            .multiple_of(Some(1.0 / 10_000.0));
+        let string = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(Revenue::STRING_PATTERN));
+        OneOfBuilder::new()
+            .item(number)
+            .item(string)
+            .description(Some(
+                "A decimal ≥ 0 with at most 4 decimal places, at most 10^12: a JSON number, or a \
+                 string of digits with an optional fraction (`\"19.99\"`).",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for Revenue {}
+
 impl Revenue {
-    /// From the JSON text of the value: a number (`19.99`, `1e2`) or a string holding one.
+    /// The string form: at most 10^12 is up to 12 digits before the point, or 10^12 itself;
+    /// trailing zeros after the 4th place change nothing.
+    pub const STRING_PATTERN: &'static str =
+        "^0*([0-9]{1,12}(\\.[0-9]{1,4}0*)?|1000000000000(\\.0+)?)$";
+
+    /// From the JSON text of the value: a number (`19.99`, `1e2`) or a string of digits with an
+    /// optional fraction (`"19.99"`), the form a pixel's `toFixed` gives.
     pub fn parse(raw: &str) -> Result<Revenue, RevenueError> {
         let text = raw.trim();
-        let text = match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
-            Some(inner) => inner.trim(),
-            None => text,
-        };
-        if text.starts_with('-') {
-            return Err(RevenueError::Negative(raw.to_string()));
+        if text.starts_with('"') {
+            return Self::parse_string(raw);
+        }
+        // `-0` is zero; JSON Schema's `minimum: 0` includes it.
+        if let Some(magnitude) = text.strip_prefix('-') {
+            return match Self::parse(magnitude) {
+                Ok(zero) if zero.0.is_zero() => Ok(zero),
+                _ => Err(RevenueError::Negative(raw.to_string())),
+            };
         }
         let numeric = !text.is_empty()
             && text
@@ -445,6 +531,38 @@ impl Revenue {
             return Err(RevenueError::TooLarge(raw.to_string()));
         }
         Ok(Revenue(value))
+    }
+
+    /// A JSON string: its decoded text must be digits with an optional fraction; leading zeros
+    /// and the fraction's trailing zeros are free.
+    fn parse_string(raw: &str) -> Result<Revenue, RevenueError> {
+        let not_numeric = || RevenueError::NotNumeric(raw.to_string());
+        let text: String = serde_json::from_str(raw).map_err(|_| not_numeric())?;
+        let (whole, fraction) = match text.split_once('.') {
+            Some((whole, fraction)) if !fraction.is_empty() => (whole, fraction),
+            Some(_) => return Err(not_numeric()),
+            None => (text.as_str(), ""),
+        };
+        let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        if whole.is_empty() || !digits(whole) || !digits(fraction) {
+            return Err(not_numeric());
+        }
+        let (whole, fraction) = (
+            whole.trim_start_matches('0'),
+            fraction.trim_end_matches('0'),
+        );
+        if fraction.len() > 4 {
+            return Err(RevenueError::TooPrecise(raw.to_string()));
+        }
+        if whole.len() > 13 {
+            return Err(RevenueError::TooLarge(raw.to_string()));
+        }
+        let exact = format!("{}.{fraction}0", if whole.is_empty() { "0" } else { whole });
+        let value = Decimal::from_str_exact(&exact).map_err(|_| not_numeric())?;
+        if value > Decimal::from(MAX_REVENUE_UNITS) {
+            return Err(RevenueError::TooLarge(raw.to_string()));
+        }
+        Ok(Revenue(value.normalize()))
     }
 
     /// In units of 1/10 000 of the currency, as the spool and ClickHouse keep it.
@@ -542,6 +660,92 @@ mod tests {
         ] {
             assert!(Revenue::parse(bad).is_err(), "{bad} accepted");
         }
+    }
+
+    #[test]
+    fn a_revenue_string_is_taken_exactly_when_the_documented_pattern_matches_it() {
+        let pattern = regex::Regex::new(Revenue::STRING_PATTERN).unwrap();
+        for text in [
+            "0",
+            "19.99",
+            "007.5",
+            "1.50000",
+            "1234.5678",
+            "999999999999.9999",
+            "1000000000000",
+            "1000000000000.000",
+            "1000000000000.0001",
+            "1000000000001",
+            "1.23456",
+            "",
+            ".5",
+            "5.",
+            "1e2",
+            " 5",
+            "5 ",
+            "+5",
+            "-0",
+            "12a",
+            "1.2.3",
+            "\u{664}",
+        ] {
+            let taken = Revenue::parse(&serde_json::to_string(text).unwrap()).is_ok();
+            assert_eq!(pattern.is_match(text), taken, "{text:?}");
+        }
+        assert_eq!(Revenue::parse("\"1.50000\"").map(Revenue::e4), Ok(15_000));
+        assert_eq!(Revenue::parse("-0").map(Revenue::e4), Ok(0));
+        assert_eq!(Revenue::parse("-0.0").map(Revenue::e4), Ok(0));
+    }
+
+    #[test]
+    fn a_timestamp_of_the_documented_pattern_is_read_as_written() {
+        let schema = serde_json::to_value(timestamp().build()).unwrap();
+        let pattern = regex::Regex::new(schema["pattern"].as_str().unwrap()).unwrap();
+        for text in [
+            "2024-02-29T12:00:00Z",
+            "2024-01-01t00:00:00.123456789+05:30",
+            "0000-12-31T23:59:59z",
+            "9999-01-01T00:00:00-23:59",
+        ] {
+            assert!(pattern.is_match(text), "{text}");
+            let event = format!(r#"{{"eventType":"view","timestamp":"{text}"}}"#);
+            let parsed = parse_event(&event, "").unwrap().timestamp.unwrap();
+            let expected = DateTime::parse_from_rfc3339(&text.to_uppercase()).unwrap();
+            assert_eq!(parsed, expected, "{text}");
+        }
+        let null = parse_event(r#"{"eventType":"view","timestamp":null}"#, "").unwrap();
+        assert_eq!(null.timestamp, None);
+    }
+
+    #[test]
+    fn an_id_is_a_string_or_an_integer_also_written_with_a_fraction() {
+        let id = |value: &str| {
+            parse_event(&format!(r#"{{"eventType":"view","orderId":{value}}}"#), "")
+                .map(|e| e.order_id.map(Text::into_string))
+        };
+        assert_eq!(id("42.0"), Ok(Some("42".into())));
+        assert_eq!(id("-0.0"), Ok(Some("0".into())));
+        assert_eq!(id("18446744073709551615"), Ok(Some(u64::MAX.to_string())));
+        assert_eq!(
+            id("9007199254740992.0"),
+            Ok(Some("9007199254740992".into()))
+        );
+        for refused in ["1.5", "1e300", "\"a\\u0000\""] {
+            assert_eq!(id(refused).unwrap_err().field, "orderId", "{refused}");
+        }
+    }
+
+    #[test]
+    fn an_event_id_is_a_hyphenated_uuid() {
+        let event =
+            |id: &str| parse_event(&format!(r#"{{"eventType":"view","eventId":"{id}"}}"#), "");
+        let id = "0190b6f2-8c1e-7d3a-9f4b-2a6c8e0d1f35";
+        assert_eq!(
+            event(id).unwrap().event_id,
+            Some(Uuid::parse_str(id).unwrap())
+        );
+        let invalid = event(&id.replace('-', "")).unwrap_err();
+        assert_eq!(invalid.field, "eventId");
     }
 
     #[test]

@@ -433,3 +433,125 @@ async fn the_openapi_document_states_what_the_edge_takes_and_answers() {
         json!("^(gid://shopify/Product/)?0*[1-9][0-9]{0,18}$")
     );
 }
+
+/// The bounds the admin API and the event endpoint enforce, as the document states them; the
+/// patterns themselves are held against the code's rules by the unit tests beside them.
+#[tokio::test]
+async fn the_openapi_document_states_the_bounds_of_every_admin_and_event_field() {
+    let app = spawn_app().await;
+    let (_, doc) = json_of(app.get("/openapi.json").await).await;
+    let schemas = &doc["components"]["schemas"];
+    let field = |schema: &str, path: &str| {
+        path.split('.')
+            .fold(&schemas[schema]["properties"], |value, key| &value[key])
+            .clone()
+    };
+    let bounds = |value: &Value| {
+        [
+            "minLength",
+            "maxLength",
+            "minItems",
+            "maxItems",
+            "uniqueItems",
+        ]
+        .iter()
+        .filter(|key| value.get(**key).is_some())
+        .map(|key| format!("{key}={}", value[*key]))
+        .collect::<Vec<_>>()
+        .join(" ")
+    };
+    for (schema, path, expected) in [
+        ("ShopSettings", "name", "maxLength=256"),
+        ("NewApiKey", "name", "minLength=1 maxLength=256"),
+        ("Product", "title", "minLength=1 maxLength=512"),
+        ("Product", "handle", "minLength=1 maxLength=255"),
+        ("Product", "image", "maxLength=2048"),
+        ("Product", "url", "maxLength=2048"),
+        ("Product", "collectionIds", "maxItems=250"),
+        ("ProductUpsert", "products", "maxItems=1000"),
+        ("ProductDelete", "ids", "maxItems=1000"),
+        ("NewVideo", "title", "minLength=1 maxLength=512"),
+        ("NewVideo", "videoUrl", "minLength=1 maxLength=2048"),
+        ("NewVideo", "thumbnail", "maxLength=2048"),
+        ("NewVideo", "miniVersionUrl", "maxLength=2048"),
+        ("NewVideo", "productIds", "maxItems=250 uniqueItems=true"),
+        ("VideoPatch", "title", "minLength=1 maxLength=512"),
+        ("VideoPatch", "videoUrl", "minLength=1 maxLength=2048"),
+        ("VideoPatch", "productIds", "maxItems=250 uniqueItems=true"),
+        ("NewWidget", "title", "maxLength=256"),
+        ("NewWidget", "videoIds", "maxItems=200 uniqueItems=true"),
+        ("WidgetPatch", "title", "maxLength=256"),
+        ("WidgetPatch", "videoIds", "maxItems=200 uniqueItems=true"),
+        ("DisplayRules", "locations", "maxItems=500"),
+        ("DisplayRules", "productIds", "maxItems=500"),
+        ("DisplayRules", "collectionIds", "maxItems=500"),
+        ("IncomingEvent", "productIds", "maxItems=250"),
+        ("EventBatch", "events", "minItems=1 maxItems=100"),
+    ] {
+        assert_eq!(bounds(&field(schema, path)), expected, "{schema}.{path}");
+    }
+
+    // Every stored text refuses control characters; a required one is not only whitespace, a
+    // handle has none, a link is an absolute http(s) URL (or empty where it is optional).
+    let pattern =
+        |schema: &str, path: &str| field(schema, path)["pattern"].as_str().unwrap().to_string();
+    let control = r"[^\u0000-\u001F\u007F-\u009F]";
+    assert_eq!(pattern("ShopSettings", "name"), format!("^{control}*$"));
+    assert!(pattern("NewApiKey", "name").starts_with(&format!("^{control}*[^")));
+    assert!(pattern("Product", "handle").ends_with(r"\u3000]+$"));
+    let link = pattern("NewVideo", "videoUrl");
+    assert!(link.starts_with("^[Hh][Tt][Tt][Pp][Ss]?://"), "{link}");
+    assert_eq!(pattern("NewVideo", "thumbnail"), format!("^$|{link}"));
+    assert_eq!(
+        field("VideoPatch", "title")["type"],
+        json!(["string", "null"])
+    );
+
+    for (schema, path) in [("NewWidget", "priority"), ("WidgetPatch", "priority")] {
+        let priority = field(schema, path);
+        assert_eq!(priority["minimum"], json!(i32::MIN), "{schema}");
+        assert_eq!(priority["maximum"], json!(i32::MAX), "{schema}");
+    }
+    let duration = field("NewVideo", "duration");
+    assert_eq!(
+        (&duration["minimum"], &duration["maximum"]),
+        (&json!(0), &json!(86400))
+    );
+
+    let uuid = "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$";
+    assert_eq!(
+        field("NewWidget", "videoIds")["items"]["pattern"],
+        json!(uuid)
+    );
+    let event_id = field("IncomingEvent", "eventId");
+    assert_eq!(event_id["pattern"], json!(uuid));
+    assert_eq!(event_id["format"], json!("uuid"));
+
+    let timestamp = field("IncomingEvent", "timestamp");
+    assert_eq!(timestamp["type"], json!(["string", "null"]));
+    assert_eq!(timestamp["format"], json!("date-time"));
+    assert!(timestamp["pattern"].as_str().unwrap().contains("[Tt]"));
+    assert!(timestamp["description"]
+        .as_str()
+        .unwrap()
+        .contains("replaced"));
+
+    let revenue = &schemas["Revenue"]["oneOf"];
+    assert_eq!(
+        revenue[0],
+        json!({ "type": "number", "minimum": 0, "maximum": 1_000_000_000_000_i64, "multipleOf": 0.0001 })
+    );
+    assert_eq!(revenue[1]["type"], "string");
+    assert!(revenue[1]["pattern"]
+        .as_str()
+        .unwrap()
+        .contains("[0-9]{1,4}"));
+
+    let text = &schemas["Text"]["oneOf"];
+    assert_eq!(text[0]["maxLength"], json!(256));
+    assert_eq!(text[0]["pattern"], json!(format!("^{control}*$")));
+    assert_eq!(
+        (&text[1]["type"], &text[1]["minimum"], &text[1]["maximum"]),
+        (&json!("integer"), &json!(i64::MIN), &json!(u64::MAX))
+    );
+}
