@@ -147,7 +147,15 @@ impl Connection {
             let request = request.map(|body| Body::new(DeadlineBody::new(body, deadline)));
             let response = match oversized {
                 None => Either::Left(service.clone().oneshot(request)),
-                Some(refused) => Either::Right(std::future::ready(Ok(refused.into_response()))),
+                Some(refused) => {
+                    // Refused before the router's request-id layer: the answer gets its own id.
+                    let mut refused = refused.into_response();
+                    let id = crate::telemetry::new_request_id();
+                    refused
+                        .headers_mut()
+                        .insert(crate::telemetry::X_REQUEST_ID, id);
+                    Either::Right(std::future::ready(Ok(refused)))
+                }
             };
             async move {
                 let response = response.await?;

@@ -118,7 +118,7 @@ where
     }
 }
 
-fn new_request_id() -> HeaderValue {
+pub fn new_request_id() -> HeaderValue {
     let mut text = uuid::Uuid::encode_buffer();
     let text = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut text);
     HeaderValue::from_str(text).expect("a hyphenated UUID is a valid header value")

@@ -3,7 +3,7 @@
 
 mod http;
 
-pub use http::{HttpMetricsLayer, RequestId, RequestIdLayer};
+pub use http::{new_request_id, HttpMetricsLayer, RequestId, RequestIdLayer, X_REQUEST_ID};
 
 use http::MethodLabel;
 

@@ -258,6 +258,9 @@ async fn an_oversized_request_head_is_answered_414_or_431_with_an_error_body() {
     assert_eq!(with_headers(62, 10).await.unwrap().status(), StatusCode::OK);
     for response in [with_headers(63, 10).await, with_headers(1, 33 * 1024).await] {
         let response = response.unwrap();
+        // Answered before the router, yet with a request id of its own.
+        let id = response.headers()["x-request-id"].to_str().unwrap();
+        assert!(uuid::Uuid::parse_str(id).is_ok(), "{id}");
         assert_error(
             response,
             StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
