@@ -163,8 +163,9 @@ pub(crate) fn check_optional_url(field: &str, value: &str) -> Result<(), Catalog
 }
 
 /// The link form `domain::text_schema::Kind::Link` documents, which the URL parser always takes:
-/// an http(s) scheme, a host of dot-separated letter-digit-hyphen labels whose last one starts
-/// with a letter (no IP address, no `xn--` label), an optional port, then no whitespace.
+/// an http(s) scheme, a host that is an IPv4 address (decimal, no leading zeros) or dot-separated
+/// letter-digit-hyphen labels whose last one starts with a letter (punycode `xn--` labels
+/// included), an optional port, then no whitespace.
 // A rule of its own rather than the parser's: the parser also takes user info, IP hosts, stray
 // spaces and more, which no pattern a client can check would say.
 fn is_link(value: &str) -> bool {
@@ -183,9 +184,16 @@ fn is_link(value: &str) -> bool {
         !l.is_empty()
             && !l.starts_with('-')
             && !l.ends_with('-')
-            && !l.contains("--")
             && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
     };
+    let octet = |o: &str| {
+        !o.is_empty()
+            && o.len() <= 3
+            && o.bytes().all(|b| b.is_ascii_digit())
+            && !(o.len() > 1 && o.starts_with('0'))
+            && o.parse::<u16>().is_ok_and(|n| n <= 255)
+    };
+    let ipv4 = host.split('.').count() == 4 && host.split('.').all(octet);
     let port_ok = port.is_none_or(|p| {
         let digits = p.trim_start_matches('0');
         !p.is_empty()
@@ -193,11 +201,10 @@ fn is_link(value: &str) -> bool {
             && digits.len() <= 5
             && digits.parse::<u32>().unwrap_or(0) <= 65535
     });
-    host.split('.').all(label)
+    let domain = host.split('.').all(label)
         && host
             .rsplit('.')
             .next()
-            .is_some_and(|top| top.starts_with(|c: char| c.is_ascii_alphabetic()))
-        && port_ok
-        && !tail.chars().any(|c| c.is_whitespace() || c.is_control())
+            .is_some_and(|top| top.starts_with(|c: char| c.is_ascii_alphabetic()));
+    (ipv4 || domain) && port_ok && !tail.chars().any(|c| c.is_whitespace() || c.is_control())
 }
