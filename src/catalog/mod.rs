@@ -164,8 +164,8 @@ pub(crate) fn check_optional_url(field: &str, value: &str) -> Result<(), Catalog
 
 /// The link form `domain::text_schema::Kind::Link` documents, which the URL parser always takes:
 /// an http(s) scheme, a host that is an IPv4 address (decimal, no leading zeros) or dot-separated
-/// letter-digit-hyphen labels whose last one starts with a letter (punycode `xn--` labels
-/// included), an optional port, then no whitespace.
+/// letter-digit-hyphen labels whose last one starts with a letter (no `--`, so no punycode label,
+/// whose decoding no pattern can state), an optional port, then no whitespace.
 // A rule of its own rather than the parser's: the parser also takes user info, IP hosts, stray
 // spaces and more, which no pattern a client can check would say.
 fn is_link(value: &str) -> bool {
@@ -184,6 +184,7 @@ fn is_link(value: &str) -> bool {
         !l.is_empty()
             && !l.starts_with('-')
             && !l.ends_with('-')
+            && !l.contains("--")
             && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
     };
     let octet = |o: &str| {
