@@ -152,19 +152,21 @@ pub fn decode_pairs(raw_query: &str) -> Vec<RawPair<'_>> {
     raw_query
         .split('&')
         .filter(|piece| !piece.is_empty())
-        .map(
-            |piece| match memchr::memchr2(b'%', b'+', piece.as_bytes()) {
-                // A non-empty piece without `&` is exactly one pair.
-                Some(_) => url::form_urlencoded::parse(piece.as_bytes())
-                    .next()
-                    .unwrap_or_default(),
-                None => {
-                    let (key, value) = piece.split_once('=').unwrap_or((piece, ""));
-                    (Cow::Borrowed(key), Cow::Borrowed(value))
-                }
-            },
-        )
+        .map(decode_pair)
         .collect()
+}
+
+/// One non-empty piece of a query (no `&` in it), decoded as one pair.
+pub(crate) fn decode_pair(piece: &str) -> RawPair<'_> {
+    match memchr::memchr2(b'%', b'+', piece.as_bytes()) {
+        Some(_) => url::form_urlencoded::parse(piece.as_bytes())
+            .next()
+            .unwrap_or_default(),
+        None => {
+            let (key, value) = piece.split_once('=').unwrap_or((piece, ""));
+            (Cow::Borrowed(key), Cow::Borrowed(value))
+        }
+    }
 }
 
 /// A query's decoded pairs as [`AppQuery`] reads them (trimmed, the empty ones dropped), for

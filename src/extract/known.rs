@@ -22,6 +22,7 @@ use tower::{Layer, Service};
 use utoipa::openapi::path::{HttpMethod, ParameterIn};
 use utoipa::openapi::OpenApi;
 
+use super::decode_pair;
 use crate::error::ApiError;
 
 /// The query parameters each documented operation takes, by route template and method.
@@ -88,15 +89,8 @@ impl KnownParamsLayer {
 /// acknowledged event under callgrind (BENCHMARKS.md, Decisions).
 fn keys(query: &str) -> impl Iterator<Item = Cow<'_, str>> {
     let pieces = query.split('&').filter(|piece| !piece.is_empty());
-    pieces.map(|piece| {
-        let key = piece.split_once('=').map_or(piece, |(key, _)| key);
-        match memchr::memchr2(b'%', b'+', key.as_bytes()) {
-            None => Cow::Borrowed(key),
-            Some(_) => url::form_urlencoded::parse(key.as_bytes())
-                .next()
-                .map_or(Cow::Borrowed(""), |(key, _)| key),
-        }
-    })
+    // The key alone, as a piece of its own: its decoding is the pair's.
+    pieces.map(|piece| decode_pair(piece.split_once('=').map_or(piece, |(key, _)| key)).0)
 }
 
 fn http_method(method: HttpMethod) -> Method {
