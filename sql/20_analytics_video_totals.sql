@@ -11,18 +11,30 @@ SELECT
     sum(clicks),
     sum(add_to_cart),
     sum(orders),
-    sum(revenue_e4)
+    sum(revenue_e4),
+    sum(direct_add_to_cart),
+    sum(direct_orders),
+    sum(direct_revenue_e4),
+    sum(influenced_add_to_cart),
+    sum(influenced_orders),
+    sum(influenced_revenue_e4)
 FROM
 (
-    SELECT video_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
+    SELECT video_id, impressions, views, clicks, add_to_cart, orders, revenue_e4,
+           direct_add_to_cart, direct_orders, direct_revenue_e4,
+           influenced_add_to_cart, influenced_orders, influenced_revenue_e4
     FROM video_monthly
     WHERE shop_domain = ? AND month >= toDate(?) AND month <= toDate(?)
     UNION ALL
-    SELECT video_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
+    SELECT video_id, impressions, views, clicks, add_to_cart, orders, revenue_e4,
+           direct_add_to_cart, direct_orders, direct_revenue_e4,
+           influenced_add_to_cart, influenced_orders, influenced_revenue_e4
     FROM video_daily
     WHERE shop_domain = ? AND local_date >= toDate(?) AND local_date <= toDate(?)
     UNION ALL
-    SELECT video_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
+    SELECT video_id, impressions, views, clicks, add_to_cart, orders, revenue_e4,
+           direct_add_to_cart, direct_orders, direct_revenue_e4,
+           influenced_add_to_cart, influenced_orders, influenced_revenue_e4
     FROM video_daily
     WHERE shop_domain = ? AND local_date >= toDate(?) AND local_date <= toDate(?)
 )

@@ -1,8 +1,6 @@
--- One video's totals over whole local days (parts as in 20_analytics_video_totals).
--- Bound in order, for each part (whole months, then the partial month before, then the one
--- after): the shop, the first and last date (an empty part is bound as a range that ends before
--- it starts) and, for one video or widget, its id. Each part is one primary-key range.
--- check-params: 'a.myshopify.com', '2026-02-01', '2026-11-01', 'x-1', 'a.myshopify.com', '2026-01-15', '2026-01-31', 'x-1', 'a.myshopify.com', '2026-12-01', '2026-12-10', 'x-1'
+-- One video's totals over whole local days, from video_daily_by_video: its own rows only.
+-- Bound in order: the shop, the video's id, the first and last date. One primary-key range.
+-- check-params: 'a.myshopify.com', 'x-1', '2026-01-15', '2026-12-10'
 SELECT
     video_id,
     sum(impressions),
@@ -10,22 +8,13 @@ SELECT
     sum(clicks),
     sum(add_to_cart),
     sum(orders),
-    sum(revenue_e4)
-FROM
-(
-    SELECT video_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
-    FROM video_monthly
-    WHERE shop_domain = ? AND month >= toDate(?) AND month <= toDate(?)
-      AND video_id = ?
-    UNION ALL
-    SELECT video_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
-    FROM video_daily
-    WHERE shop_domain = ? AND local_date >= toDate(?) AND local_date <= toDate(?)
-      AND video_id = ?
-    UNION ALL
-    SELECT video_id, impressions, views, clicks, add_to_cart, orders, revenue_e4
-    FROM video_daily
-    WHERE shop_domain = ? AND local_date >= toDate(?) AND local_date <= toDate(?)
-      AND video_id = ?
-)
+    sum(revenue_e4),
+    sum(direct_add_to_cart),
+    sum(direct_orders),
+    sum(direct_revenue_e4),
+    sum(influenced_add_to_cart),
+    sum(influenced_orders),
+    sum(influenced_revenue_e4)
+FROM video_daily_by_video
+WHERE shop_domain = ? AND video_id = ? AND local_date >= toDate(?) AND local_date <= toDate(?)
 GROUP BY video_id

@@ -66,6 +66,11 @@ impl DateRange {
         Ok(DateRange { start, end })
     }
 
+    /// The number of days, both ends counted.
+    pub fn days(&self) -> u64 {
+        (self.end - self.start).num_days().unsigned_abs() + 1
+    }
+
     /// The first instant of `start` in `tz`, in UTC.
     pub fn start_instant(&self, tz: Tz) -> DateTime<Utc> {
         start_of_day(self.start, tz)

@@ -1,21 +1,27 @@
 //! The analytics endpoints: metrics of the shop's videos and widgets, and its totals, over a
-//! range of whole days in the shop's timezone.
+//! range of whole days in the shop's timezone, optionally beside a comparison range.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::future::Future;
 
-use axum::extract::State;
+use axum::extract::{FromRequestParts, State};
+use axum::http::request::Parts;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use axum::Json;
 use chrono::{DateTime, NaiveDate, Utc};
+use chrono_tz::Tz;
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::value::RawValue;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::auth::Caller;
 use super::dates::{iso_millis, strict_date, DateRange};
+use super::export::{self, CsvRow, FormatQuery};
+use super::metrics::{Comparison, Metrics, SummaryMetrics};
+use super::periods::{Compare, Interval};
 use super::queries::{self, Subject, Totals};
 use super::AnalyticsErrors;
 use crate::app::AppState;
@@ -36,23 +42,53 @@ pub struct RangeQuery {
     end_date: Option<NaiveDate>,
 }
 
-impl RangeQuery {
-    /// The range in the shop's timezone, and the `meta` that reports it.
-    async fn resolve(
-        &self,
+/// The range to compare with, if any.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CompareQuery {
+    /// Also report each record over `previous_period` (as many days just before) or
+    /// `previous_year` (the same dates a year earlier; 29 February becomes the 28th), as
+    /// `comparison`. Sorting and paging follow the requested range.
+    #[param(inline)]
+    compare: Option<Compare>,
+}
+
+/// The ranges an answer reports on, resolved in the shop's timezone.
+pub(super) struct Window {
+    pub range: DateRange,
+    /// The comparison range and how it was derived, when asked for.
+    pub comparison: Option<(Compare, DateRange)>,
+    pub meta: Meta,
+}
+
+impl Window {
+    /// `query` and `compare` in the shop's timezone, and the `meta` that reports them.
+    pub async fn resolve(
         state: &AppState,
         caller: &Caller,
-    ) -> Result<(DateRange, Meta), ApiError> {
+        query: &RangeQuery,
+        compare: &CompareQuery,
+    ) -> Result<Window, ApiError> {
         // The shop's timezone from the cached catalog snapshot: no query on the hot path.
         let snapshot = state.catalog.get(&caller.shop).await?;
         let tz = snapshot.ok_or(ApiError::InvalidApiKey)?.timezone.tz();
         let today = Utc::now().with_timezone(&tz).date_naive();
-        let range = DateRange::new(self.start_date, self.end_date, today)?;
+        let range = DateRange::new(query.start_date, query.end_date, today)?;
+        let comparison = compare.compare.map(|c| (c, c.range(&range)));
         let meta = Meta {
-            start_date: iso_millis(range.start_instant(tz)),
-            end_date: iso_millis(range.end_instant(tz)),
+            comparison: comparison.map(|(_, r)| MetaRange::of(&r, tz)),
+            interval: None,
+            range: MetaRange::of(&range, tz),
         };
-        Ok((range, meta))
+        Ok(Window {
+            range,
+            comparison,
+            meta,
+        })
+    }
+
+    pub fn comparison_range(&self) -> Option<&DateRange> {
+        self.comparison.as_ref().map(|(_, range)| range)
     }
 }
 
@@ -122,10 +158,32 @@ pub struct WidgetFilter {
 /// The effective range, in UTC with milliseconds.
 #[derive(Serialize, ToSchema)]
 pub struct Meta {
+    #[serde(flatten)]
+    range: MetaRange,
+    /// The time series' interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) interval: Option<Interval>,
+    /// The comparison range, with `compare`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    comparison: Option<MetaRange>,
+}
+
+/// A range's first instant and last millisecond in UTC.
+#[derive(Serialize, ToSchema)]
+pub struct MetaRange {
     #[schema(example = "2026-10-22T00:00:00.000Z")]
     start_date: String,
     #[schema(example = "2026-11-21T23:59:59.999Z")]
     end_date: String,
+}
+
+impl MetaRange {
+    fn of(range: &DateRange, tz: Tz) -> MetaRange {
+        MetaRange {
+            start_date: iso_millis(range.start_instant(tz)),
+            end_date: iso_millis(range.end_instant(tz)),
+        }
+    }
 }
 
 #[derive(Serialize, ToSchema)]
@@ -134,66 +192,6 @@ pub struct Pagination {
     limit: u32,
     total_count: usize,
     total_pages: usize,
-}
-
-/// An exact decimal with two places, written as a JSON number (`12.30`).
-#[derive(Debug)]
-pub struct Decimal2(Box<RawValue>);
-
-impl Decimal2 {
-    /// From ten-thousandths, rounded half away from zero to cents.
-    pub fn from_e4(value: i64) -> Decimal2 {
-        let cents = (i128::from(value) + if value >= 0 { 50 } else { -50 }) / 100;
-        Decimal2::from_hundredths(cents)
-    }
-
-    fn from_hundredths(cents: i128) -> Decimal2 {
-        let sign = if cents < 0 { "-" } else { "" };
-        let text = format!("{sign}{}.{:02}", cents.abs() / 100, cents.abs() % 100);
-        Decimal2(RawValue::from_string(text).expect("a decimal is a JSON number"))
-    }
-
-    /// `part / whole × 100`, rounded to two places; 0 when `whole` is 0.
-    pub fn percent(part: u64, whole: u64) -> Decimal2 {
-        if whole == 0 {
-            return Decimal2::from_hundredths(0);
-        }
-        let (part, whole) = (u128::from(part), u128::from(whole));
-        let hundredths = (part * 10_000 * 2 + whole) / (whole * 2);
-        Decimal2::from_hundredths(hundredths as i128)
-    }
-}
-
-impl Serialize for Decimal2 {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
-    }
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct Metrics {
-    impressions: u64,
-    views: u64,
-    clicks: u64,
-    add_to_cart: u64,
-    /// Completed checkouts.
-    orders: u64,
-    /// Sum of the orders' revenue in the shop currency, 2 decimals.
-    #[schema(value_type = f64, example = 123.45)]
-    revenue: Decimal2,
-}
-
-impl From<Totals> for Metrics {
-    fn from(t: Totals) -> Self {
-        Metrics {
-            impressions: t.impressions,
-            views: t.views,
-            clicks: t.clicks,
-            add_to_cart: t.add_to_cart,
-            orders: t.orders,
-            revenue: Decimal2::from_e4(t.revenue_e4),
-        }
-    }
 }
 
 /// A video and its metrics.
@@ -207,6 +205,9 @@ pub struct VideoAnalytics {
     status: VideoStatus,
     product_count: usize,
     metrics: Metrics,
+    /// With `compare`: the same over the comparison range.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    comparison: Option<Comparison>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -251,7 +252,11 @@ struct Sortable<'a, T> {
     title: &'a str,
     created_at: DateTime<Utc>,
     totals: Totals,
+    comparison: Option<Totals>,
 }
+
+/// An item of a listing with its totals, and those of the comparison range when asked for.
+type Counted<'a, T> = (&'a T, Totals, Option<Totals>);
 
 fn compare<T>(key: SortKey, a: &Sortable<T>, b: &Sortable<T>) -> Ordering {
     match key {
@@ -267,25 +272,29 @@ fn compare<T>(key: SortKey, a: &Sortable<T>, b: &Sortable<T>) -> Ordering {
 }
 
 impl ListQuery {
-    /// Every item with its totals (zero where nothing happened), sorted by the key, ties by id
-    /// ascending so that pages are stable, and cut to the requested page.
-    fn apply<'a, T>(
+    /// Every item with its totals (zero where nothing happened), sorted by the key on the
+    /// requested range, ties by id ascending so that pages are stable.
+    fn sort<'a, T>(
         &self,
         items: &'a [T],
         describe: impl Fn(&'a T) -> (Uuid, &'a str, DateTime<Utc>),
         mut totals: HashMap<String, Totals>,
-    ) -> (Vec<(&'a T, Totals)>, Pagination) {
+        mut comparison: Option<HashMap<String, Totals>>,
+    ) -> Vec<Counted<'a, T>> {
         let mut rows: Vec<Sortable<T>> = items
             .iter()
             .map(|item| {
                 let (id, title, created_at) = describe(item);
-                let totals = totals.remove(&id.to_string()).unwrap_or_default();
+                let key = id.to_string();
                 Sortable {
                     item,
                     id,
                     title,
                     created_at,
-                    totals,
+                    totals: totals.remove(&key).unwrap_or_default(),
+                    comparison: comparison
+                        .as_mut()
+                        .map(|c| c.remove(&key).unwrap_or_default()),
                 }
             })
             .collect();
@@ -297,11 +306,9 @@ impl ListQuery {
             };
             order.then_with(|| a.id.cmp(&b.id))
         });
-        let (rows, pagination) = self.slice(rows);
-        (
-            rows.into_iter().map(|r| (r.item, r.totals)).collect(),
-            pagination,
-        )
+        rows.into_iter()
+            .map(|r| (r.item, r.totals, r.comparison))
+            .collect()
     }
 
     fn slice<T>(&self, rows: Vec<T>) -> (Vec<T>, Pagination) {
@@ -321,12 +328,36 @@ impl ListQuery {
     }
 }
 
+/// What a list endpoint is asked: the page, the range, the comparison and the format.
+pub struct ListRequest {
+    listing: ListQuery,
+    range: RangeQuery,
+    compare: CompareQuery,
+    format: FormatQuery,
+    headers: HeaderMap,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for ListRequest {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Ok(ListRequest {
+            listing: AppQuery::from_request_parts(parts, state).await?.0,
+            range: AppQuery::from_request_parts(parts, state).await?.0,
+            compare: AppQuery::from_request_parts(parts, state).await?.0,
+            format: AppQuery::from_request_parts(parts, state).await?.0,
+            headers: parts.headers.clone(),
+        })
+    }
+}
+
 /// Per-video metrics for all of the shop's videos
 #[utoipa::path(
     get, path = "/api/v1/analytics/videos", tag = "analytics",
-    params(ListQuery, RangeQuery),
+    params(ListQuery, RangeQuery, CompareQuery, FormatQuery),
     responses(
-        (status = 200, body = VideoAnalyticsList, headers(("X-RateLimit-Limit" = u32), ("X-RateLimit-Remaining" = u32), ("X-RateLimit-Reset" = u64))),
+        (status = 200, headers(("X-RateLimit-Limit" = u32), ("X-RateLimit-Remaining" = u32), ("X-RateLimit-Reset" = u64)),
+            content((VideoAnalyticsList = "application/json"), (String = "text/csv"))),
         (status = 400, description = "INVALID_DATE, INVALID_DATE_RANGE or INVALID_PARAMETER", body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED or INVALID_API_KEY", body = ErrorBody),
         (status = 429, description = "RATE_LIMIT_EXCEEDED", body = ErrorBody, headers(("Retry-After" = u64))),
@@ -337,50 +368,83 @@ impl ListQuery {
 pub async fn list_videos(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    AppQuery(listing): AppQuery<ListQuery>,
-    AppQuery(range): AppQuery<RangeQuery>,
-) -> Result<Json<VideoAnalyticsList>, ApiError> {
+    request: ListRequest,
+) -> Result<Response, ApiError> {
     let catalog = videos::list(&state.db, &caller.shop);
-    let (data, pagination, meta) =
-        list_page(&state, &caller, &listing, range, catalog, |_| true).await?;
-    Ok(Json(VideoAnalyticsList {
-        success: true,
-        data,
-        meta,
-        pagination,
-    }))
+    list(
+        &state,
+        &caller,
+        request,
+        catalog,
+        |_| true,
+        |data, meta, pagination| VideoAnalyticsList {
+            success: true,
+            data,
+            meta,
+            pagination,
+        },
+    )
+    .await
 }
 
 /// A catalog object the analytics API reports on: a video or a widget.
 trait Analysed {
     const SUBJECT: Subject;
-    type Record;
+    /// What its CSV file is called, before the range.
+    const LIST_NAME: &'static str;
+    type Record: Serialize + CsvRow + Send + 'static;
     /// Id, title and creation time: what listings sort by.
     fn sort_fields(&self) -> (Uuid, &str, DateTime<Utc>);
-    fn record(&self, totals: Totals) -> Self::Record;
+    fn record(&self, totals: Totals, comparison: Option<Totals>) -> Self::Record;
 }
 
-/// A page of the caller's objects (`catalog`, those `keep` accepts), each with its totals in the
-/// range.
-async fn list_page<T: Analysed>(
+/// The caller's objects (`catalog`, those `keep` accepts), each with its totals in the range: a
+/// page of them as JSON (`page` builds the body), or all of them as CSV.
+async fn list<T: Analysed, B: Serialize>(
     state: &AppState,
     caller: &Caller,
-    listing: &ListQuery,
-    range: RangeQuery,
+    request: ListRequest,
     catalog: impl Future<Output = Result<Vec<T>, CatalogError>>,
     keep: impl Fn(&T) -> bool,
-) -> Result<(Vec<T::Record>, Pagination, Meta), ApiError> {
-    let (range, meta) = range.resolve(state, caller).await?;
+    page: impl FnOnce(Vec<T::Record>, Meta, Pagination) -> B,
+) -> Result<Response, ApiError> {
+    let window = Window::resolve(state, caller, &request.range, &request.compare).await?;
+    let warehouse = &state.warehouse;
+    let totals = |range| queries::totals_by_id(warehouse, T::SUBJECT, &caller.shop, range);
     // Postgres and ClickHouse answer at the same time.
-    let (catalog, totals) = tokio::join!(
+    let (catalog, current, comparison) = tokio::join!(
         catalog,
-        queries::totals_by_id(&state.warehouse, T::SUBJECT, &caller.shop, &range)
+        totals(&window.range),
+        optionally(window.comparison_range(), totals),
     );
-    let (mut catalog, totals) = (catalog.map_err(catalog_error)?, totals?);
+    let mut catalog = catalog.map_err(catalog_error)?;
     catalog.retain(keep);
-    let (rows, pagination) = listing.apply(&catalog, T::sort_fields, totals);
-    let data = rows.into_iter().map(|(item, t)| item.record(t)).collect();
-    Ok((data, pagination, meta))
+    let rows = request
+        .listing
+        .sort(&catalog, T::sort_fields, current?, comparison?);
+    let record = |(item, t, c): Counted<T>| item.record(t, c);
+    if request.format.wants_csv(&request.headers) {
+        let name = export::file_name(T::LIST_NAME, &window.range);
+        let records = rows.into_iter().map(record).collect();
+        return Ok(export::respond(&name, window.comparison.is_some(), records));
+    }
+    let (rows, pagination) = request.listing.slice(rows);
+    let data = rows.into_iter().map(record).collect();
+    Ok(Json(page(data, window.meta, pagination)).into_response())
+}
+
+/// `query` over `range` when there is one.
+pub(super) async fn optionally<'r, T, F>(
+    range: Option<&'r DateRange>,
+    query: impl FnOnce(&'r DateRange) -> F,
+) -> Result<Option<T>, ApiError>
+where
+    F: Future<Output = Result<T, ApiError>>,
+{
+    match range {
+        Some(range) => query(range).await.map(Some),
+        None => Ok(None),
+    }
 }
 
 /// One of the caller's objects, read by `get` with the id in the path, with its totals in the
@@ -389,7 +453,7 @@ async fn one_record<T: Analysed, F>(
     state: &AppState,
     caller: &Caller,
     raw_id: &str,
-    range: RangeQuery,
+    (range, compare): (RangeQuery, CompareQuery),
     get: impl FnOnce(Uuid) -> F,
 ) -> Result<(T::Record, Meta), ApiError>
 where
@@ -397,22 +461,26 @@ where
 {
     let id = Uuid::parse_str(raw_id).map_err(|_| ApiError::NotFound("Resource"))?;
     let item = get(id).await.map_err(catalog_error)?;
-    let (range, meta) = range.resolve(state, caller).await?;
+    let window = Window::resolve(state, caller, &range, &compare).await?;
     let id = item.sort_fields().0.to_string();
-    let totals =
-        queries::totals_of(&state.warehouse, T::SUBJECT, &caller.shop, &range, &id).await?;
-    Ok((item.record(totals), meta))
+    let totals = |range| queries::totals_of(&state.warehouse, T::SUBJECT, &caller.shop, range, &id);
+    let (current, comparison) = tokio::join!(
+        totals(&window.range),
+        optionally(window.comparison_range(), totals)
+    );
+    Ok((item.record(current?, comparison?), window.meta))
 }
 
 impl Analysed for videos::Video {
     const SUBJECT: Subject = Subject::Video;
+    const LIST_NAME: &'static str = "videos";
     type Record = VideoAnalytics;
 
     fn sort_fields(&self) -> (Uuid, &str, DateTime<Utc>) {
         (self.id, &self.title, self.created_at)
     }
 
-    fn record(&self, totals: Totals) -> VideoAnalytics {
+    fn record(&self, totals: Totals, comparison: Option<Totals>) -> VideoAnalytics {
         VideoAnalytics {
             id: self.id,
             title: self.title.clone(),
@@ -421,12 +489,30 @@ impl Analysed for videos::Video {
             status: self.status,
             product_count: self.product_ids.len(),
             metrics: totals.into(),
+            comparison: Comparison::of(comparison),
         }
     }
 }
 
+impl CsvRow for VideoAnalytics {
+    const COLUMNS: &'static [&'static str] =
+        &["id", "title", "status", "duration", "product_count"];
+
+    fn write_leading(&self, row: &mut csv::StringRecord) {
+        row.push_field(&self.id.to_string());
+        row.push_field(&self.title);
+        row.push_field(self.status.as_str());
+        row.push_field(&self.duration.to_string());
+        row.push_field(&self.product_count.to_string());
+    }
+
+    fn metrics(&self) -> (&Metrics, Option<&Comparison>) {
+        (&self.metrics, self.comparison.as_ref())
+    }
+}
+
 /// The key's shop is gone: its key no longer counts. Anything else missing is not found.
-fn catalog_error(e: CatalogError) -> ApiError {
+pub(super) fn catalog_error(e: CatalogError) -> ApiError {
     match e {
         CatalogError::ShopNotFound => ApiError::InvalidApiKey,
         CatalogError::NotFound(_) => ApiError::NotFound("Resource"),
@@ -437,10 +523,10 @@ fn catalog_error(e: CatalogError) -> ApiError {
 /// Metrics for one video
 #[utoipa::path(
     get, path = "/api/v1/analytics/video/{videoId}", tag = "analytics",
-    params(("videoId" = String, Path, description = "The video's id"), RangeQuery),
+    params(("videoId" = String, Path, description = "The video's id"), RangeQuery, CompareQuery),
     responses(
         (status = 200, body = VideoAnalyticsOne),
-        (status = 400, description = "INVALID_DATE or INVALID_DATE_RANGE", body = ErrorBody),
+        (status = 400, description = "INVALID_DATE, INVALID_DATE_RANGE or INVALID_PARAMETER", body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED or INVALID_API_KEY", body = ErrorBody),
         (status = 404, description = "NOT_FOUND: no such video in the key's shop", body = ErrorBody),
         (status = 429, description = "RATE_LIMIT_EXCEEDED", body = ErrorBody),
@@ -452,9 +538,10 @@ pub async fn one_video(
     Extension(caller): Extension<Caller>,
     AppPath(video_id): AppPath<String>,
     AppQuery(range): AppQuery<RangeQuery>,
+    AppQuery(compare): AppQuery<CompareQuery>,
 ) -> Result<Json<VideoAnalyticsOne>, ApiError> {
     let get = |id| videos::get(&state.db, &caller.shop, id);
-    let (data, meta) = one_record(&state, &caller, &video_id, range, get).await?;
+    let (data, meta) = one_record(&state, &caller, &video_id, (range, compare), get).await?;
     Ok(Json(VideoAnalyticsOne {
         success: true,
         data,
@@ -462,21 +549,19 @@ pub async fn one_video(
     }))
 }
 
+/// The shop's totals, and the comparison's when asked for.
 #[derive(Serialize, ToSchema)]
 pub struct Summary {
-    impressions: u64,
-    views: u64,
-    clicks: u64,
-    add_to_cart: u64,
-    orders: u64,
-    #[schema(value_type = f64)]
-    revenue: Decimal2,
-    /// clicks / views × 100, 2 decimals; 0 when there are no views.
-    #[schema(value_type = f64)]
-    ctr: Decimal2,
-    /// orders / views × 100, 2 decimals; 0 when there are no views.
-    #[schema(value_type = f64)]
-    cvr: Decimal2,
+    #[serde(flatten)]
+    metrics: SummaryMetrics,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    comparison: Option<SummaryComparison>,
+}
+
+/// The summary over the comparison range.
+#[derive(Serialize, ToSchema)]
+pub struct SummaryComparison {
+    metrics: SummaryMetrics,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -489,7 +574,7 @@ pub struct SummaryResponse {
 /// Shop totals with click-through and conversion rates
 #[utoipa::path(
     get, path = "/api/v1/analytics/summary", tag = "analytics",
-    params(RangeQuery),
+    params(RangeQuery, CompareQuery),
     responses(
         (status = 200, body = SummaryResponse),
         AnalyticsErrors,
@@ -500,22 +585,21 @@ pub async fn summary(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     AppQuery(range): AppQuery<RangeQuery>,
+    AppQuery(compare): AppQuery<CompareQuery>,
 ) -> Result<Json<SummaryResponse>, ApiError> {
-    let (range, meta) = range.resolve(&state, &caller).await?;
-    let t = queries::shop_totals(&state.warehouse, &caller.shop, &range).await?;
+    let window = Window::resolve(&state, &caller, &range, &compare).await?;
+    let totals = |range| queries::shop_totals(&state.warehouse, &caller.shop, range);
+    let (current, comparison) = tokio::join!(
+        totals(&window.range),
+        optionally(window.comparison_range(), totals)
+    );
     Ok(Json(SummaryResponse {
         success: true,
         data: Summary {
-            impressions: t.impressions,
-            views: t.views,
-            clicks: t.clicks,
-            add_to_cart: t.add_to_cart,
-            orders: t.orders,
-            revenue: Decimal2::from_e4(t.revenue_e4),
-            ctr: Decimal2::percent(t.clicks, t.views),
-            cvr: Decimal2::percent(t.orders, t.views),
+            metrics: current?.into(),
+            comparison: comparison?.map(|t| SummaryComparison { metrics: t.into() }),
         },
-        meta,
+        meta: window.meta,
     }))
 }
 
@@ -529,6 +613,9 @@ pub struct WidgetAnalytics {
     status: WidgetStatus,
     video_count: usize,
     metrics: Metrics,
+    /// With `compare`: the same over the comparison range.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    comparison: Option<Comparison>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -548,13 +635,14 @@ pub struct WidgetAnalyticsOne {
 
 impl Analysed for widgets::Widget {
     const SUBJECT: Subject = Subject::Widget;
+    const LIST_NAME: &'static str = "widgets";
     type Record = WidgetAnalytics;
 
     fn sort_fields(&self) -> (Uuid, &str, DateTime<Utc>) {
         (self.id, &self.title, self.created_at)
     }
 
-    fn record(&self, totals: Totals) -> WidgetAnalytics {
+    fn record(&self, totals: Totals, comparison: Option<Totals>) -> WidgetAnalytics {
         WidgetAnalytics {
             id: self.id,
             title: self.title.clone(),
@@ -562,16 +650,33 @@ impl Analysed for widgets::Widget {
             status: self.status,
             video_count: self.video_ids.len(),
             metrics: totals.into(),
+            comparison: Comparison::of(comparison),
         }
+    }
+}
+
+impl CsvRow for WidgetAnalytics {
+    const COLUMNS: &'static [&'static str] = &["id", "title", "type", "status", "video_count"];
+
+    fn write_leading(&self, row: &mut csv::StringRecord) {
+        row.push_field(&self.id.to_string());
+        row.push_field(&self.title);
+        row.push_field(self.widget_type.as_str());
+        row.push_field(self.status.as_str());
+        row.push_field(&self.video_count.to_string());
+    }
+
+    fn metrics(&self) -> (&Metrics, Option<&Comparison>) {
+        (&self.metrics, self.comparison.as_ref())
     }
 }
 
 /// Per-widget metrics
 #[utoipa::path(
     get, path = "/api/v1/analytics/widgets", tag = "analytics",
-    params(ListQuery, WidgetFilter, RangeQuery),
+    params(ListQuery, WidgetFilter, RangeQuery, CompareQuery, FormatQuery),
     responses(
-        (status = 200, body = WidgetAnalyticsList),
+        (status = 200, content((WidgetAnalyticsList = "application/json"), (String = "text/csv"))),
         AnalyticsErrors,
     ),
     security(("api_key" = []))
@@ -579,27 +684,32 @@ impl Analysed for widgets::Widget {
 pub async fn list_widgets(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    AppQuery(listing): AppQuery<ListQuery>,
     AppQuery(filter): AppQuery<WidgetFilter>,
-    AppQuery(range): AppQuery<RangeQuery>,
-) -> Result<Json<WidgetAnalyticsList>, ApiError> {
+    request: ListRequest,
+) -> Result<Response, ApiError> {
     let only_type = filter.widget_type;
     let catalog = widgets::list(&state.db, &caller.shop);
     let keep = |w: &widgets::Widget| only_type.is_none_or(|t| w.widget_type == t);
-    let (data, pagination, meta) =
-        list_page(&state, &caller, &listing, range, catalog, keep).await?;
-    Ok(Json(WidgetAnalyticsList {
-        success: true,
-        data,
-        meta,
-        pagination,
-    }))
+    list(
+        &state,
+        &caller,
+        request,
+        catalog,
+        keep,
+        |data, meta, pagination| WidgetAnalyticsList {
+            success: true,
+            data,
+            meta,
+            pagination,
+        },
+    )
+    .await
 }
 
 /// Metrics for one widget
 #[utoipa::path(
     get, path = "/api/v1/analytics/widget/{widgetId}", tag = "analytics",
-    params(("widgetId" = String, Path, description = "The widget's id"), RangeQuery),
+    params(("widgetId" = String, Path, description = "The widget's id"), RangeQuery, CompareQuery),
     responses(
         (status = 200, body = WidgetAnalyticsOne),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
@@ -612,30 +722,13 @@ pub async fn one_widget(
     Extension(caller): Extension<Caller>,
     AppPath(widget_id): AppPath<String>,
     AppQuery(range): AppQuery<RangeQuery>,
+    AppQuery(compare): AppQuery<CompareQuery>,
 ) -> Result<Json<WidgetAnalyticsOne>, ApiError> {
     let get = |id| widgets::get(&state.db, &caller.shop, id);
-    let (data, meta) = one_record(&state, &caller, &widget_id, range, get).await?;
+    let (data, meta) = one_record(&state, &caller, &widget_id, (range, compare), get).await?;
     Ok(Json(WidgetAnalyticsOne {
         success: true,
         data,
         meta,
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn money_and_rates_are_exact_decimals_with_two_places() {
-        assert_eq!(Decimal2::from_e4(1_000_000_000).0.get(), "100000.00");
-        assert_eq!(Decimal2::from_e4(0).0.get(), "0.00");
-        assert_eq!(Decimal2::from_e4(1_999).0.get(), "0.20");
-        assert_eq!(Decimal2::from_e4(1_949).0.get(), "0.19");
-        assert_eq!(Decimal2::from_e4(1_950).0.get(), "0.20");
-        assert_eq!(Decimal2::percent(1, 3).0.get(), "33.33");
-        assert_eq!(Decimal2::percent(2, 3).0.get(), "66.67");
-        assert_eq!(Decimal2::percent(5, 0).0.get(), "0.00");
-        assert_eq!(Decimal2::percent(3, 3).0.get(), "100.00");
-    }
 }

@@ -1,11 +1,16 @@
 //! The analytics API (`/api/v1/analytics`): keys, authentication, the per-key rate limit, and
-//! metrics read from ClickHouse's daily views, in the shop's timezone.
+//! metrics read from ClickHouse's aggregates, in the shop's timezone: totals, time series,
+//! comparisons with an earlier range, and CSV exports.
 
 pub mod auth;
 pub mod dates;
+mod export;
 mod handlers;
 pub mod keys;
+pub mod metrics;
+mod periods;
 pub mod queries;
+mod timeseries;
 
 use axum::middleware;
 use utoipa::IntoResponses;
@@ -22,6 +27,7 @@ pub fn router(state: AppState) -> OpenApiRouter<AppState> {
         .routes(routes!(handlers::summary))
         .routes(routes!(handlers::list_widgets))
         .routes(routes!(handlers::one_widget))
+        .routes(routes!(timeseries::timeseries))
         .route_layer(middleware::from_fn_with_state(state, auth::authenticate))
 }
 

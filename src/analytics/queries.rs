@@ -1,4 +1,5 @@
-//! The analytics queries. They read the daily views only; their texts live in `sql/`.
+//! The analytics queries. They read the aggregates only, never the raw events; their texts live in
+//! `sql/`.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -17,6 +18,9 @@ const VIDEO_ONE_SQL: &str = include_str!("../../sql/21_analytics_video_one.sql")
 const WIDGET_TOTALS_SQL: &str = include_str!("../../sql/22_analytics_widget_totals.sql");
 const WIDGET_ONE_SQL: &str = include_str!("../../sql/23_analytics_widget_one.sql");
 const SHOP_TOTALS_SQL: &str = include_str!("../../sql/24_analytics_shop_totals.sql");
+const SHOP_DAYS_SQL: &str = include_str!("../../sql/26_analytics_shop_days.sql");
+const VIDEO_DAYS_SQL: &str = include_str!("../../sql/27_analytics_video_days.sql");
+const WIDGET_DAYS_SQL: &str = include_str!("../../sql/28_analytics_widget_days.sql");
 
 /// An analyst waits at most this long before hearing that ClickHouse is unavailable.
 const QUERY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -30,6 +34,47 @@ pub struct Totals {
     pub add_to_cart: u64,
     pub orders: u64,
     pub revenue_e4: i64,
+    /// Add-to-carts and checkouts whose event said `attributionType: direct`.
+    pub direct: Attributed,
+    /// … and `influenced`. Events without an attribution are in neither.
+    pub influenced: Attributed,
+}
+
+/// The part of the totals one attribution accounts for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Row, Deserialize)]
+pub struct Attributed {
+    pub add_to_cart: u64,
+    pub orders: u64,
+    pub revenue_e4: i64,
+}
+
+impl std::ops::AddAssign for Attributed {
+    fn add_assign(&mut self, other: Attributed) {
+        self.add_to_cart += other.add_to_cart;
+        self.orders += other.orders;
+        self.revenue_e4 += other.revenue_e4;
+    }
+}
+
+impl std::ops::AddAssign for Totals {
+    fn add_assign(&mut self, other: Totals) {
+        self.impressions += other.impressions;
+        self.views += other.views;
+        self.clicks += other.clicks;
+        self.add_to_cart += other.add_to_cart;
+        self.orders += other.orders;
+        self.revenue_e4 += other.revenue_e4;
+        self.direct += other.direct;
+        self.influenced += other.influenced;
+    }
+}
+
+/// The totals of one local day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Row, Deserialize)]
+pub struct DayTotals {
+    #[serde(with = "clickhouse::serde::chrono::date")]
+    pub date: NaiveDate,
+    pub totals: Totals,
 }
 
 #[derive(Row, Deserialize)]
@@ -49,10 +94,10 @@ async fn run<T>(
     }
 }
 
-/// Binds a range query's parameters in the order its text expects (see `sql/20_…`): for each
-/// part (whole months, the partial month before them, the one after) the shop, the part's first
-/// and last date, and `id` when the query is about one video or widget.
-fn bound(
+/// Binds a month-split range query's parameters in the order its text expects (see `sql/20_…`):
+/// for each part (whole months, the partial month before them, the one after) the shop, the
+/// part's first and last date, and `id` when the query is about one video or widget.
+fn bound_by_month(
     warehouse: &Warehouse,
     sql: &str,
     shop: &ShopDomain,
@@ -80,6 +125,24 @@ fn bound(
     query
 }
 
+/// Binds a query over one range of days (see `sql/24_…`): the shop, `id` when the query is
+/// about one video or widget, the first and last date.
+fn bound_range(
+    warehouse: &Warehouse,
+    sql: &str,
+    shop: &ShopDomain,
+    range: &DateRange,
+    id: Option<&str>,
+) -> clickhouse::query::Query {
+    let mut query = warehouse.client().query(sql).bind(shop.as_str());
+    if let Some(id) = id {
+        query = query.bind(id);
+    }
+    query
+        .bind(range.start.to_string())
+        .bind(range.end.to_string())
+}
+
 /// What per-id totals are counted for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Subject {
@@ -94,13 +157,6 @@ impl Subject {
             Subject::Widget => WIDGET_TOTALS_SQL,
         }
     }
-
-    fn one_sql(self) -> &'static str {
-        match self {
-            Subject::Video => VIDEO_ONE_SQL,
-            Subject::Widget => WIDGET_ONE_SQL,
-        }
-    }
 }
 
 /// Totals per id (video or widget) with any events in the range.
@@ -110,7 +166,7 @@ pub async fn totals_by_id(
     shop: &ShopDomain,
     range: &DateRange,
 ) -> Result<HashMap<String, Totals>, ApiError> {
-    let query = bound(warehouse, subject.totals_sql(), shop, range, None);
+    let query = bound_by_month(warehouse, subject.totals_sql(), shop, range, None);
     let rows: Vec<KeyedTotals> = run(query.fetch_all()).await?;
     Ok(rows.into_iter().map(|r| (r.id, r.totals)).collect())
 }
@@ -123,18 +179,13 @@ pub async fn totals_of(
     range: &DateRange,
     id: &str,
 ) -> Result<Totals, ApiError> {
-    let query = bound(warehouse, subject.one_sql(), shop, range, Some(id));
+    // A video's own rows are one key range of video_daily_by_video; a widget's are few per day.
+    let query = match subject {
+        Subject::Video => bound_range(warehouse, VIDEO_ONE_SQL, shop, range, Some(id)),
+        Subject::Widget => bound_by_month(warehouse, WIDGET_ONE_SQL, shop, range, Some(id)),
+    };
     let row: Option<KeyedTotals> = run(query.fetch_optional()).await?;
     Ok(row.map(|r| r.totals).unwrap_or_default())
-}
-
-/// Totals per video: [`totals_by_id`] for [`Subject::Video`].
-pub async fn video_totals(
-    warehouse: &Warehouse,
-    shop: &ShopDomain,
-    range: &DateRange,
-) -> Result<HashMap<String, Totals>, ApiError> {
-    totals_by_id(warehouse, Subject::Video, shop, range).await
 }
 
 pub async fn shop_totals(
@@ -143,6 +194,29 @@ pub async fn shop_totals(
     range: &DateRange,
 ) -> Result<Totals, ApiError> {
     let totals: Option<Totals> =
-        run(bound(warehouse, SHOP_TOTALS_SQL, shop, range, None).fetch_optional()).await?;
+        run(bound_range(warehouse, SHOP_TOTALS_SQL, shop, range, None).fetch_optional()).await?;
     Ok(totals.unwrap_or_default())
+}
+
+/// Whose days a time series counts.
+#[derive(Clone, Copy, Debug)]
+pub enum Series<'a> {
+    Shop,
+    Video(&'a str),
+    Widget(&'a str),
+}
+
+/// The totals of each day of the range with any events, in no particular order.
+pub async fn daily_totals(
+    warehouse: &Warehouse,
+    series: Series<'_>,
+    shop: &ShopDomain,
+    range: &DateRange,
+) -> Result<Vec<DayTotals>, ApiError> {
+    let query = match series {
+        Series::Shop => bound_range(warehouse, SHOP_DAYS_SQL, shop, range, None),
+        Series::Video(id) => bound_range(warehouse, VIDEO_DAYS_SQL, shop, range, Some(id)),
+        Series::Widget(id) => bound_range(warehouse, WIDGET_DAYS_SQL, shop, range, Some(id)),
+    };
+    run(query.fetch_all()).await
 }

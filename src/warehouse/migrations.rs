@@ -30,6 +30,13 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(4, "0004_video_monthly_backfill.sql"),
     migration!(5, "0005_widget_monthly_backfill.sql"),
     migration!(6, "0006_event_products.sql"),
+    migration!(7, "0007_attribution.sql"),
+    migration!(8, "0008_video_daily_attribution_backfill.sql"),
+    migration!(9, "0009_widget_daily_attribution_backfill.sql"),
+    migration!(10, "0010_video_monthly_attribution_backfill.sql"),
+    migration!(11, "0011_widget_monthly_attribution_backfill.sql"),
+    migration!(12, "0012_shop_daily_backfill.sql"),
+    migration!(13, "0013_video_daily_by_video_backfill.sql"),
 ];
 
 const LEDGER_CREATE_SQL: &str = include_str!("../../sql/00_ledger_create.sql");

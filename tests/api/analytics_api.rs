@@ -222,6 +222,11 @@ impl Activity {
             "add_to_cart": self.add_to_cart,
             "orders": self.revenues.len(),
             "revenue": self.revenue_cents() as f64 / 100.0,
+            // These events carry no attribution.
+            "attribution": {
+                "direct": { "add_to_cart": 0, "orders": 0, "revenue": 0.0 },
+                "influenced": { "add_to_cart": 0, "orders": 0, "revenue": 0.0 },
+            },
         })
     }
 }

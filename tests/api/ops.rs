@@ -174,6 +174,7 @@ async fn the_openapi_document_is_3_1_and_lists_every_route() {
         "GET /api/v1/analytics/summary",
         "GET /api/v1/analytics/widgets",
         "GET /api/v1/analytics/widget/{widgetId}",
+        "GET /api/v1/analytics/timeseries",
         "PUT /admin/v1/shops/{shop}",
         "GET /admin/v1/shops/{shop}",
         "DELETE /admin/v1/shops/{shop}",
@@ -252,6 +253,17 @@ async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
         ("start_date", false, date.clone()),
         ("end_date", false, date.clone()),
     ];
+    let compare: Documented = (
+        "compare",
+        false,
+        json!({ "type": "string", "enum": ["previous_period", "previous_year"] }),
+    );
+    let format: Documented = (
+        "format",
+        false,
+        json!({ "type": "string", "enum": ["json", "csv"] }),
+    );
+    let one_record: [Documented; 3] = [dates[0].clone(), dates[1].clone(), compare.clone()];
 
     let expected: &[(&str, &str, &[Documented])] = &[
         (
@@ -272,6 +284,8 @@ async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
                 ),
                 ("start_date", false, date.clone()),
                 ("end_date", false, date.clone()),
+                compare.clone(),
+                format.clone(),
             ],
         ),
         (
@@ -286,11 +300,30 @@ async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
                     json!({ "type": "string", "enum": widget_types }),
                 ),
                 ("start_date", false, date.clone()),
+                compare.clone(),
+                format.clone(),
             ],
         ),
-        ("get", "/api/v1/analytics/summary", &dates),
-        ("get", "/api/v1/analytics/video/{videoId}", &dates),
-        ("get", "/api/v1/analytics/widget/{widgetId}", &dates),
+        ("get", "/api/v1/analytics/summary", &one_record),
+        ("get", "/api/v1/analytics/video/{videoId}", &one_record),
+        ("get", "/api/v1/analytics/widget/{widgetId}", &one_record),
+        (
+            "get",
+            "/api/v1/analytics/timeseries",
+            &[
+                (
+                    "interval",
+                    false,
+                    json!({ "type": "string", "enum": ["day", "week", "month"] }),
+                ),
+                ("video_id", false, json!({ "type": "string" })),
+                ("widget_id", false, json!({ "type": "string" })),
+                ("start_date", false, date.clone()),
+                ("end_date", false, date.clone()),
+                compare.clone(),
+                format.clone(),
+            ],
+        ),
         (
             "get",
             "/apps/videoapp_sub/contextual-widgets",
