@@ -1,8 +1,8 @@
 """Schemathesis hooks for `scripts/api_contract.py`.
 
 Analytics: a date range is more than two valid dates (`end_date` not before `start_date`, at most
-3660 days apart, `end_date` defaulting to today), which a schema cannot say: when both dates parse
-but make no range, the hook moves `end_date` to 30 days after `start_date`.
+1096 days counting both, `end_date` defaulting to today), which a schema cannot say: when both
+dates parse but make no range, the hook moves `end_date` to 30 days after `start_date`.
 
 Admin: a product named twice in one request is refused, and "twice" counts a bare number and
 its global id (`7`, `007`, `gid://shopify/Product/7`) as one product. JSON Schema's `uniqueItems`
@@ -40,7 +40,8 @@ SHOP = os.environ["VIDEOAPP_CONTRACT_SHOP"]
 SHOP_DOMAIN = re.compile(r"^\s*[A-Za-z0-9][A-Za-z0-9-]{0,62}\.myshopify\.com\s*$", re.IGNORECASE)
 
 
-MAX_DAYS = 3660
+# Days a range may span, both ends counted (`MAX_DAYS` of `src/analytics/dates.rs`).
+MAX_DAYS = 1096
 DEFAULT_DAYS = 30
 
 
@@ -57,7 +58,7 @@ def fix_range(query):
     if start is None or (query.get("end_date") and end is None):
         return
     end = end or datetime.datetime.now(datetime.timezone.utc).date()
-    if start > end or (end - start).days >= MAX_DAYS:
+    if start > end or (end - start).days + 1 > MAX_DAYS:
         query["end_date"] = (start + datetime.timedelta(days=DEFAULT_DAYS)).isoformat()
 
 

@@ -8,8 +8,9 @@ use crate::error::ApiError;
 
 /// Default range when `start_date` is absent: the 30 days before `end_date`.
 const DEFAULT_DAYS: u64 = 30;
-/// Longer ranges are refused: ten years of days is already more than any report needs.
-const MAX_DAYS: i64 = 3660;
+/// Days a range may span, both ends counted: three years, one of them with a leap day. A report
+/// over more is no longer an analytics query but an export, and would scan without bound.
+const MAX_DAYS: i64 = 1096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DateRange {
@@ -58,9 +59,10 @@ impl DateRange {
                 "end_date ({end}) is before start_date ({start})"
             )));
         }
-        if (end - start).num_days() >= MAX_DAYS {
+        let days = (end - start).num_days() + 1;
+        if days > MAX_DAYS {
             return Err(ApiError::InvalidDateRange(format!(
-                "the range may span at most {MAX_DAYS} days"
+                "the range may span at most {MAX_DAYS} days (3 years); {start} to {end} spans {days}"
             )));
         }
         Ok(DateRange { start, end })
@@ -194,19 +196,42 @@ mod tests {
     }
 
     #[test]
-    fn a_range_ends_on_or_after_its_start_and_spans_at_most_ten_years() {
+    fn a_range_ends_on_or_after_its_start_and_spans_at_most_1096_days() {
         let today = day("2026-11-21");
         let range = |a, b| DateRange::new(Some(day(a)), Some(day(b)), today);
-        assert!(matches!(
-            range("2026-05-02", "2026-05-01"),
-            Err(ApiError::InvalidDateRange(_))
-        ));
+        let message = |refused: Result<DateRange, ApiError>| match refused {
+            Err(ApiError::InvalidDateRange(message)) => message,
+            other => panic!("{other:?}"),
+        };
+        let refusal = |a, b| message(range(a, b));
+        assert_eq!(
+            refusal("2026-05-02", "2026-05-01"),
+            "end_date (2026-05-01) is before start_date (2026-05-02)"
+        );
         assert!(range("2026-05-01", "2026-05-01").is_ok());
-        assert!(range("2016-11-14", "2026-11-21").is_ok());
+        // Three years with a leap day: 365 + 365 + 366 days.
+        assert!(range("2026-01-01", "2028-12-31").is_ok());
+        assert_eq!(
+            refusal("2026-01-01", "2029-01-01"),
+            "the range may span at most 1096 days (3 years); 2026-01-01 to 2029-01-01 spans 1097"
+        );
+        assert_eq!(
+            refusal("2026-01-01", "2029-01-05"),
+            "the range may span at most 1096 days (3 years); 2026-01-01 to 2029-01-05 spans 1101"
+        );
+        // Three years without one: the limit is days, so a day of the fourth year fits.
+        assert!(range("2029-01-01", "2032-01-01").is_ok());
         assert!(matches!(
-            range("2016-11-13", "2026-11-21"),
+            range("2029-01-01", "2032-01-02"),
             Err(ApiError::InvalidDateRange(_))
         ));
+        // An absent end is today.
+        let from = |a| DateRange::new(Some(day(a)), None, today);
+        assert!(from("2023-11-22").is_ok());
+        assert_eq!(
+            message(from("2023-11-21")),
+            "the range may span at most 1096 days (3 years); 2023-11-21 to 2026-11-21 spans 1097"
+        );
     }
 
     #[test]

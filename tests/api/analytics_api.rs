@@ -1712,3 +1712,36 @@ async fn revenue_is_the_exact_decimal_sum_of_the_orders() {
         assert!(text.contains(r#""orders":33"#), "{path}: {body}");
     }
 }
+
+// ---- 10. range limit --------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_range_of_1096_days_is_answered_and_one_of_1097_is_an_invalid_date_range() {
+    // Arrange: 2023 to 2025 is 365 + 366 + 365 days.
+    let app = spawn_app().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+
+    // Act
+    let three_years = analytics(
+        &app,
+        &fixture.key,
+        "/summary?start_date=2023-01-01&end_date=2025-12-31",
+    )
+    .await;
+    let one_day_more = analytics(
+        &app,
+        &fixture.key,
+        "/summary?start_date=2023-01-01&end_date=2026-01-01",
+    )
+    .await;
+
+    // Assert
+    assert_eq!(three_years.status(), StatusCode::OK);
+    assert_error(
+        one_day_more,
+        StatusCode::BAD_REQUEST,
+        "INVALID_DATE_RANGE",
+        "at most 1096 days (3 years); 2023-01-01 to 2026-01-01 spans 1097",
+    )
+    .await;
+}
