@@ -39,6 +39,8 @@ pub async fn create_api_key(
 }
 
 /// List API keys (without the keys themselves)
+///
+/// Each key shows when it was last used (`lastUsedAt`), kept to the minute.
 #[utoipa::path(
     get, path = "/admin/v1/shops/{shop}/api-keys", tag = "admin",
     params(ShopPath),

@@ -1,6 +1,7 @@
 //! Bearer-key authentication and the per-key rate limit, run before any analytics handler.
 
 use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -8,6 +9,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
@@ -33,6 +35,7 @@ pub struct Caller {
 #[derive(Clone)]
 pub struct KeyCache {
     entries: Cache<[u8; 32], Option<Caller>>,
+    uses_written: MinuteGuard,
     pool: PgPool,
 }
 
@@ -43,8 +46,25 @@ impl KeyCache {
                 .max_capacity(100_000)
                 .time_to_live(Duration::from_secs(30))
                 .build(),
+            uses_written: MinuteGuard::new(),
             pool,
         }
+    }
+
+    /// Records the key's use (`lastUsedAt`), kept to the minute, beside the request: a busy key
+    /// costs one write a minute, and a failed write is only logged.
+    fn record_use(&self, key_id: Uuid) {
+        let now = Utc::now();
+        let minute = now.duration_trunc(TimeDelta::minutes(1)).unwrap_or(now);
+        if !self.uses_written.first_in(key_id, minute) {
+            return;
+        }
+        let pool = self.pool.clone();
+        tokio::spawn(async move {
+            if let Err(e) = keys::record_use(&pool, key_id, minute).await {
+                tracing::warn!(%key_id, error = %e, "could not record the API key's last use");
+            }
+        });
     }
 
     async fn lookup(&self, key: &ApiKey) -> Result<Option<Caller>, ApiError> {
@@ -64,6 +84,35 @@ impl KeyCache {
     /// Forget everything (a key was revoked somewhere).
     pub fn invalidate_all(&self) {
         self.entries.invalidate_all();
+    }
+}
+
+/// Key id → the last minute this instance recorded its use: a use in a minute already recorded
+/// writes nothing. Keyed by id, so no secret is kept; an entry idle for two minutes is of no
+/// use (its minute is past) and is dropped.
+#[derive(Clone)]
+struct MinuteGuard {
+    written: moka::sync::Cache<Uuid, Arc<AtomicI64>>,
+}
+
+impl MinuteGuard {
+    fn new() -> Self {
+        MinuteGuard {
+            written: moka::sync::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_idle(Duration::from_secs(120))
+                .build(),
+        }
+    }
+
+    /// Whether `minute` is later than every minute recorded for `key_id` so far, recording it.
+    /// Of concurrent callers in one minute, one gets `true`.
+    fn first_in(&self, key_id: Uuid, minute: DateTime<Utc>) -> bool {
+        let minute = minute.timestamp();
+        let last = self
+            .written
+            .get_with(key_id, || Arc::new(AtomicI64::new(i64::MIN)));
+        last.fetch_max(minute, Ordering::Relaxed) < minute
     }
 }
 
@@ -165,8 +214,8 @@ fn presented_key(headers: &HeaderMap) -> Result<ApiKey, ApiError> {
         .ok_or(ApiError::ApiKeyRequired)
 }
 
-/// Route layer of the analytics API: authenticate, rate-limit, then run the handler with the
-/// caller in the request's extensions. Every authenticated answer carries the rate headers.
+/// Route layer of the analytics API: authenticate, record the key's use, rate-limit, then run
+/// the handler with the caller in the request's extensions. Every authenticated answer carries the rate headers.
 pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let key = match presented_key(req.headers()) {
         Ok(key) => key,
@@ -177,6 +226,7 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         Ok(None) => return ApiError::InvalidApiKey.into_response(),
         Err(e) => return e.into_response(),
     };
+    state.api_keys.record_use(caller.key_id);
     match state.rate_limit.check(caller.key_id) {
         Ok(headers) => {
             req.extensions_mut().insert(caller);
@@ -189,5 +239,28 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
             headers.apply(response.headers_mut());
             response
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn minute(hh_mm: &str) -> DateTime<Utc> {
+        format!("2026-11-21T{hh_mm}:00Z").parse().unwrap()
+    }
+
+    #[test]
+    fn a_keys_use_is_written_once_a_minute_and_never_for_an_earlier_minute() {
+        let guard = MinuteGuard::new();
+        let key = Uuid::now_v7();
+        let other = Uuid::now_v7();
+
+        assert!(guard.first_in(key, minute("10:05")));
+        assert!(!guard.first_in(key, minute("10:05")));
+        assert!(guard.first_in(other, minute("10:05")), "keys are apart");
+        assert!(guard.first_in(key, minute("10:06")), "a later minute");
+        assert!(!guard.first_in(key, minute("10:05")), "an earlier minute");
+        assert!(!guard.first_in(key, minute("10:06")));
     }
 }

@@ -79,6 +79,8 @@ pub struct CreatedApiKey {
     pub key: String,
     pub prefix: String,
     pub created_at: DateTime<Utc>,
+    /// Always `null`: a new key has not been used.
+    pub last_used_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Serialize, ToSchema, sqlx::FromRow)]
@@ -89,6 +91,9 @@ pub struct ApiKeyInfo {
     pub prefix: String,
     pub created_at: DateTime<Utc>,
     pub revoked_at: Option<DateTime<Utc>>,
+    /// When the key last authenticated an analytics request (UTC), kept to the minute, written
+    /// at most once a minute; `null` when never used.
+    pub last_used_at: Option<DateTime<Utc>>,
 }
 
 pub async fn create(
@@ -117,13 +122,14 @@ pub async fn create(
         prefix: key.visible_prefix().to_string(),
         key: key.expose().to_string(),
         created_at,
+        last_used_at: None,
     })
 }
 
 pub async fn list(pool: &PgPool, shop: &ShopDomain) -> Result<Vec<ApiKeyInfo>, CatalogError> {
     require_shop(pool, shop).await?;
     Ok(sqlx::query_as(
-        "SELECT id, name, prefix, created_at, revoked_at FROM api_keys \
+        "SELECT id, name, prefix, created_at, revoked_at, last_used_at FROM api_keys \
          WHERE shop_domain = $1 ORDER BY created_at, id",
     )
     .bind(shop.as_str())
@@ -131,7 +137,6 @@ pub async fn list(pool: &PgPool, shop: &ShopDomain) -> Result<Vec<ApiKeyInfo>, C
     .await?)
 }
 
-/// Revokes one key. Revoking a revoked key is a no-op; an unknown key is not found.
 /// The key whose hash is `hash` and the shop it belongs to, if the key is live: not revoked,
 /// and its shop still installed.
 pub async fn find_active(
@@ -154,6 +159,25 @@ pub async fn find_active(
     .transpose()
 }
 
+/// Records that key `id` was used in `minute`, unless that minute or a later one is stored
+/// already: another instance wrote it, so across instances a key is written once a minute.
+pub async fn record_use(
+    pool: &PgPool,
+    id: Uuid,
+    minute: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE api_keys SET last_used_at = $2 \
+         WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)",
+    )
+    .bind(id)
+    .bind(minute)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Revokes one key. Revoking a revoked key is a no-op; an unknown key is not found.
 pub async fn revoke(pool: &PgPool, shop: &ShopDomain, id: Uuid) -> Result<(), CatalogError> {
     require_shop(pool, shop).await?;
     let mut tx = pool.begin().await?;
