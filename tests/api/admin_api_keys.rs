@@ -355,3 +355,48 @@ async fn a_shop_sees_only_its_own_keys() {
     assert_eq!(keys.len(), 1);
     assert_eq!(keys[0]["id"], ours["id"]);
 }
+
+#[tokio::test]
+async fn the_key_list_shows_the_minute_a_key_was_last_used_and_null_before_its_first_use() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let created = app.create_api_key(SHOP, "Looker").await;
+    let unused = app.create_api_key(SHOP, "Unused").await;
+    assert_eq!(created["lastUsedAt"], Value::Null, "{created}");
+    let key = created["key"].as_str().unwrap();
+    let before = Utc::now();
+
+    // Act: two uses in (at most) two minutes; the write happens beside the request.
+    for _ in 0..2 {
+        let response = reqwest::Client::new()
+            .get(app.url("/api/v1/analytics/summary"))
+            .bearer_auth(key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+    let after = Utc::now();
+
+    // Assert: the use is written within a moment, truncated to its minute.
+    let mut used = Value::Null;
+    for _ in 0..100 {
+        let keys = list_keys(&app, SHOP).await;
+        used = keys.iter().find(|k| k["id"] == created["id"]).unwrap()["lastUsedAt"].clone();
+        if !used.is_null() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let used = timestamp(&used);
+    let minute = |t: DateTime<Utc>| t.timestamp() - t.timestamp().rem_euclid(60);
+    assert_eq!(used.timestamp() % 60, 0, "{used} is not a whole minute");
+    assert!(
+        (minute(before)..=minute(after)).contains(&used.timestamp()),
+        "{used} is not the minute of the use ({before} to {after})"
+    );
+    let keys = list_keys(&app, SHOP).await;
+    let never = keys.iter().find(|k| k["id"] == unused["id"]).unwrap();
+    assert_eq!(never["lastUsedAt"], Value::Null, "{never}");
+}
