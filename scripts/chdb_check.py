@@ -18,6 +18,10 @@ File format:
     Params are SQL literals, comma-separated (quotes and brackets respected), used in order across
     the file's statements.
 
+With data: events are inserted just before the attribution migration and again after the last
+file, and every aggregate must then equal a recount of the events (the back-fill counted what was
+there once, the views what followed), as the integration tests prove on 18.16.
+
 Prints one line per statement and exits non-zero if any statement or file failed.
 """
 
@@ -34,6 +38,59 @@ DIRS = ("clickhouse", "sql")
 DATABASE = "check"
 HEADER_RE = re.compile(r"^\s*--\s*check-(params|fields)\s*:(.*)$")
 END_OF_STATEMENT = re.compile(r";[ \t]*$", re.MULTILINE)
+
+
+# The migration that must back-fill what the events table holds when it runs.
+UPGRADE_WITH_DATA = "0007_attribution.sql"
+# Each aggregate: its key columns, and the same keys computed from `events`.
+AGGREGATES = {
+    "video_daily": ("shop_domain, local_date, video_id", None),
+    "widget_daily": ("shop_domain, local_date, widget_id", None),
+    "video_monthly": ("shop_domain, month, video_id", "shop_domain, toStartOfMonth(local_date) AS month, video_id"),
+    "widget_monthly": ("shop_domain, month, widget_id", "shop_domain, toStartOfMonth(local_date) AS month, widget_id"),
+    "shop_daily": ("shop_domain, local_date", None),
+    "video_daily_by_video": ("shop_domain, video_id, local_date", None),
+}
+SUMS = ("impressions, views, clicks, add_to_cart, orders, revenue_e4, direct_add_to_cart, direct_orders, "
+        "direct_revenue_e4, influenced_add_to_cart, influenced_orders, influenced_revenue_e4")
+CART, ORDER = "event_type = 'add_to_cart'", "event_type = 'checkout_completed'"
+RECOUNT = (
+    "countIf(event_type = 'impression'), countIf(event_type = 'view'), countIf(event_type = 'click'), "
+    f"countIf({CART}), countIf({ORDER}), sumIf(revenue_e4, {ORDER}), "
+    f"countIf({CART} AND attribution = 'direct'), countIf({ORDER} AND attribution = 'direct'), "
+    f"sumIf(revenue_e4, {ORDER} AND attribution = 'direct'), "
+    f"countIf({CART} AND attribution = 'influenced'), countIf({ORDER} AND attribution = 'influenced'), "
+    f"sumIf(revenue_e4, {ORDER} AND attribution = 'influenced')"
+)
+
+
+def insert_events(first, n):
+    """`n` events: two shops, videos and widgets or none, every type and attribution, 45 days
+    over three months, revenue on carts too (which counts nowhere)."""
+    return (
+        "INSERT INTO events (event_id, batch_id, shop_domain, local_date, event_time, received_at, "
+        "timestamp_replaced, event_type, attribution, video_id, widget_id, session_id, customer_id, "
+        "product_id, order_id, revenue_e4, currency) "
+        "SELECT generateUUIDv4(), generateUUIDv4(), if(number % 3 = 0, 'b.myshopify.com', 'a.myshopify.com'), "
+        "toDate('2026-01-20') + number % 45, now(), now(), 0, "
+        "['impression', 'view', 'click', 'add_to_cart', 'checkout_completed'][1 + number % 5], "
+        "['none', 'direct', 'influenced', 'direct', 'none', 'influenced', 'none'][1 + number % 7], "
+        "['v0', 'v1', 'v2', ''][1 + number % 4], ['w0', 'w1', ''][1 + intDiv(number, 2) % 3], "
+        f"'', '', '', '', (number * 7919) % 1000000, 'EUR' FROM system.numbers WHERE number >= {first} LIMIT {n}"
+    )
+
+
+def aggregates_against_recount(sess):
+    """The aggregates that differ from a recount of `events`, with both sides."""
+    wrong = []
+    for table, (keys, event_keys) in AGGREGATES.items():
+        sums = ", ".join(f"sum({c})" for c in SUMS.split(", "))
+        held = f"SELECT {keys}, {sums} FROM {table} GROUP BY {keys} ORDER BY {keys}"
+        recount = f"SELECT {event_keys or keys}, {RECOUNT} FROM events GROUP BY {keys} ORDER BY {keys}"
+        held, recount = (sess.query(q, "TSV").bytes().decode() for q in (held, recount))
+        if held != recount or recount.count("\n") < 12:
+            wrong.append(f"{table}:\n{held}\nrecount:\n{recount}")
+    return wrong
 
 
 class FileError(Exception):
@@ -197,6 +254,10 @@ def main(argv):
                     continue
                 if not bound:
                     print(f"note {rel}: no statements")
+                if path.name == UPGRADE_WITH_DATA:
+                    error = run(sess, insert_events(0, 2000))
+                    print(f"{'OK  ' if error is None else 'FAIL'} events before {rel}")
+                    failed += error is not None
                 for n, sql in enumerate(bound, 1):
                     error = run(sess, sql)
                     if error is None:
@@ -206,6 +267,13 @@ def main(argv):
                         failed += 1
                         print(f"FAIL {rel} #{n}: {one_line(sql)}")
                         print("     " + error.replace("\n", "\n     "))
+            error = run(sess, insert_events(2000, 1000))
+            wrong = [error] if error else aggregates_against_recount(sess)
+            for text in wrong:
+                print("FAIL aggregates against a recount of the events: " + text)
+            if not wrong:
+                print(f"OK   every aggregate equals a recount of the events ({', '.join(AGGREGATES)})")
+            failed += len(wrong)
         finally:
             sess.close()
 

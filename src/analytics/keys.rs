@@ -161,11 +161,7 @@ pub async fn find_active(
 
 /// Records that key `id` was used in `minute`, unless that minute or a later one is stored
 /// already: another instance wrote it, so across instances a key is written once a minute.
-pub async fn record_use(
-    pool: &PgPool,
-    id: Uuid,
-    minute: DateTime<Utc>,
-) -> Result<(), sqlx::Error> {
+pub async fn record_use(pool: &PgPool, id: Uuid, minute: DateTime<Utc>) -> Result<(), sqlx::Error> {
     sqlx::query(
         "UPDATE api_keys SET last_used_at = $2 \
          WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)",

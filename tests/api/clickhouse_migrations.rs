@@ -184,3 +184,108 @@ async fn the_schema_is_applied_once_clickhouse_answers_after_a_start_without_it(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// `n` events from `first`: two shops, three videos and none, two widgets and none, every type
+/// and attribution, over 45 days across three months, with revenue on carts too (which counts
+/// nowhere: revenue is the orders').
+fn insert_events(first: u64, n: u64) -> String {
+    format!(
+        "INSERT INTO events (event_id, batch_id, shop_domain, local_date, event_time, received_at, \
+         timestamp_replaced, event_type, attribution, video_id, widget_id, session_id, customer_id, \
+         product_id, order_id, revenue_e4, currency) \
+         SELECT toUUID('00000000-0000-0000-0000-000000000000'), \
+           toUUID('00000000-0000-0000-0000-000000000000'), \
+           if(number % 3 = 0, 'b.myshopify.com', 'a.myshopify.com'), \
+           toDate('2026-01-20') + number % 45, now(), now(), 0, \
+           ['impression', 'view', 'click', 'add_to_cart', 'checkout_completed'][1 + number % 5], \
+           ['none', 'direct', 'influenced', 'direct', 'none', 'influenced', 'none'][1 + number % 7], \
+           ['v0', 'v1', 'v2', ''][1 + number % 4], ['w0', 'w1', ''][1 + intDiv(number, 2) % 3], \
+           '', '', '', '', (number * 7919) % 1000000, 'EUR' \
+         FROM system.numbers WHERE number >= {first} LIMIT {n}"
+    )
+}
+
+/// The sums an aggregate holds per key, and the same recounted from `events`, as TSV.
+async fn aggregate_and_recount(
+    database: &str,
+    table: &str,
+    keys: &str,
+    event_keys: &str,
+) -> [String; 2] {
+    let held = clickhouse_query(
+        database,
+        &format!(
+            "SELECT {keys}, sum(impressions), sum(views), sum(clicks), sum(add_to_cart), \
+             sum(orders), sum(revenue_e4), sum(direct_add_to_cart), sum(direct_orders), \
+             sum(direct_revenue_e4), sum(influenced_add_to_cart), sum(influenced_orders), \
+             sum(influenced_revenue_e4) FROM {table} GROUP BY {keys} ORDER BY {keys}"
+        ),
+    )
+    .await;
+    let cart = "event_type = 'add_to_cart'";
+    let order = "event_type = 'checkout_completed'";
+    let recount = clickhouse_query(
+        database,
+        &format!(
+            "SELECT {event_keys}, countIf(event_type = 'impression'), countIf(event_type = 'view'), \
+             countIf(event_type = 'click'), countIf({cart}), countIf({order}), \
+             sumIf(revenue_e4, {order}), \
+             countIf({cart} AND attribution = 'direct'), countIf({order} AND attribution = 'direct'), \
+             sumIf(revenue_e4, {order} AND attribution = 'direct'), \
+             countIf({cart} AND attribution = 'influenced'), \
+             countIf({order} AND attribution = 'influenced'), \
+             sumIf(revenue_e4, {order} AND attribution = 'influenced') \
+             FROM events GROUP BY {keys} ORDER BY {keys}"
+        ),
+    )
+    .await;
+    [held, recount]
+}
+
+/// Upgrading a warehouse that holds events: the attribution columns and the new aggregates are
+/// filled from the events already there (each counted once), and events inserted after the
+/// upgrade land in every aggregate through the views.
+#[tokio::test]
+async fn the_attribution_migration_back_fills_what_the_aggregates_held_and_counts_what_follows() {
+    // Arrange: the schema before attribution, with events in it.
+    let warehouse = warehouse();
+    let all = videoapp::warehouse::migrations::MIGRATIONS;
+    let before = all.iter().position(|m| m.version == 7).unwrap();
+    apply(&warehouse, &all[..before]).await.unwrap();
+    let database = warehouse.database().to_string();
+    clickhouse_query(&database, &insert_events(0, 2_000)).await;
+
+    // Act: upgrade, then ingest more.
+    apply(&warehouse, all).await.unwrap();
+    clickhouse_query(&database, &insert_events(2_000, 1_000)).await;
+
+    // Assert
+    let month = "toStartOfMonth(local_date) AS month";
+    let aggregates = [
+        ("video_daily", "shop_domain, local_date, video_id", None),
+        ("widget_daily", "shop_domain, local_date, widget_id", None),
+        (
+            "video_monthly",
+            "shop_domain, month, video_id",
+            Some(format!("shop_domain, {month}, video_id")),
+        ),
+        (
+            "widget_monthly",
+            "shop_domain, month, widget_id",
+            Some(format!("shop_domain, {month}, widget_id")),
+        ),
+        ("shop_daily", "shop_domain, local_date", None),
+        (
+            "video_daily_by_video",
+            "shop_domain, video_id, local_date",
+            None,
+        ),
+    ];
+    for (table, keys, event_keys) in aggregates {
+        let event_keys = event_keys.unwrap_or_else(|| keys.to_string());
+        let [held, recount] = aggregate_and_recount(&database, table, keys, &event_keys).await;
+        // Both shops, three months, two videos or widgets each, at the least.
+        assert!(recount.lines().count() >= 12, "{table}: {recount}");
+        assert_eq!(held, recount, "{table}");
+    }
+}
