@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use crate::helpers::*;
 
-const SHOP: &str = "analytics-shop.myshopify.com";
+pub(crate) const SHOP: &str = "analytics-shop.myshopify.com";
 const OTHER_SHOP: &str = "other-analytics-shop.myshopify.com";
 
 const UNAUTHORIZED_MESSAGE: &str =
@@ -23,15 +23,15 @@ const INVALID_KEY_MESSAGE: &str = "Invalid or revoked API key";
 const NOT_FOUND_MESSAGE: &str = "Resource not found";
 
 /// Requests per key per minute for tests that are not about the limit and make many requests.
-const UNLIMITED: u32 = 100_000;
+pub(crate) const UNLIMITED: u32 = 100_000;
 
 /// Lets tests place events on any day of the past year.
-fn back_fill(settings: &mut videoapp::config::Settings) {
+pub(crate) fn back_fill(settings: &mut videoapp::config::Settings) {
     settings.event_max_past = Duration::from_secs(400 * 86_400);
 }
 
 /// Our 404 for an object the key's shop does not have.
-async fn assert_not_found(response: Response) {
+pub(crate) async fn assert_not_found(response: Response) {
     assert_error(
         response,
         StatusCode::NOT_FOUND,
@@ -43,12 +43,12 @@ async fn assert_not_found(response: Response) {
 
 // ---- arranging --------------------------------------------------------------------------------
 
-struct Key {
+pub(crate) struct Key {
     id: String,
-    secret: String,
+    pub(crate) secret: String,
 }
 
-async fn create_key(app: &TestApp, shop: &str) -> Key {
+pub(crate) async fn create_key(app: &TestApp, shop: &str) -> Key {
     let body = app.create_api_key(shop, "Reporting").await;
     Key {
         id: body["id"].as_str().unwrap().to_string(),
@@ -67,13 +67,13 @@ async fn revoke_key(app: &TestApp, shop: &str, key: &Key) {
 }
 
 /// A shop with one video, one widget showing it and one key: what every endpoint needs.
-struct Fixture {
-    key: Key,
-    video: String,
-    widget: String,
+pub(crate) struct Fixture {
+    pub(crate) key: Key,
+    pub(crate) video: String,
+    pub(crate) widget: String,
 }
 
-async fn shop_with_key(app: &TestApp, shop: &str) -> Fixture {
+pub(crate) async fn shop_with_key(app: &TestApp, shop: &str) -> Fixture {
     app.create_shop(shop).await;
     let video = app.create_video(shop, json!({ "title": "Fixture" })).await;
     let widget = app
@@ -98,18 +98,18 @@ fn endpoints(video: &str, widget: &str) -> [String; 5] {
 }
 
 /// An event of `kind` about `target` (`{"videoId": …}`, `{"widgetId": …}` or both).
-fn event(kind: &str, target: &Value) -> Value {
+pub(crate) fn event(kind: &str, target: &Value) -> Value {
     let mut e = json!({ "eventType": kind });
     merge(&mut e, target.clone());
     e
 }
 
-fn at(mut e: Value, t: DateTime<Utc>) -> Value {
+pub(crate) fn at(mut e: Value, t: DateTime<Utc>) -> Value {
     e["timestamp"] = json!(t.to_rfc3339());
     e
 }
 
-fn checkout(target: &Value, revenue: Value) -> Value {
+pub(crate) fn checkout(target: &Value, revenue: Value) -> Value {
     let mut e = event("checkout_completed", target);
     e["revenue"] = revenue;
     e["currency"] = json!("USD");
@@ -118,7 +118,7 @@ fn checkout(target: &Value, revenue: Value) -> Value {
 
 /// Posts `events` for `shop`, then waits until ClickHouse holds them and both daily views have
 /// counted every row (the analytics API reads only the views).
-async fn record(app: &TestApp, shop: &str, events: Vec<Value>) {
+pub(crate) async fn record(app: &TestApp, shop: &str, events: Vec<Value>) {
     let marker = Uuid::new_v4().to_string();
     let events: Vec<Value> = events
         .into_iter()
@@ -249,12 +249,12 @@ async fn analytics_with(app: &TestApp, authorization: Option<&str>, path: &str) 
     request.send().await.unwrap()
 }
 
-async fn analytics(app: &TestApp, key: &Key, path: &str) -> Response {
+pub(crate) async fn analytics(app: &TestApp, key: &Key, path: &str) -> Response {
     analytics_with(app, Some(&format!("Bearer {}", key.secret)), path).await
 }
 
 /// A successful answer, as JSON and as the raw text (which shows how numbers are written).
-async fn analytics_ok(app: &TestApp, key: &Key, path: &str) -> (Value, String) {
+pub(crate) async fn analytics_ok(app: &TestApp, key: &Key, path: &str) -> (Value, String) {
     let response = analytics(app, key, path).await;
     let status = response.status();
     let text = response.text().await.unwrap();
@@ -265,7 +265,7 @@ async fn analytics_ok(app: &TestApp, key: &Key, path: &str) -> (Value, String) {
 }
 
 /// The error answer's status, headers, code and message.
-async fn error_of(response: Response) -> (StatusCode, HeaderMap, String, String) {
+pub(crate) async fn error_of(response: Response) -> (StatusCode, HeaderMap, String, String) {
     let headers = response.headers().clone();
     let (status, body) = json_of(response).await;
     assert_eq!(body["success"], json!(false), "{body}");
@@ -291,11 +291,11 @@ async fn assert_unauthenticated(response: Response, code: &str, message: &str, c
     );
 }
 
-fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+pub(crate) fn header(headers: &HeaderMap, name: &str) -> Option<String> {
     headers.get(name).map(|v| v.to_str().unwrap().to_string())
 }
 
-fn number_header(headers: &HeaderMap, name: &str) -> u64 {
+pub(crate) fn number_header(headers: &HeaderMap, name: &str) -> u64 {
     let value = header(headers, name).unwrap_or_else(|| panic!("no {name} header"));
     value
         .parse()
@@ -308,12 +308,12 @@ fn unix_now() -> u64 {
 
 // ---- dates ------------------------------------------------------------------------------------
 
-fn millis(t: DateTime<Utc>) -> String {
+pub(crate) fn millis(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 /// Local midnight of `day` in `tz` (it exists in every zone these tests use).
-fn start_of(day: NaiveDate, tz: Tz) -> DateTime<Utc> {
+pub(crate) fn start_of(day: NaiveDate, tz: Tz) -> DateTime<Utc> {
     tz.from_local_datetime(&day.and_hms_opt(0, 0, 0).unwrap())
         .earliest()
         .unwrap()
@@ -321,23 +321,23 @@ fn start_of(day: NaiveDate, tz: Tz) -> DateTime<Utc> {
 }
 
 /// The last millisecond of `day` in `tz`.
-fn end_of(day: NaiveDate, tz: Tz) -> DateTime<Utc> {
+pub(crate) fn end_of(day: NaiveDate, tz: Tz) -> DateTime<Utc> {
     start_of(plus(day, 1), tz) - chrono::Duration::milliseconds(1)
 }
 
-fn plus(day: NaiveDate, days: u64) -> NaiveDate {
+pub(crate) fn plus(day: NaiveDate, days: u64) -> NaiveDate {
     day.checked_add_days(Days::new(days)).unwrap()
 }
 
-fn minus(day: NaiveDate, days: u64) -> NaiveDate {
+pub(crate) fn minus(day: NaiveDate, days: u64) -> NaiveDate {
     day.checked_sub_days(Days::new(days)).unwrap()
 }
 
-fn today_in(tz: Tz) -> NaiveDate {
+pub(crate) fn today_in(tz: Tz) -> NaiveDate {
     Utc::now().with_timezone(&tz).date_naive()
 }
 
-fn range(start: NaiveDate, end: NaiveDate) -> String {
+pub(crate) fn range(start: NaiveDate, end: NaiveDate) -> String {
     format!("start_date={start}&end_date={end}")
 }
 
@@ -557,7 +557,7 @@ async fn a_revoked_key_is_refused_by_every_instance_within_a_second() {
 
 // ---- 3. rate limit ----------------------------------------------------------------------------
 
-async fn spawn_limited_to_five() -> TestApp {
+pub(crate) async fn spawn_limited_to_five() -> TestApp {
     spawn_app_with(|s| s.rate_limit_per_minute = 5).await
 }
 
