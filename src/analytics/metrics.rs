@@ -57,13 +57,13 @@ pub struct Metrics {
     /// Sum of the orders' revenue in the shop currency, 2 decimals.
     #[schema(value_type = f64, example = 123.45)]
     pub revenue: Decimal2,
-    pub attribution: Attribution,
+    pub attribution: AttributionSplit,
 }
 
 /// The add-to-carts and orders that the events attributed directly to a video and those it
 /// influenced. Events without an attribution are in neither.
 #[derive(Serialize, ToSchema)]
-pub struct Attribution {
+pub struct AttributionSplit {
     pub direct: AttributedMetrics,
     pub influenced: AttributedMetrics,
 }
@@ -87,9 +87,9 @@ impl From<Attributed> for AttributedMetrics {
     }
 }
 
-impl From<&Totals> for Attribution {
+impl From<&Totals> for AttributionSplit {
     fn from(t: &Totals) -> Self {
-        Attribution {
+        AttributionSplit {
             direct: t.direct.into(),
             influenced: t.influenced.into(),
         }
@@ -138,7 +138,7 @@ pub struct SummaryMetrics {
     /// orders / views × 100, 2 decimals; 0 when there are no views.
     #[schema(value_type = f64)]
     pub cvr: Decimal2,
-    pub attribution: Attribution,
+    pub attribution: AttributionSplit,
 }
 
 impl From<Totals> for SummaryMetrics {
