@@ -11,6 +11,7 @@ use axum::{Json, Router};
 use backon::Retryable;
 use secrecy::ExposeSecret;
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -78,7 +79,7 @@ impl Application {
             .await
             .context("Postgres migrations failed")?;
         let warehouse = Warehouse::new(&config.clickhouse);
-        migrate_clickhouse_or_keep_trying(warehouse.clone()).await;
+        let schema_current = migrate_clickhouse_or_keep_trying(warehouse.clone()).await;
 
         if config.insecure_skip_signature {
             tracing::warn!(
@@ -99,6 +100,7 @@ impl Application {
         let pipeline = Pipeline::start(
             IngestConfig::from(&config),
             warehouse.clone(),
+            schema_current,
             config.shutdown_grace,
         )
         .await
@@ -206,13 +208,19 @@ impl Application {
 
 /// Applies the ClickHouse schema now if ClickHouse answers; otherwise keeps trying in the
 /// background, so a ClickHouse outage at start does not stop the catalog and storefront.
-async fn migrate_clickhouse_or_keep_trying(warehouse: Warehouse) {
+/// Returns whether the schema is current, turning true once it is: the shipper inserts nothing
+/// before, since a back-fill counts what `events` holds when it runs.
+async fn migrate_clickhouse_or_keep_trying(warehouse: Warehouse) -> watch::Receiver<bool> {
+    let (current, schema_current) = watch::channel(false);
     let apply = move || {
         let warehouse = warehouse.clone();
         async move { migrations::apply(&warehouse, migrations::MIGRATIONS).await }
     };
     match apply().await {
-        Ok(_) => return,
+        Ok(_) => {
+            current.send_replace(true);
+            return schema_current;
+        }
         Err(e) => {
             tracing::warn!(error = %e, "ClickHouse migrations failed; retrying in the background")
         }
@@ -228,8 +236,10 @@ async fn migrate_clickhouse_or_keep_trying(warehouse: Warehouse) {
             .await;
         if applied.is_ok() {
             tracing::info!("ClickHouse migrations applied");
+            current.send_replace(true);
         }
     });
+    schema_current
 }
 
 /// The public port's service: the router inside the request-id layer.

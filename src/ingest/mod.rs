@@ -70,10 +70,11 @@ pub struct Pipeline {
 
 impl Pipeline {
     /// Opens the spool (sealing what a previous process left open) and starts the shipper,
-    /// which replays whatever is spooled.
+    /// which replays whatever is spooled once `schema_current` is true.
     pub async fn start(
         config: IngestConfig,
         warehouse: Warehouse,
+        schema_current: watch::Receiver<bool>,
         grace: Duration,
     ) -> std::io::Result<Pipeline> {
         // Opening may wait for another process to let go of the spool, and reads and seals what
@@ -95,7 +96,7 @@ impl Pipeline {
                     .enable_all()
                     .build()
                 {
-                    Ok(runtime) => runtime.block_on(shipper.run(stopped, grace)),
+                    Ok(runtime) => runtime.block_on(shipper.run(schema_current, stopped, grace)),
                     Err(e) => tracing::error!(error = %e, "cannot start the shipper's runtime"),
                 }
             })?;

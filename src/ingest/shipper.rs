@@ -114,9 +114,26 @@ impl Shipper {
         }
     }
 
-    /// Ships until `stop` turns true and the spool is empty, or until `deadline` after `stop`.
-    pub async fn run(mut self, mut stop: watch::Receiver<bool>, grace: Duration) {
+    /// Once `schema_current` is true, ships until `stop` turns true and the spool is empty, or
+    /// until `deadline` after `stop`.
+    pub async fn run(
+        mut self,
+        mut schema_current: watch::Receiver<bool>,
+        mut stop: watch::Receiver<bool>,
+        grace: Duration,
+    ) {
         metrics::gauge!("spool_shipping_halted").set(0.0);
+        // Nothing is inserted into an older schema: a migration that back-fills an aggregate
+        // counts what `events` holds when it runs, so a row inserted between the creation of a
+        // view and its back-fill would count twice. Stopped before, everything stays spooled.
+        tokio::select! {
+            current = schema_current.wait_for(|current| *current) => {
+                if current.is_err() {
+                    return; // the migrations gave up: nothing may be shipped
+                }
+            }
+            _ = stop.wait_for(|stop| *stop) => return,
+        }
         let sealed = self.spool.sealed();
         let mut deadline: Option<Instant> = None;
         loop {

@@ -289,3 +289,57 @@ async fn the_attribution_migration_back_fills_what_the_aggregates_held_and_count
         assert_eq!(held, recount, "{table}");
     }
 }
+
+/// The shipper inserts nothing while the schema is behind (a back-fill still to run would count
+/// the rows again), and ships what was accepted meanwhile once the migrations went through.
+#[tokio::test]
+async fn events_accepted_while_the_schema_is_behind_are_shipped_once_it_is_current() {
+    use std::time::{Duration, Instant};
+
+    // Arrange: the whole schema, but a ledger that claims only the files before attribution and
+    // cannot record more (a view), so every run of the migrations fails.
+    let warehouse = warehouse();
+    let all = videoapp::warehouse::migrations::MIGRATIONS;
+    apply(&warehouse, all).await.unwrap();
+    let database = warehouse.database().to_string();
+    clickhouse_query(&database, "DROP TABLE schema_migrations").await;
+    clickhouse_query(
+        &database,
+        "CREATE VIEW schema_migrations AS SELECT toUInt32(number + 1) AS version, \
+         '' AS name, now() AS applied_at FROM system.numbers LIMIT 6",
+    )
+    .await;
+    let database_url = fresh_database().await;
+    let settings = test_settings(&database_url, &database);
+    let app = spawn_with_settings(settings, database_url, database.clone()).await;
+    app.create_shop("behind.myshopify.com").await;
+    let event = serde_json::json!({ "eventType": "view", "videoId": "v" });
+
+    // Act: an event is accepted while the migrations keep failing.
+    let response = app.post_events("behind.myshopify.com", &event).await;
+    assert_eq!(response.status(), reqwest::StatusCode::ACCEPTED);
+    let landed = async || clickhouse_query(&database, "SELECT count() FROM events").await;
+
+    // Assert: held back for as long as the schema is behind (a batch ships within 100 ms
+    // otherwise, and the migrations are retried every second or two meanwhile).
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(landed().await.trim(), "0");
+
+    // The ledger can record again: the next run of the migrations succeeds, and the event ships.
+    clickhouse_query(&database, "DROP TABLE schema_migrations").await;
+    clickhouse_query(
+        &database,
+        "CREATE TABLE schema_migrations ENGINE = MergeTree ORDER BY version AS \
+         SELECT toUInt32(number + 1) AS version, '' AS name, now() AS applied_at \
+         FROM system.numbers LIMIT 6",
+    )
+    .await;
+    let started = Instant::now();
+    while landed().await.trim() != "1" {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the event did not land once the schema was current"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

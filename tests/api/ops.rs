@@ -462,9 +462,15 @@ async fn the_openapi_document_states_what_the_edge_takes_and_answers() {
     assert!(enum_of("Currency").contains(&json!("EUR")));
     assert!(enum_of("Timezone").contains(&json!("Europe/Paris")));
     // An event's attribution type, and the split of metrics by it: two schemas, two names.
-    assert_eq!(enum_of("Attribution"), [json!("direct"), json!("influenced")]);
+    assert_eq!(
+        enum_of("Attribution"),
+        [json!("direct"), json!("influenced")]
+    );
     let split = &schemas["AttributionSplit"]["properties"];
-    assert!(split["direct"].is_object() && split["influenced"].is_object(), "{split}");
+    assert!(
+        split["direct"].is_object() && split["influenced"].is_object(),
+        "{split}"
+    );
     assert_eq!(
         schemas["ProductGid"]["pattern"],
         json!("^(gid://shopify/Product/)?0*[1-9][0-9]{0,18}$")
