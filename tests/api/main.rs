@@ -12,6 +12,7 @@ mod admin_widgets;
 mod analytics_api;
 mod analytics_series;
 mod analytics_truth;
+mod analytics_truth_series;
 mod clickhouse_migrations;
 mod config;
 mod edge_limits;
