@@ -64,7 +64,7 @@ fn window_start() -> NaiveDate {
 const WINDOW_DAYS: u64 = 70;
 
 /// The first instant of `date` in UTC.
-pub(crate) fn utc_midnight(date: NaiveDate) -> DateTime<Utc> {
+fn utc_midnight(date: NaiveDate) -> DateTime<Utc> {
     Utc.from_utc_datetime(&date.and_hms_opt(0, 0, 0).unwrap())
 }
 
@@ -120,7 +120,7 @@ pub(crate) enum Compare {
     PreviousYear,
 }
 
-pub(crate) const COMPARES: [Option<Compare>; 3] = [
+const COMPARES: [Option<Compare>; 3] = [
     None,
     Some(Compare::PreviousPeriod),
     Some(Compare::PreviousYear),
@@ -204,7 +204,7 @@ fn queries() -> impl Strategy<Value = Vec<Query>> {
 
 /// The part of the add-to-carts and orders one attribution accounts for.
 #[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Split {
+struct Split {
     add_to_cart: u64,
     orders: u64,
     revenue_e4: i64,
@@ -358,12 +358,12 @@ impl<'a> Ledger<'a> {
     }
 }
 
-pub(crate) struct World {
-    pub shops: Vec<String>,
-    pub timezones: Vec<Tz>,
-    pub keys: Vec<String>,
-    pub videos: Vec<Vec<String>>,
-    pub widgets: Vec<Vec<String>>,
+struct World {
+    shops: Vec<String>,
+    timezones: Vec<Tz>,
+    keys: Vec<String>,
+    videos: Vec<Vec<String>>,
+    widgets: Vec<Vec<String>>,
 }
 
 async fn build_world(app: &TestApp, case: usize) -> World {
@@ -475,17 +475,17 @@ fn revenues_as_text(text: &str) -> String {
     REVENUE.replace_all(text, r#""revenue":"$1""#).into_owned()
 }
 
+/// The answer to `GET path` with the shop's key, asserting a 200.
+async fn answer(app: &TestApp, key: &str, path: &str) -> reqwest::Response {
+    let response = app.client.get(app.url(path)).bearer_auth(key).send();
+    let response = response.await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "{path}");
+    response
+}
+
 /// The JSON answer to `GET path`, asserting a 200; revenues as their text.
 pub(crate) async fn get(app: &TestApp, key: &str, path: &str) -> Value {
-    let response = app
-        .client
-        .get(app.url(path))
-        .bearer_auth(key)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK, "{path}");
-    let text = response.text().await.unwrap();
+    let text = answer(app, key, path).await.text().await.unwrap();
     serde_json::from_str(&revenues_as_text(&text)).unwrap()
 }
 
@@ -497,14 +497,7 @@ pub(crate) async fn get_csv(
     path: &str,
     file: &str,
 ) -> Vec<csv::StringRecord> {
-    let response = app
-        .client
-        .get(app.url(path))
-        .bearer_auth(key)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK, "{path}");
+    let response = answer(app, key, path).await;
     let headers = response.headers();
     assert_eq!(headers["content-type"], "text/csv; charset=utf-8", "{path}");
     assert_eq!(
@@ -524,20 +517,10 @@ pub(crate) async fn get_csv(
         .collect()
 }
 
-const METRIC_COLUMNS: [&str; 12] = [
-    "impressions",
-    "views",
-    "clicks",
-    "add_to_cart",
-    "orders",
-    "revenue",
-    "direct_add_to_cart",
-    "direct_orders",
-    "direct_revenue",
-    "influenced_add_to_cart",
-    "influenced_orders",
-    "influenced_revenue",
-];
+/// The metric columns, as the contract lists them.
+const METRIC_COLUMNS: &str = "impressions,views,clicks,add_to_cart,orders,revenue,\
+    direct_add_to_cart,direct_orders,direct_revenue,\
+    influenced_add_to_cart,influenced_orders,influenced_revenue";
 
 /// The JSON value a CSV column stands for in a record (a list item or a bucket).
 fn cell<'a>(record: &'a Value, column: &str) -> &'a Value {
@@ -546,14 +529,9 @@ fn cell<'a>(record: &'a Value, column: &str) -> &'a Value {
         None => (record, column),
     };
     let metrics = &record["metrics"];
-    if let Some(column) = column.strip_prefix("direct_") {
-        &metrics["attribution"]["direct"][column]
-    } else if let Some(column) = column.strip_prefix("influenced_") {
-        &metrics["attribution"]["influenced"][column]
-    } else if METRIC_COLUMNS.contains(&column) {
-        &metrics[column]
-    } else {
-        &record[column]
+    match column.split_once('_') {
+        Some((a @ ("direct" | "influenced"), column)) => &metrics["attribution"][a][column],
+        _ => metrics.get(column).unwrap_or(&record[column]),
     }
 }
 
@@ -577,13 +555,11 @@ pub(crate) fn assert_csv_is(
     records: &[Value],
     what: &str,
 ) {
-    let mut header: Vec<String> = leading
-        .iter()
-        .chain(&METRIC_COLUMNS)
-        .map(|c| c.to_string())
-        .collect();
+    let metrics = METRIC_COLUMNS.split(',');
+    let mut header: Vec<String> = leading.iter().map(|c| c.to_string()).collect();
+    header.extend(metrics.clone().map(String::from));
     if compared {
-        header.extend(METRIC_COLUMNS.map(|c| format!("comparison_{c}")));
+        header.extend(metrics.map(|c| format!("comparison_{c}")));
     }
     assert_eq!(csv[0], header, "{what}: header");
     assert_eq!(csv.len() - 1, records.len(), "{what}: rows");
@@ -637,17 +613,30 @@ pub(crate) struct Shop<'a> {
 
 /// A list endpoint: `videos` or `widgets`, its leading CSV columns and whose events each of its
 /// records counts.
-struct Listing<'a> {
+struct Listing {
     list: &'static str,
     one: &'static str,
-    ids: &'a [String],
     leading: &'static [&'static str],
     whose: fn(usize) -> Whose,
 }
 
+const VIDEO_LIST: Listing = Listing {
+    list: "videos",
+    one: "video",
+    leading: &["id", "title", "status", "duration", "product_count"],
+    whose: Whose::Video,
+};
+
+const WIDGET_LIST: Listing = Listing {
+    list: "widgets",
+    one: "widget",
+    leading: &["id", "title", "type", "status", "video_count"],
+    whose: Whose::Widget,
+};
+
 impl Shop<'_> {
-    /// Every page of the list (two items a page), each item and the CSV of the list.
-    async fn check_list(&self, listing: Listing<'_>, q: &Query) {
+    /// Every page of the list (two items a page), each item (`ids`) and the CSV of the list.
+    async fn check_list(&self, listing: &Listing, ids: &[String], q: &Query) {
         let order = if q.ascending { "asc" } else { "desc" };
         let params = format!("{}&sort_by={}&sort_order={order}", q.params(), q.sort_by);
         let path = format!("/api/v1/analytics/{}?{params}", listing.list);
@@ -655,15 +644,15 @@ impl Shop<'_> {
         for page in 1.. {
             let answer = get(self.app, self.key, &format!("{path}&limit=2&page={page}")).await;
             assert_eq!(answer["meta"], meta(self.tz, q), "{path}");
-            assert_eq!(answer["pagination"]["total_count"], listing.ids.len());
+            assert_eq!(answer["pagination"]["total_count"], ids.len());
             records.extend(answer["data"].as_array().unwrap().iter().cloned());
             if page >= answer["pagination"]["total_pages"].as_u64().unwrap() {
                 break;
             }
         }
-        assert_eq!(records.len(), listing.ids.len(), "{path}");
+        assert_eq!(records.len(), ids.len(), "{path}");
         for record in &records {
-            let i = listing.ids.iter().position(|id| record["id"] == **id);
+            let i = ids.iter().position(|id| record["id"] == **id);
             let whose = (listing.whose)(i.unwrap());
             let what = format!("shop {} {path}: {whose:?}", self.index);
             assert_reports(record, self.ledger.reported(whose, q), &what);
@@ -703,22 +692,8 @@ impl Shop<'_> {
 
     /// Every endpoint, about one query.
     async fn ask(&self, q: &Query) {
-        let videos = Listing {
-            list: "videos",
-            one: "video",
-            ids: self.videos,
-            leading: &["id", "title", "status", "duration", "product_count"],
-            whose: Whose::Video,
-        };
-        self.check_list(videos, q).await;
-        let widgets = Listing {
-            list: "widgets",
-            one: "widget",
-            ids: self.widgets,
-            leading: &["id", "title", "type", "status", "video_count"],
-            whose: Whose::Widget,
-        };
-        self.check_list(widgets, q).await;
+        self.check_list(&VIDEO_LIST, self.videos, q).await;
+        self.check_list(&WIDGET_LIST, self.widgets, q).await;
         self.check_summary(q).await;
         check_series(self, q).await;
     }
