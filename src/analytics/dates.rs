@@ -8,8 +8,8 @@ use crate::error::ApiError;
 
 /// Default range when `start_date` is absent: the 30 days before `end_date`.
 const DEFAULT_DAYS: u64 = 30;
-/// Days a range may span, both ends counted: three years, one of them with a leap day. A report
-/// over more is no longer an analytics query but an export, and would scan without bound.
+/// Days a range may span, both ends counted: three years, one of them with a leap day. Longer
+/// reports (and their comparison ranges) cost more than an interactive query should.
 const MAX_DAYS: i64 = 1096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -27,8 +27,8 @@ impl Compare {
         }
     }
 
-    /// The comparison range. Ranges are at most three years long, so it exists for every date
-    /// a query can name but the calendar's first few years; those compare with the first day.
+    /// The comparison range. Every date a query can name (years 0000 to 9999) has one: chrono's
+    /// calendar reaches far before year 0. The fallback only keeps this total.
     pub fn range(self, range: &DateRange) -> DateRange {
         let shift = |d| self.shift(range, d).unwrap_or(NaiveDate::MIN);
         DateRange {

@@ -104,20 +104,12 @@ fn bound_by_month(
     range: &DateRange,
     id: Option<&str>,
 ) -> clickhouse::query::Query {
-    // A part with no days is bound as a range that ends before it starts (with dates every
-    // ClickHouse Date can hold).
-    let empty = (
-        NaiveDate::from_ymd_opt(2100, 1, 1).expect("valid date"),
-        NaiveDate::from_ymd_opt(1970, 1, 1).expect("valid date"),
-    );
     let split = range.split_by_month();
     let parts = [split.months, split.edges[0], split.edges[1]];
     let mut query = warehouse.client().query(sql);
-    for (first, last) in parts.map(|part| part.unwrap_or(empty)) {
-        query = query
-            .bind(shop.as_str())
-            .bind(first.to_string())
-            .bind(last.to_string());
+    for part in parts {
+        let (first, last) = warehouse_days(part);
+        query = query.bind(shop.as_str()).bind(first).bind(last);
         if let Some(id) = id {
             query = query.bind(id);
         }
@@ -138,9 +130,24 @@ fn bound_range(
     if let Some(id) = id {
         query = query.bind(id);
     }
-    query
-        .bind(range.start.to_string())
-        .bind(range.end.to_string())
+    let (first, last) = warehouse_days(Some((range.start, range.end)));
+    query.bind(first).bind(last)
+}
+
+/// The first and last day of `days` that a ClickHouse `Date` holds (1970-01-01 to 2105-12-31 on
+/// every version), as the text `toDate(?)` reads. No event is dated outside them, so a range
+/// that reaches past them loses nothing by the cut, and a date such as year -2 or 2200, which
+/// ClickHouse would refuse or wrap, never reaches it. No days (`None`, or none left after the
+/// cut) bind as a range that ends before it starts.
+fn warehouse_days(days: Option<(NaiveDate, NaiveDate)>) -> (String, String) {
+    let held = |y, m, d| NaiveDate::from_ymd_opt(y, m, d).expect("a valid date");
+    let (min, max) = (held(1970, 1, 1), held(2105, 12, 31));
+    match days {
+        Some((first, last)) if first <= max && last >= min => {
+            (first.max(min).to_string(), last.min(max).to_string())
+        }
+        _ => (max.to_string(), min.to_string()),
+    }
 }
 
 /// What per-id totals are counted for.

@@ -557,3 +557,37 @@ async fn a_csv_export_is_one_request_against_the_rate_limit_and_other_formats_ar
     );
     assert!(message.contains("format"), "{message}");
 }
+
+#[tokio::test]
+async fn ranges_and_comparisons_beyond_the_warehouses_calendar_answer_with_zeros() {
+    // Arrange: an event today, which no range below may count.
+    let app = spawn().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let video = json!({ "videoId": fixture.video });
+    record(&app, SHOP, vec![event("view", &video)]).await;
+
+    for query in [
+        // The comparison reaches before year 0; the range itself before 1970.
+        "start_date=0001-01-01&end_date=0003-12-31&compare=previous_period",
+        "start_date=1969-12-01&end_date=1969-12-31&compare=previous_year",
+        // ClickHouse's Date ends in 2105 (2106 on 18.16) and 2149 on current releases.
+        "start_date=2200-01-01&end_date=2202-12-31&compare=previous_year",
+    ] {
+        // Act
+        let get = async |path: String| analytics_ok(&app, &fixture.key, &path).await.0;
+        let summary = get(format!("/summary?{query}")).await;
+        let videos = get(format!("/videos?{query}")).await;
+        let series = get(format!("/timeseries?{query}&interval=month")).await;
+
+        // Assert
+        assert_eq!(summary["data"]["views"], json!(0), "{query}");
+        assert_eq!(
+            summary["data"]["comparison"]["metrics"]["views"],
+            json!(0),
+            "{query}"
+        );
+        assert_eq!(videos["data"][0]["metrics"]["views"], json!(0), "{query}");
+        let views = column(&series["data"], "/metrics/views");
+        assert!(views.iter().all(|v| *v == json!(0)), "{query}: {views:?}");
+    }
+}
