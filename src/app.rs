@@ -79,7 +79,7 @@ impl Application {
             .await
             .context("Postgres migrations failed")?;
         let warehouse = Warehouse::new(&config.clickhouse);
-        let schema_current = migrate_clickhouse_or_keep_trying(warehouse.clone()).await;
+        let schema_current = migrate_clickhouse_or_keep_trying(db.clone(), warehouse.clone()).await;
 
         if config.insecure_skip_signature {
             tracing::warn!(
@@ -210,11 +210,14 @@ impl Application {
 /// background, so a ClickHouse outage at start does not stop the catalog and storefront.
 /// Returns whether the schema is current, turning true once it is: the shipper inserts nothing
 /// before, since a back-fill counts what `events` holds when it runs.
-async fn migrate_clickhouse_or_keep_trying(warehouse: Warehouse) -> watch::Receiver<bool> {
+async fn migrate_clickhouse_or_keep_trying(
+    db: sqlx::PgPool,
+    warehouse: Warehouse,
+) -> watch::Receiver<bool> {
     let (current, schema_current) = watch::channel(false);
     let apply = move || {
-        let warehouse = warehouse.clone();
-        async move { migrations::apply(&warehouse, migrations::MIGRATIONS).await }
+        let (db, warehouse) = (db.clone(), warehouse.clone());
+        async move { migrations::apply_exclusively(&db, &warehouse, migrations::MIGRATIONS).await }
     };
     match apply().await {
         Ok(_) => {

@@ -164,7 +164,7 @@ fn main() -> ExitCode {
                 let pool = db::connect(database_url.expose_secret()).await?;
                 db::migrate(&pool).await?;
                 let warehouse = Warehouse::new(&clickhouse);
-                migrations::apply(&warehouse, migrations::MIGRATIONS).await?;
+                migrations::apply_exclusively(&pool, &warehouse, migrations::MIGRATIONS).await?;
                 let plan = videoapp::generate::Plan {
                     shops,
                     videos,
@@ -186,8 +186,10 @@ fn main() -> ExitCode {
             run(async move {
                 let pool = db::connect(database_url.expose_secret()).await?;
                 db::migrate(&pool).await?;
+                let warehouse = Warehouse::new(&clickhouse);
                 let applied =
-                    migrations::apply(&Warehouse::new(&clickhouse), migrations::MIGRATIONS).await?;
+                    migrations::apply_exclusively(&pool, &warehouse, migrations::MIGRATIONS)
+                        .await?;
                 println!("migrations applied (ClickHouse: {} new)", applied.len());
                 Ok(())
             })

@@ -2,6 +2,7 @@
 //! of `clickhouse/` that the ledger does not list yet, in order, recording each.
 
 use clickhouse::sql::Identifier;
+use sqlx::{Connection, PgPool};
 
 use super::Warehouse;
 
@@ -48,6 +49,8 @@ const COLUMN_EXISTS_SQL: &str = include_str!("../../sql/04_column_exists.sql");
 pub enum MigrationError {
     #[error("ClickHouse: {0}")]
     ClickHouse(#[from] clickhouse::error::Error),
+    #[error("Postgres (the migration lock): {0}")]
+    Lock(#[from] sqlx::Error),
     #[error("ClickHouse migration {name}, statement {index}: {source}")]
     Statement {
         name: &'static str,
@@ -119,8 +122,33 @@ async fn column_exists(
     Ok(found > 0)
 }
 
-/// Applies `migrations` that are not yet recorded. Safe to run again and from several instances:
-/// every statement is `IF NOT EXISTS`, and the ledger is read with `DISTINCT`.
+/// The Postgres advisory lock under which [`apply_exclusively`] runs.
+const LOCK_KEY: i64 = 0x7669_6465_6f61_7070; // "videoapp"
+
+/// [`apply`], one process at a time among all that share the catalog database (every instance
+/// of the service, `videoapp migrate`): the ledger is read under the lock, so a back-fill, which
+/// would count its rows again if run twice, runs once.
+pub async fn apply_exclusively(
+    pool: &PgPool,
+    warehouse: &Warehouse,
+    migrations: &[Migration],
+) -> Result<Vec<u32>, MigrationError> {
+    // A session of its own, closed at the end: closing releases the lock whatever happened.
+    let mut session = pool.acquire().await?.detach();
+    sqlx::query("SELECT pg_advisory_lock($1)")
+        .bind(LOCK_KEY)
+        .execute(&mut session)
+        .await?;
+    let applied = apply(warehouse, migrations).await;
+    if let Err(e) = session.close().await {
+        tracing::warn!(error = %e, "closing the migration lock's session failed");
+    }
+    applied
+}
+
+/// Applies `migrations` that are not yet recorded. Safe to run again: every statement is
+/// `IF NOT EXISTS` (and a column is added only if missing), and the ledger is read with
+/// `DISTINCT`. Not safe beside another run: see [`apply_exclusively`].
 pub async fn apply(
     warehouse: &Warehouse,
     migrations: &[Migration],

@@ -343,3 +343,40 @@ async fn events_accepted_while_the_schema_is_behind_are_shipped_once_it_is_curre
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// Instances that start together migrate one at a time: the back-fills run once, so nothing is
+/// counted twice.
+#[tokio::test]
+async fn instances_migrating_at_once_back_fill_each_row_once() {
+    use videoapp::warehouse::migrations::apply_exclusively;
+
+    // Arrange: the schema before attribution, with events in it; three "instances".
+    let warehouse = warehouse();
+    let all = videoapp::warehouse::migrations::MIGRATIONS;
+    let before = all.iter().position(|m| m.version == 7).unwrap();
+    apply(&warehouse, &all[..before]).await.unwrap();
+    let database = warehouse.database().to_string();
+    clickhouse_query(&database, &insert_events(0, 2_000)).await;
+    let pool = sqlx::PgPool::connect(&fresh_database().await)
+        .await
+        .unwrap();
+
+    // Act
+    let (a, b, c) = tokio::join!(
+        apply_exclusively(&pool, &warehouse, all),
+        apply_exclusively(&pool, &warehouse, all),
+        apply_exclusively(&pool, &warehouse, all),
+    );
+
+    // Assert: one of them applied the files, the others found them applied.
+    let mut applied: Vec<usize> = [a, b, c].into_iter().map(|r| r.unwrap().len()).collect();
+    applied.sort();
+    assert_eq!(applied, [0, 0, all.len() - before]);
+    for (table, keys) in [
+        ("video_daily", "shop_domain, local_date, video_id"),
+        ("shop_daily", "shop_domain, local_date"),
+    ] {
+        let [held, recount] = aggregate_and_recount(&database, table, keys, keys).await;
+        assert_eq!(held, recount, "{table}");
+    }
+}
