@@ -1,6 +1,7 @@
-//! CSV answers of the list endpoints: `format=csv` or `Accept: text/csv`. Every row of the range
-//! in the list's order, RFC 4180 (the `csv` crate's quoting, CRLF line ends), written a chunk of
-//! rows at a time as the client reads, so the text is never held whole.
+//! CSV answers of the lists (videos, widgets) and the time series: `format=csv` or `Accept:
+//! text/csv`. Every row of the range in the list's order, RFC 4180 (the `csv` crate's quoting,
+//! CRLF line ends), written a chunk of rows at a time as the client reads: the rows' numbers are
+//! held (one per video, widget or bucket, as for a page), the text never whole.
 
 use std::convert::Infallible;
 
@@ -45,12 +46,23 @@ impl FormatQuery {
                 .filter_map(|value| value.to_str().ok())
                 .flat_map(|value| value.split(','))
                 .any(|media| {
-                    let essence = media.split(';').next().unwrap_or("").trim();
-                    essence.eq_ignore_ascii_case("text/csv")
+                    let mut parts = media.split(';');
+                    let essence = parts.next().unwrap_or("").trim();
+                    // `q=0` names a type only to refuse it.
+                    let refused = parts.filter_map(|p| p.split_once('=')).any(|(k, v)| {
+                        k.trim().eq_ignore_ascii_case("q")
+                            && v.trim().parse::<f32>().is_ok_and(|q| q == 0.0)
+                    });
+                    essence.eq_ignore_ascii_case("text/csv") && !refused
                 }),
         }
     }
 }
+
+/// On every answer of an endpoint that can answer CSV: the format may follow `Accept`, so a
+/// cache must key on it.
+pub const VARY_ACCEPT: [(header::HeaderName, HeaderValue); 1] =
+    [(header::VARY, HeaderValue::from_static("accept"))];
 
 /// A record that is a CSV row: its own leading columns, then the metrics.
 pub trait CsvRow {
@@ -136,6 +148,7 @@ pub fn respond<R: CsvRow + Send + 'static>(
     });
     let disposition = format!("attachment; filename=\"{file_name}\"");
     (
+        VARY_ACCEPT,
         [
             (
                 header::CONTENT_TYPE,
@@ -249,6 +262,9 @@ mod tests {
         assert!(query(None).wants_csv(&accept("text/csv")));
         assert!(query(None).wants_csv(&accept("application/json;q=0.5, Text/CSV; charset=utf-8")));
         assert!(!query(None).wants_csv(&accept("application/json, */*")));
+        assert!(!query(None).wants_csv(&accept("application/json, text/csv;q=0")));
+        assert!(!query(None).wants_csv(&accept("text/csv; Q = 0.000")));
+        assert!(query(None).wants_csv(&accept("text/csv;q=0.1")));
         assert!(!query(None).wants_csv(&HeaderMap::new()));
         assert!(query(Some(Format::Csv)).wants_csv(&HeaderMap::new()));
         assert!(!query(Some(Format::Json)).wants_csv(&accept("text/csv")));

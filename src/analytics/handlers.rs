@@ -430,7 +430,8 @@ async fn list<T: Analysed, B: Serialize>(
     }
     let (rows, pagination) = request.listing.slice(rows);
     let data = rows.into_iter().map(record).collect();
-    Ok(Json(page(data, window.meta, pagination)).into_response())
+    let body = Json(page(data, window.meta, pagination));
+    Ok((export::VARY_ACCEPT, body).into_response())
 }
 
 /// `query` over `range` when there is one.

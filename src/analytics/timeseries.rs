@@ -124,12 +124,12 @@ pub async fn timeseries(
         let name = export::file_name(&list, &window.range);
         return Ok(export::respond(&name, comparison.is_some(), data));
     }
-    Ok(Json(TimeseriesResponse {
+    let body = Json(TimeseriesResponse {
         success: true,
         data,
         meta: window.meta,
-    })
-    .into_response())
+    });
+    Ok((export::VARY_ACCEPT, body).into_response())
 }
 
 /// Whose events a series counts, checked against the caller's catalog.

@@ -129,7 +129,7 @@ impl Shipper {
         tokio::select! {
             current = schema_current.wait_for(|current| *current) => {
                 if current.is_err() {
-                    return; // the migrations gave up: nothing may be shipped
+                    return; // the migrating task is gone: the process is ending
                 }
             }
             _ = stop.wait_for(|stop| *stop) => return,

@@ -446,6 +446,13 @@ async fn the_video_list_as_csv_is_every_row_in_order_quoted_as_rfc_4180_and_name
     )
     .await;
     let (json_anyway, _) = analytics_ok(&app, &fixture.key, &format!("{path}&format=json")).await;
+    let json_by_default = analytics(&app, &fixture.key, path).await;
+    let vary = header(json_by_default.headers(), "vary");
+    assert_eq!(
+        vary.as_deref(),
+        Some("accept"),
+        "JSON of a list that could be CSV"
+    );
 
     // Assert: the whole list (paging ignored), by views, descending.
     assert_eq!(
@@ -479,6 +486,7 @@ async fn the_video_list_as_csv_is_every_row_in_order_quoted_as_rfc_4180_and_name
         (fixture.video.as_str(), "1", "0.50")
     );
     assert_eq!(by_accept, text);
+    assert_eq!(header(&headers, "vary").as_deref(), Some("accept"));
     assert_eq!(
         json_anyway["data"].as_array().unwrap().len(),
         5,
