@@ -1,5 +1,7 @@
 //! `videoapp generate`: a realistic data set for the scale benchmark, written straight into
-//! ClickHouse (the daily views fill as usual) with its catalog in Postgres.
+//! ClickHouse (the daily views fill as usual) with its catalog (videos, widgets showing them, an
+//! API key) in Postgres. The events follow from the seed: which video and widget, type,
+//! attribution of carts and orders, day and revenue.
 
 use std::time::Instant;
 
@@ -11,10 +13,14 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::analytics::keys::{self, NewApiKey};
-use crate::catalog::domain::{ShopDomain, TextLine, Timezone, VideoStatus};
+use crate::catalog::domain::{
+    ClickBehavior, ModalLayout, ShopDomain, SourceType, TextLine, Timezone, VideoStatus, ViewStyle,
+    WidgetStatus, WidgetType,
+};
 use crate::catalog::shops::{self, ShopSettings};
 use crate::catalog::videos::{self, NewVideo};
-use crate::ingest::event::{EventType, SpoolEvent, REVENUE_SCALE};
+use crate::catalog::widgets::{self, DisplayRules, NewWidget};
+use crate::ingest::event::{Attribution, EventType, SpoolEvent, REVENUE_SCALE};
 use crate::warehouse::rows::EventRow;
 use crate::warehouse::Warehouse;
 
@@ -23,6 +29,8 @@ pub struct Plan {
     pub shops: usize,
     /// In all, spread over the shops.
     pub videos: usize,
+    /// Per shop.
+    pub widgets: usize,
     pub days: u64,
     pub events: u64,
     pub seed: u64,
@@ -34,10 +42,21 @@ pub struct GeneratedShop {
     pub timezone: String,
     pub api_key: String,
     pub videos: usize,
+    pub widgets: usize,
+}
+
+/// One shop's catalog as its events name it.
+struct ShopCatalog {
+    domain: String,
+    /// Each video's id and the id of the widget that shows it ("" when none does), the most
+    /// watched first.
+    videos: Vec<(String, String)>,
 }
 
 const TIMEZONES: [&str; 4] = ["America/New_York", "UTC", "Asia/Kathmandu", "Europe/Berlin"];
 const INSERT_ROWS: usize = 200_000;
+/// The catalog's limit of videos in one widget.
+const WIDGET_VIDEOS: usize = 200;
 
 pub async fn run(
     pool: &sqlx::PgPool,
@@ -46,8 +65,9 @@ pub async fn run(
 ) -> anyhow::Result<Vec<GeneratedShop>> {
     let mut rng = StdRng::seed_from_u64(plan.seed);
     let run = Uuid::now_v7().simple().to_string()[..8].to_string();
+    let started = Instant::now();
     let mut shops_out = Vec::new();
-    let mut catalog: Vec<(ShopDomain, Timezone, Vec<Uuid>)> = Vec::new();
+    let mut catalog: Vec<ShopCatalog> = Vec::new();
     for s in 0..plan.shops {
         let domain =
             ShopDomain::parse(&format!("bench-{run}-{s}.myshopify.com")).expect("valid domain");
@@ -83,6 +103,7 @@ pub async fn run(
                     .id,
             );
         }
+        let shown_in = create_widgets(pool, &domain, &ids, plan.widgets).await?;
         let key = keys::create(
             pool,
             &domain,
@@ -97,33 +118,94 @@ pub async fn run(
             timezone: String::from(timezone),
             api_key: key.key,
             videos: count,
+            widgets: plan.widgets,
         });
-        catalog.push((domain, timezone, ids));
+        let videos = ids.iter().map(Uuid::to_string).zip(shown_in).collect();
+        catalog.push(ShopCatalog {
+            domain: domain.to_string(),
+            videos,
+        });
     }
+    eprintln!(
+        "catalog: {} shops, {} videos, {} widgets in {:.1} s",
+        plan.shops,
+        plan.videos,
+        plan.shops * plan.widgets,
+        started.elapsed().as_secs_f64()
+    );
 
     let today = Utc::now().date_naive();
     let first_day = today - Days::new(plan.days.saturating_sub(1));
+    let (events, days) = (plan.events, plan.days);
+    // One thread makes the events (in seed order) while this task sends the previous batch.
+    let (batches, mut received) = tokio::sync::mpsc::channel::<Vec<SpoolEvent>>(2);
+    let producer = tokio::task::spawn_blocking(move || {
+        let mut left = events;
+        while left > 0 {
+            let rows = left.min(INSERT_ROWS as u64);
+            let batch = (0..rows).map(|_| random_event(&mut rng, &catalog, first_day, days));
+            if batches.blocking_send(batch.collect()).is_err() {
+                return;
+            }
+            left -= rows;
+        }
+    });
     let started = Instant::now();
     let mut written = 0u64;
     let batch_id = Uuid::now_v7();
-    while written < plan.events {
-        let rows = (plan.events - written).min(INSERT_ROWS as u64) as usize;
-        let events: Vec<SpoolEvent> = (0..rows)
-            .map(|_| random_event(&mut rng, &catalog, first_day, plan.days))
-            .collect();
+    while let Some(events) = received.recv().await {
         let mut insert = warehouse.client().insert::<EventRow<'_>>("events")?;
         for event in &events {
             insert.write(&EventRow::new(batch_id, event)).await?;
         }
         insert.end().await.context("insert events")?;
-        written += rows as u64;
+        written += events.len() as u64;
         eprintln!(
             "{written} / {} events ({:.0}/s)",
             plan.events,
             written as f64 / started.elapsed().as_secs_f64()
         );
     }
+    producer.await.context("event generator")?;
     Ok(shops_out)
+}
+
+/// `count` active widgets of mixed types; widget w shows videos w, w + count, w + 2·count, … (at
+/// most [`WIDGET_VIDEOS`]). Returns, for each video, the id of the widget that shows it or "".
+async fn create_widgets(
+    pool: &sqlx::PgPool,
+    domain: &ShopDomain,
+    videos: &[Uuid],
+    count: usize,
+) -> anyhow::Result<Vec<String>> {
+    let mut shown_in = vec![String::new(); videos.len()];
+    for w in 0..count {
+        let shown: Vec<usize> = (w..videos.len())
+            .step_by(count)
+            .take(WIDGET_VIDEOS)
+            .collect();
+        let widget = NewWidget {
+            widget_type: WidgetType::ALL[w % WidgetType::ALL.len()],
+            title: text_line(format!("Widget {w:02}"))?,
+            status: WidgetStatus::Active,
+            priority: 0,
+            view_style: ViewStyle::default(),
+            click_behavior: ClickBehavior::default(),
+            modal_layout: ModalLayout::default(),
+            source_type: SourceType::Manual,
+            video_ids: shown.iter().map(|&v| videos[v]).collect(),
+            rules: DisplayRules::default(),
+        };
+        let id = widgets::create(pool, domain, widget)
+            .await
+            .context("create widget")?
+            .id
+            .to_string();
+        for v in shown {
+            shown_in[v].clone_from(&id);
+        }
+    }
+    Ok(shown_in)
 }
 
 fn text_line(raw: String) -> anyhow::Result<TextLine> {
@@ -132,14 +214,20 @@ fn text_line(raw: String) -> anyhow::Result<TextLine> {
 
 fn random_event(
     rng: &mut StdRng,
-    catalog: &[(ShopDomain, Timezone, Vec<Uuid>)],
+    catalog: &[ShopCatalog],
     first_day: chrono::NaiveDate,
     days: u64,
 ) -> SpoolEvent {
-    let (shop, _, videos) = &catalog[rng.gen_range(0..catalog.len())];
+    let shop = &catalog[rng.gen_range(0..catalog.len())];
     // A few videos get most of the traffic, as on real stores.
-    let skewed = (rng.gen::<f64>().powi(3) * videos.len() as f64) as usize;
-    let video = videos[skewed.min(videos.len() - 1)];
+    let skewed = (rng.gen::<f64>().powi(3) * shop.videos.len() as f64) as usize;
+    let (video, shown_in) = &shop.videos[skewed.min(shop.videos.len() - 1)];
+    // Most plays are in a widget; the rest on the video's own embed.
+    let widget = if rng.gen_range(0..10) < 9 {
+        shown_in.clone()
+    } else {
+        String::new()
+    };
     let roll: u32 = rng.gen_range(0..100);
     let event_type = match roll {
         0..=59 => EventType::Impression,
@@ -147,6 +235,14 @@ fn random_event(
         85..=92 => EventType::Click,
         93..=96 => EventType::AddToCart,
         _ => EventType::CheckoutCompleted,
+    };
+    let attribution = match event_type {
+        EventType::AddToCart | EventType::CheckoutCompleted => match rng.gen_range(0..10) {
+            0..=3 => Some(Attribution::Direct),
+            4..=6 => Some(Attribution::Influenced),
+            _ => None,
+        },
+        _ => None,
     };
     let local_date = first_day + Days::new(rng.gen_range(0..days));
     let seconds = local_date
@@ -161,17 +257,17 @@ fn random_event(
         0
     };
     SpoolEvent {
-        event_id: Uuid::new_v4(),
+        event_id: uuid::Builder::from_random_bytes(rng.gen()).into_uuid(),
         client_event_id: false,
-        shop: shop.to_string(),
+        shop: shop.domain.clone(),
         local_date,
         event_time: seconds,
         received_at: seconds,
         timestamp_replaced: false,
         event_type,
-        attribution: None,
-        video_id: video.to_string(),
-        widget_id: String::new(),
+        attribution,
+        video_id: video.clone(),
+        widget_id: widget,
         session_id: format!("s{}", rng.gen_range(0..1_000_000)),
         customer_id: String::new(),
         product_id: String::new(),

@@ -42,6 +42,9 @@ enum Command {
         /// Videos in all, spread over the shops.
         #[arg(long, default_value_t = 1000)]
         videos: usize,
+        /// Widgets per shop, of mixed types, each showing some of the shop's videos.
+        #[arg(long, default_value_t = 50)]
+        widgets: usize,
         /// Days of history, ending today.
         #[arg(long, default_value_t = 400)]
         days: u64,
@@ -147,6 +150,7 @@ fn main() -> ExitCode {
         Command::Generate {
             shops,
             videos,
+            widgets,
             days,
             events,
             seed,
@@ -168,6 +172,7 @@ fn main() -> ExitCode {
                 let plan = videoapp::generate::Plan {
                     shops,
                     videos,
+                    widgets,
                     days,
                     events,
                     seed,
