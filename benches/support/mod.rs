@@ -84,6 +84,11 @@ impl Databases {
         let sql = format!(r#"CREATE DATABASE "{name}""#);
         let created = admin.execute(sql.as_str()).await;
         created.unwrap_or_else(|e| fail(format!("CREATE DATABASE {name}: {e}")));
+        Databases::existing(name)
+    }
+
+    /// The pair named `name` that an earlier run created and kept, with its database's URL.
+    pub fn existing(name: String) -> (Databases, String) {
         let mut url = url::Url::parse(&postgres_admin_url()).expect("a Postgres URL");
         url.set_path(&name);
         let spool_dir = std::env::temp_dir().join(format!("videoapp-{name}"));
@@ -280,5 +285,17 @@ impl ServiceProcess {
     pub fn peak_rss_kib(&self) -> Option<u64> {
         let status = procfs::process::Process::new(self.pid).and_then(|p| p.status());
         status.ok()?.vmhwm
+    }
+
+    /// Resident memory of the process now, in KiB (`VmRSS`).
+    pub fn rss_kib(&self) -> Option<u64> {
+        let status = procfs::process::Process::new(self.pid).and_then(|p| p.status());
+        status.ok()?.vmrss
+    }
+
+    /// Sets the peak ([`ServiceProcess::peak_rss_kib`]) back to the resident memory of now, so
+    /// that the next peak is that of what follows. Whether the kernel allowed it.
+    pub fn reset_peak_rss(&self) -> bool {
+        std::fs::write(format!("/proc/{}/clear_refs", self.pid), "5").is_ok()
     }
 }
