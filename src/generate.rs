@@ -24,15 +24,23 @@ use crate::ingest::event::{Attribution, EventType, SpoolEvent, REVENUE_SCALE};
 use crate::warehouse::rows::EventRow;
 use crate::warehouse::Warehouse;
 
-#[derive(Debug, Clone)]
+/// What to generate; the command line of `videoapp generate`.
+#[derive(Debug, Clone, clap::Args)]
 pub struct Plan {
+    #[arg(long, default_value_t = 4)]
     pub shops: usize,
-    /// In all, spread over the shops.
+    /// Videos in all, spread over the shops.
+    #[arg(long, default_value_t = 1000)]
     pub videos: usize,
-    /// Per shop.
+    /// Widgets per shop, of mixed types, each showing some of the shop's videos.
+    #[arg(long, default_value_t = 50)]
     pub widgets: usize,
+    /// Days of history, ending today.
+    #[arg(long, default_value_t = 400)]
     pub days: u64,
+    #[arg(long, default_value_t = 10_000_000)]
     pub events: u64,
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
 

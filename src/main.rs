@@ -36,23 +36,7 @@ enum Command {
     Migrate,
     /// Load a realistic data set for the scale benchmark: shops and videos in Postgres, events
     /// straight into ClickHouse. Prints the shops and their API keys as JSON.
-    Generate {
-        #[arg(long, default_value_t = 4)]
-        shops: usize,
-        /// Videos in all, spread over the shops.
-        #[arg(long, default_value_t = 1000)]
-        videos: usize,
-        /// Widgets per shop, of mixed types, each showing some of the shop's videos.
-        #[arg(long, default_value_t = 50)]
-        widgets: usize,
-        /// Days of history, ending today.
-        #[arg(long, default_value_t = 400)]
-        days: u64,
-        #[arg(long, default_value_t = 10_000_000)]
-        events: u64,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-    },
+    Generate(videoapp::generate::Plan),
     /// Run the demo store: the platform's storefront emulated for one shop, with the app's
     /// blocks, its app proxy (signed), cart API and checkout pixel.
     DevStore {
@@ -147,19 +131,12 @@ fn main() -> ExitCode {
                 app.run_until(shutdown_signal()).await
             })
         }
-        Command::Generate {
-            shops,
-            videos,
-            widgets,
-            days,
-            events,
-            seed,
-        } => {
+        Command::Generate(plan) => {
             let (database_url, clickhouse) = match problems.and(settings.storage()) {
                 Ok(storage) => storage,
                 Err(e) => return config_error(e),
             };
-            if shops == 0 || videos < shops || days == 0 {
+            if plan.shops == 0 || plan.videos < plan.shops || plan.days == 0 {
                 eprintln!("error: need at least one shop, a video per shop and one day");
                 return ExitCode::from(2);
             }
@@ -169,14 +146,6 @@ fn main() -> ExitCode {
                 db::migrate(&pool).await?;
                 let warehouse = Warehouse::new(&clickhouse);
                 migrations::apply_exclusively(&pool, &warehouse, migrations::MIGRATIONS).await?;
-                let plan = videoapp::generate::Plan {
-                    shops,
-                    videos,
-                    widgets,
-                    days,
-                    events,
-                    seed,
-                };
                 let generated = videoapp::generate::run(&pool, &warehouse, &plan).await?;
                 println!("{}", serde_json::to_string_pretty(&generated)?);
                 Ok(())
