@@ -133,15 +133,15 @@ pub async fn apply_exclusively(
     warehouse: &Warehouse,
     migrations: &[Migration],
 ) -> Result<Vec<u32>, MigrationError> {
-    // A session of its own, closed at the end: closing releases the lock whatever happened.
-    let mut session = pool.acquire().await?.detach();
+    // A connection of its own, closed at the end: closing releases the lock whatever happened.
+    let mut connection = pool.acquire().await?.detach();
     sqlx::query("SELECT pg_advisory_lock($1)")
         .bind(LOCK_KEY)
-        .execute(&mut session)
+        .execute(&mut connection)
         .await?;
     let applied = apply(warehouse, migrations).await;
-    if let Err(e) = session.close().await {
-        tracing::warn!(error = %e, "closing the migration lock's session failed");
+    if let Err(e) = connection.close().await {
+        tracing::warn!(error = %e, "closing the migration lock's connection failed");
     }
     applied
 }
