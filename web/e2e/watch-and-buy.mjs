@@ -128,17 +128,22 @@ describe('A shopper who watches and buys', () => {
     );
 
     const shirtImpressions = seen.filter((c) => c.video === v.shirt).length;
+    // The cart and the order were the video's own doing.
+    const attribution = {
+      direct: { add_to_cart: 1, orders: 1, revenue },
+      influenced: { add_to_cart: 0, orders: 0, revenue: 0 },
+    };
     const video = await shop.analytics(`video/${v.shirt}`);
     assert.deepEqual(video.metrics, {
-      impressions: shirtImpressions, views: 1, clicks: 1, add_to_cart: 1, orders: 1, revenue,
+      impressions: shirtImpressions, views: 1, clicks: 1, add_to_cart: 1, orders: 1, revenue, attribution,
     }, 'the analytics API: the watched video');
     const byWidget = await shop.analytics(`widget/${widget}`);
     assert.deepEqual(byWidget.metrics, {
-      impressions: seen.length, views: 1, clicks: 1, add_to_cart: 1, orders: 1, revenue,
+      impressions: seen.length, views: 1, clicks: 1, add_to_cart: 1, orders: 1, revenue, attribution,
     }, 'the analytics API: the carousel');
     const summary = await shop.analytics('summary');
     assert.deepEqual(summary, {
-      impressions: seen.length, views: 1, clicks: 1, add_to_cart: 1, orders: 1, revenue, ctr: 100, cvr: 100,
+      impressions: seen.length, views: 1, clicks: 1, add_to_cart: 1, orders: 1, revenue, ctr: 100, cvr: 100, attribution,
     }, 'the analytics API: the shop');
   });
 
@@ -187,5 +192,9 @@ describe('A shopper who watches and buys', () => {
     const summary = await shop.analytics('summary');
     assert.equal(summary.orders, 2);
     assert.equal(summary.revenue, Math.round((first.revenue + revenue) * 100) / 100);
+    assert.deepEqual(summary.attribution, {
+      direct: { add_to_cart: 1, orders: 1, revenue: first.revenue },
+      influenced: { add_to_cart: 0, orders: 1, revenue },
+    }, 'the analytics API: one order of each attribution');
   });
 });
