@@ -2,7 +2,9 @@
 
 Analytics: a date range is more than two valid dates (`end_date` not before `start_date`, at most
 1096 days counting both, `end_date` defaulting to today), which a schema cannot say: when both
-dates parse but make no range, the hook moves `end_date` to 30 days after `start_date`.
+dates parse but make no range, the hook moves `end_date` to 30 days after `start_date`. A time
+series is of the shop, one video or one widget, never of a video and a widget at once: when both
+ids are given (not blank), the hook drops `widget_id`.
 
 Admin: a product named twice in one request is refused, and "twice" counts a bare number and
 its global id (`7`, `007`, `gid://shopify/Product/7`) as one product. JSON Schema's `uniqueItems`
@@ -50,6 +52,13 @@ def as_date(value):
         return datetime.date.fromisoformat(value) if isinstance(value, str) else None
     except ValueError:
         return None
+
+
+def one_subject(query):
+    """Keeps `video_id` alone when a query names a video and a widget."""
+    given = lambda key: isinstance(query.get(key), str) and query[key].strip()
+    if given("video_id") and given("widget_id"):
+        del query["widget_id"]
 
 
 def fix_range(query):
@@ -148,6 +157,7 @@ def before_call(ctx, case, **kwargs):
         return
     if case.operation.path.startswith("/api/v1/") and isinstance(case.query, dict):
         fix_range(case.query)
+        one_subject(case.query)
         return
     if not case.operation.path.startswith("/apps/"):
         return
