@@ -460,8 +460,7 @@ async fn one_record<T: Analysed, F>(
 where
     F: Future<Output = Result<T, CatalogError>>,
 {
-    let id = Uuid::parse_str(raw_id).map_err(|_| ApiError::NotFound("Resource"))?;
-    let item = get(id).await.map_err(catalog_error)?;
+    let item = get(catalog_id(raw_id)?).await.map_err(catalog_error)?;
     let window = Window::resolve(state, caller, &range, &compare).await?;
     let id = item.sort_fields().0.to_string();
     let totals = |range| queries::totals_of(&state.warehouse, T::SUBJECT, &caller.shop, range, &id);
@@ -510,6 +509,12 @@ impl CsvRow for VideoAnalytics {
     fn metrics(&self) -> (&Metrics, Option<&Comparison>) {
         (&self.metrics, self.comparison.as_ref())
     }
+}
+
+/// A video's or widget's id as the caller wrote it: one that is not a UUID names nothing in the
+/// catalog, so it is not found.
+pub(super) fn catalog_id(raw: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound("Resource"))
 }
 
 /// The key's shop is gone: its key no longer counts. Anything else missing is not found.

@@ -206,17 +206,17 @@ pub async fn shop_totals(
 }
 
 /// Whose days a time series counts.
-#[derive(Clone, Copy, Debug)]
-pub enum Series<'a> {
+#[derive(Clone, Debug)]
+pub enum Series {
     Shop,
-    Video(&'a str),
-    Widget(&'a str),
+    Video(String),
+    Widget(String),
 }
 
 /// The totals of each day of the range with any events, in no particular order.
 pub async fn daily_totals(
     warehouse: &Warehouse,
-    series: Series<'_>,
+    series: &Series,
     shop: &ShopDomain,
     range: &DateRange,
 ) -> Result<Vec<DayTotals>, ApiError> {

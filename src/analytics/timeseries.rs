@@ -9,12 +9,13 @@ use axum::Json;
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
-use uuid::Uuid;
 
 use super::auth::Caller;
 use super::dates::DateRange;
 use super::export::{self, CsvRow, FormatQuery};
-use super::handlers::{catalog_error, optionally, CompareQuery, Meta, RangeQuery, Window};
+use super::handlers::{
+    catalog_error, catalog_id, optionally, CompareQuery, Meta, RangeQuery, Window,
+};
 use super::metrics::{Comparison, Metrics};
 use super::periods::{span_of, Interval};
 use super::queries::{self, Series, Totals};
@@ -88,15 +89,10 @@ pub async fn timeseries(
     AppQuery(format): AppQuery<FormatQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let subject = subject(&state, &caller, &query).await?;
-    let series = match &subject {
-        Subject::Shop => Series::Shop,
-        Subject::Video(id) => Series::Video(id),
-        Subject::Widget(id) => Series::Widget(id),
-    };
+    let series = series(&state, &caller, &query).await?;
     let mut window = Window::resolve(&state, &caller, &range, &compare).await?;
     window.meta.interval = Some(query.interval);
-    let days = |range| queries::daily_totals(&state.warehouse, series, &caller.shop, range);
+    let days = |range| queries::daily_totals(&state.warehouse, &series, &caller.shop, range);
     let (current, comparison) = tokio::join!(
         days(&window.range),
         optionally(window.comparison_range(), days)
@@ -132,38 +128,30 @@ pub async fn timeseries(
     Ok((export::VARY_ACCEPT, body).into_response())
 }
 
-/// Whose events a series counts, checked against the caller's catalog.
-enum Subject {
-    Shop,
-    Video(String),
-    Widget(String),
-}
-
-async fn subject(
+/// Whose events the series counts, checked against the caller's catalog.
+async fn series(
     state: &AppState,
     caller: &Caller,
     query: &SeriesQuery,
-) -> Result<Subject, ApiError> {
-    // An id that is not a UUID names nothing in the catalog.
-    let parse = |raw: &str| Uuid::parse_str(raw).map_err(|_| ApiError::NotFound("Resource"));
+) -> Result<Series, ApiError> {
     match (&query.video_id, &query.widget_id) {
         (Some(_), Some(_)) => Err(ApiError::invalid(
             "widget_id",
             "give video_id or widget_id, not both",
         )),
         (Some(video), None) => {
-            let video = videos::get(&state.db, &caller.shop, parse(video)?)
+            let video = videos::get(&state.db, &caller.shop, catalog_id(video)?)
                 .await
                 .map_err(catalog_error)?;
-            Ok(Subject::Video(video.id.to_string()))
+            Ok(Series::Video(video.id.to_string()))
         }
         (None, Some(widget)) => {
-            let widget = widgets::get(&state.db, &caller.shop, parse(widget)?)
+            let widget = widgets::get(&state.db, &caller.shop, catalog_id(widget)?)
                 .await
                 .map_err(catalog_error)?;
-            Ok(Subject::Widget(widget.id.to_string()))
+            Ok(Series::Widget(widget.id.to_string()))
         }
-        (None, None) => Ok(Subject::Shop),
+        (None, None) => Ok(Series::Shop),
     }
 }
 
