@@ -17,6 +17,7 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::admin::{self, AdminToken};
 use crate::analytics::auth::{KeyCache, KeyRateLimit};
+use crate::analytics::list_cache::ListCaches;
 use crate::catalog::cache::CatalogCache;
 use crate::config::{Config, ConnectionLimits};
 use crate::extract::KnownParamsLayer;
@@ -53,6 +54,8 @@ pub struct Shared {
     pub rate_limit: KeyRateLimit,
     pub view_counts: ViewCounts,
     pub rendered_pages: RenderedPages,
+    /// Sorted analytics listings, exact for the shop's data versions they were computed at.
+    pub analytics_lists: ListCaches,
 }
 
 /// A built service with its listeners bound, so callers (and tests, with port 0) can learn the
@@ -122,6 +125,7 @@ impl Application {
         let state = AppState(Arc::new(Shared {
             view_counts: ViewCounts::new(warehouse.clone(), config.view_count_refresh),
             rendered_pages: RenderedPages::new(256 * 1024 * 1024),
+            analytics_lists: ListCaches::default(),
             api_keys,
             rate_limit,
             ingest: pipeline.ingest.clone(),

@@ -12,7 +12,7 @@ const DEFAULT_DAYS: u64 = 30;
 /// reports (and their comparison ranges) cost more than an interactive query should.
 const MAX_DAYS: i64 = 1096;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DateRange {
     pub start: NaiveDate,
     pub end: NaiveDate,

@@ -20,13 +20,14 @@ use uuid::Uuid;
 use super::auth::Caller;
 use super::dates::{iso_millis, strict_date, DateRange};
 use super::export::{self, CsvRow, FormatQuery};
+use super::list_cache::{Counted, ListCache, ListCaches, ListKey};
 use super::metrics::{Comparison, Metrics, SummaryMetrics};
 use super::periods::{Compare, Interval};
 use super::queries::{self, Subject, Totals};
 use super::AnalyticsErrors;
 use crate::app::AppState;
 use crate::catalog::domain::{VideoStatus, WidgetStatus, WidgetType};
-use crate::catalog::{videos, widgets, CatalogError};
+use crate::catalog::{shops, videos, widgets, CatalogError};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{AppPath, AppQuery};
 
@@ -225,9 +226,9 @@ pub struct VideoAnalyticsOne {
     meta: Meta,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-enum SortKey {
+pub(super) enum SortKey {
     Views,
     Clicks,
     Impressions,
@@ -238,63 +239,55 @@ enum SortKey {
     CreatedAt,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-enum SortOrder {
+pub(super) enum SortOrder {
     Desc,
     Asc,
 }
 
 /// One row to sort: what every sort key needs, and the item it stands for.
-struct Sortable<'a, T> {
-    item: &'a T,
-    id: Uuid,
-    title: &'a str,
-    created_at: DateTime<Utc>,
+struct Sortable<T> {
+    item: T,
     totals: Totals,
     comparison: Option<Totals>,
 }
 
-/// An item of a listing with its totals, and those of the comparison range when asked for.
-type Counted<'a, T> = (&'a T, Totals, Option<Totals>);
-
-fn compare<T>(key: SortKey, a: &Sortable<T>, b: &Sortable<T>) -> Ordering {
+fn compare<T: Analysed>(key: SortKey, a: &Sortable<T>, b: &Sortable<T>) -> Ordering {
+    let (a_totals, b_totals) = (&a.totals, &b.totals);
+    let ((_, a_title, a_created), (_, b_title, b_created)) =
+        (a.item.sort_fields(), b.item.sort_fields());
     match key {
-        SortKey::Views => a.totals.views.cmp(&b.totals.views),
-        SortKey::Clicks => a.totals.clicks.cmp(&b.totals.clicks),
-        SortKey::Impressions => a.totals.impressions.cmp(&b.totals.impressions),
-        SortKey::AddToCart => a.totals.add_to_cart.cmp(&b.totals.add_to_cart),
-        SortKey::Orders => a.totals.orders.cmp(&b.totals.orders),
-        SortKey::Revenue => a.totals.revenue_e4.cmp(&b.totals.revenue_e4),
-        SortKey::Title => a.title.cmp(b.title),
-        SortKey::CreatedAt => a.created_at.cmp(&b.created_at),
+        SortKey::Views => a_totals.views.cmp(&b_totals.views),
+        SortKey::Clicks => a_totals.clicks.cmp(&b_totals.clicks),
+        SortKey::Impressions => a_totals.impressions.cmp(&b_totals.impressions),
+        SortKey::AddToCart => a_totals.add_to_cart.cmp(&b_totals.add_to_cart),
+        SortKey::Orders => a_totals.orders.cmp(&b_totals.orders),
+        SortKey::Revenue => a_totals.revenue_e4.cmp(&b_totals.revenue_e4),
+        SortKey::Title => a_title.cmp(b_title),
+        SortKey::CreatedAt => a_created.cmp(&b_created),
     }
 }
 
 impl ListQuery {
     /// Every item with its totals (zero where nothing happened), sorted by the key on the
     /// requested range, ties by id ascending so that pages are stable.
-    fn sort<'a, T>(
+    fn sort<T: Analysed>(
         &self,
-        items: &'a [T],
-        describe: impl Fn(&'a T) -> (Uuid, &'a str, DateTime<Utc>),
+        items: Vec<T>,
         mut totals: HashMap<String, Totals>,
         mut comparison: Option<HashMap<String, Totals>>,
-    ) -> Vec<Counted<'a, T>> {
+    ) -> Vec<Counted<T>> {
         let mut rows: Vec<Sortable<T>> = items
-            .iter()
+            .into_iter()
             .map(|item| {
-                let (id, title, created_at) = describe(item);
-                let key = id.to_string();
+                let key = item.sort_fields().0.to_string();
                 Sortable {
-                    item,
-                    id,
-                    title,
-                    created_at,
                     totals: totals.remove(&key).unwrap_or_default(),
                     comparison: comparison
                         .as_mut()
                         .map(|c| c.remove(&key).unwrap_or_default()),
+                    item,
                 }
             })
             .collect();
@@ -304,7 +297,7 @@ impl ListQuery {
                 SortOrder::Desc => order.reverse(),
                 SortOrder::Asc => order,
             };
-            order.then_with(|| a.id.cmp(&b.id))
+            order.then_with(|| a.item.sort_fields().0.cmp(&b.item.sort_fields().0))
         });
         rows.into_iter()
             .map(|r| (r.item, r.totals, r.comparison))
@@ -388,7 +381,7 @@ pub async fn list_videos(
 }
 
 /// A catalog object the analytics API reports on: a video or a widget.
-trait Analysed {
+pub(super) trait Analysed: Sized + Send + Sync + 'static {
     const SUBJECT: Subject;
     /// What its CSV file is called, before the range.
     const LIST_NAME: &'static str;
@@ -396,10 +389,13 @@ trait Analysed {
     /// Id, title and creation time: what listings sort by.
     fn sort_fields(&self) -> (Uuid, &str, DateTime<Utc>);
     fn record(&self, totals: Totals, comparison: Option<Totals>) -> Self::Record;
+    /// Where its sorted listings are kept.
+    fn lists(caches: &ListCaches) -> &ListCache<Self>;
 }
 
 /// The caller's objects (`catalog`, those `keep` accepts), each with its totals in the range: a
-/// page of them as JSON (`page` builds the body), or all of them as CSV.
+/// page of them as JSON (`page` builds the body), or all of them as CSV. The sorted listing comes
+/// from the list cache when the shop's data has not moved since it was computed.
 async fn list<T: Analysed, B: Serialize>(
     state: &AppState,
     caller: &Caller,
@@ -409,20 +405,33 @@ async fn list<T: Analysed, B: Serialize>(
     page: impl FnOnce(Vec<T::Record>, Meta, Pagination) -> B,
 ) -> Result<Response, ApiError> {
     let window = Window::resolve(state, caller, &request.range, &request.compare).await?;
-    let warehouse = &state.warehouse;
-    let totals = |range| queries::totals_by_id(warehouse, T::SUBJECT, &caller.shop, range);
-    // Postgres and ClickHouse answer at the same time.
-    let (catalog, current, comparison) = tokio::join!(
-        catalog,
-        totals(&window.range),
-        optionally(window.comparison_range(), totals),
-    );
-    let mut catalog = catalog.map_err(catalog_error)?;
-    catalog.retain(keep);
-    let rows = request
-        .listing
-        .sort(&catalog, T::sort_fields, current?, comparison?);
-    let record = |(item, t, c): Counted<T>| item.record(t, c);
+    // Read before the listing is computed, so a key never claims newer data than its entry holds.
+    let versions = shops::data_versions(&state.db, &caller.shop)
+        .await
+        .map_err(catalog_error)?;
+    let key = ListKey {
+        shop: caller.shop.clone(),
+        range: window.range,
+        comparison: window.comparison_range().copied(),
+        sort_by: request.listing.sort_by,
+        sort_order: request.listing.sort_order,
+        versions,
+    };
+    let load = async {
+        let warehouse = &state.warehouse;
+        let totals = |range| queries::totals_by_id(warehouse, T::SUBJECT, &caller.shop, range);
+        // Postgres and ClickHouse answer at the same time.
+        let (catalog, current, comparison) = tokio::join!(
+            catalog,
+            totals(&window.range),
+            optionally(window.comparison_range(), totals),
+        );
+        let catalog = catalog.map_err(catalog_error)?;
+        Ok(request.listing.sort(catalog, current?, comparison?))
+    };
+    let sorted = T::lists(&state.analytics_lists).get(key, load).await?;
+    let rows: Vec<&Counted<T>> = sorted.iter().filter(|(item, ..)| keep(item)).collect();
+    let record = |(item, t, c): &Counted<T>| item.record(*t, *c);
     if request.format.wants_csv(&request.headers) {
         let name = export::file_name(T::LIST_NAME, &window.range);
         let records = rows.into_iter().map(record).collect();
@@ -475,6 +484,10 @@ impl Analysed for videos::Video {
     const SUBJECT: Subject = Subject::Video;
     const LIST_NAME: &'static str = "videos";
     type Record = VideoAnalytics;
+
+    fn lists(caches: &ListCaches) -> &ListCache<Self> {
+        &caches.videos
+    }
 
     fn sort_fields(&self) -> (Uuid, &str, DateTime<Utc>) {
         (self.id, &self.title, self.created_at)
@@ -643,6 +656,10 @@ impl Analysed for widgets::Widget {
     const SUBJECT: Subject = Subject::Widget;
     const LIST_NAME: &'static str = "widgets";
     type Record = WidgetAnalytics;
+
+    fn lists(caches: &ListCaches) -> &ListCache<Self> {
+        &caches.widgets
+    }
 
     fn sort_fields(&self) -> (Uuid, &str, DateTime<Utc>) {
         (self.id, &self.title, self.created_at)

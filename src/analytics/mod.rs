@@ -7,6 +7,7 @@ pub mod dates;
 mod export;
 mod handlers;
 pub mod keys;
+pub mod list_cache;
 pub mod metrics;
 mod periods;
 pub mod queries;

@@ -47,6 +47,11 @@ impl Claims {
         Ok(Claims { db })
     }
 
+    /// The pool, for the shipper's other Postgres writes.
+    pub fn pool(&self) -> &PgPool {
+        &self.db
+    }
+
     /// The events of `batch_id` that count: those whose claims this batch holds, each event id
     /// once. Keeps the order of `events`. `retry`: this batch may have claimed before (an
     /// earlier attempt failed after its claims, or a previous process left the batch behind), so

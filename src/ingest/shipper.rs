@@ -6,6 +6,9 @@
 //! every segment found at start counts as such) is first checked: the rows of that batch already
 //! in ClickHouse are left out of the retry. A first attempt skips the check, so the common path
 //! costs one insert.
+//!
+//! Once a segment is in, its shops' analytics versions move (in Postgres), so that no analytics
+//! answer cached before the insert is served after it.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -18,6 +21,7 @@ use uuid::Uuid;
 use super::claims::Claims;
 use super::event::SpoolEvent;
 use super::spool::{read_segment, sealed_segments, write_synced, ReadError, Segment, Spool};
+use crate::catalog;
 use crate::warehouse::error::WarehouseError;
 use crate::warehouse::rows::EventRow;
 use crate::warehouse::Warehouse;
@@ -271,6 +275,11 @@ impl Shipper {
             tracing::warn!(path = %segment.path.display(), bytes = contents.torn_bytes, "ignored a torn record at the end of a spool segment");
         }
         let mut events = contents.events;
+        // Every shop of the segment, including those whose events had already landed: a
+        // previous attempt may have inserted them and failed before it recorded the change.
+        let mut shops: Vec<String> = events.iter().map(|e| e.shop.clone()).collect();
+        shops.sort_unstable();
+        shops.dedup();
         let retry = self.uncertain.contains(&segment.batch_id);
         if retry && !events.is_empty() {
             let landed = self.landed(segment.batch_id, &events).await?;
@@ -290,6 +299,12 @@ impl Shipper {
         if !events.is_empty() {
             self.insert(segment.batch_id, &events).await?;
         }
+        // Before the segment goes: a failure here retries the segment, which then finds its
+        // rows landed and records the change again.
+        let shops: Vec<&str> = shops.iter().map(String::as_str).collect();
+        catalog::shops::analytics_changed(self.claims()?.pool(), &shops)
+            .await
+            .map_err(|e| transient(format!("Postgres analytics version: {e}")))?;
         // Counted only once the batch is in, so a retried batch does not count them again.
         for (kind, count) in [("event_id", repeats.events), ("order_id", repeats.orders)] {
             if count > 0 {

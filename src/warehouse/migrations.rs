@@ -51,6 +51,8 @@ pub enum MigrationError {
     ClickHouse(#[from] clickhouse::error::Error),
     #[error("Postgres (the migration lock): {0}")]
     Lock(#[from] sqlx::Error),
+    #[error("Postgres (recording that every shop's numbers changed): {0}")]
+    Versions(sqlx::Error),
     #[error("ClickHouse migration {name}, statement {index}: {source}")]
     Statement {
         name: &'static str,
@@ -139,7 +141,14 @@ pub async fn apply_exclusively(
         .bind(LOCK_KEY)
         .execute(&mut connection)
         .await?;
-    let applied = apply(warehouse, migrations).await;
+    let mut applied = apply(warehouse, migrations).await;
+    // A migration may have rewritten aggregates (a back-fill): answers cached before it are
+    // stale. Recorded under the lock, so no instance serves from the old schema's numbers after.
+    if applied.as_ref().is_ok_and(|versions| !versions.is_empty()) {
+        if let Err(e) = crate::catalog::shops::all_analytics_changed(&mut connection).await {
+            applied = Err(MigrationError::Versions(e));
+        }
+    }
     if let Err(e) = connection.close().await {
         tracing::warn!(error = %e, "closing the migration lock's connection failed");
     }

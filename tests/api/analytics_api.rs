@@ -48,7 +48,7 @@ pub(crate) struct Key {
     pub(crate) secret: String,
 }
 
-pub(crate) async fn create_key(app: &TestApp, shop: &str) -> Key {
+pub(crate) async fn create_key(app: &impl Service, shop: &str) -> Key {
     let body = app.create_api_key(shop, "Reporting").await;
     Key {
         id: body["id"].as_str().unwrap().to_string(),
@@ -73,7 +73,7 @@ pub(crate) struct Fixture {
     pub(crate) widget: String,
 }
 
-pub(crate) async fn shop_with_key(app: &TestApp, shop: &str) -> Fixture {
+pub(crate) async fn shop_with_key(app: &impl Service, shop: &str) -> Fixture {
     app.create_shop(shop).await;
     let video = app.create_video(shop, json!({ "title": "Fixture" })).await;
     let widget = app
@@ -116,9 +116,9 @@ pub(crate) fn checkout(target: &Value, revenue: Value) -> Value {
     e
 }
 
-/// Posts `events` for `shop`, then waits until ClickHouse holds them and both daily views have
-/// counted every row (the analytics API reads only the views).
-pub(crate) async fn record(app: &TestApp, shop: &str, events: Vec<Value>) {
+/// Posts `events` for `shop`, then waits until ClickHouse holds them, both daily views have
+/// counted every row (the analytics API reads only the views) and the shipper is done with them.
+pub(crate) async fn record(app: &impl Service, shop: &str, events: Vec<Value>) {
     let marker = Uuid::new_v4().to_string();
     let events: Vec<Value> = events
         .into_iter()
@@ -147,6 +147,9 @@ pub(crate) async fn record(app: &TestApp, shop: &str, events: Vec<Value>) {
         let row = clickhouse_query(&app.clickhouse_database, &sql).await;
         let n: Vec<u64> = row.split('\t').map(|v| v.parse().unwrap()).collect();
         if n[0] == events.len() as u64 && n[1] == n[2] && n[1] == n[3] {
+            // The shipper records the change after the insert: from then on no cached answer
+            // predates these events.
+            wait_until_shipped(app, Duration::from_secs(20)).await;
             return;
         }
         assert!(
@@ -241,7 +244,7 @@ fn cents(decimal: &str) -> i64 {
 // ---- asking -----------------------------------------------------------------------------------
 
 /// `GET /api/v1/analytics{path}` with the `Authorization` header set to `authorization`.
-async fn analytics_with(app: &TestApp, authorization: Option<&str>, path: &str) -> Response {
+async fn analytics_with(app: &impl Service, authorization: Option<&str>, path: &str) -> Response {
     let mut request = app.client.get(app.url(&format!("/api/v1/analytics{path}")));
     if let Some(value) = authorization {
         request = request.header("authorization", value);
@@ -249,12 +252,12 @@ async fn analytics_with(app: &TestApp, authorization: Option<&str>, path: &str) 
     request.send().await.unwrap()
 }
 
-pub(crate) async fn analytics(app: &TestApp, key: &Key, path: &str) -> Response {
+pub(crate) async fn analytics(app: &impl Service, key: &Key, path: &str) -> Response {
     analytics_with(app, Some(&format!("Bearer {}", key.secret)), path).await
 }
 
 /// A successful answer, as JSON and as the raw text (which shows how numbers are written).
-pub(crate) async fn analytics_ok(app: &TestApp, key: &Key, path: &str) -> (Value, String) {
+pub(crate) async fn analytics_ok(app: &impl Service, key: &Key, path: &str) -> (Value, String) {
     let response = analytics(app, key, path).await;
     let status = response.status();
     let text = response.text().await.unwrap();

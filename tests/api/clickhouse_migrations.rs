@@ -26,6 +26,16 @@ const SECOND: Migration = Migration {
     sql: "CREATE TABLE IF NOT EXISTS third (z UInt16) ENGINE = MergeTree ORDER BY z",
 };
 
+/// A Postgres database with the service's schema, as the migration lock and the shops'
+/// analytics versions need.
+async fn migrated_postgres() -> sqlx::PgPool {
+    let pool = sqlx::PgPool::connect(&fresh_database().await)
+        .await
+        .unwrap();
+    videoapp::db::migrate(&pool).await.unwrap();
+    pool
+}
+
 async fn table_exists(warehouse: &Warehouse, table: &str) -> bool {
     let exists: u8 = warehouse
         .client()
@@ -357,9 +367,7 @@ async fn instances_migrating_at_once_back_fill_each_row_once() {
     apply(&warehouse, &all[..before]).await.unwrap();
     let database = warehouse.database().to_string();
     clickhouse_query(&database, &insert_events(0, 2_000)).await;
-    let pool = sqlx::PgPool::connect(&fresh_database().await)
-        .await
-        .unwrap();
+    let pool = migrated_postgres().await;
 
     // Act
     let (a, b, c) = tokio::join!(
@@ -379,4 +387,48 @@ async fn instances_migrating_at_once_back_fill_each_row_once() {
         let [held, recount] = aggregate_and_recount(&database, table, keys, keys).await;
         assert_eq!(held, recount, "{table}");
     }
+}
+
+/// A migration may rewrite aggregates, so every shop's analytics version moves when one applies
+/// (cached answers computed before it are not served after), and only then.
+#[tokio::test]
+async fn applying_a_migration_moves_every_shops_analytics_version() {
+    use videoapp::warehouse::migrations::apply_exclusively;
+
+    // Arrange
+    let warehouse = warehouse();
+    let pool = migrated_postgres().await;
+    for shop in ["one.myshopify.com", "two.myshopify.com"] {
+        sqlx::query("INSERT INTO shops (domain, name) VALUES ($1, $1)")
+            .bind(shop)
+            .execute(&pool)
+            .await
+            .unwrap();
+    }
+    let versions = async || -> Vec<i64> {
+        sqlx::query_scalar("SELECT analytics_version FROM shops ORDER BY domain")
+            .fetch_all(&pool)
+            .await
+            .unwrap()
+    };
+    apply_exclusively(&pool, &warehouse, &[FIRST])
+        .await
+        .unwrap();
+    let before = versions().await;
+
+    // Act
+    let nothing_new = apply_exclusively(&pool, &warehouse, &[FIRST])
+        .await
+        .unwrap();
+    let after_nothing = versions().await;
+    let second = apply_exclusively(&pool, &warehouse, &[FIRST, SECOND])
+        .await
+        .unwrap();
+
+    // Assert
+    assert!(nothing_new.is_empty());
+    assert_eq!(after_nothing, before, "nothing applied, nothing moved");
+    assert_eq!(second, [2]);
+    let moved: Vec<i64> = before.iter().map(|v| v + 1).collect();
+    assert_eq!(versions().await, moved);
 }

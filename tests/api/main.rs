@@ -10,6 +10,7 @@ mod admin_text;
 mod admin_videos;
 mod admin_widgets;
 mod analytics_api;
+mod analytics_cache;
 mod analytics_series;
 mod analytics_truth;
 mod analytics_truth_series;

@@ -1,0 +1,143 @@
+//! The analytics list cache: a listing asked again (another page, the CSV, the same page) is
+//! served from memory, and never once the shop's data has moved: events landed through any
+//! instance, or a catalog write.
+
+use serde_json::{json, Value};
+
+use crate::analytics_api::{analytics_ok, event, record, shop_with_key, Fixture, SHOP, UNLIMITED};
+use crate::helpers::*;
+
+/// A service of its own, so that its cache counters count only this test's requests.
+async fn isolated_service() -> ProcessApp {
+    spawn_process_app(&[("VIDEOAPP_RATE_LIMIT_PER_MINUTE", UNLIMITED.to_string())]).await
+}
+
+/// `(hits, misses)` of the `list` cache so far.
+async fn cache_counts(app: &ProcessApp, list: &str) -> (f64, f64) {
+    let count = async |outcome: &str| {
+        let name = format!("analytics_list_cache_{outcome}_total");
+        app.metric(&name, &[("list", list)]).await.unwrap_or(0.0)
+    };
+    (count("hits").await, count("misses").await)
+}
+
+fn views(n: usize, target: &Value) -> Vec<Value> {
+    vec![event("view", target); n]
+}
+
+fn target(fixture: &Fixture) -> Value {
+    json!({ "videoId": fixture.video, "widgetId": fixture.widget })
+}
+
+#[tokio::test]
+async fn a_listing_asked_again_is_served_from_memory_until_events_land() {
+    // Arrange
+    let app = isolated_service().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    record(&app, SHOP, views(2, &target(&fixture))).await;
+    let (first, _) = analytics_ok(&app, &fixture.key, "/videos").await;
+
+    // Act
+    let (again, _) = analytics_ok(&app, &fixture.key, "/videos?page=1&limit=10").await;
+    let counts_after_again = cache_counts(&app, "videos").await;
+    record(&app, SHOP, views(3, &target(&fixture))).await;
+    let (after_events, _) = analytics_ok(&app, &fixture.key, "/videos").await;
+
+    // Assert
+    assert_eq!(first["data"][0]["metrics"]["views"], json!(2));
+    assert_eq!(again["data"], first["data"]);
+    assert_eq!(counts_after_again, (1.0, 1.0), "(hits, misses)");
+    assert_eq!(after_events["data"][0]["metrics"]["views"], json!(5));
+    assert_eq!(cache_counts(&app, "videos").await, (1.0, 2.0));
+}
+
+#[tokio::test]
+async fn the_other_sort_keys_pages_and_the_csv_of_one_range_share_a_listing_per_order() {
+    // Arrange
+    let app = isolated_service().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    for title in ["Second", "Third"] {
+        app.create_video(SHOP, json!({ "title": title })).await;
+    }
+    record(&app, SHOP, views(1, &target(&fixture))).await;
+
+    // Act
+    analytics_ok(&app, &fixture.key, "/videos?limit=1&page=1").await;
+    analytics_ok(&app, &fixture.key, "/videos?limit=1&page=3").await;
+    let csv = app
+        .client
+        .get(app.url("/api/v1/analytics/videos?format=csv"))
+        .bearer_auth(&fixture.key.secret)
+        .send()
+        .await
+        .unwrap();
+    let csv_rows = csv.text().await.unwrap().lines().count();
+    let (by_title, _) =
+        analytics_ok(&app, &fixture.key, "/videos?sort_by=title&sort_order=asc").await;
+    analytics_ok(&app, &fixture.key, "/widgets?widget_type=carousel").await;
+    analytics_ok(&app, &fixture.key, "/widgets").await;
+
+    // Assert
+    assert_eq!(csv_rows, 4, "a header and three videos");
+    let titles: Vec<&str> = by_title["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["Fixture", "Second", "Third"]);
+    assert_eq!(
+        cache_counts(&app, "videos").await,
+        (2.0, 2.0),
+        "(hits, misses)"
+    );
+    assert_eq!(
+        cache_counts(&app, "widgets").await,
+        (1.0, 1.0),
+        "(hits, misses)"
+    );
+}
+
+#[tokio::test]
+async fn a_video_created_after_a_listing_was_kept_is_in_the_next_answer() {
+    // Arrange
+    let app = isolated_service().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let (before, _) = analytics_ok(&app, &fixture.key, "/videos").await;
+
+    // Act
+    let created = app.create_video(SHOP, json!({ "title": "New" })).await;
+    let (after, _) = analytics_ok(&app, &fixture.key, "/videos").await;
+
+    // Assert
+    assert_eq!(before["pagination"]["total_count"], json!(1));
+    assert_eq!(after["pagination"]["total_count"], json!(2));
+    assert!(ids_of(&after["data"]).contains(&created));
+}
+
+#[tokio::test]
+async fn events_another_instance_ships_change_the_listing_this_instance_kept() {
+    // Arrange
+    let first = isolated_service().await;
+    let fixture = shop_with_key(&first, SHOP).await;
+    let mut settings = test_settings(&first.database_url, &first.clickhouse_database);
+    settings.rate_limit_per_minute = UNLIMITED;
+    let second = spawn_with_settings(
+        settings,
+        first.database_url.clone(),
+        first.clickhouse_database.clone(),
+    )
+    .await;
+    record(&first, SHOP, views(1, &target(&fixture))).await;
+    let (kept, _) = analytics_ok(&first, &fixture.key, "/videos").await;
+
+    // Act
+    record(&second, SHOP, views(4, &target(&fixture))).await;
+    let (after, _) = analytics_ok(&first, &fixture.key, "/videos").await;
+
+    // Assert
+    assert_eq!(kept["data"][0]["metrics"]["views"], json!(1));
+    assert_eq!(after["data"][0]["metrics"]["views"], json!(5));
+    assert_eq!(cache_counts(&first, "videos").await, (0.0, 2.0));
+    second.shutdown().await;
+}
