@@ -85,6 +85,39 @@ impl DateRange {
     }
 }
 
+/// A range cut before a day: the days before it, and the rest. Either may be empty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DaySplit {
+    pub before: Option<DateRange>,
+    pub from: Option<DateRange>,
+}
+
+impl DaySplit {
+    pub const EMPTY: DaySplit = DaySplit {
+        before: None,
+        from: None,
+    };
+}
+
+impl DateRange {
+    pub fn split_before(&self, day: NaiveDate) -> DaySplit {
+        let before = (self.start < day).then(|| DateRange {
+            start: self.start,
+            end: self.end.min(day.pred_opt().unwrap_or(day)),
+        });
+        let from = (self.end >= day).then(|| DateRange {
+            start: self.start.max(day),
+            end: self.end,
+        });
+        DaySplit { before, from }
+    }
+
+    /// First and last day.
+    pub fn days_pair(&self) -> (NaiveDate, NaiveDate) {
+        (self.start, self.end)
+    }
+}
+
 /// A range cut for the views: whole months (read from the monthly view) and the partial months
 /// at either end (read from the daily view). Every day of the range is in exactly one part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,6 +194,24 @@ mod tests {
 
     fn day(s: &str) -> NaiveDate {
         NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+    }
+
+    #[test]
+    fn a_split_before_a_day_puts_each_day_of_the_range_on_one_side() {
+        let range = |a: &str, b: &str| DateRange {
+            start: day(a),
+            end: day(b),
+        };
+        let cut = day("2026-11-24");
+        let split = range("2026-11-01", "2026-11-30").split_before(cut);
+        assert_eq!(split.before, Some(range("2026-11-01", "2026-11-23")));
+        assert_eq!(split.from, Some(range("2026-11-24", "2026-11-30")));
+        let past = range("2025-11-25", "2026-11-23");
+        assert_eq!(past.split_before(cut).before, Some(past));
+        assert_eq!(past.split_before(cut).from, None);
+        let today = range("2026-11-24", "2026-11-24");
+        assert_eq!(today.split_before(cut).before, None);
+        assert_eq!(today.split_before(cut).from, Some(today));
     }
 
     #[test]

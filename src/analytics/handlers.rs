@@ -2,7 +2,6 @@
 //! range of whole days in the shop's timezone, optionally beside a comparison range.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 use std::future::Future;
 
 use axum::extract::{FromRequestParts, State};
@@ -18,18 +17,19 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::auth::Caller;
-use super::dates::{iso_millis, strict_date, DateRange};
+use super::dates::{iso_millis, strict_date, DateRange, DaySplit};
 use super::export::{self, CsvRow, FormatQuery};
-use super::list_cache::{Counted, ListCache, ListCaches, ListKey};
+use super::list_cache::{Counted, ListCache, ListCaches, ListKey, RangeTotals};
 use super::metrics::{Comparison, Metrics, SummaryMetrics};
 use super::periods::{Compare, Interval};
 use super::queries::{self, Subject, Totals};
 use super::AnalyticsErrors;
 use crate::app::AppState;
 use crate::catalog::domain::{VideoStatus, WidgetStatus, WidgetType};
-use crate::catalog::{shops, videos, widgets, CatalogError};
+use crate::catalog::{videos, widgets, CatalogError};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{AppPath, AppQuery};
+use crate::warehouse::changes;
 
 /// The range every endpoint reports on.
 #[derive(Deserialize, IntoParams)]
@@ -56,6 +56,8 @@ pub struct CompareQuery {
 
 /// The ranges an answer reports on, resolved in the shop's timezone.
 pub(super) struct Window {
+    /// In the shop's timezone.
+    pub today: NaiveDate,
     pub range: DateRange,
     /// The comparison range and how it was derived, when asked for.
     pub comparison: Option<(Compare, DateRange)>,
@@ -82,6 +84,7 @@ impl Window {
             range: MetaRange::of(&range, tz),
         };
         Ok(Window {
+            today,
             range,
             comparison,
             meta,
@@ -275,18 +278,16 @@ impl ListQuery {
     fn sort<T: Analysed>(
         &self,
         items: Vec<T>,
-        mut totals: HashMap<String, Totals>,
-        mut comparison: Option<HashMap<String, Totals>>,
+        totals: &RangeTotals,
+        comparison: Option<&RangeTotals>,
     ) -> Vec<Counted<T>> {
         let mut rows: Vec<Sortable<T>> = items
             .into_iter()
             .map(|item| {
                 let key = item.sort_fields().0.to_string();
                 Sortable {
-                    totals: totals.remove(&key).unwrap_or_default(),
-                    comparison: comparison
-                        .as_mut()
-                        .map(|c| c.remove(&key).unwrap_or_default()),
+                    totals: totals.of(&key),
+                    comparison: comparison.map(|c| c.of(&key)),
                     item,
                 }
             })
@@ -405,10 +406,20 @@ async fn list<T: Analysed, B: Serialize>(
     page: impl FnOnce(Vec<T::Record>, Meta, Pagination) -> B,
 ) -> Result<Response, ApiError> {
     let window = Window::resolve(state, caller, &request.range, &request.compare).await?;
-    // Read before the listing is computed, so a key never claims newer data than its entry holds.
-    let versions = shops::data_versions(&state.db, &caller.shop)
+    // Each range cut before today: its past days rarely change, today's with every batch.
+    let current = window.range.split_before(window.today);
+    let comparison = window
+        .comparison_range()
+        .map(|r| r.split_before(window.today));
+    let parts = [Some(current), comparison].map(|s| s.unwrap_or(DaySplit::EMPTY));
+    let days = parts.map(|s| [s.before, s.from]).concat();
+    let days: Vec<_> = days.iter().map(|r| r.map(|r| r.days_pair())).collect();
+    // Read before anything is computed, so that no key claims newer data than its entry holds.
+    let versions = changes::versions(&state.db, &caller.shop, &days)
         .await
-        .map_err(catalog_error)?;
+        .map_err(|e| catalog_error(e.into()))?
+        .ok_or_else(|| catalog_error(CatalogError::ShopNotFound))?;
+    let (shop_version, past_days) = (versions.shop, [versions.days[0], versions.days[2]]);
     let key = ListKey {
         shop: caller.shop.clone(),
         range: window.range,
@@ -418,16 +429,22 @@ async fn list<T: Analysed, B: Serialize>(
         versions,
     };
     let load = async {
-        let warehouse = &state.warehouse;
-        let totals = |range| queries::totals_by_id(warehouse, T::SUBJECT, &caller.shop, range);
+        let caches = &state.analytics_lists;
+        let subject = (T::SUBJECT, &caller.shop);
+        let totals = |split, past_days| {
+            caches.totals(&state.warehouse, subject, split, (shop_version, past_days))
+        };
         // Postgres and ClickHouse answer at the same time.
         let (catalog, current, comparison) = tokio::join!(
             catalog,
-            totals(&window.range),
-            optionally(window.comparison_range(), totals),
+            totals(current, past_days[0]),
+            optionally(comparison.as_ref(), |split| totals(*split, past_days[1])),
         );
         let catalog = catalog.map_err(catalog_error)?;
-        Ok(request.listing.sort(catalog, current?, comparison?))
+        let sorted = request
+            .listing
+            .sort(catalog, &current?, comparison?.as_ref());
+        Ok(sorted)
     };
     let sorted = T::lists(&state.analytics_lists).get(key, load).await?;
     let rows: Vec<&Counted<T>> = sorted.iter().filter(|(item, ..)| keep(item)).collect();
@@ -444,9 +461,9 @@ async fn list<T: Analysed, B: Serialize>(
 }
 
 /// `query` over `range` when there is one.
-pub(super) async fn optionally<'r, T, F>(
-    range: Option<&'r DateRange>,
-    query: impl FnOnce(&'r DateRange) -> F,
+pub(super) async fn optionally<'r, R, T, F>(
+    range: Option<&'r R>,
+    query: impl FnOnce(&'r R) -> F,
 ) -> Result<Option<T>, ApiError>
 where
     F: Future<Output = Result<T, ApiError>>,

@@ -151,7 +151,7 @@ fn warehouse_days(days: Option<(NaiveDate, NaiveDate)>) -> (String, String) {
 }
 
 /// What per-id totals are counted for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Subject {
     Video,
     Widget,

@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sqlx::{PgExecutor, PgPool};
+use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use super::domain::{text_schema, Currency, ShopDomain, TextLine, Timezone};
@@ -132,55 +132,6 @@ pub async fn get(pool: &PgPool, domain: &ShopDomain) -> Result<Shop, CatalogErro
         .fetch_optional(pool)
         .await?;
     row.ok_or(CatalogError::ShopNotFound)?.try_into()
-}
-
-/// What an analytics answer about a shop is computed from, as two counters: the catalog's version
-/// and the version of the shop's numbers in ClickHouse. An answer kept under both is current for
-/// as long as neither has moved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct DataVersions {
-    pub catalog: i64,
-    pub analytics: i64,
-}
-
-/// The installed shop's [`DataVersions`], read together.
-pub async fn data_versions(
-    pool: &PgPool,
-    domain: &ShopDomain,
-) -> Result<DataVersions, CatalogError> {
-    let row: Option<(i64, i64)> = sqlx::query_as(
-        "SELECT catalog_version, analytics_version FROM shops \
-         WHERE domain = $1 AND uninstalled_at IS NULL",
-    )
-    .bind(domain.as_str())
-    .fetch_optional(pool)
-    .await?;
-    let (catalog, analytics) = row.ok_or(CatalogError::ShopNotFound)?;
-    Ok(DataVersions { catalog, analytics })
-}
-
-/// Records that the numbers of these shops may have changed in ClickHouse. Called after the
-/// write has completed, so that whoever reads the new version also reads the new numbers.
-/// Domains without a shop row are skipped.
-pub async fn analytics_changed<'e>(
-    executor: impl PgExecutor<'e>,
-    domains: &[&str],
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "UPDATE shops SET analytics_version = analytics_version + 1 WHERE domain = ANY($1)",
-    )
-    .bind(domains)
-    .execute(executor)
-    .await?;
-    Ok(())
-}
-
-/// [`analytics_changed`] for every shop: after a migration that rewrote aggregates.
-pub async fn all_analytics_changed<'e>(executor: impl PgExecutor<'e>) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE shops SET analytics_version = analytics_version + 1")
-        .execute(executor)
-        .await?;
-    Ok(())
 }
 
 /// Uninstall: the catalog is removed and every API key of the shop revoked, in one transaction.

@@ -7,13 +7,14 @@
 //! in ClickHouse are left out of the retry. A first attempt skips the check, so the common path
 //! costs one insert.
 //!
-//! Once a segment is in, its shops' analytics versions move (in Postgres), so that no analytics
-//! answer cached before the insert is served after it.
+//! Once a segment is in, the (shop, local day) pairs it touched are recorded in Postgres
+//! (`warehouse::changes`), so that no analytics answer cached before the insert is served after.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use backon::BackoffBuilder;
+use chrono::NaiveDate;
 use secrecy::{ExposeSecret, SecretString};
 use tokio::sync::watch;
 use uuid::Uuid;
@@ -21,7 +22,7 @@ use uuid::Uuid;
 use super::claims::Claims;
 use super::event::SpoolEvent;
 use super::spool::{read_segment, sealed_segments, write_synced, ReadError, Segment, Spool};
-use crate::catalog;
+use crate::warehouse::changes;
 use crate::warehouse::error::WarehouseError;
 use crate::warehouse::rows::EventRow;
 use crate::warehouse::Warehouse;
@@ -275,11 +276,14 @@ impl Shipper {
             tracing::warn!(path = %segment.path.display(), bytes = contents.torn_bytes, "ignored a torn record at the end of a spool segment");
         }
         let mut events = contents.events;
-        // Every shop of the segment, including those whose events had already landed: a
-        // previous attempt may have inserted them and failed before it recorded the change.
-        let mut shops: Vec<String> = events.iter().map(|e| e.shop.clone()).collect();
-        shops.sort_unstable();
-        shops.dedup();
+        // Every (shop, day) of the segment, including those of events that had already landed:
+        // a previous attempt may have inserted them and failed before it recorded the change.
+        let mut days: Vec<(String, NaiveDate)> = events
+            .iter()
+            .map(|e| (e.shop.clone(), e.local_date))
+            .collect();
+        days.sort_unstable();
+        days.dedup();
         let retry = self.uncertain.contains(&segment.batch_id);
         if retry && !events.is_empty() {
             let landed = self.landed(segment.batch_id, &events).await?;
@@ -301,10 +305,10 @@ impl Shipper {
         }
         // Before the segment goes: a failure here retries the segment, which then finds its
         // rows landed and records the change again.
-        let shops: Vec<&str> = shops.iter().map(String::as_str).collect();
-        catalog::shops::analytics_changed(self.claims()?.pool(), &shops)
+        let days: Vec<(&str, NaiveDate)> = days.iter().map(|(s, d)| (s.as_str(), *d)).collect();
+        changes::days_landed(self.claims()?.pool(), &days)
             .await
-            .map_err(|e| transient(format!("Postgres analytics version: {e}")))?;
+            .map_err(|e| transient(format!("Postgres analytics changes: {e}")))?;
         // Counted only once the batch is in, so a retried batch does not count them again.
         for (kind, count) in [("event_id", repeats.events), ("order_id", repeats.orders)] {
             if count > 0 {

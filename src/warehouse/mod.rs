@@ -1,5 +1,7 @@
-//! ClickHouse access: the client built from config, readiness, and the schema migrations.
+//! ClickHouse access: the client built from config, readiness, the schema migrations, and the
+//! record of what changed in each shop's numbers.
 
+pub mod changes;
 pub mod error;
 pub mod migrations;
 pub mod rows;

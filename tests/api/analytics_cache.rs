@@ -1,10 +1,15 @@
-//! The analytics list cache: a listing asked again (another page, the CSV, the same page) is
-//! served from memory, and never once the shop's data has moved: events landed through any
-//! instance, or a catalog write.
+//! What the analytics lists keep in memory: a sorted list asked again (another page, the CSV, the
+//! same page) is served from memory, and so are the totals of the days before today while events
+//! arrive today; neither once what it was computed from has moved: events landed on one of its
+//! days through any instance, or a catalog write.
 
 use serde_json::{json, Value};
 
-use crate::analytics_api::{analytics_ok, event, record, shop_with_key, Fixture, SHOP, UNLIMITED};
+use chrono::{Duration, Utc};
+
+use crate::analytics_api::{
+    analytics_ok, at, event, record, shop_with_key, Fixture, SHOP, UNLIMITED,
+};
 use crate::helpers::*;
 
 /// A service of its own, so that its cache counters count only this test's requests.
@@ -12,11 +17,11 @@ async fn isolated_service() -> ProcessApp {
     spawn_process_app(&[("VIDEOAPP_RATE_LIMIT_PER_MINUTE", UNLIMITED.to_string())]).await
 }
 
-/// `(hits, misses)` of the `list` cache so far.
-async fn cache_counts(app: &ProcessApp, list: &str) -> (f64, f64) {
+/// `(hits, misses)` of one of the caches (`videos`, `widgets`, `past_totals`) so far.
+async fn cache_counts(app: &ProcessApp, cache: &str) -> (f64, f64) {
     let count = async |outcome: &str| {
-        let name = format!("analytics_list_cache_{outcome}_total");
-        app.metric(&name, &[("list", list)]).await.unwrap_or(0.0)
+        let name = format!("analytics_cache_{outcome}_total");
+        app.metric(&name, &[("cache", cache)]).await.unwrap_or(0.0)
     };
     (count("hits").await, count("misses").await)
 }
@@ -140,4 +145,42 @@ async fn events_another_instance_ships_change_the_listing_this_instance_kept() {
     assert_eq!(after["data"][0]["metrics"]["views"], json!(5));
     assert_eq!(cache_counts(&first, "videos").await, (0.0, 2.0));
     second.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_days_before_today_are_summed_once_while_events_arrive_today() {
+    // Arrange: views two days ago and today, over a range of the last week.
+    let app = isolated_service().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let two_days_ago = Utc::now() - Duration::days(2);
+    let earlier = |n| -> Vec<Value> {
+        let views = views(n, &target(&fixture)).into_iter();
+        views.map(|e| at(e, two_days_ago)).collect()
+    };
+    record(&app, SHOP, earlier(2)).await;
+    record(&app, SHOP, views(1, &target(&fixture))).await;
+    let week = format!(
+        "/videos?start_date={}",
+        (Utc::now() - Duration::days(6)).date_naive()
+    );
+    let (first, _) = analytics_ok(&app, &fixture.key, &week).await;
+
+    // Act
+    record(&app, SHOP, views(1, &target(&fixture))).await;
+    let (after_today, _) = analytics_ok(&app, &fixture.key, &week).await;
+    let past_after_today = cache_counts(&app, "past_totals").await;
+    record(&app, SHOP, earlier(3)).await;
+    let (after_late, _) = analytics_ok(&app, &fixture.key, &week).await;
+
+    // Assert
+    assert_eq!(first["data"][0]["metrics"]["views"], json!(3));
+    assert_eq!(after_today["data"][0]["metrics"]["views"], json!(4));
+    assert_eq!(
+        past_after_today,
+        (1.0, 1.0),
+        "(hits, misses) of the past days' totals"
+    );
+    assert_eq!(after_late["data"][0]["metrics"]["views"], json!(7));
+    assert_eq!(cache_counts(&app, "past_totals").await, (1.0, 2.0));
+    assert_eq!(cache_counts(&app, "videos").await, (0.0, 3.0));
 }
