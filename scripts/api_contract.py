@@ -5,10 +5,11 @@ Usage: api_contract.py BINARY DATABASE_URL CLICKHOUSE_URL CLICKHOUSE_DATABASE SP
 
 Starts `BINARY serve` on free loopback ports against the given (fresh) databases, seeds one shop
 with a video, a widget and an analytics API key through the admin API, then runs schemathesis
-three times: the admin API with the admin token, the analytics API with the key, and the
-storefront and health endpoints with every request signed as the platform's app proxy signs it
+four times: the admin API with the admin token, the analytics API with the key, the
+storefront and health endpoints with every request signed as the platform's app proxy signs it,
+and the platform's webhook endpoint with every valid delivery signed as the platform signs it
 (`contract_hooks.py`). Each run is bounded by examples per operation (SCHEMATHESIS_EXAMPLES, 25);
-CONTRACT_SURFACES (e.g. `admin,storefront`) runs only some of the three.
+CONTRACT_SURFACES (e.g. `admin,storefront`) runs only some of the four.
 Exits non-zero on any failure, after printing schemathesis's report.
 """
 
@@ -120,6 +121,8 @@ def main():
             "admin": ("^/admin/", [f"Authorization: Bearer {ADMIN_TOKEN}"]),
             "analytics": ("^/api/v1/", [f"Authorization: Bearer {key}"]),
             "storefront": ("^/(apps/|healthz|readyz)", []),
+            # Last: a generated app/uninstalled delivery may name the seeded shop.
+            "platform": ("^/webhooks/", []),
         }
         chosen = os.environ.get("CONTRACT_SURFACES") or ",".join(surfaces)
         failed = [

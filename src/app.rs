@@ -27,7 +27,7 @@ use crate::storefront::caching::RenderedPages;
 use crate::storefront::signature::ProxySecret;
 use crate::storefront::view_counts::ViewCounts;
 use crate::warehouse::{migrations, Warehouse};
-use crate::{analytics, cache_invalidation, db, ops, serve, storefront, telemetry};
+use crate::{analytics, cache_invalidation, db, ops, platform, serve, storefront, telemetry};
 
 /// What every handler can reach. One `Arc`: axum clones the state for every request, and the
 /// parts inside (pools, caches, ClickHouse clients with their strings) are not free to clone.
@@ -56,6 +56,8 @@ pub struct Shared {
     pub rendered_pages: RenderedPages,
     /// Sorted analytics listings, exact for the shop's data versions they were computed at.
     pub analytics_lists: ListCaches,
+    /// Signalled when a webhook delivery is recorded, to wake this instance's worker.
+    pub webhook_work: Arc<tokio::sync::Notify>,
 }
 
 /// A built service with its listeners bound, so callers (and tests, with port 0) can learn the
@@ -120,12 +122,17 @@ impl Application {
             catalog.clone(),
             api_keys.clone(),
         );
+        let webhook_work = Arc::new(tokio::sync::Notify::new());
+        if config.webhook_work {
+            platform::work::spawn_worker(db.clone(), catalog.clone(), webhook_work.clone());
+        }
         let rate_limit = KeyRateLimit::new(config.rate_limit_per_minute);
         rate_limit.spawn_reclaimer();
         let state = AppState(Arc::new(Shared {
             view_counts: ViewCounts::new(warehouse.clone(), config.view_count_refresh),
             rendered_pages: RenderedPages::new(256 * 1024 * 1024),
             analytics_lists: ListCaches::default(),
+            webhook_work,
             api_keys,
             rate_limit,
             ingest: pipeline.ingest.clone(),
@@ -263,6 +270,7 @@ fn router(state: AppState) -> PublicService {
         .merge(storefront::router())
         .merge(analytics::router(state.clone()))
         .merge(admin::router(state.clone()))
+        .merge(platform::router())
         .split_for_parts();
     crate::openapi::document_the_edge(&mut openapi);
     let known_params = KnownParamsLayer::from_document(&openapi);

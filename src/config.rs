@@ -196,6 +196,19 @@ pub struct Settings {
         value_parser = boolean
     )]
     pub insecure_skip_signature: bool,
+    /// Whether this instance does the work of recorded platform webhooks (every instance
+    /// records them). Off, the instance only records: for instances that should serve requests
+    /// and nothing else. Takes the same values as the variable above.
+    #[arg(
+        long = "webhook-work",
+        env = "VIDEOAPP_WEBHOOK_WORK",
+        global = true,
+        value_name = "BOOL",
+        default_value = "true",
+        action = ArgAction::Set,
+        value_parser = boolean
+    )]
+    pub webhook_work: bool,
     /// Upper bound on how stale a cached catalog snapshot may be if a change notification is
     /// lost, in seconds.
     #[arg(
@@ -395,6 +408,7 @@ pub struct Config {
     pub spool_dir: PathBuf,
     pub signature_max_age: Duration,
     pub insecure_skip_signature: bool,
+    pub webhook_work: bool,
     pub catalog_cache_ttl: Duration,
     pub spool_max_bytes: u64,
     pub batch_max_rows: usize,
@@ -474,6 +488,7 @@ impl Settings {
             spool_dir: self.spool_dir.clone(),
             signature_max_age: self.signature_max_age,
             insecure_skip_signature: self.insecure_skip_signature,
+            webhook_work: self.webhook_work,
             catalog_cache_ttl: self.catalog_cache_ttl,
             spool_max_bytes: self.spool_max_bytes,
             batch_max_rows: usize::try_from(self.batch_max_rows).unwrap_or(usize::MAX),

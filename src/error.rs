@@ -121,21 +121,6 @@ pub enum ApiError {
     NoBody(StatusCode),
 }
 
-impl ApiError {
-    /// An error several waiters share (a load they all awaited, see the analytics list cache):
-    /// the last to take it gets it as it was, cause and all; each one before gets the same status
-    /// and message.
-    pub fn unshare(shared: std::sync::Arc<ApiError>) -> ApiError {
-        std::sync::Arc::try_unwrap(shared).unwrap_or_else(|shared| match &*shared {
-            ApiError::Unavailable(_) => ApiError::Unavailable(anyhow::anyhow!("{shared}")),
-            ApiError::InvalidApiKey => ApiError::InvalidApiKey,
-            ApiError::ShopNotFound => ApiError::ShopNotFound,
-            ApiError::NotFound(what) => ApiError::NotFound(what),
-            _ => ApiError::Internal(anyhow::anyhow!("{shared}")),
-        })
-    }
-}
-
 fn unknown_parameters(names: &[String]) -> String {
     let plural = if names.len() == 1 { "" } else { "s" };
     format!(

@@ -20,6 +20,7 @@ pub mod generate;
 pub mod ingest;
 pub mod openapi;
 pub mod ops;
+pub mod platform;
 pub mod serve;
 pub mod storefront;
 pub mod telemetry;

@@ -426,7 +426,6 @@ async fn list<T: Analysed, B: Serialize>(
         comparison: window.comparison_range().copied(),
         sort_by: request.listing.sort_by,
         sort_order: request.listing.sort_order,
-        versions,
     };
     let load = async {
         let caches = &state.analytics_lists;
@@ -446,7 +445,9 @@ async fn list<T: Analysed, B: Serialize>(
             .sort(catalog, &current?, comparison?.as_ref());
         Ok(sorted)
     };
-    let sorted = T::lists(&state.analytics_lists).get(key, load).await?;
+    let sorted = T::lists(&state.analytics_lists)
+        .get(key, versions, load)
+        .await?;
     let rows: Vec<&Counted<T>> = sorted.iter().filter(|(item, ..)| keep(item)).collect();
     let record = |(item, t, c): &Counted<T>| item.record(*t, *c);
     if request.format.wants_csv(&request.headers) {

@@ -7,10 +7,11 @@
 //! - the totals of the days before today, so that a shop receiving events (whose numbers move
 //!   with every shipped batch, today's) costs a query of today's days only.
 //!
-//! Both are exact, never merely recent: their keys hold the versions of what they were computed
+//! Both are exact, never merely recent: each entry carries the versions of what it was computed
 //! from (`warehouse::changes`: the catalog's, the shop's, and the latest change to a day of the
-//! range), read before the computation. A request that reads newer versions misses and computes
-//! afresh; entries under old versions are never asked for again and age out.
+//! range), read before the computation, and is served only to a request that read the same. A
+//! request that reads other versions computes afresh and its answer replaces the entry, so a
+//! shop whose numbers move with every batch keeps one entry per list, not one per batch.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -18,6 +19,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use moka::future::Cache;
+use moka::ops::compute::{CompResult, Op};
+use moka::policy::EvictionPolicy;
 
 use super::dates::{DateRange, DaySplit};
 use super::handlers::{SortKey, SortOrder};
@@ -38,7 +41,7 @@ const IDLE: Duration = Duration::from_secs(600);
 /// An item of a listing with its totals, and those of the comparison range when asked for.
 pub type Counted<T> = (T, Totals, Option<Totals>);
 
-/// Everything a sorted list depends on.
+/// Which sorted list: the key of its entry.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) struct ListKey {
     pub shop: ShopDomain,
@@ -46,23 +49,78 @@ pub(super) struct ListKey {
     pub comparison: Option<DateRange>,
     pub sort_by: SortKey,
     pub sort_order: SortOrder,
-    /// With the versions of the current range's and the comparison range's days.
-    pub versions: Versions,
 }
 
-/// Everything the totals of some past days depend on.
+/// Which past days' totals.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct PastKey {
     shop: ShopDomain,
     subject: Subject,
     range: DateRange,
-    shop_version: i64,
-    days_version: i64,
+}
+
+/// An entry: what was computed, and the versions it was computed at.
+struct Versioned<V, W> {
+    versions: W,
+    value: Arc<V>,
+}
+
+type Entries<K, V, W> = Cache<K, Arc<Versioned<V, W>>>;
+
+fn entries<K, V, W>(max_rows: u64, rows: fn(&V) -> usize) -> Entries<K, V, W>
+where
+    K: std::hash::Hash + Eq + Send + Sync + 'static,
+    V: Send + Sync + 'static,
+    W: Send + Sync + 'static,
+{
+    Cache::builder()
+        .max_capacity(max_rows)
+        .weigher(move |_, entry: &Arc<Versioned<V, W>>| weight(rows(&entry.value)))
+        .time_to_idle(IDLE)
+        // Recency is what counts here: a list just computed is the one about to be paged.
+        .eviction_policy(EvictionPolicy::lru())
+        .build()
+}
+
+/// The value under `key` if it was computed at `versions`; otherwise `load`'s, which replaces
+/// it. Concurrent calls for one key run one after another, so they share one load.
+async fn get_or_load<K, V, W>(
+    cache: &Entries<K, V, W>,
+    (key, versions): (K, W),
+    load: impl Future<Output = Result<V, ApiError>>,
+    label: &'static str,
+) -> Result<Arc<V>, ApiError>
+where
+    K: std::hash::Hash + Eq + Send + Sync + 'static,
+    V: Send + Sync + 'static,
+    W: PartialEq + Send + Sync + 'static,
+{
+    // Boxed, both: the load (ClickHouse and Postgres queries, and for a list the past totals'
+    // own lookup) and moka's computation are kilobytes of future each, which would otherwise
+    // sit in every caller's future, nested, and on the stack.
+    let load = Box::pin(load);
+    let outcome = Box::pin(cache.entry(key).and_try_compute_with(|held| async move {
+        if held.is_some_and(|e| e.value().versions == versions) {
+            return Ok::<_, ApiError>(Op::Nop);
+        }
+        let value = Arc::new(load.await?);
+        Ok(Op::Put(Arc::new(Versioned { versions, value })))
+    }))
+    .await?;
+    let (entry, missed) = match outcome {
+        CompResult::Unchanged(entry) => (entry, false),
+        CompResult::Inserted(entry) | CompResult::ReplacedWith(entry) => (entry, true),
+        CompResult::StillNone(_) | CompResult::Removed(_) => {
+            unreachable!("the closure keeps an entry or puts one")
+        }
+    };
+    count(label, missed);
+    Ok(entry.into_value().value.clone())
 }
 
 /// The sorted lists of one kind of item.
 pub struct ListCache<T> {
-    entries: Cache<ListKey, Arc<Vec<Counted<T>>>>,
+    entries: Entries<ListKey, Vec<Counted<T>>, Versions>,
     /// `list` label of the hit and miss counters.
     list: &'static str,
 }
@@ -70,30 +128,21 @@ pub struct ListCache<T> {
 impl<T: Send + Sync + 'static> ListCache<T> {
     fn new(list: &'static str) -> Self {
         ListCache {
-            entries: Cache::builder()
-                .max_capacity(MAX_LIST_ROWS)
-                .weigher(|_, rows: &Arc<Vec<Counted<T>>>| weight(rows.len()))
-                .time_to_idle(IDLE)
-                .build(),
+            entries: entries(MAX_LIST_ROWS, Vec::len),
             list,
         }
     }
 
-    /// The list under `key`, computed by `load` on a miss. Concurrent misses of one key share one
-    /// load; a failed load is not kept.
+    /// The list under `key` as of `versions` (those of the current range's and the comparison
+    /// range's days among them), computed by `load` unless it is held. A failed load keeps
+    /// nothing.
     pub(super) async fn get(
         &self,
         key: ListKey,
+        versions: Versions,
         load: impl Future<Output = Result<Vec<Counted<T>>, ApiError>>,
     ) -> Result<Arc<Vec<Counted<T>>>, ApiError> {
-        let entry = self
-            .entries
-            .entry(key)
-            .or_try_insert_with(async { load.await.map(Arc::new) })
-            .await
-            .map_err(ApiError::unshare)?;
-        count(self.list, entry.is_fresh());
-        Ok(entry.into_value())
+        get_or_load(&self.entries, (key, versions), load, self.list).await
     }
 }
 
@@ -119,7 +168,8 @@ impl RangeTotals {
 pub struct ListCaches {
     pub videos: ListCache<Video>,
     pub widgets: ListCache<Widget>,
-    past: Cache<PastKey, Arc<HashMap<String, Totals>>>,
+    /// Under the shop's version and that of the days.
+    past: Entries<PastKey, HashMap<String, Totals>, (i64, i64)>,
 }
 
 impl Default for ListCaches {
@@ -127,11 +177,7 @@ impl Default for ListCaches {
         ListCaches {
             videos: ListCache::new("videos"),
             widgets: ListCache::new("widgets"),
-            past: Cache::builder()
-                .max_capacity(MAX_TOTALS_ROWS)
-                .weigher(|_, totals: &Arc<HashMap<String, Totals>>| weight(totals.len()))
-                .time_to_idle(IDLE)
-                .build(),
+            past: entries(MAX_TOTALS_ROWS, HashMap::len),
         }
     }
 }
@@ -151,20 +197,16 @@ impl ListCaches {
             async |range: DateRange| queries::totals_by_id(warehouse, subject, shop, &range).await;
         let past = async {
             let Some(range) = split.before else {
-                return Ok::<_, ApiError>(None);
+                return Ok(None);
             };
             let key = PastKey {
                 shop: shop.clone(),
                 subject,
                 range,
-                shop_version,
-                days_version: past_days_version,
             };
-            let load = async { query(range).await.map(Arc::new) };
-            let entry = self.past.entry(key).or_try_insert_with(load).await;
-            let entry = entry.map_err(ApiError::unshare)?;
-            count("past_totals", entry.is_fresh());
-            Ok(Some(entry.into_value()))
+            let versions = (shop_version, past_days_version);
+            let totals = get_or_load(&self.past, (key, versions), query(range), "past_totals");
+            Ok::<_, ApiError>(Some(totals.await?))
         };
         let rest = async {
             match split.from {

@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use utoipa::ToSchema;
@@ -111,6 +112,80 @@ pub async fn upsert(
     .await?;
     tx.commit().await?;
     Ok(version)
+}
+
+/// A product's state as the platform reported it, as of `at` (the product's own `updated_at`, or
+/// the time of its deletion).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum PlatformChange {
+    /// Active: the storefront may show it.
+    Active { product: Product, at: DateTime<Utc> },
+    /// Deleted, or made other than active.
+    Removed { id: ProductGid, at: DateTime<Utc> },
+}
+
+/// Applies the platform's product changes in one catalog write, in order, each only where it is
+/// newer than what the catalog holds: a state older than the product's held one, or than its
+/// last removal, changes nothing, so deliveries may be worked on in any order. Products keep the
+/// collections they were given through the admin API.
+pub async fn apply_platform_changes(
+    pool: &PgPool,
+    shop: &ShopDomain,
+    changes: &[PlatformChange],
+) -> Result<(), CatalogError> {
+    let (mut tx, _) = begin_write(pool, shop).await?;
+    for change in changes {
+        match change {
+            PlatformChange::Active { product, at } => {
+                sqlx::query(
+                    "INSERT INTO products \
+                         (shop_domain, gid, title, handle, image, url, platform_updated_at) \
+                     SELECT $1, $2, $3, $4, $5, $6, $7 \
+                     WHERE NOT EXISTS (SELECT 1 FROM product_removals \
+                         WHERE shop_domain = $1 AND gid = $2 AND removed_at >= $7) \
+                     ON CONFLICT (shop_domain, gid) DO UPDATE SET \
+                         title = EXCLUDED.title, handle = EXCLUDED.handle, \
+                         image = EXCLUDED.image, url = EXCLUDED.url, \
+                         platform_updated_at = EXCLUDED.platform_updated_at, updated_at = now() \
+                     WHERE products.platform_updated_at IS NULL \
+                        OR products.platform_updated_at < EXCLUDED.platform_updated_at",
+                )
+                .bind(shop.as_str())
+                .bind(&product.id)
+                .bind(product.title.as_str())
+                .bind(product.handle.as_str())
+                .bind(product.image.as_str())
+                .bind(product.url.as_str())
+                .bind(at)
+                .execute(&mut *tx)
+                .await?;
+            }
+            PlatformChange::Removed { id, at } => {
+                sqlx::query(
+                    "INSERT INTO product_removals (shop_domain, gid, removed_at) \
+                     VALUES ($1, $2, $3) ON CONFLICT (shop_domain, gid) DO UPDATE \
+                     SET removed_at = GREATEST(product_removals.removed_at, EXCLUDED.removed_at)",
+                )
+                .bind(shop.as_str())
+                .bind(id)
+                .bind(at)
+                .execute(&mut *tx)
+                .await?;
+                sqlx::query(
+                    "DELETE FROM products WHERE shop_domain = $1 AND gid = $2 \
+                     AND (platform_updated_at IS NULL OR platform_updated_at <= $3)",
+                )
+                .bind(shop.as_str())
+                .bind(id)
+                .bind(at)
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+    }
+    tx.commit().await?;
+    Ok(())
 }
 
 /// Deletes the given products; ids the shop does not have are ignored. Returns how many went.

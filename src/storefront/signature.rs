@@ -27,6 +27,13 @@ impl ProxySecret {
         )
     }
 
+    /// The HMAC-SHA256 of `message` under the secret (a webhook's body).
+    pub fn mac_bytes(&self, message: &[u8]) -> [u8; 32] {
+        let mut mac = self.0.clone();
+        mac.update(message);
+        mac.finalize().into_bytes().into()
+    }
+
     fn mac(&self, message: &str) -> [u8; 32] {
         let mut mac = self.0.clone();
         mac.update(message.as_bytes());
@@ -134,6 +141,10 @@ pub enum SignatureError {
     BadTimestamp,
     #[error("the request timestamp is outside the allowed window")]
     Stale,
+    #[error("the X-Shopify-Hmac-Sha256 header is missing")]
+    MissingHmacHeader,
+    #[error("X-Shopify-Hmac-Sha256 is not the HMAC of the body under the app's secret")]
+    BodyMismatch,
 }
 
 impl SignatureError {
@@ -144,6 +155,8 @@ impl SignatureError {
             SignatureError::Mismatch => "mismatch",
             SignatureError::BadTimestamp => "bad_timestamp",
             SignatureError::Stale => "stale",
+            SignatureError::MissingHmacHeader => "missing_hmac",
+            SignatureError::BodyMismatch => "body_mismatch",
         }
     }
 }

@@ -1,0 +1,221 @@
+//! The webhook topics the service takes, and the work each delivery's body asks for, parsed when
+//! the delivery arrives (a body that cannot be worked on is refused then, not retried later).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::domain::{ProductGid, ShopDomain, TextLine};
+use crate::catalog::products::{PlatformChange, Product};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Topic {
+    AppUninstalled,
+    ProductsCreate,
+    ProductsUpdate,
+    ProductsDelete,
+}
+
+impl Topic {
+    pub const ALL: [Topic; 4] = [
+        Topic::AppUninstalled,
+        Topic::ProductsCreate,
+        Topic::ProductsUpdate,
+        Topic::ProductsDelete,
+    ];
+
+    /// As the platform names it in `X-Shopify-Topic`; also the metrics' `topic` label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Topic::AppUninstalled => "app/uninstalled",
+            Topic::ProductsCreate => "products/create",
+            Topic::ProductsUpdate => "products/update",
+            Topic::ProductsDelete => "products/delete",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Topic> {
+        Topic::ALL.into_iter().find(|t| t.as_str() == raw)
+    }
+}
+
+/// What a delivery asks the service to do, as it is recorded (JSON) until it is done.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Work {
+    /// The merchant removed the app: the shop is uninstalled (its data stays until `shop/redact`).
+    Uninstall,
+    /// The product's state as of `change`'s time.
+    Product { change: PlatformChange },
+}
+
+/// Why a body cannot be worked on; the message names the field.
+#[derive(Debug)]
+pub struct InvalidPayload(pub String);
+
+/// The body of a product webhook: the fields the catalog keeps, of the many the platform sends.
+#[derive(Deserialize)]
+struct ProductPayload {
+    id: serde_json::Value,
+    title: Option<String>,
+    handle: Option<String>,
+    /// `active`, `draft`, `archived`; only an active product is shown.
+    status: Option<String>,
+    updated_at: Option<DateTime<Utc>>,
+    image: Option<ImagePayload>,
+    images: Option<Vec<ImagePayload>>,
+}
+
+#[derive(Deserialize)]
+struct ImagePayload {
+    src: Option<String>,
+}
+
+/// `products/delete` carries the id only.
+#[derive(Deserialize)]
+struct DeletedPayload {
+    id: serde_json::Value,
+}
+
+/// The work of a delivery of `topic` for `shop`, sent at `triggered_at`, from its `body`.
+pub fn parse(
+    topic: Topic,
+    shop: &ShopDomain,
+    body: &[u8],
+    triggered_at: DateTime<Utc>,
+) -> Result<Work, InvalidPayload> {
+    let json = |e: serde_json::Error| InvalidPayload(format!("body: {e}"));
+    match topic {
+        Topic::AppUninstalled => Ok(Work::Uninstall),
+        Topic::ProductsDelete => {
+            let payload: DeletedPayload = serde_json::from_slice(body).map_err(json)?;
+            let id = product_id(&payload.id)?;
+            let change = PlatformChange::Removed {
+                id,
+                at: triggered_at,
+            };
+            Ok(Work::Product { change })
+        }
+        Topic::ProductsCreate | Topic::ProductsUpdate => {
+            let payload: ProductPayload = serde_json::from_slice(body).map_err(json)?;
+            Ok(Work::Product {
+                change: product_change(shop, payload, triggered_at)?,
+            })
+        }
+    }
+}
+
+/// A product id as the platform writes it: a number, or its global id.
+fn product_id(raw: &serde_json::Value) -> Result<ProductGid, InvalidPayload> {
+    let text = match raw {
+        serde_json::Value::Number(n) => n.to_string(),
+        serde_json::Value::String(s) => s.clone(),
+        _ => String::new(),
+    };
+    ProductGid::parse(&text).map_err(|e| InvalidPayload(format!("id: {e}")))
+}
+
+fn product_change(
+    shop: &ShopDomain,
+    payload: ProductPayload,
+    triggered_at: DateTime<Utc>,
+) -> Result<PlatformChange, InvalidPayload> {
+    let id = product_id(&payload.id)?;
+    // The product's own time orders its states; a payload without one is as of its sending.
+    let at = payload.updated_at.unwrap_or(triggered_at);
+    if payload.status.as_deref().is_some_and(|s| s != "active") {
+        return Ok(PlatformChange::Removed { id, at });
+    }
+    let text = |field: &str, value: Option<String>| {
+        let value = value.filter(|v| !v.trim().is_empty());
+        let value = value.ok_or_else(|| InvalidPayload(format!("{field}: missing or empty")))?;
+        // The platform's text may carry a stray control character; the catalog holds lines.
+        let line: String = value.chars().filter(|c| !c.is_control()).collect();
+        TextLine::parse(&line).map_err(|e| InvalidPayload(format!("{field}: {e}")))
+    };
+    let title = text("title", payload.title)?;
+    let handle = text("handle", payload.handle)?;
+    let image = payload
+        .image
+        .or_else(|| payload.images.and_then(|i| i.into_iter().next()))
+        .and_then(|i| i.src)
+        .unwrap_or_default();
+    let url = format!("https://{shop}/products/{}", handle.as_str());
+    let product = Product {
+        id,
+        title,
+        handle,
+        image: TextLine::parse(&image).map_err(|e| InvalidPayload(format!("image.src: {e}")))?,
+        url: TextLine::parse(&url).map_err(|e| InvalidPayload(format!("handle: {e}")))?,
+        collection_ids: Vec::new(),
+    };
+    Ok(PlatformChange::Active { product, at })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shop() -> ShopDomain {
+        ShopDomain::parse("a-shop.myshopify.com").unwrap()
+    }
+
+    fn now() -> DateTime<Utc> {
+        "2026-11-24T10:00:00Z".parse().unwrap()
+    }
+
+    #[test]
+    fn an_active_product_becomes_a_catalog_product_as_of_its_updated_at() {
+        let body = br#"{"id": 632910392, "title": "IPod Nano", "handle": "ipod-nano",
+            "status": "active", "updated_at": "2026-11-24T05:00:00-05:00",
+            "image": {"src": "https://cdn.example/ipod.png"}, "variants": []}"#;
+        let work = parse(Topic::ProductsUpdate, &shop(), body, now()).unwrap();
+        let Work::Product {
+            change: PlatformChange::Active { product, at },
+        } = work
+        else {
+            panic!("not an active product: {work:?}")
+        };
+        assert_eq!(product.id.as_str(), "gid://shopify/Product/632910392");
+        assert_eq!(product.title.as_str(), "IPod Nano");
+        assert_eq!(product.image.as_str(), "https://cdn.example/ipod.png");
+        assert_eq!(
+            product.url.as_str(),
+            "https://a-shop.myshopify.com/products/ipod-nano"
+        );
+        assert_eq!(at, now());
+    }
+
+    #[test]
+    fn a_draft_product_and_a_deleted_one_are_removals() {
+        let draft = br#"{"id": 1, "title": "T", "handle": "t", "status": "draft"}"#;
+        let work = parse(Topic::ProductsCreate, &shop(), draft, now()).unwrap();
+        assert!(matches!(
+            work,
+            Work::Product {
+                change: PlatformChange::Removed { .. }
+            }
+        ));
+        let deleted = parse(Topic::ProductsDelete, &shop(), br#"{"id": 7}"#, now()).unwrap();
+        let Work::Product {
+            change: PlatformChange::Removed { id, at },
+        } = deleted
+        else {
+            panic!("not a removal")
+        };
+        assert_eq!((id.as_str(), at), ("gid://shopify/Product/7", now()));
+    }
+
+    #[test]
+    fn a_body_without_what_the_catalog_needs_names_the_field() {
+        let cases: [(&[u8], &str); 4] = [
+            (b"not json", "body"),
+            (br#"{"id": "x", "title": "T", "handle": "t"}"#, "id"),
+            (br#"{"id": 1, "handle": "t"}"#, "title"),
+            (br#"{"id": 1, "title": "T", "handle": " "}"#, "handle"),
+        ];
+        for (body, field) in cases {
+            let error = parse(Topic::ProductsUpdate, &shop(), body, now()).unwrap_err();
+            assert!(error.0.starts_with(field), "{field}: {}", error.0);
+        }
+    }
+}

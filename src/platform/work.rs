@@ -1,0 +1,242 @@
+//! Webhook work: deliveries recorded in Postgres (`webhook_deliveries`) and done by a worker in
+//! each instance, after the delivery was answered.
+//!
+//! A worker takes due deliveries in batches, leasing them (their next attempt moves past the
+//! lease), so instances share the work without doing a delivery twice at once, and a delivery
+//! whose worker died is taken again when its lease ends. Product changes of one shop in a batch
+//! are applied as one catalog write, so a burst of product webhooks costs a few transactions.
+//! A failed delivery is retried with exponential backoff, and given up after its last attempt.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use backon::BackoffBuilder;
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+use tokio::sync::Notify;
+
+use super::topics::{Topic, Work};
+use crate::catalog::cache::CatalogCache;
+use crate::catalog::domain::ShopDomain;
+use crate::catalog::products::{self, PlatformChange};
+use crate::catalog::{shops, CatalogError};
+
+/// Deliveries taken at once.
+const BATCH: i64 = 500;
+/// How long a taken delivery is the taker's; work on a batch takes far less.
+const LEASE: Duration = Duration::from_secs(60);
+/// With nothing signalled, the worker looks for due deliveries (retries, other instances'
+/// deliveries, those left by a crash) this often.
+const POLL: Duration = Duration::from_secs(1);
+/// Attempts before a delivery is given up: with the backoff below, about a day.
+const MAX_ATTEMPTS: i32 = 30;
+
+/// Records a delivery; `false` if its id was recorded before (the delivery came again).
+pub async fn record(
+    db: &PgPool,
+    webhook_id: &str,
+    shop: &ShopDomain,
+    topic: Topic,
+    work: &Work,
+) -> Result<bool, sqlx::Error> {
+    let inserted = sqlx::query(
+        "INSERT INTO webhook_deliveries (webhook_id, shop_domain, topic, work) \
+         VALUES ($1, $2, $3, $4) ON CONFLICT (webhook_id) DO NOTHING",
+    )
+    .bind(webhook_id)
+    .bind(shop.as_str())
+    .bind(topic.as_str())
+    .bind(sqlx::types::Json(work))
+    .execute(db)
+    .await?
+    .rows_affected();
+    Ok(inserted == 1)
+}
+
+/// One taken delivery.
+#[derive(sqlx::FromRow)]
+struct Taken {
+    webhook_id: String,
+    shop_domain: String,
+    topic: String,
+    work: sqlx::types::Json<Work>,
+    attempts: i32,
+    received_at: DateTime<Utc>,
+}
+
+/// Does the recorded deliveries' work until the process ends. `wake` is signalled when a
+/// delivery is recorded.
+pub fn spawn_worker(db: PgPool, catalog: CatalogCache, wake: Arc<Notify>) {
+    tokio::spawn(async move {
+        loop {
+            let taken = match take_due(&db).await {
+                Ok(taken) => taken,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read due webhook deliveries");
+                    Vec::new()
+                }
+            };
+            let full = taken.len() as i64 == BATCH;
+            work_on(&db, &catalog, taken).await;
+            if !full {
+                let _ = tokio::time::timeout(POLL, wake.notified()).await;
+            }
+        }
+    });
+}
+
+async fn take_due(db: &PgPool) -> Result<Vec<Taken>, sqlx::Error> {
+    sqlx::query_as(
+        "UPDATE webhook_deliveries d \
+         SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2) \
+         FROM (SELECT webhook_id FROM webhook_deliveries \
+               WHERE done_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now() \
+               ORDER BY received_at, webhook_id LIMIT $1 FOR UPDATE SKIP LOCKED) due \
+         WHERE d.webhook_id = due.webhook_id \
+         RETURNING d.webhook_id, d.shop_domain, d.topic, d.work, d.attempts, d.received_at",
+    )
+    .bind(BATCH)
+    .bind(LEASE.as_secs_f64())
+    .fetch_all(db)
+    .await
+}
+
+/// What one shop's deliveries in a batch ask, in the order they were received.
+#[derive(Default)]
+struct ShopWork<'t> {
+    uninstall: Vec<&'t Taken>,
+    products: Vec<&'t Taken>,
+}
+
+async fn work_on(db: &PgPool, catalog: &CatalogCache, mut taken: Vec<Taken>) {
+    if taken.is_empty() {
+        return;
+    }
+    // RETURNING does not keep the subquery's order.
+    taken.sort_by(|a, b| (a.received_at, &a.webhook_id).cmp(&(b.received_at, &b.webhook_id)));
+    let mut by_shop: BTreeMap<&str, ShopWork> = BTreeMap::new();
+    for delivery in &taken {
+        let shop = by_shop.entry(delivery.shop_domain.as_str()).or_default();
+        match &delivery.work.0 {
+            Work::Uninstall => shop.uninstall.push(delivery),
+            Work::Product { .. } => shop.products.push(delivery),
+        }
+    }
+    for (shop, work) in by_shop {
+        let Ok(shop) = ShopDomain::parse(shop) else {
+            // Parsed when it arrived; a row that no longer parses is given up.
+            let deliveries: Vec<&Taken> = work
+                .uninstall
+                .iter()
+                .chain(&work.products)
+                .copied()
+                .collect();
+            finish(
+                db,
+                &deliveries,
+                Err("the shop domain does not parse".into()),
+            )
+            .await;
+            continue;
+        };
+        if !work.products.is_empty() {
+            let changes: Vec<PlatformChange> = work
+                .products
+                .iter()
+                .filter_map(|d| match &d.work.0 {
+                    Work::Product { change } => Some(change.clone()),
+                    Work::Uninstall => None,
+                })
+                .collect();
+            let outcome = match products::apply_platform_changes(db, &shop, &changes).await {
+                // A shop that is not installed has no catalog to keep in step.
+                Ok(()) | Err(CatalogError::ShopNotFound) => Ok(()),
+                Err(e) => Err(e.to_string()),
+            };
+            if outcome.is_ok() {
+                catalog.invalidate(&shop).await;
+            }
+            finish(db, &work.products, outcome).await;
+        }
+        if !work.uninstall.is_empty() {
+            let outcome = match shops::uninstall(db, &shop).await {
+                Ok(()) | Err(CatalogError::ShopNotFound) => Ok(()),
+                Err(e) => Err(e.to_string()),
+            };
+            if outcome.is_ok() {
+                catalog.invalidate(&shop).await;
+            }
+            finish(db, &work.uninstall, outcome).await;
+        }
+    }
+}
+
+/// Records how the deliveries' attempt ended: done, to be retried after a backoff, or given up.
+async fn finish(db: &PgPool, deliveries: &[&Taken], outcome: Result<(), String>) {
+    for delivery in deliveries {
+        let topic = topic_label(&delivery.topic);
+        let result = match &outcome {
+            Ok(()) => {
+                metrics::counter!("webhooks_done_total", "topic" => topic).increment(1);
+                sqlx::query("UPDATE webhook_deliveries SET done_at = now() WHERE webhook_id = $1")
+                    .bind(&delivery.webhook_id)
+                    .execute(db)
+                    .await
+            }
+            Err(error) => {
+                metrics::counter!("webhooks_failed_total", "topic" => topic).increment(1);
+                let give_up = delivery.attempts >= MAX_ATTEMPTS;
+                if give_up {
+                    metrics::counter!("webhooks_given_up_total", "topic" => topic).increment(1);
+                }
+                tracing::warn!(webhook = %delivery.webhook_id, topic, attempts = delivery.attempts, give_up, %error, "webhook work failed");
+                sqlx::query(
+                    "UPDATE webhook_deliveries SET last_error = $2, \
+                     next_attempt_at = now() + make_interval(secs => $3), \
+                     failed_at = CASE WHEN $4 THEN now() END WHERE webhook_id = $1",
+                )
+                .bind(&delivery.webhook_id)
+                .bind(error)
+                .bind(retry_delay(delivery.attempts).as_secs_f64())
+                .bind(give_up)
+                .execute(db)
+                .await
+            }
+        };
+        // The lease runs out and the delivery is taken again: done twice at worst, which every
+        // piece of work tolerates (the catalog keeps only newer states; uninstall is idempotent).
+        if let Err(e) = result {
+            tracing::warn!(webhook = %delivery.webhook_id, error = %e, "cannot record the end of webhook work");
+        }
+    }
+}
+
+/// The `topic` label: one of the known topics, whatever the row says.
+fn topic_label(raw: &str) -> &'static str {
+    Topic::parse(raw).map_or("other", Topic::as_str)
+}
+
+/// Before attempt `attempts + 1`: 1 s, doubling, at most an hour.
+fn retry_delay(attempts: i32) -> Duration {
+    let mut delays = backon::ExponentialBuilder::default()
+        .with_min_delay(Duration::from_secs(1))
+        .with_max_delay(Duration::from_secs(3600))
+        .with_max_times(MAX_ATTEMPTS as usize)
+        .build();
+    let n = usize::try_from(attempts.max(1) - 1).unwrap_or(0);
+    delays.nth(n).unwrap_or(Duration::from_secs(3600))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_back_off_from_a_second_to_an_hour() {
+        assert_eq!(retry_delay(1), Duration::from_secs(1));
+        assert_eq!(retry_delay(2), Duration::from_secs(2));
+        assert_eq!(retry_delay(5), Duration::from_secs(16));
+        assert_eq!(retry_delay(MAX_ATTEMPTS), Duration::from_secs(3600));
+    }
+}

@@ -1,0 +1,465 @@
+//! Platform webhooks over HTTP, signed as the platform signs them: base64 HMAC-SHA256 of the raw
+//! body under the app's secret. Refused without a matching signature; recorded once per delivery
+//! id; the catalog follows the platform's product states in the order of their own times.
+
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use chrono::{DateTime, TimeZone, Utc};
+use hmac::{Hmac, Mac};
+use rand::seq::SliceRandom;
+use reqwest::{Response, StatusCode};
+use serde_json::{json, Value};
+use sha2::Sha256;
+use uuid::Uuid;
+
+use crate::helpers::*;
+
+const SHOP: &str = "webhook-shop.myshopify.com";
+
+/// The `X-Shopify-Hmac-Sha256` of `body` under `secret`.
+fn hmac_of(secret: &str, body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(body);
+    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+}
+
+/// One delivery: its headers as the platform sends them, and its body.
+struct Delivery {
+    topic: &'static str,
+    id: String,
+    body: Vec<u8>,
+    hmac: Option<String>,
+}
+
+impl Delivery {
+    fn new(topic: &'static str, body: &Value) -> Delivery {
+        let body = serde_json::to_vec(body).unwrap();
+        Delivery {
+            topic,
+            id: Uuid::new_v4().to_string(),
+            hmac: Some(hmac_of(PROXY_SECRET, &body)),
+            body,
+        }
+    }
+
+    async fn send(&self, app: &impl Service) -> Response {
+        let mut request = app
+            .client
+            .post(app.url("/webhooks/shopify"))
+            .header("content-type", "application/json")
+            .header("x-shopify-topic", self.topic)
+            .header("x-shopify-shop-domain", SHOP)
+            .header("x-shopify-webhook-id", &self.id)
+            .header("x-shopify-api-version", "2025-10")
+            .body(self.body.clone());
+        if let Some(hmac) = &self.hmac {
+            request = request.header("x-shopify-hmac-sha256", hmac);
+        }
+        request.send().await.unwrap()
+    }
+
+    async fn send_ok(&self, app: &impl Service) {
+        let response = self.send(app).await;
+        let status = response.status();
+        let body = response.text().await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{}: {body}", self.topic);
+        assert_eq!(body, r#"{"success":true}"#);
+    }
+}
+
+fn at(seconds: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(1_790_000_000 + seconds, 0).unwrap()
+}
+
+/// A product webhook body as the platform sends it (a few of its many fields).
+fn product_body(id: u64, title: &str, updated_at: DateTime<Utc>) -> Value {
+    json!({
+        "id": id,
+        "admin_graphql_api_id": format!("gid://shopify/Product/{id}"),
+        "title": title,
+        "handle": format!("product-{id}"),
+        "status": "active",
+        "updated_at": updated_at.to_rfc3339(),
+        "image": { "src": format!("https://cdn.example.com/{id}.jpg") },
+        "variants": [{ "id": id * 10, "price": "19.00" }],
+    })
+}
+
+async fn deliveries_recorded(app: &TestApp) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM webhook_deliveries")
+        .fetch_one(&app.db)
+        .await
+        .unwrap()
+}
+
+/// Waits until every recorded delivery is done.
+async fn wait_until_worked(app: &TestApp) {
+    let started = Instant::now();
+    loop {
+        let open: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM webhook_deliveries WHERE done_at IS NULL")
+                .fetch_one(&app.db)
+                .await
+                .unwrap();
+        if open == 0 {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{open} deliveries not done"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// `(id number, title)` of every product the catalog holds.
+async fn products(app: &TestApp) -> Vec<(String, String)> {
+    sqlx::query_as("SELECT gid, title FROM products WHERE shop_domain = $1 ORDER BY gid")
+        .bind(SHOP)
+        .fetch_all(&app.db)
+        .await
+        .unwrap()
+}
+
+fn gid(id: u64) -> String {
+    format!("gid://shopify/Product/{id}")
+}
+
+#[tokio::test]
+async fn a_delivery_whose_signature_is_missing_or_does_not_match_is_refused_and_does_nothing() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let body = product_body(1, "Shirt", at(0));
+    let mut tampered = Delivery::new("products/create", &body);
+    tampered.body = serde_json::to_vec(&product_body(1, "Free shirt", at(0))).unwrap();
+    let mut wrong_secret = Delivery::new("products/create", &body);
+    wrong_secret.hmac = Some(hmac_of("another-apps-secret", &wrong_secret.body));
+    let mut unsigned = Delivery::new("products/create", &body);
+    unsigned.hmac = None;
+    let mut not_base64 = Delivery::new("products/create", &body);
+    not_base64.hmac = Some("not base64!".into());
+
+    for (case, delivery) in [
+        ("tampered body", tampered),
+        ("wrong secret", wrong_secret),
+        ("no header", unsigned),
+        ("not base64", not_base64),
+    ] {
+        // Act
+        let response = delivery.send(&app).await;
+
+        // Assert
+        let (status, error) = json_of(response).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{case}: {error}");
+        assert_eq!(error["error"]["code"], json!("INVALID_SIGNATURE"), "{case}");
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(deliveries_recorded(&app).await, 0);
+    assert_eq!(products(&app).await, vec![]);
+}
+
+#[tokio::test]
+async fn a_signed_delivery_with_a_header_or_body_the_service_cannot_take_is_a_400_naming_it() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let unknown_topic = Delivery::new("orders/create", &json!({}));
+    let bad_body = Delivery::new("products/update", &json!({ "id": "shirt" }));
+
+    // Act
+    let topic = unknown_topic.send(&app).await;
+    let body = bad_body.send(&app).await;
+
+    // Assert
+    assert_error(
+        topic,
+        StatusCode::BAD_REQUEST,
+        "INVALID_PARAMETER",
+        "X-Shopify-Topic",
+    )
+    .await;
+    assert_error(body, StatusCode::BAD_REQUEST, "INVALID_BODY", "id").await;
+    assert_eq!(deliveries_recorded(&app).await, 0);
+}
+
+#[tokio::test]
+async fn the_same_delivery_twice_is_done_once() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let delivery = Delivery::new("products/create", &product_body(1, "Shirt", at(0)));
+    let version = app.catalog_version(SHOP).await;
+
+    // Act
+    delivery.send_ok(&app).await;
+    wait_until_worked(&app).await;
+    delivery.send_ok(&app).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    // Assert
+    assert_eq!(deliveries_recorded(&app).await, 1);
+    assert_eq!(products(&app).await, vec![(gid(1), "Shirt".into())]);
+    assert_eq!(
+        app.catalog_version(SHOP).await,
+        version + 1,
+        "one catalog write"
+    );
+}
+
+#[tokio::test]
+async fn a_product_state_older_than_the_one_held_or_than_its_deletion_does_not_win() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let deletion = |id: u64, when| {
+        let mut d = Delivery::new("products/delete", &json!({ "id": id }));
+        d.id = format!("delete-{id}-{when}");
+        (d, when)
+    };
+
+    // Act: product 1's newer state arrives first; product 2 is deleted, then an update from
+    // before the deletion arrives, then one from after it.
+    Delivery::new("products/update", &product_body(1, "New", at(20)))
+        .send_ok(&app)
+        .await;
+    Delivery::new("products/update", &product_body(1, "Old", at(10)))
+        .send_ok(&app)
+        .await;
+    Delivery::new("products/create", &product_body(2, "Hat", at(0)))
+        .send_ok(&app)
+        .await;
+    wait_until_worked(&app).await;
+    let (delete, when) = deletion(2, 30);
+    send_triggered_at(&app, &delete, at(when)).await;
+    Delivery::new("products/update", &product_body(2, "Late hat", at(25)))
+        .send_ok(&app)
+        .await;
+    wait_until_worked(&app).await;
+    let after_delete = products(&app).await;
+    Delivery::new("products/update", &product_body(2, "Hat again", at(40)))
+        .send_ok(&app)
+        .await;
+    wait_until_worked(&app).await;
+
+    // Assert
+    assert_eq!(after_delete, vec![(gid(1), "New".into())]);
+    assert_eq!(
+        products(&app).await,
+        vec![(gid(1), "New".into()), (gid(2), "Hat again".into())]
+    );
+}
+
+/// Sends `delivery` stamped `X-Shopify-Triggered-At: when`.
+async fn send_triggered_at(app: &TestApp, delivery: &Delivery, when: DateTime<Utc>) {
+    let response = app
+        .client
+        .post(app.url("/webhooks/shopify"))
+        .header("x-shopify-topic", delivery.topic)
+        .header("x-shopify-shop-domain", SHOP)
+        .header("x-shopify-webhook-id", &delivery.id)
+        .header("x-shopify-triggered-at", when.to_rfc3339())
+        .header("x-shopify-hmac-sha256", delivery.hmac.as_deref().unwrap())
+        .body(delivery.body.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_burst_of_a_thousand_product_webhooks_leaves_each_products_last_state_on_the_storefront()
+{
+    // Arrange: 100 products, each with ten states, sent in a shuffled order, ten at a time.
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let ids: Vec<u64> = (1..=100).collect();
+    let video = app
+        .create_video(
+            SHOP,
+            json!({ "productIds": ids.iter().map(|id| gid(*id)).collect::<Vec<_>>() }),
+        )
+        .await;
+    app.create_widget(SHOP, json!({ "videoIds": [video] }))
+        .await;
+    let mut deliveries: Vec<Delivery> = ids
+        .iter()
+        .flat_map(|&id| {
+            (0..10).map(move |state| {
+                let title = format!("Product {id} state {state}");
+                Delivery::new("products/update", &product_body(id, &title, at(state)))
+            })
+        })
+        .collect();
+    deliveries.shuffle(&mut rand::thread_rng());
+    let last_state: Vec<(String, String)> = ids
+        .iter()
+        .map(|id| (gid(*id), format!("Product {id} state 9")))
+        .collect();
+
+    // Act
+    for chunk in deliveries.chunks(10) {
+        futures::future::join_all(chunk.iter().map(|d| d.send_ok(&app))).await;
+    }
+    let answered = Instant::now();
+
+    // Assert: the storefront shows every product's last state within a second of the last answer.
+    loop {
+        let response = app
+            .storefront("contextual-widgets", SHOP, &[("location", "home")])
+            .await;
+        let (_, body) = json_of(response).await;
+        let shown = body["widgets"][0]["videos"][0]["products"]
+            .as_array()
+            .cloned();
+        let titles: Vec<(String, String)> = shown
+            .unwrap_or_default()
+            .iter()
+            .map(|p| {
+                (
+                    p["id"].as_str().unwrap().to_string(),
+                    p["title"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let mut sorted = titles.clone();
+        sorted.sort();
+        let mut expected = last_state.clone();
+        expected.sort();
+        if sorted == expected {
+            break;
+        }
+        assert!(
+            answered.elapsed() < Duration::from_secs(1),
+            "after {:?} the storefront shows {} products, not every last state",
+            answered.elapsed(),
+            titles.len()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    wait_until_worked(&app).await;
+    let mut held = products(&app).await;
+    held.sort();
+    let mut expected = last_state;
+    expected.sort();
+    assert_eq!(held, expected);
+    assert_eq!(deliveries_recorded(&app).await, 1000);
+}
+
+#[tokio::test]
+async fn app_uninstalled_uninstalls_the_shop_and_revokes_its_keys() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let key = app.create_api_key(SHOP, "Reporting").await;
+    let secret = key["key"].as_str().unwrap().to_string();
+
+    // Act
+    Delivery::new("app/uninstalled", &json!({ "id": 1, "domain": SHOP }))
+        .send_ok(&app)
+        .await;
+    wait_until_worked(&app).await;
+
+    // Assert
+    let storefront = app
+        .storefront("contextual-widgets", SHOP, &[("location", "home")])
+        .await;
+    assert_error(storefront, StatusCode::NOT_FOUND, "SHOP_NOT_FOUND", "").await;
+    let analytics = app
+        .client
+        .get(app.url("/api/v1/analytics/summary"))
+        .bearer_auth(secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(analytics.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn work_recorded_by_an_instance_that_stopped_before_doing_it_is_done_after_a_restart() {
+    // Arrange: an instance that records deliveries and does no work, as one that died right
+    // after its answers.
+    let recorder = spawn_app_with(|s| s.webhook_work = false).await;
+    recorder.create_shop(SHOP).await;
+    Delivery::new("products/create", &product_body(1, "Shirt", at(0)))
+        .send_ok(&recorder)
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = products(&recorder).await;
+    recorder.shutdown().await;
+
+    // Act
+    let settings = test_settings(&recorder.database_url, &recorder.clickhouse_database);
+    let restarted = spawn_with_settings(
+        settings,
+        recorder.database_url.clone(),
+        recorder.clickhouse_database.clone(),
+    )
+    .await;
+    wait_until_worked(&restarted).await;
+
+    // Assert
+    assert_eq!(before, vec![]);
+    assert_eq!(products(&restarted).await, vec![(gid(1), "Shirt".into())]);
+}
+
+#[tokio::test]
+async fn failed_work_is_retried_with_backoff_and_counted_by_topic() {
+    // Arrange: a service of its own, for its metrics; its removal table gone, so a deletion fails.
+    let app = spawn_process_app(&[]).await;
+    app.create_shop(SHOP).await;
+    let db = sqlx::PgPool::connect(&app.database_url).await.unwrap();
+    sqlx::query("ALTER TABLE product_removals RENAME TO product_removals_away")
+        .execute(&db)
+        .await
+        .unwrap();
+    Delivery::new("products/create", &product_body(1, "Shirt", at(0)))
+        .send_ok(&app)
+        .await;
+    let delete = Delivery::new("products/delete", &json!({ "id": 1 }));
+
+    // Act
+    delete.send_ok(&app).await;
+    let failed = app
+        .wait_for_metric(
+            "webhooks_failed_total",
+            &[("topic", "products/delete")],
+            |v| v >= 1.0,
+            Duration::from_secs(10),
+        )
+        .await;
+    let (attempts, error): (i32, Option<String>) =
+        sqlx::query_as("SELECT attempts, last_error FROM webhook_deliveries WHERE webhook_id = $1")
+            .bind(&delete.id)
+            .fetch_one(&db)
+            .await
+            .unwrap();
+    sqlx::query("ALTER TABLE product_removals_away RENAME TO product_removals")
+        .execute(&db)
+        .await
+        .unwrap();
+
+    // Assert
+    assert!(failed >= 1.0);
+    assert!(attempts >= 1);
+    assert!(error.is_some_and(|e| e.contains("product_removals")));
+    app.wait_for_metric(
+        "webhooks_done_total",
+        &[("topic", "products/delete")],
+        |v| v == 1.0,
+        Duration::from_secs(15),
+    )
+    .await;
+    for topic in ["products/create", "products/delete"] {
+        let received = app
+            .metric("webhooks_received_total", &[("topic", topic)])
+            .await;
+        assert_eq!(received, Some(1.0), "{topic}");
+    }
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM products")
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert_eq!(left, 0);
+}
