@@ -382,7 +382,7 @@ pub async fn list_videos(
 }
 
 /// A catalog object the analytics API reports on: a video or a widget.
-pub(super) trait Analysed: Sized + Send + Sync + 'static {
+pub(super) trait Analysed: Clone + Send + Sync + 'static {
     const SUBJECT: Subject;
     /// What its CSV file is called, before the range.
     const LIST_NAME: &'static str;
@@ -420,6 +420,7 @@ async fn list<T: Analysed, B: Serialize>(
         .map_err(|e| catalog_error(e.into()))?
         .ok_or_else(|| catalog_error(CatalogError::ShopNotFound))?;
     let (shop_version, past_days) = (versions.shop, [versions.days[0], versions.days[2]]);
+    let catalog_version = versions.catalog;
     let key = ListKey {
         shop: caller.shop.clone(),
         range: window.range,
@@ -427,27 +428,25 @@ async fn list<T: Analysed, B: Serialize>(
         sort_by: request.listing.sort_by,
         sort_order: request.listing.sort_order,
     };
+    let caches = &state.analytics_lists;
+    let lists = T::lists(caches);
     let load = async {
-        let caches = &state.analytics_lists;
         let subject = (T::SUBJECT, &caller.shop);
         let totals = |split, past_days| {
             caches.totals(&state.warehouse, subject, split, (shop_version, past_days))
         };
+        let catalog = async { catalog.await.map_err(catalog_error) };
         // Postgres and ClickHouse answer at the same time.
         let (catalog, current, comparison) = tokio::join!(
-            catalog,
+            lists.catalog(&caller.shop, catalog_version, catalog),
             totals(current, past_days[0]),
             optionally(comparison.as_ref(), |split| totals(*split, past_days[1])),
         );
-        let catalog = catalog.map_err(catalog_error)?;
-        let sorted = request
-            .listing
-            .sort(catalog, &current?, comparison?.as_ref());
+        let items = catalog?.as_ref().clone();
+        let sorted = request.listing.sort(items, &current?, comparison?.as_ref());
         Ok(sorted)
     };
-    let sorted = T::lists(&state.analytics_lists)
-        .get(key, versions, load)
-        .await?;
+    let sorted = lists.get(key, versions, load).await?;
     let rows: Vec<&Counted<T>> = sorted.iter().filter(|(item, ..)| keep(item)).collect();
     let record = |(item, t, c): &Counted<T>| item.record(*t, *c);
     if request.format.wants_csv(&request.headers) {

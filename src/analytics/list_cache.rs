@@ -4,6 +4,8 @@
 //! list. Two things are kept:
 //!
 //! - sorted lists, so that another page, the CSV, or the same page asked again is a slice;
+//! - the shop's videos (or widgets), while its catalog version stays, so that a list computed
+//!   afresh reads no catalog;
 //! - the totals of the days before today, so that a shop receiving events (whose numbers move
 //!   with every shipped batch, today's) costs a query of today's days only.
 //!
@@ -121,16 +123,29 @@ where
 /// The sorted lists of one kind of item.
 pub struct ListCache<T> {
     entries: Entries<ListKey, Vec<Counted<T>>, Versions>,
-    /// `list` label of the hit and miss counters.
-    list: &'static str,
+    /// The shop's items, under the catalog version they were read at.
+    catalog: Entries<ShopDomain, Vec<T>, i64>,
+    /// `cache` labels of the hit and miss counters: the lists', the catalog's.
+    labels: [&'static str; 2],
 }
 
 impl<T: Send + Sync + 'static> ListCache<T> {
-    fn new(list: &'static str) -> Self {
+    fn new(labels: [&'static str; 2]) -> Self {
         ListCache {
             entries: entries(MAX_LIST_ROWS, Vec::len),
-            list,
+            catalog: entries(MAX_LIST_ROWS, Vec::len),
+            labels,
         }
+    }
+
+    /// The shop's items as of catalog `version`, read by `load` unless they are held.
+    pub(super) async fn catalog(
+        &self,
+        shop: &ShopDomain,
+        version: i64,
+        load: impl Future<Output = Result<Vec<T>, ApiError>>,
+    ) -> Result<Arc<Vec<T>>, ApiError> {
+        get_or_load(&self.catalog, (shop.clone(), version), load, self.labels[1]).await
     }
 
     /// The list under `key` as of `versions` (those of the current range's and the comparison
@@ -142,7 +157,7 @@ impl<T: Send + Sync + 'static> ListCache<T> {
         versions: Versions,
         load: impl Future<Output = Result<Vec<Counted<T>>, ApiError>>,
     ) -> Result<Arc<Vec<Counted<T>>>, ApiError> {
-        get_or_load(&self.entries, (key, versions), load, self.list).await
+        get_or_load(&self.entries, (key, versions), load, self.labels[0]).await
     }
 }
 
@@ -175,8 +190,8 @@ pub struct ListCaches {
 impl Default for ListCaches {
     fn default() -> Self {
         ListCaches {
-            videos: ListCache::new("videos"),
-            widgets: ListCache::new("widgets"),
+            videos: ListCache::new(["videos", "video_catalog"]),
+            widgets: ListCache::new(["widgets", "widget_catalog"]),
             past: entries(MAX_TOTALS_ROWS, HashMap::len),
         }
     }
