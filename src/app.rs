@@ -124,7 +124,12 @@ impl Application {
         );
         let webhook_work = Arc::new(tokio::sync::Notify::new());
         if config.webhook_work {
-            platform::work::spawn_worker(db.clone(), catalog.clone(), webhook_work.clone());
+            let worker = platform::work::Worker {
+                db: db.clone(),
+                warehouse: warehouse.clone(),
+                catalog: catalog.clone(),
+            };
+            platform::work::spawn_worker(worker, webhook_work.clone());
         }
         let rate_limit = KeyRateLimit::new(config.rate_limit_per_minute);
         rate_limit.spawn_reclaimer();

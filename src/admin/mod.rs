@@ -4,6 +4,7 @@
 mod api_keys;
 mod auth;
 mod path;
+mod privacy;
 mod products;
 mod shops;
 mod videos;
@@ -48,7 +49,8 @@ pub fn router(state: AppState) -> OpenApiRouter<AppState> {
             widgets::delete_widget
         ))
         .routes(routes!(api_keys::create_api_key, api_keys::list_api_keys))
-        .routes(routes!(api_keys::revoke_api_key));
+        .routes(routes!(api_keys::revoke_api_key))
+        .routes(routes!(privacy::list_privacy_reports));
     auth::document_token_requirement(routes.get_openapi_mut());
     routes
         .route_layer(middleware::from_fn_with_state(

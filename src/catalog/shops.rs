@@ -134,6 +134,23 @@ pub async fn get(pool: &PgPool, domain: &ShopDomain) -> Result<Shop, CatalogErro
     row.ok_or(CatalogError::ShopNotFound)?.try_into()
 }
 
+/// Erases the shop (its redaction): the shop's row, and with it its catalog and keys, and the
+/// record of its products' removals. Caches hear of it as of any catalog change.
+pub async fn erase(
+    tx: &mut sqlx::Transaction<'static, sqlx::Postgres>,
+    domain: &ShopDomain,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM product_removals WHERE shop_domain = $1")
+        .bind(domain.as_str())
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query("DELETE FROM shops WHERE domain = $1")
+        .bind(domain.as_str())
+        .execute(&mut **tx)
+        .await?;
+    super::notify_change(tx, domain).await
+}
+
 /// Uninstall: the catalog is removed and every API key of the shop revoked, in one transaction.
 pub async fn uninstall(pool: &PgPool, domain: &ShopDomain) -> Result<(), CatalogError> {
     let mut tx = pool.begin().await?;

@@ -210,3 +210,17 @@ fn drop_unless(events: &mut Vec<SpoolEvent>, keep: impl FnMut(&SpoolEvent) -> bo
     events.retain(keep);
     before - events.len()
 }
+
+/// Deletes the shop's claims (its redaction): its events and orders are gone with it.
+pub async fn erase_shop(
+    tx: &mut sqlx::Transaction<'_, Postgres>,
+    shop: &str,
+) -> Result<(), sqlx::Error> {
+    for table in ["event_claims", "order_claims"] {
+        sqlx::query(&format!("DELETE FROM {table} WHERE shop_domain = $1"))
+            .bind(shop)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}

@@ -1,6 +1,8 @@
-//! The platform the app runs on: its webhooks (the catalog kept in step with the store, and the
-//! app's uninstall), recorded durably when they arrive and worked on after.
+//! The platform the app runs on: its webhooks (the catalog kept in step with the store, the app's
+//! uninstall, and the mandatory privacy requests), recorded durably when they arrive and worked
+//! on after.
 
+pub mod privacy;
 mod topics;
 mod webhooks;
 pub mod work;

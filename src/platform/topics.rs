@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::domain::{ProductGid, ShopDomain, TextLine};
 use crate::catalog::products::{PlatformChange, Product};
+use crate::warehouse::privacy::Customer;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Topic {
@@ -13,14 +14,20 @@ pub enum Topic {
     ProductsCreate,
     ProductsUpdate,
     ProductsDelete,
+    CustomersDataRequest,
+    CustomersRedact,
+    ShopRedact,
 }
 
 impl Topic {
-    pub const ALL: [Topic; 4] = [
+    pub const ALL: [Topic; 7] = [
         Topic::AppUninstalled,
         Topic::ProductsCreate,
         Topic::ProductsUpdate,
         Topic::ProductsDelete,
+        Topic::CustomersDataRequest,
+        Topic::CustomersRedact,
+        Topic::ShopRedact,
     ];
 
     /// As the platform names it in `X-Shopify-Topic`; also the metrics' `topic` label.
@@ -30,6 +37,9 @@ impl Topic {
             Topic::ProductsCreate => "products/create",
             Topic::ProductsUpdate => "products/update",
             Topic::ProductsDelete => "products/delete",
+            Topic::CustomersDataRequest => "customers/data_request",
+            Topic::CustomersRedact => "customers/redact",
+            Topic::ShopRedact => "shop/redact",
         }
     }
 
@@ -46,6 +56,16 @@ pub enum Work {
     Uninstall,
     /// The product's state as of `change`'s time.
     Product { change: PlatformChange },
+    /// A customer's data request: a report of every event held for them.
+    CustomerReport {
+        customer: Customer,
+        data_request_id: String,
+        requested_at: DateTime<Utc>,
+    },
+    /// The customer's raw events are deleted.
+    CustomerRedact { customer: Customer },
+    /// Everything of the shop is deleted.
+    ShopRedact,
 }
 
 /// Why a body cannot be worked on; the message names the field.
@@ -70,6 +90,57 @@ struct ImagePayload {
     src: Option<String>,
 }
 
+/// The body of `customers/data_request` and `customers/redact`.
+#[derive(Deserialize)]
+struct CustomerPayload {
+    customer: IdPayload,
+    #[serde(default)]
+    orders_requested: Vec<serde_json::Value>,
+    #[serde(default)]
+    orders_to_redact: Vec<serde_json::Value>,
+    data_request: Option<IdPayload>,
+}
+
+#[derive(Deserialize)]
+struct IdPayload {
+    id: serde_json::Value,
+}
+
+/// A platform id's number: a JSON number, or digits, or a global id of `kind`.
+fn platform_number(raw: &serde_json::Value, kind: &str) -> Option<u64> {
+    let text = match raw {
+        serde_json::Value::Number(n) => n.to_string(),
+        serde_json::Value::String(s) => s.trim().to_string(),
+        _ => return None,
+    };
+    let prefix = format!("gid://shopify/{kind}/");
+    let digits = text.strip_prefix(prefix.as_str()).unwrap_or(&text);
+    digits.parse().ok().filter(|n| *n > 0)
+}
+
+/// The forms an id takes in events: the number, and the global id.
+fn id_forms(n: u64, kind: &str) -> [String; 2] {
+    [n.to_string(), format!("gid://shopify/{kind}/{n}")]
+}
+
+fn customer(
+    payload: &CustomerPayload,
+    (field, orders): (&str, &[serde_json::Value]),
+) -> Result<Customer, InvalidPayload> {
+    let id = platform_number(&payload.customer.id, "Customer")
+        .ok_or_else(|| InvalidPayload("customer.id: not a customer id".into()))?;
+    let mut order_ids = Vec::new();
+    for (i, order) in orders.iter().enumerate() {
+        let n = platform_number(order, "Order")
+            .ok_or_else(|| InvalidPayload(format!("{field}[{i}]: not an order id")))?;
+        order_ids.extend(id_forms(n, "Order"));
+    }
+    Ok(Customer {
+        ids: id_forms(id, "Customer").to_vec(),
+        order_ids,
+    })
+}
+
 /// `products/delete` carries the id only.
 #[derive(Deserialize)]
 struct DeletedPayload {
@@ -86,6 +157,28 @@ pub fn parse(
     let json = |e: serde_json::Error| InvalidPayload(format!("body: {e}"));
     match topic {
         Topic::AppUninstalled => Ok(Work::Uninstall),
+        Topic::ShopRedact => Ok(Work::ShopRedact),
+        Topic::CustomersRedact => {
+            let payload: CustomerPayload = serde_json::from_slice(body).map_err(json)?;
+            let orders = ("orders_to_redact", payload.orders_to_redact.as_slice());
+            let customer = customer(&payload, orders)?;
+            Ok(Work::CustomerRedact { customer })
+        }
+        Topic::CustomersDataRequest => {
+            let payload: CustomerPayload = serde_json::from_slice(body).map_err(json)?;
+            let orders = ("orders_requested", payload.orders_requested.as_slice());
+            let customer = customer(&payload, orders)?;
+            let data_request_id = match payload.data_request.map(|r| r.id) {
+                Some(serde_json::Value::Number(n)) => n.to_string(),
+                Some(serde_json::Value::String(s)) if !s.trim().is_empty() => s.trim().to_string(),
+                _ => return Err(InvalidPayload("data_request.id: missing".into())),
+            };
+            Ok(Work::CustomerReport {
+                customer,
+                data_request_id,
+                requested_at: triggered_at,
+            })
+        }
         Topic::ProductsDelete => {
             let payload: DeletedPayload = serde_json::from_slice(body).map_err(json)?;
             let id = product_id(&payload.id)?;

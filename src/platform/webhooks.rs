@@ -126,7 +126,7 @@ fn check_hmac(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<(), 
 #[utoipa::path(
     post, path = "/webhooks/shopify", tag = "platform",
     params(
-        ("X-Shopify-Topic" = String, Header, description = "app/uninstalled, products/create, products/update or products/delete"),
+        ("X-Shopify-Topic" = String, Header, description = "app/uninstalled, products/create, products/update, products/delete, customers/data_request, customers/redact or shop/redact"),
         ("X-Shopify-Shop-Domain" = String, Header, description = "The shop's myshopify.com domain"),
         ("X-Shopify-Webhook-Id" = String, Header, description = "The delivery's id"),
         ("X-Shopify-Hmac-Sha256" = String, Header, description = "Base64 HMAC-SHA256 of the body"),

@@ -16,11 +16,13 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use tokio::sync::Notify;
 
+use super::privacy;
 use super::topics::{Topic, Work};
 use crate::catalog::cache::CatalogCache;
 use crate::catalog::domain::ShopDomain;
 use crate::catalog::products::{self, PlatformChange};
 use crate::catalog::{shops, CatalogError};
+use crate::warehouse::Warehouse;
 
 /// Deliveries taken at once.
 const BATCH: i64 = 500;
@@ -54,6 +56,21 @@ pub async fn record(
     Ok(inserted == 1)
 }
 
+/// Deletes the shop's deliveries but `except` (a shop's redaction, whose own delivery is
+/// marked done after).
+pub async fn erase_shop<'e>(
+    executor: impl sqlx::PgExecutor<'e>,
+    shop: &str,
+    except: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM webhook_deliveries WHERE shop_domain = $1 AND webhook_id <> $2")
+        .bind(shop)
+        .bind(except)
+        .execute(executor)
+        .await?;
+    Ok(())
+}
+
 /// One taken delivery.
 #[derive(sqlx::FromRow)]
 struct Taken {
@@ -65,12 +82,19 @@ struct Taken {
     received_at: DateTime<Utc>,
 }
 
+/// What the worker works with.
+pub struct Worker {
+    pub db: PgPool,
+    pub warehouse: Warehouse,
+    pub catalog: CatalogCache,
+}
+
 /// Does the recorded deliveries' work until the process ends. `wake` is signalled when a
 /// delivery is recorded.
-pub fn spawn_worker(db: PgPool, catalog: CatalogCache, wake: Arc<Notify>) {
+pub fn spawn_worker(worker: Worker, wake: Arc<Notify>) {
     tokio::spawn(async move {
         loop {
-            let taken = match take_due(&db).await {
+            let taken = match take_due(&worker.db).await {
                 Ok(taken) => taken,
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot read due webhook deliveries");
@@ -78,7 +102,7 @@ pub fn spawn_worker(db: PgPool, catalog: CatalogCache, wake: Arc<Notify>) {
                 }
             };
             let full = taken.len() as i64 == BATCH;
-            work_on(&db, &catalog, taken).await;
+            work_on(&worker, taken).await;
             if !full {
                 let _ = tokio::time::timeout(POLL, wake.notified()).await;
             }
@@ -107,9 +131,12 @@ async fn take_due(db: &PgPool) -> Result<Vec<Taken>, sqlx::Error> {
 struct ShopWork<'t> {
     uninstall: Vec<&'t Taken>,
     products: Vec<&'t Taken>,
+    /// Done one at a time, last.
+    privacy: Vec<&'t Taken>,
 }
 
-async fn work_on(db: &PgPool, catalog: &CatalogCache, mut taken: Vec<Taken>) {
+async fn work_on(worker: &Worker, mut taken: Vec<Taken>) {
+    let (db, catalog) = (&worker.db, &worker.catalog);
     if taken.is_empty() {
         return;
     }
@@ -121,17 +148,16 @@ async fn work_on(db: &PgPool, catalog: &CatalogCache, mut taken: Vec<Taken>) {
         match &delivery.work.0 {
             Work::Uninstall => shop.uninstall.push(delivery),
             Work::Product { .. } => shop.products.push(delivery),
+            Work::CustomerReport { .. } | Work::CustomerRedact { .. } | Work::ShopRedact => {
+                shop.privacy.push(delivery)
+            }
         }
     }
     for (shop, work) in by_shop {
         let Ok(shop) = ShopDomain::parse(shop) else {
             // Parsed when it arrived; a row that no longer parses is given up.
-            let deliveries: Vec<&Taken> = work
-                .uninstall
-                .iter()
-                .chain(&work.products)
-                .copied()
-                .collect();
+            let all = [&work.uninstall, &work.products, &work.privacy];
+            let deliveries: Vec<&Taken> = all.into_iter().flatten().copied().collect();
             finish(
                 db,
                 &deliveries,
@@ -146,7 +172,7 @@ async fn work_on(db: &PgPool, catalog: &CatalogCache, mut taken: Vec<Taken>) {
                 .iter()
                 .filter_map(|d| match &d.work.0 {
                     Work::Product { change } => Some(change.clone()),
-                    Work::Uninstall => None,
+                    _ => None,
                 })
                 .collect();
             let outcome = match products::apply_platform_changes(db, &shop, &changes).await {
@@ -169,6 +195,32 @@ async fn work_on(db: &PgPool, catalog: &CatalogCache, mut taken: Vec<Taken>) {
             }
             finish(db, &work.uninstall, outcome).await;
         }
+        for delivery in work.privacy {
+            let outcome = privacy_work(worker, &shop, delivery).await;
+            if outcome.is_ok() {
+                catalog.invalidate(&shop).await;
+            }
+            finish(db, &[delivery], outcome).await;
+        }
+    }
+}
+
+async fn privacy_work(worker: &Worker, shop: &ShopDomain, delivery: &Taken) -> Result<(), String> {
+    let (db, warehouse) = (&worker.db, &worker.warehouse);
+    match &delivery.work.0 {
+        Work::CustomerReport {
+            customer,
+            data_request_id,
+            requested_at,
+        } => {
+            let request = (customer, data_request_id.as_str(), *requested_at);
+            privacy::report(db, warehouse, shop, request).await
+        }
+        Work::CustomerRedact { customer } => {
+            privacy::redact_customer(warehouse, shop, customer).await
+        }
+        Work::ShopRedact => privacy::redact_shop(db, warehouse, shop, &delivery.webhook_id).await,
+        Work::Uninstall | Work::Product { .. } => Ok(()),
     }
 }
 

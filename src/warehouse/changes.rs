@@ -35,6 +35,15 @@ pub async fn days_landed<'e>(
     Ok(())
 }
 
+/// Forgets the shop's changes (its redaction).
+pub async fn erase_shop<'e>(executor: impl PgExecutor<'e>, shop: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM analytics_days WHERE shop_domain = $1")
+        .bind(shop)
+        .execute(executor)
+        .await?;
+    Ok(())
+}
+
 /// Records that every number of every shop may have changed.
 pub async fn everything_changed<'e>(executor: impl PgExecutor<'e>) -> Result<(), sqlx::Error> {
     sqlx::query("UPDATE shops SET analytics_version = analytics_version + 1")

@@ -4,6 +4,7 @@
 pub mod changes;
 pub mod error;
 pub mod migrations;
+pub mod privacy;
 pub mod rows;
 
 use std::time::Duration;

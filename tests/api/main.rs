@@ -22,6 +22,7 @@ mod fault_proxy;
 mod ingest;
 mod ingest_repeats;
 mod ops;
+mod platform_privacy;
 mod platform_webhooks;
 mod storefront_cache;
 mod storefront_view_counts;

@@ -194,6 +194,7 @@ async fn the_openapi_document_is_3_1_and_lists_every_route() {
         "POST /admin/v1/shops/{shop}/api-keys",
         "GET /admin/v1/shops/{shop}/api-keys",
         "DELETE /admin/v1/shops/{shop}/api-keys/{id}",
+        "GET /admin/v1/shops/{shop}/privacy-reports",
         "POST /webhooks/shopify",
     ]
     .into_iter()

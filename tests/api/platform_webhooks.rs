@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 use crate::helpers::*;
 
-const SHOP: &str = "webhook-shop.myshopify.com";
+pub(crate) const SHOP: &str = "webhook-shop.myshopify.com";
 
 /// The `X-Shopify-Hmac-Sha256` of `body` under `secret`.
 fn hmac_of(secret: &str, body: &[u8]) -> String {
@@ -25,18 +25,20 @@ fn hmac_of(secret: &str, body: &[u8]) -> String {
 }
 
 /// One delivery: its headers as the platform sends them, and its body.
-struct Delivery {
+pub(crate) struct Delivery {
     topic: &'static str,
+    pub(crate) shop: &'static str,
     id: String,
     body: Vec<u8>,
     hmac: Option<String>,
 }
 
 impl Delivery {
-    fn new(topic: &'static str, body: &Value) -> Delivery {
+    pub(crate) fn new(topic: &'static str, body: &Value) -> Delivery {
         let body = serde_json::to_vec(body).unwrap();
         Delivery {
             topic,
+            shop: SHOP,
             id: Uuid::new_v4().to_string(),
             hmac: Some(hmac_of(PROXY_SECRET, &body)),
             body,
@@ -49,7 +51,7 @@ impl Delivery {
             .post(app.url("/webhooks/shopify"))
             .header("content-type", "application/json")
             .header("x-shopify-topic", self.topic)
-            .header("x-shopify-shop-domain", SHOP)
+            .header("x-shopify-shop-domain", self.shop)
             .header("x-shopify-webhook-id", &self.id)
             .header("x-shopify-api-version", "2025-10")
             .body(self.body.clone());
@@ -59,7 +61,7 @@ impl Delivery {
         request.send().await.unwrap()
     }
 
-    async fn send_ok(&self, app: &impl Service) {
+    pub(crate) async fn send_ok(&self, app: &impl Service) {
         let response = self.send(app).await;
         let status = response.status();
         let body = response.text().await.unwrap();
@@ -94,7 +96,7 @@ async fn deliveries_recorded(app: &TestApp) -> i64 {
 }
 
 /// Waits until every recorded delivery is done.
-async fn wait_until_worked(app: &TestApp) {
+pub(crate) async fn wait_until_worked(app: &TestApp) {
     let started = Instant::now();
     loop {
         let open: i64 =
@@ -105,10 +107,15 @@ async fn wait_until_worked(app: &TestApp) {
         if open == 0 {
             return;
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "{open} deliveries not done"
-        );
+        if started.elapsed() > Duration::from_secs(20) {
+            let errors: Vec<(String, Option<String>)> = sqlx::query_as(
+                "SELECT topic, last_error FROM webhook_deliveries WHERE done_at IS NULL",
+            )
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+            panic!("{open} deliveries not done: {errors:?}");
+        }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -443,7 +450,12 @@ async fn failed_work_is_retried_with_backoff_and_counted_by_topic() {
     // Assert
     assert!(failed >= 1.0);
     assert!(attempts >= 1);
-    assert!(error.is_some_and(|e| e.contains("product_removals")));
+    assert!(
+        error
+            .as_deref()
+            .is_some_and(|e| e.contains("product_removals")),
+        "last error: {error:?}"
+    );
     app.wait_for_metric(
         "webhooks_done_total",
         &[("topic", "products/delete")],

@@ -1,0 +1,160 @@
+//! The privacy requests' ClickHouse side: what the raw events hold about one customer, deleting
+//! it, and deleting everything of a shop. Deletions are mutations, which ClickHouse runs after
+//! the statement returns: each function waits until they are done, so that a request marked done
+//! has had its effect.
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use clickhouse::sql::Identifier;
+use clickhouse::Row;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::error::WarehouseError;
+use super::Warehouse;
+
+const SESSIONS_SQL: &str = include_str!("../../sql/30_privacy_customer_sessions.sql");
+const EVENTS_SQL: &str = include_str!("../../sql/31_privacy_customer_events.sql");
+const REDACT_CUSTOMER_SQL: &str = include_str!("../../sql/32_privacy_customer_redact.sql");
+const REDACT_SHOP_SQL: &str = include_str!("../../sql/33_privacy_shop_redact.sql");
+const MUTATIONS_SQL: &str = include_str!("../../sql/34_mutations_running.sql");
+
+/// Every table that holds rows of a shop: the raw events and each aggregate.
+pub const SHOP_TABLES: [&str; 7] = [
+    "events",
+    "video_daily",
+    "video_monthly",
+    "widget_daily",
+    "widget_monthly",
+    "shop_daily",
+    "video_daily_by_video",
+];
+
+/// A deletion not done after this is a failure, and the request is tried again later.
+const MUTATION_WAIT: Duration = Duration::from_secs(60);
+
+/// One customer, in every form events carry their ids: the customer's own, and their orders'.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Customer {
+    pub ids: Vec<String>,
+    pub order_ids: Vec<String>,
+}
+
+#[derive(Row, Deserialize)]
+struct HeldEvent {
+    #[serde(with = "clickhouse::serde::uuid")]
+    event_id: Uuid,
+    event_time: u32,
+    event_type: String,
+    attribution: String,
+    video_id: String,
+    widget_id: String,
+    session_id: String,
+    customer_id: String,
+    product_id: String,
+    order_id: String,
+    revenue_e4: i64,
+    currency: String,
+}
+
+/// A raw event as a data request's report shows it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ReportedEvent {
+    pub event_id: Uuid,
+    pub event_time: DateTime<Utc>,
+    pub event_type: String,
+    pub attribution: String,
+    pub video_id: String,
+    pub widget_id: String,
+    pub session_id: String,
+    pub customer_id: String,
+    pub product_id: String,
+    pub order_id: String,
+    /// Exact, as sent.
+    pub revenue: String,
+    pub currency: String,
+}
+
+impl From<HeldEvent> for ReportedEvent {
+    fn from(e: HeldEvent) -> Self {
+        ReportedEvent {
+            event_id: e.event_id,
+            event_time: DateTime::from_timestamp(i64::from(e.event_time), 0).unwrap_or_default(),
+            event_type: e.event_type,
+            attribution: e.attribution,
+            video_id: e.video_id,
+            widget_id: e.widget_id,
+            session_id: e.session_id,
+            customer_id: e.customer_id,
+            product_id: e.product_id,
+            order_id: e.order_id,
+            revenue: Decimal::new(e.revenue_e4, 4).normalize().to_string(),
+            currency: e.currency,
+        }
+    }
+}
+
+/// The sessions in which the customer appeared.
+async fn sessions(w: &Warehouse, shop: &str, c: &Customer) -> Result<Vec<String>, WarehouseError> {
+    let query = w.client().query(SESSIONS_SQL);
+    let query = query.bind(shop).bind(&c.ids).bind(&c.order_ids);
+    Ok(query.fetch_all::<String>().await?)
+}
+
+/// Every event held for the customer (theirs, and the rest of their sessions), oldest first.
+pub async fn customer_events(
+    w: &Warehouse,
+    shop: &str,
+    c: &Customer,
+) -> Result<Vec<ReportedEvent>, WarehouseError> {
+    let sessions = sessions(w, shop, c).await?;
+    let query = w.client().query(EVENTS_SQL).bind(shop);
+    let query = query.bind(&c.ids).bind(&c.order_ids).bind(&sessions);
+    let held: Vec<HeldEvent> = query.fetch_all().await?;
+    Ok(held.into_iter().map(ReportedEvent::from).collect())
+}
+
+/// Deletes the events [`customer_events`] reports, and waits until they are gone.
+pub async fn redact_customer(
+    w: &Warehouse,
+    shop: &str,
+    c: &Customer,
+) -> Result<(), WarehouseError> {
+    let sessions = sessions(w, shop, c).await?;
+    let query = w.client().query(REDACT_CUSTOMER_SQL).bind(shop);
+    let query = query.bind(&c.ids).bind(&c.order_ids).bind(&sessions);
+    query.execute().await?;
+    mutations_done(w, "events").await
+}
+
+/// Deletes every row of the shop, raw and aggregate, and waits until they are gone.
+pub async fn redact_shop(w: &Warehouse, shop: &str) -> Result<(), WarehouseError> {
+    for table in SHOP_TABLES {
+        let query = w.client().query(REDACT_SHOP_SQL);
+        query.bind(Identifier(table)).bind(shop).execute().await?;
+    }
+    for table in SHOP_TABLES {
+        mutations_done(w, table).await?;
+    }
+    Ok(())
+}
+
+async fn mutations_done(w: &Warehouse, table: &str) -> Result<(), WarehouseError> {
+    let started = Instant::now();
+    loop {
+        let query = w.client().query(MUTATIONS_SQL).bind(table);
+        let running: u64 = query.fetch_one().await?;
+        if running == 0 {
+            return Ok(());
+        }
+        if started.elapsed() > MUTATION_WAIT {
+            return Err(WarehouseError::Transient(format!(
+                "deletions in {table} still running after {MUTATION_WAIT:?}"
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
