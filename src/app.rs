@@ -58,6 +58,9 @@ pub struct Shared {
     pub analytics_lists: ListCaches,
     /// Signalled when a webhook delivery is recorded, to wake this instance's worker.
     pub webhook_work: Arc<tokio::sync::Notify>,
+    /// Session tokens, the platform's endpoints and the token key; `None` when the platform
+    /// settings are off.
+    pub platform: Option<Arc<platform::Platform>>,
 }
 
 /// A built service with its listeners bound, so callers (and tests, with port 0) can learn the
@@ -122,12 +125,17 @@ impl Application {
             catalog.clone(),
             api_keys.clone(),
         );
+        let platform = config
+            .platform
+            .as_ref()
+            .map(|platform| Arc::new(platform::Platform::new(platform, &config.proxy_secret)));
         let webhook_work = Arc::new(tokio::sync::Notify::new());
         if config.webhook_work {
             let worker = platform::work::Worker {
                 db: db.clone(),
                 warehouse: warehouse.clone(),
                 catalog: catalog.clone(),
+                platform: platform.clone(),
             };
             platform::work::spawn_worker(worker, webhook_work.clone());
         }
@@ -138,6 +146,7 @@ impl Application {
             rendered_pages: RenderedPages::new(256 * 1024 * 1024),
             analytics_lists: ListCaches::default(),
             webhook_work,
+            platform,
             api_keys,
             rate_limit,
             ingest: pipeline.ingest.clone(),

@@ -17,6 +17,8 @@ use clap::{value_parser, Arg, ArgAction, Args, Command, FromArgMatches, Parser, 
 use secrecy::SecretString;
 use url::Url;
 
+use crate::platform::credentials::TokenKey;
+
 /// Where `serve` listens unless told otherwise.
 pub const SERVE_LISTEN: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(LOOPBACK), 8080);
 /// Where `dev-store` listens unless told otherwise: beside the service.
@@ -147,6 +149,38 @@ pub struct Settings {
         value_parser = proxy_secret
     )]
     pub proxy_secret: Option<SecretString>,
+    /// The app's client id on the platform. Set, the platform settings are on: session tokens
+    /// are checked against it and the install exchanges them for access tokens, which needs
+    /// the token key below.
+    #[arg(
+        long,
+        env = "VIDEOAPP_CLIENT_ID",
+        global = true,
+        value_name = "ID",
+        value_parser = client_id
+    )]
+    pub client_id: Option<String>,
+    /// The key that seals the shops' access tokens in Postgres: 32 bytes as 64 hex digits or in
+    /// base64 (`openssl rand -hex 32`). Required by `serve` when the client id is set.
+    #[arg(
+        long,
+        env = "VIDEOAPP_TOKEN_KEY",
+        global = true,
+        hide_env_values = true,
+        value_name = "KEY",
+        value_parser = token_key
+    )]
+    pub token_key: Option<TokenKey>,
+    /// Where the platform's per-shop endpoints (token exchange, Admin GraphQL) are reached instead
+    /// of https://{shop}: a local stand-in of the platform, for tests and the demo.
+    #[arg(
+        long,
+        env = "VIDEOAPP_PLATFORM_ORIGIN",
+        global = true,
+        value_name = "URL",
+        value_parser = http_url
+    )]
+    pub platform_origin: Option<Url>,
     /// Bearer token of the admin API, at least 16 characters. Required by `serve`.
     #[arg(
         long,
@@ -409,6 +443,8 @@ pub struct Config {
     pub signature_max_age: Duration,
     pub insecure_skip_signature: bool,
     pub webhook_work: bool,
+    /// Set when the platform settings are.
+    pub platform: Option<PlatformConfig>,
     pub catalog_cache_ttl: Duration,
     pub spool_max_bytes: u64,
     pub batch_max_rows: usize,
@@ -421,6 +457,15 @@ pub struct Config {
     pub view_count_refresh: Duration,
     pub shutdown_grace: Duration,
     pub connections: ConnectionLimits,
+}
+
+/// The platform settings: the app's client id, the key that seals access tokens, and where the
+/// platform's per-shop endpoints are when not at the shop's own address.
+#[derive(Debug, Clone)]
+pub struct PlatformConfig {
+    pub client_id: String,
+    pub token_key: TokenKey,
+    pub origin: Option<Url>,
 }
 
 /// How long the public port waits for each part of a client's request, and how many clients it
@@ -472,11 +517,27 @@ impl Settings {
         Ok((database_url.clone(), clickhouse))
     }
 
+    /// The platform settings, when the client id is set; the token key is then required.
+    pub fn platform(&self) -> Result<Option<PlatformConfig>, ConfigErrors> {
+        let Some(client_id) = &self.client_id else {
+            return Ok(None);
+        };
+        let token_key = required(self.token_key.as_ref(), "token_key")?;
+        Ok(Some(PlatformConfig {
+            client_id: client_id.clone(),
+            token_key: token_key.clone(),
+            origin: self.platform_origin.clone(),
+        }))
+    }
+
     /// Everything `serve` needs, or every required setting that is missing.
     pub fn server_config(&self) -> Result<Config, ConfigErrors> {
-        let ((database_url, clickhouse), (proxy_secret, admin_token)) = both(
-            both(self.database_url(), self.clickhouse()),
-            both(self.proxy_secret(), self.admin_token()),
+        let (((database_url, clickhouse), (proxy_secret, admin_token)), platform) = both(
+            both(
+                both(self.database_url(), self.clickhouse()),
+                both(self.proxy_secret(), self.admin_token()),
+            ),
+            self.platform(),
         )?;
         Ok(Config {
             database_url: database_url.clone(),
@@ -489,6 +550,7 @@ impl Settings {
             signature_max_age: self.signature_max_age,
             insecure_skip_signature: self.insecure_skip_signature,
             webhook_work: self.webhook_work,
+            platform,
             catalog_cache_ttl: self.catalog_cache_ttl,
             spool_max_bytes: self.spool_max_bytes,
             batch_max_rows: usize::try_from(self.batch_max_rows).unwrap_or(usize::MAX),
@@ -857,6 +919,8 @@ enum InvalidValue {
     Empty,
     #[error("must be at least {MIN_ADMIN_TOKEN_LEN} characters")]
     TooShort,
+    #[error("{0}")]
+    TokenKey(&'static str),
 }
 
 const MIN_ADMIN_TOKEN_LEN: usize = 16;
@@ -927,6 +991,17 @@ fn proxy_secret(raw: &str) -> Result<SecretString, InvalidValue> {
         "" => Err(InvalidValue::Empty),
         secret => Ok(secret.into()),
     }
+}
+
+fn client_id(raw: &str) -> Result<String, InvalidValue> {
+    match raw.trim() {
+        "" => Err(InvalidValue::Empty),
+        id => Ok(id.to_string()),
+    }
+}
+
+fn token_key(raw: &str) -> Result<TokenKey, InvalidValue> {
+    TokenKey::parse(raw).map_err(InvalidValue::TokenKey)
 }
 
 fn admin_token(raw: &str) -> Result<SecretString, InvalidValue> {

@@ -68,6 +68,9 @@ pub enum ApiError {
     ApiKeyRequired,
     #[error("Invalid or revoked API key")]
     InvalidApiKey,
+    /// The platform's session token (the embedded app's); the message says what is wrong.
+    #[error("Invalid session token: {0}")]
+    InvalidSessionToken(String),
     /// The app proxy's signature; not a bearer scheme, so no challenge is sent.
     #[error("Invalid request signature: {0}")]
     InvalidSignature(SignatureError),
@@ -80,6 +83,11 @@ pub enum ApiError {
     ShopNotFound,
     #[error("no route for {0}")]
     NoRoute(String),
+    /// The platform's endpoints on an instance without the platform settings.
+    #[error(
+        "The platform is not set up on this instance (VIDEOAPP_CLIENT_ID and VIDEOAPP_TOKEN_KEY)"
+    )]
+    PlatformOff,
 
     // ---- 408, 413, 414, 415, 431
     /// The body did not arrive within the body read timeout after the request's head.
@@ -109,6 +117,11 @@ pub enum ApiError {
     /// ClickHouse did not answer. The cause is logged, never sent.
     #[error("Analytics are unavailable right now; please retry")]
     Unavailable(#[source] anyhow::Error),
+
+    // ---- 502
+    /// The platform did not answer as it documents. The cause is logged, never sent.
+    #[error("The platform did not answer as expected; please retry")]
+    Platform(#[source] anyhow::Error),
 
     // ---- 500
     /// Detail is logged by the middleware, never sent.
@@ -165,7 +178,8 @@ impl ApiError {
             AdminTokenRequired | ApiKeyRequired => (StatusCode::UNAUTHORIZED, "UNAUTHORIZED"),
             InvalidApiKey => (StatusCode::UNAUTHORIZED, "INVALID_API_KEY"),
             InvalidSignature(_) => (StatusCode::UNAUTHORIZED, "INVALID_SIGNATURE"),
-            NotFound(_) | NoRoute(_) => (StatusCode::NOT_FOUND, "NOT_FOUND"),
+            InvalidSessionToken(_) => (StatusCode::UNAUTHORIZED, "INVALID_SESSION_TOKEN"),
+            NotFound(_) | NoRoute(_) | PlatformOff => (StatusCode::NOT_FOUND, "NOT_FOUND"),
             ShopNotFound => (StatusCode::NOT_FOUND, "SHOP_NOT_FOUND"),
             RequestTimeout => (StatusCode::REQUEST_TIMEOUT, "REQUEST_TIMEOUT"),
             PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE"),
@@ -180,6 +194,7 @@ impl ApiError {
             RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMIT_EXCEEDED"),
             SpoolFull(_) => (StatusCode::SERVICE_UNAVAILABLE, "SPOOL_FULL"),
             Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "SERVICE_UNAVAILABLE"),
+            Platform(_) => (StatusCode::BAD_GATEWAY, "PLATFORM_ERROR"),
             Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL_ERROR"),
             NoBody(status) => (*status, ""),
         }
@@ -190,7 +205,10 @@ impl ApiError {
     fn challenges_bearer(&self) -> bool {
         matches!(
             self,
-            ApiError::AdminTokenRequired | ApiError::ApiKeyRequired | ApiError::InvalidApiKey
+            ApiError::AdminTokenRequired
+                | ApiError::ApiKeyRequired
+                | ApiError::InvalidApiKey
+                | ApiError::InvalidSessionToken(_)
         )
     }
 
@@ -204,7 +222,9 @@ impl ApiError {
 
     fn internal_cause(&self) -> Option<&anyhow::Error> {
         match self {
-            ApiError::Internal(cause) | ApiError::Unavailable(cause) => Some(cause),
+            ApiError::Internal(cause)
+            | ApiError::Unavailable(cause)
+            | ApiError::Platform(cause) => Some(cause),
             _ => None,
         }
     }

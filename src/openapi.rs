@@ -19,6 +19,7 @@ use utoipa::{Modify, OpenApi};
         (name = "admin", description = "Provisioning, behind the admin token"),
         (name = "storefront", description = "App-proxy endpoints, signed by the platform"),
         (name = "analytics", description = "Video and widget metrics, behind `vk_` API keys"),
+        (name = "platform", description = "The platform's webhooks, and the app's install from its admin"),
         (name = "operations", description = "Health and readiness"),
     )
 )]
@@ -46,6 +47,18 @@ impl Modify for SecuritySchemes {
                 HttpBuilder::new()
                     .scheme(HttpAuthScheme::Bearer)
                     .description(Some("The VIDEOAPP_ADMIN_TOKEN of the deployment"))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "session_token",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("JWT")
+                    .description(Some(
+                        "The platform's session token of the embedded app (HS256 under the app's secret)",
+                    ))
                     .build(),
             ),
         );

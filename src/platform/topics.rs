@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::admin_api::ProductNode;
 use crate::catalog::domain::{ProductGid, ShopDomain, TextLine};
 use crate::catalog::products::{PlatformChange, Product};
 use crate::warehouse::privacy::Customer;
@@ -66,7 +67,14 @@ pub enum Work {
     CustomerRedact { customer: Customer },
     /// Everything of the shop is deleted.
     ShopRedact,
+    /// The shop's products are imported from the Admin API, from the page after `after` (the
+    /// import's progress, saved after each page).
+    ImportProducts { after: Option<String> },
 }
+
+/// The topic of a product import's row: not a webhook's, but worked on, retried and counted
+/// like one.
+pub const IMPORT_TOPIC: &str = "products/import";
 
 /// Why a body cannot be worked on; the message names the field.
 #[derive(Debug)]
@@ -213,35 +221,78 @@ fn product_change(
     triggered_at: DateTime<Utc>,
 ) -> Result<PlatformChange, InvalidPayload> {
     let id = product_id(&payload.id)?;
-    // The product's own time orders its states; a payload without one is as of its sending.
-    let at = payload.updated_at.unwrap_or(triggered_at);
-    if payload.status.as_deref().is_some_and(|s| s != "active") {
-        return Ok(PlatformChange::Removed { id, at });
-    }
-    let text = |field: &str, value: Option<String>| {
-        let value = value.filter(|v| !v.trim().is_empty());
-        let value = value.ok_or_else(|| InvalidPayload(format!("{field}: missing or empty")))?;
-        // The platform's text may carry a stray control character; the catalog holds lines.
-        let line: String = value.chars().filter(|c| !c.is_control()).collect();
-        TextLine::parse(&line).map_err(|e| InvalidPayload(format!("{field}: {e}")))
-    };
-    let title = text("title", payload.title)?;
-    let handle = text("handle", payload.handle)?;
     let image = payload
         .image
         .or_else(|| payload.images.and_then(|i| i.into_iter().next()))
-        .and_then(|i| i.src)
-        .unwrap_or_default();
-    let url = format!("https://{shop}/products/{}", handle.as_str());
-    let product = Product {
-        id,
-        title,
-        handle,
-        image: TextLine::parse(&image).map_err(|e| InvalidPayload(format!("image.src: {e}")))?,
-        url: TextLine::parse(&url).map_err(|e| InvalidPayload(format!("handle: {e}")))?,
-        collection_ids: Vec::new(),
+        .and_then(|i| i.src);
+    let state = ProductState {
+        title: payload.title,
+        handle: payload.handle,
+        active: payload.status.as_deref().is_none_or(|s| s == "active"),
+        image,
     };
-    Ok(PlatformChange::Active { product, at })
+    // The product's own time orders its states; a payload without one is as of its sending.
+    state.into_change(shop, id, payload.updated_at.unwrap_or(triggered_at))
+}
+
+/// A product read from the Admin API (the first import), as the change it makes to the catalog.
+pub fn imported_change(
+    shop: &ShopDomain,
+    node: ProductNode,
+    started_at: DateTime<Utc>,
+) -> Result<PlatformChange, InvalidPayload> {
+    let id = ProductGid::parse(&node.id).map_err(|e| InvalidPayload(format!("id: {e}")))?;
+    let image = node.image_url().map(str::to_string);
+    let state = ProductState {
+        title: node.title,
+        handle: node.handle,
+        active: node.status.as_deref().is_none_or(|s| s == "ACTIVE"),
+        image,
+    };
+    state.into_change(shop, id, node.updated_at.unwrap_or(started_at))
+}
+
+/// What the catalog keeps of a product, from a webhook or the Admin API.
+struct ProductState {
+    title: Option<String>,
+    handle: Option<String>,
+    /// Only an active product is shown; another is removed from the storefront's reach.
+    active: bool,
+    image: Option<String>,
+}
+
+impl ProductState {
+    fn into_change(
+        self,
+        shop: &ShopDomain,
+        id: ProductGid,
+        at: DateTime<Utc>,
+    ) -> Result<PlatformChange, InvalidPayload> {
+        if !self.active {
+            return Ok(PlatformChange::Removed { id, at });
+        }
+        let text = |field: &str, value: Option<String>| {
+            let value = value.filter(|v| !v.trim().is_empty());
+            let value =
+                value.ok_or_else(|| InvalidPayload(format!("{field}: missing or empty")))?;
+            // The platform's text may carry a stray control character; the catalog holds lines.
+            let line: String = value.chars().filter(|c| !c.is_control()).collect();
+            TextLine::parse(&line).map_err(|e| InvalidPayload(format!("{field}: {e}")))
+        };
+        let title = text("title", self.title)?;
+        let handle = text("handle", self.handle)?;
+        let image = self.image.unwrap_or_default();
+        let url = format!("https://{shop}/products/{}", handle.as_str());
+        let product = Product {
+            id,
+            title,
+            handle,
+            image: TextLine::parse(&image).map_err(|e| InvalidPayload(format!("image: {e}")))?,
+            url: TextLine::parse(&url).map_err(|e| InvalidPayload(format!("handle: {e}")))?,
+            collection_ids: Vec::new(),
+        };
+        Ok(PlatformChange::Active { product, at })
+    }
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use tokio::sync::Notify;
 
-use super::privacy;
-use super::topics::{Topic, Work};
+use super::topics::{Topic, Work, IMPORT_TOPIC};
+use super::{credentials, install, privacy, Platform};
 use crate::catalog::cache::CatalogCache;
 use crate::catalog::domain::ShopDomain;
 use crate::catalog::products::{self, PlatformChange};
@@ -42,13 +42,31 @@ pub async fn record(
     topic: Topic,
     work: &Work,
 ) -> Result<bool, sqlx::Error> {
+    insert(db, webhook_id, shop, topic.as_str(), work).await
+}
+
+/// Records an import of the shop's products from the Admin API, as work of its own; its id.
+pub async fn record_import(db: &PgPool, shop: &ShopDomain) -> Result<String, sqlx::Error> {
+    let id = format!("{IMPORT_TOPIC}:{}", uuid::Uuid::now_v7());
+    let work = Work::ImportProducts { after: None };
+    insert(db, &id, shop, IMPORT_TOPIC, &work).await?;
+    Ok(id)
+}
+
+async fn insert(
+    db: &PgPool,
+    webhook_id: &str,
+    shop: &ShopDomain,
+    topic: &str,
+    work: &Work,
+) -> Result<bool, sqlx::Error> {
     let inserted = sqlx::query(
         "INSERT INTO webhook_deliveries (webhook_id, shop_domain, topic, work) \
          VALUES ($1, $2, $3, $4) ON CONFLICT (webhook_id) DO NOTHING",
     )
     .bind(webhook_id)
     .bind(shop.as_str())
-    .bind(topic.as_str())
+    .bind(topic)
     .bind(sqlx::types::Json(work))
     .execute(db)
     .await?
@@ -71,15 +89,30 @@ pub async fn erase_shop<'e>(
     Ok(())
 }
 
+/// Saves a long piece of work's progress (an import's cursor) and extends its lease: a worker
+/// that takes it after a crash goes on from there.
+pub async fn save_progress(db: &PgPool, webhook_id: &str, work: &Work) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE webhook_deliveries SET work = $2, \
+         next_attempt_at = now() + make_interval(secs => $3) WHERE webhook_id = $1",
+    )
+    .bind(webhook_id)
+    .bind(sqlx::types::Json(work))
+    .bind(LEASE.as_secs_f64())
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
 /// One taken delivery.
 #[derive(sqlx::FromRow)]
-struct Taken {
-    webhook_id: String,
+pub struct Taken {
+    pub webhook_id: String,
     shop_domain: String,
     topic: String,
-    work: sqlx::types::Json<Work>,
+    pub work: sqlx::types::Json<Work>,
     attempts: i32,
-    received_at: DateTime<Utc>,
+    pub received_at: DateTime<Utc>,
 }
 
 /// What the worker works with.
@@ -87,6 +120,9 @@ pub struct Worker {
     pub db: PgPool,
     pub warehouse: Warehouse,
     pub catalog: CatalogCache,
+    /// The platform's endpoints and the token key; `None` when the platform settings are off
+    /// (an import then waits, retried, until an instance that has them takes it).
+    pub platform: Option<Arc<Platform>>,
 }
 
 /// Does the recorded deliveries' work until the process ends. `wake` is signalled when a
@@ -133,6 +169,7 @@ struct ShopWork<'t> {
     products: Vec<&'t Taken>,
     /// Done one at a time, last.
     privacy: Vec<&'t Taken>,
+    imports: Vec<&'t Taken>,
 }
 
 async fn work_on(worker: &Worker, mut taken: Vec<Taken>) {
@@ -151,12 +188,18 @@ async fn work_on(worker: &Worker, mut taken: Vec<Taken>) {
             Work::CustomerReport { .. } | Work::CustomerRedact { .. } | Work::ShopRedact => {
                 shop.privacy.push(delivery)
             }
+            Work::ImportProducts { .. } => shop.imports.push(delivery),
         }
     }
     for (shop, work) in by_shop {
         let Ok(shop) = ShopDomain::parse(shop) else {
             // Parsed when it arrived; a row that no longer parses is given up.
-            let all = [&work.uninstall, &work.products, &work.privacy];
+            let all = [
+                &work.uninstall,
+                &work.products,
+                &work.privacy,
+                &work.imports,
+            ];
             let deliveries: Vec<&Taken> = all.into_iter().flatten().copied().collect();
             finish(
                 db,
@@ -185,9 +228,16 @@ async fn work_on(worker: &Worker, mut taken: Vec<Taken>) {
             }
             finish(db, &work.products, outcome).await;
         }
+        for delivery in work.imports {
+            let outcome = install::import_products(worker, &shop, delivery).await;
+            finish(db, &[delivery], outcome).await;
+        }
         if !work.uninstall.is_empty() {
             let outcome = match shops::uninstall(db, &shop).await {
-                Ok(()) | Err(CatalogError::ShopNotFound) => Ok(()),
+                // The platform revokes the access token with the uninstall.
+                Ok(()) | Err(CatalogError::ShopNotFound) => credentials::erase(db, &shop)
+                    .await
+                    .map_err(|e| e.to_string()),
                 Err(e) => Err(e.to_string()),
             };
             if outcome.is_ok() {
@@ -220,7 +270,7 @@ async fn privacy_work(worker: &Worker, shop: &ShopDomain, delivery: &Taken) -> R
             privacy::redact_customer(warehouse, shop, customer).await
         }
         Work::ShopRedact => privacy::redact_shop(db, warehouse, shop, &delivery.webhook_id).await,
-        Work::Uninstall | Work::Product { .. } => Ok(()),
+        Work::Uninstall | Work::Product { .. } | Work::ImportProducts { .. } => Ok(()),
     }
 }
 
@@ -266,7 +316,11 @@ async fn finish(db: &PgPool, deliveries: &[&Taken], outcome: Result<(), String>)
 
 /// The `topic` label: one of the known topics, whatever the row says.
 fn topic_label(raw: &str) -> &'static str {
-    Topic::parse(raw).map_or("other", Topic::as_str)
+    match Topic::parse(raw) {
+        Some(topic) => topic.as_str(),
+        None if raw == IMPORT_TOPIC => IMPORT_TOPIC,
+        None => "other",
+    }
 }
 
 /// Before attempt `attempts + 1`: 1 s, doubling, at most an hour.

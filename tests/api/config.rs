@@ -129,6 +129,41 @@ fn missing_and_malformed_settings_are_named_on_one_line_without_a_secret() {
 }
 
 #[test]
+fn the_platform_settings_on_without_a_token_key_stop_the_service_at_start() {
+    let mut command = videoapp();
+    complete_env(&mut command)
+        .env("VIDEOAPP_CLIENT_ID", "client-1")
+        .arg("serve");
+    let output = command.output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("missing required setting VIDEOAPP_TOKEN_KEY"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_token_key_that_is_not_32_bytes_is_refused_without_repeating_it() {
+    for key in ["0123456789abcdef", "not base64 at all!", &"0f".repeat(31)] {
+        let mut command = videoapp();
+        complete_env(&mut command)
+            .env("VIDEOAPP_CLIENT_ID", "client-1")
+            .env("VIDEOAPP_TOKEN_KEY", key)
+            .arg("serve");
+        let output = command.output().unwrap();
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(output.status.code(), Some(2), "{key}: {stderr}");
+        assert!(
+            stderr.contains("invalid setting VIDEOAPP_TOKEN_KEY"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains(key), "{stderr}");
+    }
+}
+
+#[test]
 fn flags_work_like_the_environment() {
     let output = videoapp()
         .args([
