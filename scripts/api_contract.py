@@ -5,11 +5,11 @@ Usage: api_contract.py BINARY DATABASE_URL CLICKHOUSE_URL CLICKHOUSE_DATABASE SP
 
 Starts `BINARY serve` on free loopback ports against the given (fresh) databases, seeds one shop
 with a video, a widget and an analytics API key through the admin API, then runs schemathesis
-four times: the admin API with the admin token, the analytics API with the key, the
+five times: the admin API with the admin token, the analytics API with the key, the
 storefront and health endpoints with every request signed as the platform's app proxy signs it,
-and the platform's webhook endpoint with every valid delivery signed as the platform signs it
-(`contract_hooks.py`). Each run is bounded by examples per operation (SCHEMATHESIS_EXAMPLES, 25);
-CONTRACT_SURFACES (e.g. `admin,storefront`) runs only some of the four.
+the embedded app's install without a valid session token, and the platform's webhook endpoint
+with every valid delivery signed as the platform signs it (`contract_hooks.py`). Each run is bounded by examples per operation (SCHEMATHESIS_EXAMPLES, 25);
+CONTRACT_SURFACES (e.g. `admin,storefront`) runs only some of the five.
 Exits non-zero on any failure, after printing schemathesis's report.
 """
 
@@ -38,6 +38,10 @@ def serve(binary, database_url, clickhouse_url, clickhouse_database, spool_dir):
         VIDEOAPP_LOG_FORMAT="json",
         VIDEOAPP_PROXY_SECRET=PROXY_SECRET,
         VIDEOAPP_ADMIN_TOKEN=ADMIN_TOKEN,
+        # The platform settings on, so the install endpoint checks session tokens (none of the
+        # generated requests carries a valid one, so the platform itself is never called).
+        VIDEOAPP_CLIENT_ID="contract-client-id",
+        VIDEOAPP_TOKEN_KEY="00" * 32,
         VIDEOAPP_SPOOL_DIR=spool_dir,
         # Generated requests come fast; the analytics rate limit is not what is tested here.
         VIDEOAPP_RATE_LIMIT_PER_MINUTE="1000000",
@@ -121,6 +125,7 @@ def main():
             "admin": ("^/admin/", [f"Authorization: Bearer {ADMIN_TOKEN}"]),
             "analytics": ("^/api/v1/", [f"Authorization: Bearer {key}"]),
             "storefront": ("^/(apps/|healthz|readyz)", []),
+            "app": ("^/app/api/", []),
             # Last: a generated app/uninstalled delivery may name the seeded shop.
             "platform": ("^/webhooks/", []),
         }

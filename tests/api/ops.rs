@@ -196,6 +196,7 @@ async fn the_openapi_document_is_3_1_and_lists_every_route() {
         "DELETE /admin/v1/shops/{shop}/api-keys/{id}",
         "GET /admin/v1/shops/{shop}/privacy-reports",
         "POST /webhooks/shopify",
+        "POST /app/api/install",
     ]
     .into_iter()
     .map(String::from)

@@ -1,0 +1,359 @@
+//! Install through the platform, against the local stand-in of its endpoints: the session token
+//! checked and exchanged for an offline access token (kept sealed), the shop created, and its
+//! products imported page by page through throttling and failures.
+
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use jsonwebtoken::{encode, EncodingKey, Header};
+use reqwest::StatusCode;
+use secrecy::ExposeSecret;
+use serde_json::{json, Value};
+use videoapp::catalog::domain::ShopDomain;
+use videoapp::platform::credentials::TokenKey;
+
+use crate::helpers::*;
+use crate::platform_standin::{Behaviour, StandIn, StandInProduct};
+use crate::platform_webhooks::Delivery;
+
+const SHOP: &str = "webhook-shop.myshopify.com";
+const CLIENT_ID: &str = "videoapp-client-id";
+const TOKEN_KEY: &str = "5f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0";
+
+/// A session token as App Bridge gives the embedded app, with `claims` changed.
+fn session_token(secret: &str, change: impl FnOnce(&mut Value)) -> String {
+    let now = Utc::now().timestamp();
+    let mut claims = json!({
+        "iss": format!("https://{SHOP}/admin"),
+        "dest": format!("https://{SHOP}"),
+        "aud": CLIENT_ID,
+        "sub": "42",
+        "exp": now + 60,
+        "nbf": now - 1,
+        "iat": now - 1,
+        "jti": uuid::Uuid::new_v4().to_string(),
+        "sid": "a-session",
+    });
+    change(&mut claims);
+    encode(
+        &Header::new(jsonwebtoken::Algorithm::HS256),
+        &claims,
+        &EncodingKey::from_secret(secret.as_bytes()),
+    )
+    .unwrap()
+}
+
+fn good_token() -> String {
+    session_token(PROXY_SECRET, |_| {})
+}
+
+/// `count` products; every tenth is a draft.
+fn catalog(count: u64) -> Vec<StandInProduct> {
+    (1..=count)
+        .map(|id| StandInProduct {
+            id,
+            title: format!("Product {id}"),
+            active: id % 10 != 0,
+            updated_at: "2026-11-20T10:00:00Z".into(),
+        })
+        .collect()
+}
+
+async fn platform_app(standin: &StandIn) -> TestApp {
+    let origin = standin.origin.parse().unwrap();
+    spawn_app_with(|s| {
+        s.client_id = Some(CLIENT_ID.into());
+        s.token_key = Some(TokenKey::parse(TOKEN_KEY).unwrap());
+        s.platform_origin = Some(origin);
+    })
+    .await
+}
+
+async fn install(app: &TestApp, token: Option<&str>) -> (StatusCode, Value) {
+    let mut request = app.client.post(app.url("/app/api/install"));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    json_of(request.send().await.unwrap()).await
+}
+
+/// Waits until the product import recorded at install is done; fails with its last error.
+async fn wait_for_import(app: &TestApp) {
+    let started = Instant::now();
+    loop {
+        let row: Option<(Option<chrono::DateTime<Utc>>, Option<String>)> = sqlx::query_as(
+            "SELECT done_at, last_error FROM webhook_deliveries WHERE topic = 'products/import'",
+        )
+        .fetch_optional(&app.db)
+        .await
+        .unwrap();
+        if let Some((Some(_), _)) = row {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the import is not done: {row:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn product_titles(app: &TestApp) -> Vec<(String, String)> {
+    sqlx::query_as("SELECT gid, title FROM products WHERE shop_domain = $1 ORDER BY gid")
+        .bind(SHOP)
+        .fetch_all(&app.db)
+        .await
+        .unwrap()
+}
+
+fn active_titles(products: &[StandInProduct]) -> Vec<(String, String)> {
+    let mut titles: Vec<(String, String)> = products
+        .iter()
+        .filter(|p| p.active)
+        .map(|p| (format!("gid://shopify/Product/{}", p.id), p.title.clone()))
+        .collect();
+    titles.sort();
+    titles
+}
+
+#[tokio::test]
+async fn installing_exchanges_the_session_token_keeps_the_access_token_sealed_and_imports_every_page(
+) {
+    // Arrange: 250 products (three pages of 100), every third request throttled.
+    let behaviour = Behaviour {
+        throttle_every: Some(3),
+        ..Behaviour::default()
+    };
+    let standin = StandIn::start(CLIENT_ID, PROXY_SECRET, behaviour).await;
+    let products = catalog(250);
+    standin.set_products(SHOP, products.clone());
+    let app = platform_app(&standin).await;
+    let token = good_token();
+
+    // Act
+    let (status, body) = install(&app, Some(&token)).await;
+    wait_for_import(&app).await;
+    let (again_status, again) = install(&app, Some(&good_token())).await;
+
+    // Assert: one exchange, as the platform documents it.
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        json!({ "success": true, "shop": SHOP, "installedNow": true })
+    );
+    assert_eq!(
+        (again_status, &again["installedNow"]),
+        (StatusCode::OK, &json!(false))
+    );
+    let exchanges = standin.seen(|s| s.exchanges.clone());
+    assert_eq!(exchanges.len(), 1);
+    assert_eq!(exchanges[0]["subject_token"], json!(token));
+    assert_eq!(exchanges[0]["client_id"], json!(CLIENT_ID));
+    // The shop is installed with the defaults.
+    let shop = app
+        .admin(reqwest::Method::GET, &format!("/shops/{SHOP}"))
+        .send()
+        .await
+        .unwrap();
+    let (shop_status, shop) = json_of(shop).await;
+    assert_eq!(shop_status, StatusCode::OK, "{shop}");
+    assert_eq!(shop["timezone"], "UTC");
+    // The access token is held sealed: not in clear, and it opens with the key for this shop.
+    let granted = standin.granted_tokens();
+    let (sealed, scope): (Vec<u8>, String) = sqlx::query_as(
+        "SELECT access_token_sealed, scope FROM shop_credentials WHERE shop_domain = $1",
+    )
+    .bind(SHOP)
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    let clear = granted[0].as_bytes();
+    assert!(!sealed.windows(clear.len()).any(|w| w == clear));
+    let key = TokenKey::parse(TOKEN_KEY).unwrap();
+    let opened = key
+        .open(&ShopDomain::parse(SHOP).unwrap(), &sealed)
+        .unwrap();
+    assert_eq!(opened.expose_secret(), granted[0]);
+    assert_eq!(scope, "read_products");
+    // Every active product, from every page, through the throttling; each page asked once.
+    assert_eq!(product_titles(&app).await, active_titles(&products));
+    let pages = standin.seen(|s| s.pages_asked.clone());
+    assert_eq!(
+        pages,
+        vec![None, Some("cursor-100".into()), Some("cursor-200".into())]
+    );
+    assert!(standin.seen(|s| s.throttled) >= 1);
+    // The throttled answers were waited out in the attempt, not failed and retried later.
+    let attempts: i32 = sqlx::query_scalar(
+        "SELECT attempts FROM webhook_deliveries WHERE topic = 'products/import'",
+    )
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(attempts, 1);
+}
+
+#[tokio::test]
+async fn a_bad_session_token_is_refused_and_nothing_is_installed() {
+    // Arrange
+    let standin = StandIn::start(CLIENT_ID, PROXY_SECRET, Behaviour::default()).await;
+    let app = platform_app(&standin).await;
+    let now = Utc::now().timestamp();
+    let cases = [
+        (
+            "wrong secret",
+            Some(session_token("another-secret", |_| {})),
+        ),
+        (
+            "expired",
+            Some(session_token(PROXY_SECRET, |c| c["exp"] = json!(now - 30))),
+        ),
+        (
+            "other app",
+            Some(session_token(PROXY_SECRET, |c| {
+                c["aud"] = json!("other-app")
+            })),
+        ),
+        (
+            "other shop's admin",
+            Some(session_token(PROXY_SECRET, |c| {
+                c["iss"] = json!("https://other-shop.myshopify.com/admin")
+            })),
+        ),
+        ("not a JWT", Some("not-a-token".to_string())),
+        ("no header", None),
+    ];
+
+    for (case, token) in cases {
+        // Act
+        let (status, body) = install(&app, token.as_deref()).await;
+
+        // Assert
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{case}: {body}");
+        assert_eq!(
+            body["error"]["code"], "INVALID_SESSION_TOKEN",
+            "{case}: {body}"
+        );
+    }
+    assert!(standin.seen(|s| s.exchanges.is_empty()));
+    let shops: i64 = sqlx::query_scalar("SELECT count(*) FROM shops")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(shops, 0);
+}
+
+#[tokio::test]
+async fn a_session_token_the_platform_refuses_installs_nothing() {
+    // Arrange
+    let behaviour = Behaviour {
+        refuse_exchange: true,
+        ..Behaviour::default()
+    };
+    let standin = StandIn::start(CLIENT_ID, PROXY_SECRET, behaviour).await;
+    let app = platform_app(&standin).await;
+
+    // Act
+    let (status, body) = install(&app, Some(&good_token())).await;
+
+    // Assert
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the platform refused it"),
+        "{body}"
+    );
+    let written: i64 = sqlx::query_scalar(
+        "SELECT (SELECT count(*) FROM shops) + (SELECT count(*) FROM shop_credentials) \
+         + (SELECT count(*) FROM webhook_deliveries)",
+    )
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(written, 0);
+}
+
+#[tokio::test]
+async fn an_import_that_fails_half_way_goes_on_from_its_last_page() {
+    // Arrange: the second page's request fails once.
+    let behaviour = Behaviour {
+        fail_requests: vec![2],
+        ..Behaviour::default()
+    };
+    let standin = StandIn::start(CLIENT_ID, PROXY_SECRET, behaviour).await;
+    let products = catalog(250);
+    standin.set_products(SHOP, products.clone());
+    let app = platform_app(&standin).await;
+
+    // Act
+    let (status, body) = install(&app, Some(&good_token())).await;
+    wait_for_import(&app).await;
+
+    // Assert: retried after the failure, from the saved cursor (the first page asked once).
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(product_titles(&app).await, active_titles(&products));
+    let pages = standin.seen(|s| s.pages_asked.clone());
+    assert_eq!(
+        pages,
+        vec![None, Some("cursor-100".into()), Some("cursor-200".into())]
+    );
+    let attempts: i32 = sqlx::query_scalar(
+        "SELECT attempts FROM webhook_deliveries WHERE topic = 'products/import'",
+    )
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(attempts, 2);
+}
+
+#[tokio::test]
+async fn uninstalling_forgets_the_access_token() {
+    // Arrange
+    let standin = StandIn::start(CLIENT_ID, PROXY_SECRET, Behaviour::default()).await;
+    standin.set_products(SHOP, catalog(3));
+    let app = platform_app(&standin).await;
+    let (status, body) = install(&app, Some(&good_token())).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    wait_for_import(&app).await;
+
+    // Act
+    Delivery::new("app/uninstalled", &json!({ "id": 1, "domain": SHOP }))
+        .send_ok(&app)
+        .await;
+    crate::platform_webhooks::wait_until_worked(&app).await;
+
+    // Assert
+    let held: i64 = sqlx::query_scalar("SELECT count(*) FROM shop_credentials")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(held, 0);
+    let (status, _) = install(&app, Some(&good_token())).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        standin.seen(|s| s.exchanges.len()),
+        2,
+        "a reinstall exchanges again"
+    );
+}
+
+#[tokio::test]
+async fn without_the_platform_settings_install_is_not_found() {
+    // Arrange
+    let app = spawn_app().await;
+
+    // Act
+    let (status, body) = install(&app, Some(&good_token())).await;
+
+    // Assert
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("VIDEOAPP_CLIENT_ID"),
+        "{body}"
+    );
+}
