@@ -27,7 +27,9 @@ use crate::storefront::caching::RenderedPages;
 use crate::storefront::signature::ProxySecret;
 use crate::storefront::view_counts::ViewCounts;
 use crate::warehouse::{migrations, Warehouse};
-use crate::{analytics, cache_invalidation, db, ops, platform, serve, storefront, telemetry};
+use crate::{
+    analytics, cache_invalidation, dashboard, db, ops, platform, serve, storefront, telemetry,
+};
 
 /// What every handler can reach. One `Arc`: axum clones the state for every request, and the
 /// parts inside (pools, caches, ClickHouse clients with their strings) are not free to clone.
@@ -285,6 +287,7 @@ fn router(state: AppState) -> PublicService {
         .merge(analytics::router(state.clone()))
         .merge(admin::router(state.clone()))
         .merge(platform::router())
+        .merge(dashboard::router(state.clone()))
         .split_for_parts();
     crate::openapi::document_the_edge(&mut openapi);
     let known_params = KnownParamsLayer::from_document(&openapi);

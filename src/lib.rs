@@ -12,6 +12,7 @@ pub mod bearer;
 pub mod cache_invalidation;
 pub mod catalog;
 pub mod config;
+pub mod dashboard;
 pub mod db;
 pub mod devstore;
 pub mod error;

@@ -19,6 +19,7 @@ use utoipa::{Modify, OpenApi};
         (name = "admin", description = "Provisioning, behind the admin token"),
         (name = "storefront", description = "App-proxy endpoints, signed by the platform"),
         (name = "analytics", description = "Video and widget metrics, behind `vk_` API keys"),
+        (name = "dashboard", description = "The merchant's dashboard: the admin and analytics handlers for the session token's shop"),
         (name = "platform", description = "The platform's webhooks, and the app's install from its admin"),
         (name = "operations", description = "Health and readiness"),
     )

@@ -24,7 +24,7 @@ impl Object for ApiKeyInfo {
 ///
 /// The response is the only time the full key is shown; only its hash is stored.
 #[utoipa::path(
-    post, path = "/admin/v1/shops/{shop}/api-keys", tag = "admin",
+    post, path = "/shops/{shop}/api-keys", tag = "admin",
     params(ShopPath),
     request_body = NewApiKey,
     responses((status = 201, body = CreatedApiKey), AdminBodyErrors)
@@ -42,7 +42,7 @@ pub async fn create_api_key(
 ///
 /// Each key shows when it was last used (`lastUsedAt`), kept to the minute.
 #[utoipa::path(
-    get, path = "/admin/v1/shops/{shop}/api-keys", tag = "admin",
+    get, path = "/shops/{shop}/api-keys", tag = "admin",
     params(ShopPath),
     responses((status = 200, body = ApiKeyList), AdminErrors)
 )]
@@ -58,7 +58,7 @@ pub async fn list_api_keys(
 ///
 /// Takes effect at once; revoking a revoked key changes nothing.
 #[utoipa::path(
-    delete, path = "/admin/v1/shops/{shop}/api-keys/{id}", tag = "admin",
+    delete, path = "/shops/{shop}/api-keys/{id}", tag = "admin",
     params(ObjectPath<ApiKeyInfo>),
     responses((status = 204, description = "Revoked"), AdminErrors)
 )]

@@ -24,18 +24,41 @@ use crate::error::{ApiError, ErrorBody};
 pub use auth::AdminToken;
 use path::{Object, ObjectPath, ShopPath};
 
+/// The provisioning API at `/admin/v1`, behind the admin token.
 pub fn router(state: AppState) -> OpenApiRouter<AppState> {
-    let mut routes = OpenApiRouter::new()
-        .routes(routes!(
-            shops::put_shop,
-            shops::get_shop,
-            shops::delete_shop
-        ))
+    let mut routes = shop_routes()
+        .routes(routes!(shops::put_shop, shops::delete_shop))
         .routes(routes!(
             products::upsert_products,
-            products::list_products,
             products::delete_products
+        ));
+    auth::document_token_requirement(routes.get_openapi_mut());
+    let routes = routes
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            invalidate_after_write,
         ))
+        // Authentication runs before any extractor, so a caller without the token learns
+        // nothing about which shops or objects exist.
+        .route_layer(middleware::from_fn_with_state(state, auth::require_admin));
+    OpenApiRouter::new().nest("/admin/v1", routes)
+}
+
+/// What the merchant's dashboard does with the same handlers, under `/app/api`: the shop is
+/// read, its catalog listed, its videos, widgets and keys managed. The caller (the dashboard's
+/// session, checked by the router that nests this one) may only name its own shop.
+pub fn dashboard_routes(state: AppState) -> OpenApiRouter<AppState> {
+    shop_routes().route_layer(middleware::from_fn_with_state(
+        state,
+        invalidate_after_write,
+    ))
+}
+
+/// The routes the admin and the dashboard share, relative to where they are nested.
+fn shop_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(shops::get_shop))
+        .routes(routes!(products::list_products))
         .routes(routes!(videos::create_video, videos::list_videos))
         .routes(routes!(
             videos::get_video,
@@ -50,16 +73,7 @@ pub fn router(state: AppState) -> OpenApiRouter<AppState> {
         ))
         .routes(routes!(api_keys::create_api_key, api_keys::list_api_keys))
         .routes(routes!(api_keys::revoke_api_key))
-        .routes(routes!(privacy::list_privacy_reports));
-    auth::document_token_requirement(routes.get_openapi_mut());
-    routes
-        .route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            invalidate_after_write,
-        ))
-        // Authentication runs before any extractor, so a caller without the token learns
-        // nothing about which shops or objects exist.
-        .route_layer(middleware::from_fn_with_state(state, auth::require_admin))
+        .routes(routes!(privacy::list_privacy_reports))
 }
 
 /// A successful write drops the shop's cached snapshot (and, for deletes, the cached API keys) on

@@ -21,7 +21,7 @@ pub struct PrivacyReportList {
 /// customer when the request was worked on. Readable after an uninstall, until the shop's
 /// redaction; a shop without any reads an empty list.
 #[utoipa::path(
-    get, path = "/admin/v1/shops/{shop}/privacy-reports", tag = "admin",
+    get, path = "/shops/{shop}/privacy-reports", tag = "admin",
     params(ShopPath),
     responses((status = 200, body = PrivacyReportList), AdminErrors)
 )]

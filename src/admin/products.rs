@@ -32,7 +32,7 @@ pub struct ProductList {
 ///
 /// At most 1000 products per request. `id` and `collectionIds` take a global id or a bare number.
 #[utoipa::path(
-    put, path = "/admin/v1/shops/{shop}/products", tag = "admin",
+    put, path = "/shops/{shop}/products", tag = "admin",
     params(ShopPath),
     request_body = ProductUpsert,
     responses((status = 200, body = ProductsUpserted), AdminBodyErrors)
@@ -51,7 +51,7 @@ pub async fn upsert_products(
 
 /// List products
 #[utoipa::path(
-    get, path = "/admin/v1/shops/{shop}/products", tag = "admin",
+    get, path = "/shops/{shop}/products", tag = "admin",
     params(ShopPath),
     responses((status = 200, body = ProductList), AdminErrors)
 )]
@@ -67,7 +67,7 @@ pub async fn list_products(
 ///
 /// Ids the shop does not have are ignored; `deleted` counts the ones removed.
 #[utoipa::path(
-    delete, path = "/admin/v1/shops/{shop}/products", tag = "admin",
+    delete, path = "/shops/{shop}/products", tag = "admin",
     params(ShopPath),
     request_body = ProductDelete,
     responses((status = 200, body = ProductsDeleted), AdminBodyErrors)

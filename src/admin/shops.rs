@@ -13,7 +13,7 @@ use crate::extract::AppJson;
 /// Absent fields keep their current value; a new (or reinstalled) shop starts from the defaults
 /// (timezone `UTC`, currency `USD`, branding shown).
 #[utoipa::path(
-    put, path = "/admin/v1/shops/{shop}", tag = "admin",
+    put, path = "/shops/{shop}", tag = "admin",
     params(ShopPath),
     request_body = ShopSettings,
     responses(
@@ -36,7 +36,7 @@ pub async fn put_shop(
 
 /// Read a shop
 #[utoipa::path(
-    get, path = "/admin/v1/shops/{shop}", tag = "admin",
+    get, path = "/shops/{shop}", tag = "admin",
     params(ShopPath),
     responses(
         (status = 200, body = Shop),
@@ -55,7 +55,7 @@ pub async fn get_shop(
 ///
 /// Removes its products, videos and widgets and revokes all its API keys.
 #[utoipa::path(
-    delete, path = "/admin/v1/shops/{shop}", tag = "admin",
+    delete, path = "/shops/{shop}", tag = "admin",
     params(ShopPath),
     responses((status = 204, description = "Uninstalled"), AdminErrors)
 )]

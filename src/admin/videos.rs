@@ -21,7 +21,7 @@ impl Object for Video {
 
 /// Create a video
 #[utoipa::path(
-    post, path = "/admin/v1/shops/{shop}/videos", tag = "admin",
+    post, path = "/shops/{shop}/videos", tag = "admin",
     params(ShopPath),
     request_body = NewVideo,
     responses((status = 201, body = Video), AdminBodyErrors)
@@ -37,7 +37,7 @@ pub async fn create_video(
 
 /// List videos, oldest first
 #[utoipa::path(
-    get, path = "/admin/v1/shops/{shop}/videos", tag = "admin",
+    get, path = "/shops/{shop}/videos", tag = "admin",
     params(ShopPath),
     responses((status = 200, body = VideoList), AdminErrors)
 )]
@@ -51,7 +51,7 @@ pub async fn list_videos(
 
 /// Read a video
 #[utoipa::path(
-    get, path = "/admin/v1/shops/{shop}/videos/{id}", tag = "admin",
+    get, path = "/shops/{shop}/videos/{id}", tag = "admin",
     params(ObjectPath<Video>),
     responses((status = 200, body = Video), AdminErrors)
 )]
@@ -67,7 +67,7 @@ pub async fn get_video(
 ///
 /// Only the fields present change; `productIds` replaces the whole list.
 #[utoipa::path(
-    patch, path = "/admin/v1/shops/{shop}/videos/{id}", tag = "admin",
+    patch, path = "/shops/{shop}/videos/{id}", tag = "admin",
     params(ObjectPath<Video>),
     request_body = VideoPatch,
     responses((status = 200, body = Video), AdminBodyErrors)
@@ -85,7 +85,7 @@ pub async fn patch_video(
 ///
 /// The video is removed from every widget that showed it.
 #[utoipa::path(
-    delete, path = "/admin/v1/shops/{shop}/videos/{id}", tag = "admin",
+    delete, path = "/shops/{shop}/videos/{id}", tag = "admin",
     params(ObjectPath<Video>),
     responses((status = 204, description = "Deleted"), AdminErrors)
 )]

@@ -21,7 +21,7 @@ impl Object for Widget {
 
 /// Create a widget
 #[utoipa::path(
-    post, path = "/admin/v1/shops/{shop}/widgets", tag = "admin",
+    post, path = "/shops/{shop}/widgets", tag = "admin",
     params(ShopPath),
     request_body = NewWidget,
     responses((status = 201, body = Widget), AdminBodyErrors)
@@ -37,7 +37,7 @@ pub async fn create_widget(
 
 /// List widgets, oldest first
 #[utoipa::path(
-    get, path = "/admin/v1/shops/{shop}/widgets", tag = "admin",
+    get, path = "/shops/{shop}/widgets", tag = "admin",
     params(ShopPath),
     responses((status = 200, body = WidgetList), AdminErrors)
 )]
@@ -51,7 +51,7 @@ pub async fn list_widgets(
 
 /// Read a widget
 #[utoipa::path(
-    get, path = "/admin/v1/shops/{shop}/widgets/{id}", tag = "admin",
+    get, path = "/shops/{shop}/widgets/{id}", tag = "admin",
     params(ObjectPath<Widget>),
     responses((status = 200, body = Widget), AdminErrors)
 )]
@@ -67,7 +67,7 @@ pub async fn get_widget(
 ///
 /// Only the fields present change; `videoIds` and `rules` replace the whole value.
 #[utoipa::path(
-    patch, path = "/admin/v1/shops/{shop}/widgets/{id}", tag = "admin",
+    patch, path = "/shops/{shop}/widgets/{id}", tag = "admin",
     params(ObjectPath<Widget>),
     request_body = WidgetPatch,
     responses((status = 200, body = Widget), AdminBodyErrors)
@@ -85,7 +85,7 @@ pub async fn patch_widget(
 ///
 /// Its videos stay in the catalog.
 #[utoipa::path(
-    delete, path = "/admin/v1/shops/{shop}/widgets/{id}", tag = "admin",
+    delete, path = "/shops/{shop}/widgets/{id}", tag = "admin",
     params(ObjectPath<Widget>),
     responses((status = 204, description = "Deleted"), AdminErrors)
 )]

@@ -22,6 +22,7 @@ use super::keys::{self, ApiKey};
 use crate::app::AppState;
 use crate::catalog::domain::ShopDomain;
 use crate::error::{retry_seconds, ApiError};
+use crate::platform::session_token::SessionToken;
 
 /// Who is asking: the key (for the rate limit) and the one shop it may see.
 #[derive(Debug, Clone)]
@@ -240,6 +241,21 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
             response
         }
     }
+}
+
+/// The dashboard's caller: the shop of the session the dashboard router checked.
+pub async fn caller_from_session(mut req: Request, next: Next) -> Response {
+    let Some(session) = req.extensions().get::<SessionToken>() else {
+        // Only reachable if this layer were mounted without the session check before it.
+        return ApiError::InvalidSessionToken("no session token was checked".into())
+            .into_response();
+    };
+    let caller = Caller {
+        key_id: Uuid::nil(),
+        shop: session.shop.clone(),
+    };
+    req.extensions_mut().insert(caller);
+    next.run(req).await
 }
 
 #[cfg(test)]

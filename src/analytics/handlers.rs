@@ -347,7 +347,7 @@ impl<S: Send + Sync> FromRequestParts<S> for ListRequest {
 
 /// Per-video metrics for all of the shop's videos
 #[utoipa::path(
-    get, path = "/api/v1/analytics/videos", tag = "analytics",
+    get, path = "/analytics/videos", tag = "analytics",
     params(ListQuery, RangeQuery, CompareQuery, FormatQuery),
     responses(
         (status = 200, headers(("X-RateLimit-Limit" = u32), ("X-RateLimit-Remaining" = u32), ("X-RateLimit-Reset" = u64)),
@@ -558,7 +558,7 @@ pub(super) fn catalog_error(e: CatalogError) -> ApiError {
 
 /// Metrics for one video
 #[utoipa::path(
-    get, path = "/api/v1/analytics/video/{videoId}", tag = "analytics",
+    get, path = "/analytics/video/{videoId}", tag = "analytics",
     params(("videoId" = String, Path, description = "The video's id"), RangeQuery, CompareQuery),
     responses(
         (status = 200, body = VideoAnalyticsOne),
@@ -609,7 +609,7 @@ pub struct SummaryResponse {
 
 /// Shop totals with click-through and conversion rates
 #[utoipa::path(
-    get, path = "/api/v1/analytics/summary", tag = "analytics",
+    get, path = "/analytics/summary", tag = "analytics",
     params(RangeQuery, CompareQuery),
     responses(
         (status = 200, body = SummaryResponse),
@@ -713,7 +713,7 @@ impl CsvRow for WidgetAnalytics {
 
 /// Per-widget metrics
 #[utoipa::path(
-    get, path = "/api/v1/analytics/widgets", tag = "analytics",
+    get, path = "/analytics/widgets", tag = "analytics",
     params(ListQuery, WidgetFilter, RangeQuery, CompareQuery, FormatQuery),
     responses(
         (status = 200, content((WidgetAnalyticsList = "application/json"), (String = "text/csv"))),
@@ -748,7 +748,7 @@ pub async fn list_widgets(
 
 /// Metrics for one widget
 #[utoipa::path(
-    get, path = "/api/v1/analytics/widget/{widgetId}", tag = "analytics",
+    get, path = "/analytics/widget/{widgetId}", tag = "analytics",
     params(("widgetId" = String, Path, description = "The widget's id"), RangeQuery, CompareQuery),
     responses(
         (status = 200, body = WidgetAnalyticsOne),

@@ -21,7 +21,20 @@ use utoipa_axum::routes;
 use crate::app::AppState;
 use crate::error::ErrorBody;
 
+/// The analytics API at `/api/v1`, behind `vk_` keys and their rate limit.
 pub fn router(state: AppState) -> OpenApiRouter<AppState> {
+    let routes = routes().route_layer(middleware::from_fn_with_state(state, auth::authenticate));
+    OpenApiRouter::new().nest("/api/v1", routes)
+}
+
+/// The same analytics for the merchant's dashboard, under `/app/api`: the caller is the shop
+/// of the dashboard's session (checked by the router that nests this one), with no key and no
+/// rate limit.
+pub fn dashboard_routes() -> OpenApiRouter<AppState> {
+    routes().route_layer(middleware::from_fn(auth::caller_from_session))
+}
+
+fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(handlers::list_videos))
         .routes(routes!(handlers::one_video))
@@ -29,7 +42,6 @@ pub fn router(state: AppState) -> OpenApiRouter<AppState> {
         .routes(routes!(handlers::list_widgets))
         .routes(routes!(handlers::one_widget))
         .routes(routes!(timeseries::timeseries))
-        .route_layer(middleware::from_fn_with_state(state, auth::authenticate))
 }
 
 /// The refusals any analytics call may answer: a bad range or parameter, a missing or unknown key,

@@ -71,7 +71,7 @@ impl CsvRow for Bucket {
 
 /// Metrics per day, week or month
 #[utoipa::path(
-    get, path = "/api/v1/analytics/timeseries", tag = "analytics",
+    get, path = "/analytics/timeseries", tag = "analytics",
     params(SeriesQuery, RangeQuery, CompareQuery, FormatQuery),
     responses(
         (status = 200, content((TimeseriesResponse = "application/json"), (String = "text/csv"))),

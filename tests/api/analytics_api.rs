@@ -48,12 +48,18 @@ pub(crate) struct Key {
     pub(crate) secret: String,
 }
 
-pub(crate) async fn create_key(app: &impl Service, shop: &str) -> Key {
-    let body = app.create_api_key(shop, "Reporting").await;
-    Key {
-        id: body["id"].as_str().unwrap().to_string(),
-        secret: body["key"].as_str().unwrap().to_string(),
+impl Key {
+    /// The key a creation answered with.
+    pub(crate) fn from_created(body: &Value) -> Key {
+        Key {
+            id: body["id"].as_str().unwrap().to_string(),
+            secret: body["key"].as_str().unwrap().to_string(),
+        }
     }
+}
+
+pub(crate) async fn create_key(app: &impl Service, shop: &str) -> Key {
+    Key::from_created(&app.create_api_key(shop, "Reporting").await)
 }
 
 async fn revoke_key(app: &TestApp, shop: &str, key: &Key) {

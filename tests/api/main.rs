@@ -16,6 +16,7 @@ mod analytics_truth;
 mod analytics_truth_series;
 mod clickhouse_migrations;
 mod config;
+mod dashboard_api;
 mod edge_limits;
 mod edge_metrics;
 mod fault_proxy;

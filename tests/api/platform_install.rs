@@ -17,15 +17,25 @@ use crate::platform_standin::{Behaviour, StandIn, StandInProduct};
 use crate::platform_webhooks::Delivery;
 
 const SHOP: &str = "webhook-shop.myshopify.com";
-const CLIENT_ID: &str = "videoapp-client-id";
-const TOKEN_KEY: &str = "5f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0";
+pub(crate) const CLIENT_ID: &str = "videoapp-client-id";
+pub(crate) const TOKEN_KEY: &str =
+    "5f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0";
 
-/// A session token as App Bridge gives the embedded app, with `claims` changed.
+/// A session token for the install tests' shop, with `claims` changed.
 fn session_token(secret: &str, change: impl FnOnce(&mut Value)) -> String {
+    session_token_for(SHOP, secret, change)
+}
+
+/// A session token as App Bridge gives the embedded app of `shop`, with `claims` changed.
+pub(crate) fn session_token_for(
+    shop: &str,
+    secret: &str,
+    change: impl FnOnce(&mut Value),
+) -> String {
     let now = Utc::now().timestamp();
     let mut claims = json!({
-        "iss": format!("https://{SHOP}/admin"),
-        "dest": format!("https://{SHOP}"),
+        "iss": format!("https://{shop}/admin"),
+        "dest": format!("https://{shop}"),
         "aud": CLIENT_ID,
         "sub": "42",
         "exp": now + 60,
@@ -62,11 +72,16 @@ fn catalog(count: u64) -> Vec<StandInProduct> {
 async fn platform_app(standin: &StandIn) -> TestApp {
     let origin = standin.origin.parse().unwrap();
     spawn_app_with(|s| {
-        s.client_id = Some(CLIENT_ID.into());
-        s.token_key = Some(TokenKey::parse(TOKEN_KEY).unwrap());
+        platform_settings(s);
         s.platform_origin = Some(origin);
     })
     .await
+}
+
+/// The platform settings on: the test client id and token key.
+pub(crate) fn platform_settings(settings: &mut videoapp::config::Settings) {
+    settings.client_id = Some(CLIENT_ID.into());
+    settings.token_key = Some(TokenKey::parse(TOKEN_KEY).unwrap());
 }
 
 async fn install(app: &TestApp, token: Option<&str>) -> (StatusCode, Value) {

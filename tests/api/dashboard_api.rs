@@ -1,0 +1,291 @@
+//! The dashboard's API, `/app/api`: the admin and analytics handlers behind the platform's session
+//! token. Every refusal of the token is a 401; a token may only reach its own shop; what the
+//! dashboard writes and reads is what the admin and analytics APIs write and read.
+
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::analytics_api::{analytics_ok, checkout, create_key, event, record, Key};
+use crate::helpers::*;
+use crate::platform_install::{platform_settings, session_token_for};
+
+const SHOP: &str = "dashboard-shop.myshopify.com";
+const OTHER_SHOP: &str = "other-dashboard-shop.myshopify.com";
+
+fn token() -> String {
+    session_token_for(SHOP, PROXY_SECRET, |_| {})
+}
+
+async fn dashboard_app() -> TestApp {
+    let app = spawn_app_with(platform_settings).await;
+    app.create_shop(SHOP).await;
+    app.create_shop(OTHER_SHOP).await;
+    app
+}
+
+async fn call(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut request = app
+        .client
+        .request(method, app.url(&format!("/app/api{path}")));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    json_of(request.send().await.unwrap()).await
+}
+
+async fn get(app: &TestApp, path: &str) -> Value {
+    let (status, body) = call(app, Method::GET, path, Some(&token()), None).await;
+    assert_eq!(status, StatusCode::OK, "{path}: {body}");
+    body
+}
+
+#[tokio::test]
+async fn every_refused_session_token_is_a_401_on_every_kind_of_call() {
+    // Arrange
+    let app = dashboard_app().await;
+    let now = Utc::now().timestamp();
+    let tokens = [
+        ("no token", None),
+        (
+            "bad signature",
+            Some(session_token_for(SHOP, "not-the-secret", |_| {})),
+        ),
+        (
+            "expired",
+            Some(session_token_for(SHOP, PROXY_SECRET, |c| {
+                c["exp"] = json!(now - 30)
+            })),
+        ),
+        (
+            "wrong audience",
+            Some(session_token_for(SHOP, PROXY_SECRET, |c| {
+                c["aud"] = json!("someone-else")
+            })),
+        ),
+        (
+            "another shop's",
+            Some(session_token_for(OTHER_SHOP, PROXY_SECRET, |_| {})),
+        ),
+    ];
+    let calls = [
+        (Method::GET, format!("/shops/{SHOP}/videos")),
+        (Method::POST, format!("/shops/{SHOP}/widgets")),
+        (Method::GET, format!("/shops/{SHOP}/api-keys")),
+    ];
+
+    for (case, token) in &tokens {
+        for (method, path) in &calls {
+            // Act
+            let (status, body) = call(
+                &app,
+                method.clone(),
+                path,
+                token.as_deref(),
+                Some(json!({})),
+            )
+            .await;
+
+            // Assert
+            assert_eq!(
+                status,
+                StatusCode::UNAUTHORIZED,
+                "{case} {method} {path}: {body}"
+            );
+            assert_eq!(
+                body["error"]["code"], "INVALID_SESSION_TOKEN",
+                "{case}: {body}"
+            );
+        }
+    }
+    // The analytics calls name no shop: only the token's own checks apply.
+    for (case, token) in &tokens[..4] {
+        let (status, body) = call(
+            &app,
+            Method::GET,
+            "/analytics/summary",
+            token.as_deref(),
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{case}: {body}");
+    }
+}
+
+#[tokio::test]
+async fn what_the_dashboard_writes_is_what_the_admin_api_reads() {
+    // Arrange
+    let app = dashboard_app().await;
+    let video = json!({ "title": "Autumn lookbook", "videoUrl": "https://cdn.example/a.mp4" });
+
+    // Act
+    let (created, body) = call(
+        &app,
+        Method::POST,
+        &format!("/shops/{SHOP}/videos"),
+        Some(&token()),
+        Some(video),
+    )
+    .await;
+    let (invalid, refusal) = call(
+        &app,
+        Method::POST,
+        &format!("/shops/{SHOP}/widgets"),
+        Some(&token()),
+        Some(json!({ "type": "carousel", "title": "x", "videoIds": ["not-a-uuid"] })),
+    )
+    .await;
+
+    // Assert
+    assert_eq!(created, StatusCode::CREATED, "{body}");
+    let id = body["id"].as_str().unwrap();
+    let admin = app
+        .send_admin(Method::GET, &format!("/shops/{SHOP}/videos/{id}"))
+        .await;
+    let (status, read) = json_of(admin).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(read, body);
+    // Validation names the field, as the admin API's does.
+    assert_eq!(invalid, StatusCode::BAD_REQUEST, "{refusal}");
+    assert!(
+        refusal["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("videoIds"),
+        "{refusal}"
+    );
+    // The other shop's catalog is out of reach even by id.
+    let (status, _) = call(
+        &app,
+        Method::GET,
+        &format!("/shops/{OTHER_SHOP}/videos/{id}"),
+        Some(&token()),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_key_created_in_the_dashboard_answers_and_is_refused_within_a_second_of_its_revocation() {
+    // Arrange
+    let app = dashboard_app().await;
+
+    // Act
+    let (status, created) = call(
+        &app,
+        Method::POST,
+        &format!("/shops/{SHOP}/api-keys"),
+        Some(&token()),
+        Some(json!({ "name": "Looker" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let key = Key::from_created(&created);
+    analytics_ok(&app, &key, "/summary").await;
+    let listed = get(&app, &format!("/shops/{SHOP}/api-keys")).await;
+    let (revoked, _) = call(
+        &app,
+        Method::DELETE,
+        &format!("/shops/{SHOP}/api-keys/{}", created["id"].as_str().unwrap()),
+        Some(&token()),
+        None,
+    )
+    .await;
+    let revoked_at = Instant::now();
+
+    // Assert
+    assert_eq!(listed["apiKeys"][0]["name"], "Looker", "{listed}");
+    assert!(
+        listed["apiKeys"][0].get("key").is_none(),
+        "a key is shown once: {listed}"
+    );
+    assert_eq!(revoked, StatusCode::NO_CONTENT);
+    loop {
+        let response = app
+            .client
+            .get(app.url("/api/v1/analytics/summary"))
+            .bearer_auth(&key.secret)
+            .send()
+            .await
+            .unwrap();
+        if response.status() == StatusCode::UNAUTHORIZED {
+            break;
+        }
+        assert!(
+            revoked_at.elapsed() < Duration::from_secs(1),
+            "still answering"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_dashboards_analytics_are_the_analytics_apis_numbers() {
+    // Arrange
+    let app = dashboard_app().await;
+    let video = app.create_video(SHOP, json!({ "title": "Counted" })).await;
+    let widget = app
+        .create_widget(SHOP, json!({ "title": "Home", "videoIds": [video] }))
+        .await;
+    let target = json!({ "videoId": video, "widgetId": widget });
+    let events = vec![
+        event("impression", &target),
+        event("view", &target),
+        event("click", &target),
+        checkout(&target, json!("42.50")),
+    ];
+    record(&app, SHOP, events).await;
+    let key = create_key(&app, SHOP).await;
+    let today = Utc::now().date_naive();
+    let range = format!(
+        "start_date={}&end_date={today}",
+        today - chrono::Days::new(6)
+    );
+
+    for path in [
+        format!("/summary?{range}&compare=previous_period"),
+        format!("/videos?{range}&sort_by=revenue"),
+        format!("/widgets?{range}"),
+        format!("/timeseries?{range}&interval=day&video_id={video}"),
+    ] {
+        // Act
+        let from_dashboard = get(&app, &format!("/analytics{path}")).await;
+        let (from_api, _) = analytics_ok(&app, &key, &path).await;
+
+        // Assert
+        assert_eq!(from_dashboard, from_api, "{path}");
+    }
+    let summary = get(&app, &format!("/analytics/summary?{range}")).await;
+    assert_eq!(summary["data"]["revenue"], json!(42.5), "{summary}");
+}
+
+#[tokio::test]
+async fn a_session_of_a_shop_that_is_not_installed_finds_no_shop() {
+    // Arrange
+    let app = spawn_app_with(platform_settings).await;
+
+    // Act
+    let (status, body) = call(
+        &app,
+        Method::GET,
+        &format!("/shops/{SHOP}"),
+        Some(&token()),
+        None,
+    )
+    .await;
+
+    // Assert
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+}
