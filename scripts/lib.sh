@@ -337,7 +337,10 @@ export_env() {
     # Secrets already in the environment win, so a developer can pin their own.
     VIDEOAPP_ADMIN_TOKEN="${VIDEOAPP_ADMIN_TOKEN:-$(stored_secret admin_token)}"
     VIDEOAPP_PROXY_SECRET="${VIDEOAPP_PROXY_SECRET:-$(stored_secret proxy_secret)}"
-    export VIDEOAPP_ADMIN_TOKEN VIDEOAPP_PROXY_SECRET
+    VIDEOAPP_TOKEN_KEY="${VIDEOAPP_TOKEN_KEY:-$(stored_secret token_key)}"
+    # The platform settings on, so the dashboard runs: the demo store stands in for the admin.
+    VIDEOAPP_CLIENT_ID="${VIDEOAPP_CLIENT_ID:-videoapp-demo}"
+    export VIDEOAPP_ADMIN_TOKEN VIDEOAPP_PROXY_SECRET VIDEOAPP_TOKEN_KEY VIDEOAPP_CLIENT_ID
     export VIDEOAPP_LISTEN=127.0.0.1:8080
     export VIDEOAPP_METRICS_LISTEN=127.0.0.1:9464
     export VIDEOAPP_SPOOL_DIR="$DATA/spool"

@@ -298,6 +298,8 @@ fn router(state: AppState) -> PublicService {
             get(move || async move { Json(openapi.as_ref().clone()) }),
         )
         .route_layer(known_params)
+        // The dashboard's page takes whatever the platform's admin adds to its URL.
+        .merge(dashboard::pages())
         .route_layer(telemetry::HttpMetricsLayer)
         .fallback(telemetry::not_found)
         .with_state(state);

@@ -181,6 +181,16 @@ pub struct Settings {
         value_parser = http_url
     )]
     pub platform_origin: Option<Url>,
+    /// Where the built merchant dashboard is (`dashboard.js`, `dashboard.css`; `npm run build`
+    /// in web/ writes them).
+    #[arg(
+        long,
+        env = "VIDEOAPP_DASHBOARD_DIR",
+        global = true,
+        value_name = "DIR",
+        default_value = "web/dist/dashboard"
+    )]
+    pub dashboard_dir: PathBuf,
     /// Bearer token of the admin API, at least 16 characters. Required by `serve`.
     #[arg(
         long,
@@ -445,6 +455,7 @@ pub struct Config {
     pub webhook_work: bool,
     /// Set when the platform settings are.
     pub platform: Option<PlatformConfig>,
+    pub dashboard_dir: PathBuf,
     pub catalog_cache_ttl: Duration,
     pub spool_max_bytes: u64,
     pub batch_max_rows: usize,
@@ -551,6 +562,7 @@ impl Settings {
             insecure_skip_signature: self.insecure_skip_signature,
             webhook_work: self.webhook_work,
             platform,
+            dashboard_dir: self.dashboard_dir.clone(),
             catalog_cache_ttl: self.catalog_cache_ttl,
             spool_max_bytes: self.spool_max_bytes,
             batch_max_rows: usize::try_from(self.batch_max_rows).unwrap_or(usize::MAX),

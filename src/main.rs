@@ -5,6 +5,7 @@ use secrecy::ExposeSecret;
 use videoapp::app::{shutdown_signal, Application};
 use videoapp::catalog::domain::ShopDomain;
 use videoapp::config::{self, Settings};
+use videoapp::devstore::dashboard::DemoAdmin;
 use videoapp::devstore::{DevStoreConfig, DevStoreServer};
 use videoapp::storefront::signature::{signed_query, ProxySecret};
 use videoapp::warehouse::{migrations, Warehouse};
@@ -96,11 +97,17 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let (secret, database_url) = match problems.and(config::both(
+            let (secret, database_url, admin) = match problems.and(config::both(
                 settings.proxy_secret(),
                 settings.database_url(),
             )) {
-                Ok((secret, url)) => (ProxySecret::new(secret.expose_secret()), url.clone()),
+                Ok((secret, url)) => {
+                    let admin = settings.client_id.clone().map(|client_id| DemoAdmin {
+                        client_id,
+                        secret: secret.clone(),
+                    });
+                    (ProxySecret::new(secret.expose_secret()), url.clone(), admin)
+                }
                 Err(e) => return config_error(e),
             };
             let listen = settings.dev_store_listen();
@@ -113,6 +120,7 @@ fn main() -> ExitCode {
                     secret,
                     database_url,
                     extensions_dir,
+                    admin,
                 })
                 .await?;
                 tracing::info!(listen = %store.local_addr(), "demo store serving");

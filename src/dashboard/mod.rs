@@ -1,7 +1,12 @@
 //! The merchant's dashboard, embedded in the platform's admin: its API under `/app/api`, where
 //! every call carries the platform's session token. The API is the admin API's and the analytics
 //! API's own handlers, nested a second time behind the session check instead of the admin token
-//! or an API key, so the dashboard and the APIs share every line of domain code.
+//! or an API key, so the dashboard and the APIs share every line of domain code. `pages` serves
+//! the dashboard itself.
+
+mod pages;
+
+pub use pages::routes as pages;
 
 use axum::extract::{FromRequestParts, RawPathParams, Request, State};
 use axum::middleware::{self, Next};

@@ -8,6 +8,7 @@
 //! It keeps carts and orders in memory: it is a stand-in for the platform, not a store.
 
 mod cart;
+pub mod dashboard;
 mod media;
 mod pages;
 mod proxy;
@@ -42,6 +43,9 @@ pub struct DevStoreConfig {
     pub database_url: SecretString,
     /// Where the built loader and pixel are (`extensions/` of the repository).
     pub extensions_dir: PathBuf,
+    /// Set with the app's client id: the demo store then stands in for the platform's admin
+    /// too, and opens the dashboard at `/admin`.
+    pub admin: Option<dashboard::DemoAdmin>,
 }
 
 #[derive(Clone)]
@@ -53,6 +57,7 @@ struct Shared {
     secret: ProxySecret,
     db: PgPool,
     extensions_dir: PathBuf,
+    admin: Option<dashboard::DemoAdmin>,
     http: reqwest::Client,
     carts: Mutex<HashMap<String, cart::Cart>>,
     orders: Mutex<HashMap<String, cart::Order>>,
@@ -86,6 +91,7 @@ impl DevStoreServer {
             secret: config.secret,
             db,
             extensions_dir: config.extensions_dir,
+            admin: config.admin,
             http: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
@@ -131,6 +137,10 @@ fn router(state: DevStore) -> Router {
         .route("/account/login", post(pages::log_in))
         .route("/account/logout", post(pages::log_out))
         .route("/apps/videoapp_sub/{*rest}", any(proxy::forward))
+        .route("/admin", get(dashboard::open_app))
+        .route("/admin/session-token", get(dashboard::session_token))
+        .route("/app", any(dashboard::forward))
+        .route("/app/{*rest}", any(dashboard::forward))
         .route("/cdn/{file}", get(built_asset))
         .route("/media/{file}", get(media::file))
         .fallback(not_found)

@@ -289,3 +289,136 @@ async fn a_session_of_a_shop_that_is_not_installed_finds_no_shop() {
     // Assert
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
 }
+
+#[tokio::test]
+async fn the_dashboard_page_loads_its_bundle_and_app_bridge_only_when_embedded() {
+    // Arrange: a built bundle of its own.
+    let built = std::env::temp_dir().join(format!("dashboard-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&built).unwrap();
+    std::fs::write(built.join("dashboard.js"), "console.log('dashboard')").unwrap();
+    let dir = built.clone();
+    let app = spawn_app_with(move |s| {
+        platform_settings(s);
+        s.dashboard_dir = dir;
+    })
+    .await;
+    let page = |query: &'static str| {
+        let url = app.url(&format!("/app{query}"));
+        let client = app.client.clone();
+        async move { client.get(url).send().await.unwrap() }
+    };
+
+    // Act
+    let outside = page("?shop=dashboard-shop.myshopify.com").await;
+    let csp = outside.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let outside = outside.text().await.unwrap();
+    let embedded = page("?shop=dashboard-shop.myshopify.com&host=YWRtaW4&embedded=1")
+        .await
+        .text()
+        .await
+        .unwrap();
+    let script = app
+        .client
+        .get(app.url("/app/assets/dashboard.js"))
+        .send()
+        .await
+        .unwrap();
+    let script_type = script.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let script = script.text().await.unwrap();
+    let missing = app
+        .client
+        .get(app.url("/app/assets/dashboard.css"))
+        .send()
+        .await
+        .unwrap();
+    let other = app
+        .client
+        .get(app.url("/app/assets/secrets.txt"))
+        .send()
+        .await
+        .unwrap();
+
+    // Assert
+    assert!(
+        outside.contains(r#"<script src="/app/assets/dashboard.js" defer>"#),
+        "{outside}"
+    );
+    assert!(outside.contains(&format!(
+        r#"data-client-id="{}""#,
+        crate::platform_install::CLIENT_ID
+    )));
+    assert!(!outside.contains("app-bridge.js"), "{outside}");
+    assert!(embedded.contains("app-bridge.js"), "{embedded}");
+    assert!(
+        embedded.contains(r#"<meta name="shopify-api-key""#),
+        "{embedded}"
+    );
+    assert_eq!(
+        csp,
+        "frame-ancestors https://dashboard-shop.myshopify.com https://admin.shopify.com;"
+    );
+    assert_eq!(script, "console.log('dashboard')");
+    assert!(script_type.starts_with("text/javascript"), "{script_type}");
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    assert!(missing.text().await.unwrap().contains("npm run build"));
+    assert_eq!(other.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_demo_store_stands_in_for_the_admin_with_tokens_the_service_accepts() {
+    // Arrange
+    let app = dashboard_app().await;
+    let store = videoapp::devstore::DevStoreServer::bind(videoapp::devstore::DevStoreConfig {
+        shop: videoapp::catalog::domain::ShopDomain::parse(SHOP).unwrap(),
+        listen: ([127, 0, 0, 1], 0).into(),
+        upstream: app.url(""),
+        secret: videoapp::storefront::signature::ProxySecret::new(PROXY_SECRET),
+        database_url: app.database_url.clone().into(),
+        extensions_dir: "extensions".into(),
+        admin: Some(videoapp::devstore::dashboard::DemoAdmin {
+            client_id: crate::platform_install::CLIENT_ID.into(),
+            secret: PROXY_SECRET.into(),
+        }),
+    })
+    .await
+    .unwrap();
+    let base = format!("http://{}", store.local_addr());
+    tokio::spawn(store.run_until(std::future::pending()));
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+
+    // Act
+    let open = client.get(format!("{base}/admin")).send().await.unwrap();
+    let token = client
+        .get(format!("{base}/admin/session-token"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let videos = client
+        .get(format!("{base}/app/api/shops/{SHOP}/videos"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+
+    // Assert
+    assert_eq!(open.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        open.headers()["location"],
+        format!("/app?shop={SHOP}").as_str()
+    );
+    let (status, body) = json_of(videos).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body, json!({ "videos": [] }));
+}

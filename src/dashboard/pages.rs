@@ -1,0 +1,128 @@
+//! The dashboard's page: `/app`, a shell that loads the built bundle, and `/app/assets/*`, the
+//! bundle itself. Embedded in the platform's admin (the admin adds `host` to the URL) the shell
+//! also loads App Bridge, which the bundle asks for session tokens.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+
+use crate::app::AppState;
+use crate::catalog::domain::ShopDomain;
+
+/// The files of the built dashboard the service serves, and their types.
+const ASSETS: [(&str, &str); 2] = [
+    ("dashboard.js", "text/javascript; charset=utf-8"),
+    ("dashboard.css", "text/css; charset=utf-8"),
+];
+
+/// App Bridge, as the platform requires embedded apps to load it: from its own address, first.
+const APP_BRIDGE: &str = "https://cdn.shopify.com/shopifycloud/app-bridge.js";
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/app", get(shell))
+        .route("/app/assets/{file}", get(asset))
+}
+
+/// What the shell reads of its URL; anything else the admin adds is the bundle's.
+struct PageQuery {
+    shop: Option<String>,
+    host: Option<String>,
+}
+
+impl PageQuery {
+    fn parse(raw: Option<&str>) -> PageQuery {
+        let pairs: Vec<(String, String)> =
+            url::form_urlencoded::parse(raw.unwrap_or_default().as_bytes())
+                .into_owned()
+                .collect();
+        let first = |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
+        PageQuery {
+            shop: first("shop"),
+            host: first("host"),
+        }
+    }
+}
+
+async fn shell(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Response {
+    let query = PageQuery::parse(raw.as_deref());
+    let Some(platform) = &state.config.platform else {
+        let message = "The dashboard needs the platform settings (VIDEOAPP_CLIENT_ID and \
+                       VIDEOAPP_TOKEN_KEY) on this instance.";
+        return (StatusCode::NOT_FOUND, message).into_response();
+    };
+    let client_id = escape(&platform.client_id);
+    let app_bridge = if query.host.is_some() {
+        format!(
+            r#"<meta name="shopify-api-key" content="{client_id}"><script src="{APP_BRIDGE}"></script>"#
+        )
+    } else {
+        String::new()
+    };
+    let html = format!(
+        r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">{app_bridge}<title>videoapp</title><link rel="stylesheet" href="/app/assets/dashboard.css"></head><body><div id="app" data-client-id="{client_id}"></div><script src="/app/assets/dashboard.js" defer></script></body></html>"#
+    );
+    // Only the shop's own admin may frame the dashboard.
+    let ancestors = match query.shop.as_deref().map(ShopDomain::parse) {
+        Some(Ok(shop)) => format!("frame-ancestors https://{shop} https://admin.shopify.com;"),
+        _ => "frame-ancestors 'none';".to_string(),
+    };
+    let mut response = Html(html).into_response();
+    if let Ok(value) = HeaderValue::from_str(&ancestors) {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_SECURITY_POLICY, value);
+    }
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+async fn asset(State(state): State<AppState>, Path(file): Path<String>) -> Response {
+    let Some((name, content_type)) = ASSETS.iter().find(|(name, _)| *name == file) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let path = state.config.dashboard_dir.join(name);
+    match tokio::fs::read(&path).await {
+        Ok(bytes) => (
+            [
+                (header::CONTENT_TYPE, *content_type),
+                (header::CACHE_CONTROL, "no-cache"),
+            ],
+            bytes,
+        )
+            .into_response(),
+        Err(e) => (
+            StatusCode::NOT_FOUND,
+            format!(
+                "{} is not built ({e}): run `npm ci && npm run build` in web/",
+                path.display()
+            ),
+        )
+            .into_response(),
+    }
+}
+
+/// Text for an HTML attribute.
+fn escape(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            '\'' => escaped.push_str("&#39;"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
+}

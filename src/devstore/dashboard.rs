@@ -1,0 +1,114 @@
+//! The platform's admin, as far as the dashboard needs it: `/admin` opens the app, whose page and
+//! API are forwarded to the service (`/app`, `/app/*`), and `/admin/session-token` mints the
+//! session tokens App Bridge would give it (HS256 under the app's secret, one minute), so the
+//! dashboard runs outside the platform.
+
+use axum::body::{Body, Bytes};
+use axum::extract::{OriginalUri, State};
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use jsonwebtoken::{encode, EncodingKey, Header};
+use secrecy::{ExposeSecret, SecretString};
+use serde_json::json;
+
+use super::DevStore;
+
+/// How long a minted token is valid, as the platform's are.
+const TOKEN_SECONDS: i64 = 60;
+
+/// What the demo store needs to stand in for the admin: the app's client id and secret.
+pub struct DemoAdmin {
+    pub client_id: String,
+    pub secret: SecretString,
+}
+
+const REQUEST_HEADERS: [header::HeaderName; 3] =
+    [header::AUTHORIZATION, header::CONTENT_TYPE, header::ACCEPT];
+const RESPONSE_HEADERS: [header::HeaderName; 5] = [
+    header::CONTENT_TYPE,
+    header::CONTENT_DISPOSITION,
+    header::CACHE_CONTROL,
+    header::VARY,
+    header::RETRY_AFTER,
+];
+
+pub(super) async fn open_app(State(store): State<DevStore>) -> Redirect {
+    Redirect::to(&format!("/app?shop={}", store.shop))
+}
+
+pub(super) async fn session_token(State(store): State<DevStore>) -> Response {
+    let Some(admin) = &store.admin else {
+        let message = "the demo store mints session tokens only with VIDEOAPP_CLIENT_ID set";
+        return (StatusCode::NOT_FOUND, message).into_response();
+    };
+    let now = chrono::Utc::now().timestamp();
+    let claims = json!({
+        "iss": format!("https://{}/admin", store.shop),
+        "dest": format!("https://{}", store.shop),
+        "aud": admin.client_id,
+        "sub": "1",
+        "exp": now + TOKEN_SECONDS,
+        "nbf": now - 1,
+        "iat": now - 1,
+        "jti": uuid::Uuid::new_v4().to_string(),
+        "sid": "demo-admin",
+    });
+    let key = EncodingKey::from_secret(admin.secret.expose_secret().as_bytes());
+    match encode(&Header::default(), &claims, &key) {
+        Ok(token) => (
+            [
+                (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+                (header::CACHE_CONTROL, "no-store"),
+            ],
+            token,
+        )
+            .into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+/// `/app` and everything under it, to the service as it was asked.
+pub(super) async fn forward(
+    State(store): State<DevStore>,
+    OriginalUri(uri): OriginalUri,
+    method: Method,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let path = uri.path_and_query().map_or(uri.path(), |p| p.as_str());
+    let mut request = store
+        .http
+        .request(method, format!("{}{path}", store.upstream))
+        .body(body);
+    for name in REQUEST_HEADERS {
+        for value in headers.get_all(&name) {
+            request = request.header(&name, value);
+        }
+    }
+    let answer = match request.send().await {
+        Ok(answer) => answer,
+        Err(e) => {
+            let message = format!("the admin cannot reach the app: {e}");
+            return (StatusCode::BAD_GATEWAY, message).into_response();
+        }
+    };
+    let status = answer.status();
+    let mut response_headers = HeaderMap::new();
+    for name in RESPONSE_HEADERS {
+        for value in answer.headers().get_all(&name) {
+            response_headers.append(&name, value.clone());
+        }
+    }
+    match answer.bytes().await {
+        Ok(bytes) => {
+            let mut response = Response::new(Body::from(bytes));
+            *response.status_mut() = status;
+            *response.headers_mut() = response_headers;
+            response
+        }
+        Err(e) => {
+            let message = format!("the app's answer was cut off: {e}");
+            (StatusCode::BAD_GATEWAY, message).into_response()
+        }
+    }
+}
