@@ -7,22 +7,28 @@ Starts `BINARY serve` on free loopback ports against the given (fresh) databases
 with a video, a widget and an analytics API key through the admin API, then runs schemathesis
 five times: the admin API with the admin token, the analytics API with the key, the
 storefront and health endpoints with every request signed as the platform's app proxy signs it,
-the embedded app's install without a valid session token, and the platform's webhook endpoint
+the dashboard's API with a session token of the seeded shop, and the platform's webhook endpoint
 with every valid delivery signed as the platform signs it (`contract_hooks.py`). Each run is bounded by examples per operation (SCHEMATHESIS_EXAMPLES, 25);
 CONTRACT_SURFACES (e.g. `admin,storefront`) runs only some of the five.
 Exits non-zero on any failure, after printing schemathesis's report.
 """
 
+import base64
+import hashlib
+import hmac
 import json
 import os
 import subprocess
 import sys
+import time
 import urllib.request
+import uuid
 from pathlib import Path
 
 ADMIN_TOKEN = "contract-admin-token-0123456789"
 PROXY_SECRET = "contract-proxy-secret"
 SHOP = "contract-shop.myshopify.com"
+CLIENT_ID = "contract-client-id"
 HERE = Path(__file__).resolve().parent
 
 
@@ -38,9 +44,8 @@ def serve(binary, database_url, clickhouse_url, clickhouse_database, spool_dir):
         VIDEOAPP_LOG_FORMAT="json",
         VIDEOAPP_PROXY_SECRET=PROXY_SECRET,
         VIDEOAPP_ADMIN_TOKEN=ADMIN_TOKEN,
-        # The platform settings on, so the install endpoint checks session tokens (none of the
-        # generated requests carries a valid one, so the platform itself is never called).
-        VIDEOAPP_CLIENT_ID="contract-client-id",
+        # The platform settings on, so the dashboard's API takes session tokens.
+        VIDEOAPP_CLIENT_ID=CLIENT_ID,
         VIDEOAPP_TOKEN_KEY="00" * 32,
         VIDEOAPP_SPOOL_DIR=spool_dir,
         # Generated requests come fast; the analytics rate limit is not what is tested here.
@@ -89,6 +94,23 @@ def seed(base):
     return admin(base, "POST", f"/shops/{SHOP}/api-keys", {"name": "contract"})["key"]
 
 
+def session_token():
+    """A session token for the seeded shop, as the platform signs them (HS256 under the app's
+    secret), valid for the hour the run may take."""
+    now = int(time.time())
+    claims = {
+        "iss": f"https://{SHOP}/admin", "dest": f"https://{SHOP}", "aud": CLIENT_ID,
+        "sub": "1", "exp": now + 3600, "nbf": now - 1, "iat": now - 1,
+        "jti": str(uuid.uuid4()), "sid": "contract",
+    }
+    part = lambda value: base64.urlsafe_b64encode(
+        json.dumps(value, separators=(",", ":")).encode()
+    ).rstrip(b"=")
+    signed = part({"alg": "HS256", "typ": "JWT"}) + b"." + part(claims)
+    mac = hmac.new(PROXY_SECRET.encode(), signed, hashlib.sha256).digest()
+    return (signed + b"." + base64.urlsafe_b64encode(mac).rstrip(b"=")).decode()
+
+
 def schemathesis(base, paths, headers=()):
     examples = os.environ.get("SCHEMATHESIS_EXAMPLES", "25")
     command = [
@@ -125,7 +147,9 @@ def main():
             "admin": ("^/admin/", [f"Authorization: Bearer {ADMIN_TOKEN}"]),
             "analytics": ("^/api/v1/", [f"Authorization: Bearer {key}"]),
             "storefront": ("^/(apps/|healthz|readyz)", []),
-            "app": ("^/app/api/", []),
+            # Not the install: with a valid token it would call the platform, which is not here
+            # (tests/api/platform_install.rs runs it against a stand-in).
+            "app": ("^/app/api/(shops|analytics)/", [f"Authorization: Bearer {session_token()}"]),
             # Last: a generated app/uninstalled delivery may name the seeded shop.
             "platform": ("^/webhooks/", []),
         }

@@ -23,6 +23,10 @@ that generated requests reach the handlers instead of stopping at the signature 
 bytes and concatenated), with the secret in VIDEOAPP_PROXY_SECRET. A generated shop domain is
 replaced by the seeded shop (VIDEOAPP_CONTRACT_SHOP) so that requests find a catalog.
 
+Dashboard: `/app/api/*` is the admin and analytics APIs again behind a session token of the
+seeded shop; a generated `{shop}` of a valid request becomes that shop (a token opens its own
+shop only), then the admin and analytics fixes above apply.
+
 Platform webhooks: the platform signs each delivery's raw body; for a generated valid delivery the
 hook serialises the body once, sends those bytes, and sets `X-Shopify-Hmac-Sha256` to their
 base64 HMAC-SHA256 under the same secret, so that deliveries reach the topic and body checks.
@@ -163,6 +167,17 @@ def sign_delivery(case):
 
 @schemathesis.hook
 def before_call(ctx, case, **kwargs):
+    path = case.operation.path
+    if path.startswith("/app/api/shops/") and is_positive(case):
+        case.path_parameters = dict(case.path_parameters or {}, shop=SHOP)
+        distinct_products(case.body)
+        if "/widgets" in path:
+            existing_videos(case)
+        return
+    if path.startswith("/app/api/analytics/") and isinstance(case.query, dict):
+        fix_range(case.query)
+        one_subject(case.query)
+        return
     if case.operation.path.startswith("/webhooks/"):
         if is_positive(case) and not isinstance(case.body, bytes):
             sign_delivery(case)
