@@ -67,7 +67,7 @@ async fn shell(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Respon
         String::new()
     };
     let html = format!(
-        r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">{app_bridge}<title>videoapp</title><link rel="stylesheet" href="/app/assets/dashboard.css"></head><body><div id="app" data-client-id="{client_id}"></div><script src="/app/assets/dashboard.js" defer></script></body></html>"#
+        r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">{app_bridge}<title>videoapp</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/app/assets/dashboard.css"></head><body><div id="app" data-client-id="{client_id}"></div><script src="/app/assets/dashboard.js" defer></script></body></html>"#
     );
     // Only the shop's own admin may frame the dashboard.
     let ancestors = match query.shop.as_deref().map(ShopDomain::parse) {

@@ -2,6 +2,9 @@
 //   loader/main.ts → ../extensions/videoapp-theme/assets/videoapp-loader.js (one minified IIFE)
 //   pixel/main.ts  → ../extensions/videoapp-pixel/dist/videoapp-pixel.js   (one minified IIFE,
 //                    imported by the extension's src/index.ts and loaded as is by the demo store)
+// and the merchant's dashboard, which the service serves under /app/assets/:
+//   dashboard/main.tsx      → dist/dashboard/dashboard.js  (React + Polaris, one minified IIFE)
+//   dashboard/dashboard.css → dist/dashboard/dashboard.css (Polaris' style sheet and ours)
 import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 
@@ -27,4 +30,23 @@ await build({
   ...common,
   entryPoints: [here('../pixel/main.ts')],
   outfile: here('../../extensions/videoapp-pixel/dist/videoapp-pixel.js'),
+});
+
+await build({
+  ...common,
+  entryPoints: [here('../dashboard/main.tsx')],
+  outfile: here('../dist/dashboard/dashboard.js'),
+  jsx: 'automatic',
+  // React and Polaris drop their development-only checks and warnings.
+  define: { 'process.env.NODE_ENV': '"production"' },
+});
+
+await build({
+  bundle: true,
+  minify: true,
+  legalComments: 'none',
+  logLevel: 'info',
+  charset: 'utf8',
+  entryPoints: [here('../dashboard/dashboard.css')],
+  outfile: here('../dist/dashboard/dashboard.css'),
 });

@@ -1,0 +1,144 @@
+/**
+ * The dashboard API client. Every call carries a fresh session token; failures become
+ * {@link ApiError}s. Nothing is retried: a merchant's click maps to exactly one request.
+ */
+import { sessionToken } from './session';
+
+const BASE = '/app/api';
+
+/** The service's error body, `{ success: false, error: { code, message } }`, or a transport failure. */
+export class ApiError extends Error {
+  readonly code: string;
+  readonly status: number;
+  /**
+   * For a `VALIDATION_ERROR`, the field the message names (`title`, `videoIds`,
+   * `rules.productIds[2]`): the text before the message's first colon.
+   */
+  readonly field: string | null;
+
+  constructor(code: string, message: string, status: number) {
+    super(message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = status;
+    const colon = message.indexOf(':');
+    this.field = code === 'VALIDATION_ERROR' && colon > 0 ? message.slice(0, colon).trim() : null;
+  }
+
+  /** The message without its leading field name, for display beside that field. */
+  get detail(): string {
+    if (!this.field) return this.message;
+    const rest = this.message.slice(this.message.indexOf(':') + 1).trim();
+    return rest ? rest.charAt(0).toUpperCase() + rest.slice(1) : this.message;
+  }
+}
+
+export type Query = Record<string, string | number | null | undefined>;
+
+/** `/shops/{shop}/…` with every segment escaped. */
+export const shopPath = (shop: string, ...parts: string[]): string =>
+  ['/shops', shop, ...parts].map((p, i) => (i === 0 ? p : encodeURIComponent(p))).join('/');
+
+function target(path: string, query?: Query): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v != null && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return `${BASE}${path}${s ? `?${s}` : ''}`;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  401: 'Your session has ended. Reload the page.',
+  404: 'Not found. It may have been deleted.',
+  429: 'Too many requests. Wait a moment and try again.',
+  503: 'videoapp is briefly unavailable. Try again in a moment.',
+};
+
+async function toError(response: Response): Promise<ApiError> {
+  let body: unknown = null;
+  try {
+    body = await response.json();
+  } catch {
+    /* not our JSON error body */
+  }
+  const error = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  if (error && typeof error.code === 'string' && typeof error.message === 'string') {
+    return new ApiError(error.code, error.message, response.status);
+  }
+  const text = STATUS_TEXT[response.status] ?? `The request failed (HTTP ${response.status}). Try again.`;
+  return new ApiError(`HTTP_${response.status}`, text, response.status);
+}
+
+interface Options {
+  query?: Query;
+  body?: unknown;
+  accept?: string;
+}
+
+async function send(method: string, path: string, { query, body, accept = 'application/json' }: Options = {}): Promise<Response> {
+  const token = await sessionToken();
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(target(path, query), {
+      method,
+      headers,
+      body: body === undefined ? null : JSON.stringify(body),
+      credentials: 'same-origin',
+    });
+  } catch {
+    throw new ApiError('NETWORK_ERROR', 'Could not reach videoapp. Check your connection and try again.', 0);
+  }
+  if (!response.ok) throw await toError(response);
+  return response;
+}
+
+const json = async <T>(response: Response): Promise<T> => (await response.json()) as T;
+
+export const get = async <T>(path: string, query?: Query): Promise<T> => json<T>(await send('GET', path, { query }));
+
+export const post = async <T>(path: string, body: unknown): Promise<T> => json<T>(await send('POST', path, { body }));
+
+export const patch = async <T>(path: string, body: unknown): Promise<T> => json<T>(await send('PATCH', path, { body }));
+
+export async function del(path: string): Promise<void> {
+  await send('DELETE', path);
+}
+
+/** The file name a `Content-Disposition` header gives, if any. */
+export function dispositionName(header: string | null): string | null {
+  if (!header) return null;
+  const extended = /filename\*\s*=\s*(?:UTF-8|utf-8)''([^;]+)/.exec(header);
+  if (extended?.[1]) {
+    try {
+      return decodeURIComponent(extended[1].trim());
+    } catch {
+      /* fall through to the plain name */
+    }
+  }
+  const plain = /filename\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;\s]+))/.exec(header);
+  const name = plain?.[1]?.replace(/\\(.)/g, '$1') ?? plain?.[2];
+  // Only a base name is used, whatever the header says.
+  return name ? name.replace(/[/\\]/g, '_') : null;
+}
+
+/**
+ * Fetches a CSV export with the session token and saves it under the name the service gives.
+ * A plain link could not carry the token, hence the Blob. Resolves to the file name.
+ */
+export async function download(path: string, query: Query, fallbackName = 'videoapp-export.csv'): Promise<string> {
+  const response = await send('GET', path, { query: { ...query, format: 'csv' }, accept: 'text/csv' });
+  const name = dispositionName(response.headers.get('content-disposition')) || fallbackName;
+  const blob = await response.blob();
+  const href = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = href;
+  a.download = name;
+  a.hidden = true;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  // Revoked later: some browsers read the blob after click() returns.
+  setTimeout(() => URL.revokeObjectURL(href), 30_000);
+  return name;
+}

@@ -1,0 +1,180 @@
+/** The dashboard's frame: the shop, the navigation between the four pages, and toasts. */
+import { NavMenu } from '@shopify/app-bridge-react';
+import { AppProvider, BlockStack, Button, Card, Frame, Page, Spinner, Text } from '@shopify/polaris';
+import en from '@shopify/polaris/locales/en.json';
+import { useCallback, useEffect, useMemo, useState, type MouseEvent, type ReactNode } from 'react';
+
+import { ApiError, get, shopPath } from './api';
+import { Toasts, type ToastMessage } from './components/Toast';
+import { TopNav } from './components/TopNav';
+import { ShopContext, ToastContext, type Notify, type ShopContextValue } from './context';
+import { AnalyticsPage } from './pages/Analytics';
+import { SettingsPage } from './pages/Settings';
+import { VideosPage } from './pages/Videos';
+import { WidgetsPage } from './pages/Widgets';
+import { currentPage, hrefFor, isPlainClick, PAGES, type PageId } from './routes';
+import { isEmbedded, NoSessionError, resolveShop } from './session';
+import type { Shop } from './types';
+
+type Boot =
+  | { state: 'loading' }
+  | { state: 'ready'; value: ShopContextValue }
+  | { state: 'no-session' }
+  | { state: 'not-installed' }
+  | { state: 'failed'; message: string };
+
+async function boot(): Promise<Boot> {
+  try {
+    const domain = await resolveShop();
+    const shop = await get<Shop>(shopPath(domain));
+    return { state: 'ready', value: { domain, shop } };
+  } catch (e) {
+    if (e instanceof NoSessionError) return { state: 'no-session' };
+    if (e instanceof ApiError && e.status === 401) return { state: 'no-session' };
+    if (e instanceof ApiError && e.status === 404) return { state: 'not-installed' };
+    return { state: 'failed', message: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+export function App() {
+  return (
+    <AppProvider i18n={en}>
+      <Dashboard />
+    </AppProvider>
+  );
+}
+
+function Dashboard() {
+  const [status, setStatus] = useState<Boot>({ state: 'loading' });
+  const [attempt, setAttempt] = useState(0);
+
+  useEffect(() => {
+    let live = true;
+    setStatus({ state: 'loading' });
+    boot().then((b) => live && setStatus(b));
+    return () => {
+      live = false;
+    };
+  }, [attempt]);
+
+  switch (status.state) {
+    case 'loading':
+      return (
+        <FullPage title="videoapp">
+          <Spinner accessibilityLabel="Loading videoapp" size="large" />
+        </FullPage>
+      );
+    case 'no-session':
+      return (
+        <FullPage title="videoapp">
+          <Text as="p" variant="bodyLg">
+            Open videoapp from your store&apos;s admin.
+          </Text>
+        </FullPage>
+      );
+    case 'not-installed':
+      return (
+        <FullPage title="videoapp">
+          <Text as="p" variant="bodyLg">
+            videoapp is not installed on this store. Install it from your store&apos;s admin, then open it again.
+          </Text>
+        </FullPage>
+      );
+    case 'failed':
+      return (
+        <FullPage title="videoapp">
+          <Text as="p">{status.message}</Text>
+          <Button onClick={() => setAttempt((a) => a + 1)}>Try again</Button>
+        </FullPage>
+      );
+    case 'ready':
+      return (
+        <ShopContext.Provider value={status.value}>
+          <Shell />
+        </ShopContext.Provider>
+      );
+  }
+}
+
+/** A message that takes the whole page: there is nothing else the dashboard can show. */
+function FullPage({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <main>
+      <Page narrowWidth>
+        <Card>
+          <BlockStack gap="400" inlineAlign="start">
+            <Text as="h1" variant="headingLg">
+              {title}
+            </Text>
+            {children}
+          </BlockStack>
+        </Card>
+      </Page>
+    </main>
+  );
+}
+
+function Shell() {
+  const [page, setPage] = useState<PageId>(() => currentPage());
+  // Every navigation opens its page afresh: "Widgets" from a widget's form goes back to the list.
+  const [visit, setVisit] = useState(0);
+  const [toast, setToast] = useState<ToastMessage | null>(null);
+  const embedded = useMemo(isEmbedded, []);
+
+  useEffect(() => {
+    const onPop = () => {
+      setPage(currentPage());
+      setVisit((v) => v + 1);
+    };
+    window.addEventListener('popstate', onPop);
+    return () => window.removeEventListener('popstate', onPop);
+  }, []);
+
+  const go = useCallback((next: PageId) => {
+    const href = hrefFor(next);
+    if (href !== location.pathname + location.search) history.pushState(null, '', href);
+    setPage(next);
+    setVisit((v) => v + 1);
+    window.scrollTo(0, 0);
+  }, []);
+
+  const onNavClick = useCallback(
+    (next: PageId) => (e: MouseEvent<HTMLAnchorElement>) => {
+      if (!isPlainClick(e)) return;
+      e.preventDefault();
+      go(next);
+    },
+    [go],
+  );
+
+  const dismiss = useCallback(() => setToast(null), []);
+  const notify = useCallback<Notify>((message, options) => {
+    setToast({ message, error: !!options?.error, key: Date.now() });
+  }, []);
+
+  return (
+    <ToastContext.Provider value={notify}>
+      <Frame>
+        {embedded ? (
+          <NavMenu>
+            <a href={hrefFor(null)} rel="home" onClick={onNavClick('analytics')}>
+              videoapp
+            </a>
+            {PAGES.map((p) => (
+              <a key={p.id} href={hrefFor(p.id)} onClick={onNavClick(p.id)}>
+                {p.label}
+              </a>
+            ))}
+          </NavMenu>
+        ) : (
+          <TopNav current={page} onNavigate={onNavClick} />
+        )}
+        {page === 'analytics' && <AnalyticsPage key={visit} />}
+        {page === 'widgets' && <WidgetsPage key={visit} />}
+        {page === 'videos' && <VideosPage key={visit} />}
+        {page === 'settings' && <SettingsPage key={visit} />}
+        <Toasts toast={toast} onDismiss={dismiss} />
+      </Frame>
+    </ToastContext.Provider>
+  );
+}

@@ -1,0 +1,344 @@
+/**
+ * Create or edit one widget: every field, its videos in order, its display rules, and a live
+ * preview below. The API validates; its messages appear beside the fields they name.
+ */
+import {
+  Banner,
+  BlockStack,
+  Button,
+  Card,
+  ChoiceList,
+  Form,
+  FormLayout,
+  InlineStack,
+  Layout,
+  Page,
+  Select,
+  Text,
+  TextField,
+} from '@shopify/polaris';
+import { useState } from 'react';
+
+import { ApiError, patch, post, shopPath } from '../api';
+import { useShop } from '../context';
+import {
+  CLICK_BEHAVIORS,
+  LOCATIONS,
+  MODAL_LAYOUTS,
+  SOURCE_TYPES,
+  VIEW_STYLES,
+  WIDGET_STATUSES,
+  WIDGET_TYPES,
+} from '../labels';
+import type { ClickBehavior, Location, ModalLayout, Product, SourceType, Video, ViewStyle, Widget, WidgetInput, WidgetStatus, WidgetType } from '../types';
+import { fieldError, namesAField } from './fields';
+import { ProductPicker } from './ProductPicker';
+import { VideoOrder } from './VideoOrder';
+import { WidgetPreview } from './WidgetPreview';
+
+const FIELDS = [
+  'title',
+  'type',
+  'status',
+  'priority',
+  'viewStyle',
+  'clickBehavior',
+  'modalLayout',
+  'sourceType',
+  'videoIds',
+  'rules.locations',
+  'rules.productIds',
+  'rules.collectionIds',
+];
+
+const NEW_WIDGET: WidgetInput = {
+  type: 'carousel',
+  title: '',
+  status: 'draft',
+  priority: 0,
+  viewStyle: 'default',
+  clickBehavior: 'open_modal',
+  modalLayout: 'vertical',
+  sourceType: 'manual',
+  videoIds: [],
+  rules: {},
+};
+
+const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+/** Collection ids typed one per line (or separated by commas or spaces). */
+const parseIds = (text: string): string[] => text.split(/[\s,]+/).filter(Boolean);
+
+export function WidgetForm({
+  widget,
+  videos,
+  products,
+  onSaved,
+  onCancel,
+}: {
+  widget?: Widget;
+  videos: Video[];
+  products: Product[];
+  onSaved: (widget: Widget) => void;
+  onCancel: () => void;
+}) {
+  const { domain, shop } = useShop();
+  const [draft, setDraft] = useState<WidgetInput>(() =>
+    widget
+      ? {
+          type: widget.type,
+          title: widget.title,
+          status: widget.status,
+          priority: widget.priority,
+          viewStyle: widget.viewStyle,
+          clickBehavior: widget.clickBehavior,
+          modalLayout: widget.modalLayout,
+          sourceType: widget.sourceType,
+          videoIds: widget.videoIds,
+          rules: widget.rules ?? {},
+        }
+      : NEW_WIDGET,
+  );
+  const [priority, setPriority] = useState(String(draft.priority));
+  const [collections, setCollections] = useState((draft.rules.collectionIds ?? []).join('\n'));
+  const [saving, setSaving] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  const set = <K extends keyof WidgetInput>(key: K, value: WidgetInput[K]) => setDraft((d) => ({ ...d, [key]: value }));
+  const setRule = <K extends keyof WidgetInput['rules']>(key: K, value: WidgetInput['rules'][K]) =>
+    setDraft((d) => ({ ...d, rules: { ...d.rules, [key]: value } }));
+  const err = (name: string) => fieldError(error, name);
+
+  const save = async () => {
+    const p = priority.trim() === '' ? 0 : Number(priority);
+    if (!Number.isInteger(p) || p < -2147483648 || p > 2147483647) {
+      setError(new ApiError('VALIDATION_ERROR', 'priority: enter a whole number, such as 0 or 10', 400));
+      return;
+    }
+    const body: WidgetInput = {
+      ...draft,
+      title: draft.title.trim(),
+      priority: p,
+      rules: {
+        locations: draft.rules.locations ?? [],
+        productIds: draft.rules.productIds ?? [],
+        collectionIds: parseIds(collections),
+      },
+    };
+    setSaving(true);
+    setError(null);
+    try {
+      const saved = widget
+        ? await patch<Widget>(shopPath(domain, 'widgets', widget.id), body)
+        : await post<Widget>(shopPath(domain, 'widgets'), body);
+      onSaved(saved);
+    } catch (e) {
+      setError(e);
+      setSaving(false);
+    }
+  };
+
+  const typeHelp = WIDGET_TYPES.find((t) => t.value === draft.type)?.help;
+  const statusHelp = WIDGET_STATUSES.find((s) => s.value === draft.status)?.help;
+
+  return (
+    <Page title={widget ? `Edit ${widget.title || 'widget'}` : 'Create a widget'} backAction={{ content: 'Widgets', onAction: onCancel }}>
+      <Form onSubmit={save} noValidate>
+        <Layout>
+          {error != null && (
+            <Layout.Section>
+              <Banner tone="critical" title="The widget could not be saved">
+                <p>{namesAField(error, FIELDS) ? 'Correct the field marked below, then save again.' : errorText(error)}</p>
+              </Banner>
+            </Layout.Section>
+          )}
+
+          <Layout.Section>
+            <Card>
+              <BlockStack gap="400">
+                <Text as="h2" variant="headingMd">
+                  Widget
+                </Text>
+                <FormLayout>
+                  <TextField
+                    label="Title"
+                    value={draft.title}
+                    onChange={(v) => set('title', v)}
+                    autoComplete="off"
+                    maxLength={256}
+                    helpText="Shown above the videos. Leave empty for no heading."
+                    error={err('title')}
+                  />
+                  <FormLayout.Group>
+                    <Select
+                      label="Type"
+                      options={WIDGET_TYPES.map((t) => ({ label: t.label, value: t.value }))}
+                      value={draft.type}
+                      onChange={(v) => set('type', v as WidgetType)}
+                      helpText={typeHelp}
+                      error={err('type')}
+                    />
+                    <Select
+                      label="Status"
+                      options={WIDGET_STATUSES.map((s) => ({ label: s.label, value: s.value }))}
+                      value={draft.status}
+                      onChange={(v) => set('status', v as WidgetStatus)}
+                      helpText={statusHelp}
+                      error={err('status')}
+                    />
+                  </FormLayout.Group>
+                  <TextField
+                    label="Priority"
+                    type="number"
+                    step={1}
+                    value={priority}
+                    onChange={setPriority}
+                    autoComplete="off"
+                    helpText="When several widgets fit a page, higher numbers show first."
+                    error={err('priority')}
+                  />
+                </FormLayout>
+              </BlockStack>
+            </Card>
+          </Layout.Section>
+
+          <Layout.Section>
+            <Card>
+              <BlockStack gap="400">
+                <Text as="h2" variant="headingMd">
+                  Look and behaviour
+                </Text>
+                <FormLayout>
+                  <Select
+                    label="Card size"
+                    options={VIEW_STYLES.map((s) => ({ label: s.label, value: s.value }))}
+                    value={draft.viewStyle}
+                    onChange={(v) => set('viewStyle', v as ViewStyle)}
+                    error={err('viewStyle')}
+                  />
+                  <Select
+                    label="When a shopper clicks a video"
+                    options={CLICK_BEHAVIORS.map((c) => ({ label: c.label, value: c.value }))}
+                    value={draft.clickBehavior}
+                    onChange={(v) => set('clickBehavior', v as ClickBehavior)}
+                    error={err('clickBehavior')}
+                  />
+                  <Select
+                    label="Player layout"
+                    options={MODAL_LAYOUTS.map((m) => ({ label: m.label, value: m.value }))}
+                    value={draft.modalLayout}
+                    onChange={(v) => set('modalLayout', v as ModalLayout)}
+                    helpText="How the video player arranges the video and its products."
+                    error={err('modalLayout')}
+                  />
+                </FormLayout>
+              </BlockStack>
+            </Card>
+          </Layout.Section>
+
+          <Layout.Section>
+            <Card>
+              <BlockStack gap="400">
+                <Text as="h2" variant="headingMd">
+                  Videos
+                </Text>
+                <ChoiceList
+                  title="Which videos to show"
+                  choices={SOURCE_TYPES.map((s) => ({ label: s.label, value: s.value, helpText: s.help }))}
+                  selected={[draft.sourceType]}
+                  onChange={([v]) => set('sourceType', (v ?? 'manual') as SourceType)}
+                  error={err('sourceType')}
+                />
+                {draft.sourceType === 'manual' ? (
+                  <VideoOrder videos={videos} selected={draft.videoIds} onChange={(ids) => set('videoIds', ids)} error={err('videoIds')} />
+                ) : (
+                  <Text as="p" tone="subdued">
+                    Link videos to products on the Videos page. On other pages than product pages, this widget shows nothing.
+                  </Text>
+                )}
+              </BlockStack>
+            </Card>
+          </Layout.Section>
+
+          <Layout.Section>
+            <Card>
+              <BlockStack gap="400">
+                <BlockStack gap="100">
+                  <Text as="h2" variant="headingMd">
+                    Where it shows
+                  </Text>
+                  <Text as="p" tone="subdued">
+                    A page must pass every rule you set. Rules left empty allow every page.
+                  </Text>
+                </BlockStack>
+                <ChoiceList
+                  title="Page types"
+                  allowMultiple
+                  choices={LOCATIONS.map((l) => ({ label: l.label, value: l.value }))}
+                  selected={draft.rules.locations ?? []}
+                  onChange={(v) => setRule('locations', v as Location[])}
+                  error={err('rules.locations')}
+                />
+                {draft.type === 'productpage' && (
+                  <Text as="p" tone="subdued">
+                    Product page widgets appear on product pages only.
+                  </Text>
+                )}
+                <ProductPicker
+                  label="Only on these products' pages"
+                  helpText="Leave empty to allow every product."
+                  products={products}
+                  selected={draft.rules.productIds ?? []}
+                  onChange={(ids) => setRule('productIds', ids)}
+                  error={err('rules.productIds')}
+                />
+                <TextField
+                  label="Only on these collections' pages"
+                  multiline={3}
+                  value={collections}
+                  onChange={setCollections}
+                  autoComplete="off"
+                  helpText="Collection IDs, one per line, such as gid://shopify/Collection/123 or 123. Leave empty to allow every collection."
+                  error={err('rules.collectionIds')}
+                />
+              </BlockStack>
+            </Card>
+          </Layout.Section>
+
+          <Layout.Section>
+            <InlineStack gap="200" align="end">
+              <Button onClick={onCancel} disabled={saving}>
+                Cancel
+              </Button>
+              <Button submit variant="primary" loading={saving}>
+                {widget ? 'Save widget' : 'Create widget'}
+              </Button>
+            </InlineStack>
+          </Layout.Section>
+
+          <Layout.Section>
+            <Card>
+              <BlockStack gap="300">
+                <BlockStack gap="100">
+                  <Text as="h2" variant="headingMd">
+                    Preview
+                  </Text>
+                  <Text as="p" tone="subdued">
+                    As shoppers see it. Your theme&apos;s fonts and colours apply in your store.
+                  </Text>
+                </BlockStack>
+                <WidgetPreview
+                  widget={draft}
+                  widgetId={widget?.id ?? 'preview'}
+                  videos={videos}
+                  products={products}
+                  removeBranding={shop.removeBranding}
+                />
+              </BlockStack>
+            </Card>
+          </Layout.Section>
+        </Layout>
+      </Form>
+    </Page>
+  );
+}

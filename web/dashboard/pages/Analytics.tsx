@@ -1,0 +1,208 @@
+/** Analytics: the shop's totals, a daily chart and the per-video and per-widget tables. */
+import { Badge, BlockStack, Box, Card, InlineGrid, InlineStack, Layout, Page, Select, SkeletonBodyText, Text } from '@shopify/polaris';
+import { useMemo, useState } from 'react';
+
+import { get } from '../api';
+import { AnalyticsTable, type Column } from '../components/AnalyticsTable';
+import { LineChart } from '../components/LineChart';
+import { MetricCard } from '../components/MetricCard';
+import { RangePicker } from '../components/RangePicker';
+import { ErrorBanner } from '../components/States';
+import { useShop } from '../context';
+import { presetRange, rangeErrors, type DateRange, type Preset } from '../dates';
+import { formatCount, formatMoney, SERIES_METRICS, SUMMARY_METRICS, type SeriesKey } from '../format';
+import { useLoad } from '../hooks';
+import { labelOf, statusTone, VIDEO_STATUSES, WIDGET_STATUSES, WIDGET_TYPES } from '../labels';
+import type { Bucket, Envelope, Metrics, Summary, VideoAnalytics, WidgetAnalytics } from '../types';
+
+const DEFAULT_PRESET: Exclude<Preset, 'custom'> = 'last30';
+
+function metricColumns<Row extends { metrics: Metrics }>(currency: string): Column<Row>[] {
+  const count = (key: 'impressions' | 'views' | 'clicks' | 'add_to_cart' | 'orders') => (r: Row) => formatCount(r.metrics[key]);
+  return [
+    { heading: 'Impressions', sortKey: 'impressions', numeric: true, render: count('impressions') },
+    { heading: 'Views', sortKey: 'views', numeric: true, render: count('views') },
+    { heading: 'Clicks', sortKey: 'clicks', numeric: true, render: count('clicks') },
+    { heading: 'Add to cart', sortKey: 'add_to_cart', numeric: true, render: count('add_to_cart') },
+    { heading: 'Orders', sortKey: 'orders', numeric: true, render: count('orders') },
+    { heading: 'Revenue', sortKey: 'revenue', numeric: true, render: (r) => formatMoney(r.metrics.revenue, currency) },
+  ];
+}
+
+export function AnalyticsPage() {
+  const { shop } = useShop();
+  const tz = shop.timezone;
+  const [preset, setPreset] = useState<Preset>(DEFAULT_PRESET);
+  const [custom, setCustom] = useState<DateRange>(() => presetRange(DEFAULT_PRESET, tz));
+  // The last complete custom range: half-typed dates never reach the API.
+  const [applied, setApplied] = useState<DateRange>(custom);
+  const [metric, setMetric] = useState<SeriesKey>('views');
+
+  const range = useMemo(() => (preset === 'custom' ? applied : presetRange(preset, tz)), [preset, applied, tz]);
+  const { start, end } = range;
+
+  const onPreset = (next: Preset) => {
+    if (next === 'custom') {
+      setCustom(range);
+      setApplied(range);
+    }
+    setPreset(next);
+  };
+  const onCustom = (next: DateRange) => {
+    setCustom(next);
+    const errors = rangeErrors(next);
+    if (!errors.start && !errors.end) setApplied(next);
+  };
+
+  const summary = useLoad(
+    () => get<Envelope<Summary>>('/analytics/summary', { start_date: start, end_date: end, compare: 'previous_period' }),
+    [start, end],
+  );
+  const series = useLoad(
+    () => get<Envelope<Bucket[]>>('/analytics/timeseries', { start_date: start, end_date: end, interval: 'day' }),
+    [start, end],
+  );
+
+  const info = SERIES_METRICS.find((m) => m.key === metric) ?? SERIES_METRICS[0]!;
+  const points = useMemo(() => (series.data?.data ?? []).map((b) => ({ date: b.date, value: b.metrics[metric] })), [series.data, metric]);
+
+  const videoColumns = useMemo<Column<VideoAnalytics>[]>(
+    () => [
+      {
+        heading: 'Video',
+        sortKey: 'title',
+        render: (v) => (
+          <InlineStack gap="200" blockAlign="center" wrap={false}>
+            <Text as="span" fontWeight="semibold">
+              {v.title || 'Untitled video'}
+            </Text>
+            <Badge tone={statusTone(v.status)}>{labelOf(VIDEO_STATUSES, v.status)}</Badge>
+          </InlineStack>
+        ),
+      },
+      ...metricColumns<VideoAnalytics>(shop.currency),
+    ],
+    [shop.currency],
+  );
+  const widgetColumns = useMemo<Column<WidgetAnalytics>[]>(
+    () => [
+      {
+        heading: 'Widget',
+        sortKey: 'title',
+        render: (w) => (
+          <InlineStack gap="200" blockAlign="center" wrap={false}>
+            <Text as="span" fontWeight="semibold">
+              {w.title || 'Untitled widget'}
+            </Text>
+            <Badge tone={statusTone(w.status)}>{labelOf(WIDGET_STATUSES, w.status)}</Badge>
+          </InlineStack>
+        ),
+      },
+      { heading: 'Type', render: (w) => labelOf(WIDGET_TYPES, w.type) },
+      { heading: 'Videos', numeric: true, render: (w) => formatCount(w.video_count) },
+      ...metricColumns<WidgetAnalytics>(shop.currency),
+    ],
+    [shop.currency],
+  );
+
+  // While a new range loads, the old numbers are not shown: nothing on screen is ever from
+  // another range than the one the picker says.
+  const data = summary.loading ? undefined : summary.data?.data;
+  const previous = data?.comparison?.metrics;
+
+  return (
+    <Page title="Analytics" subtitle={shop.name ? `How shoppers use your videos on ${shop.name}` : undefined}>
+      <Layout>
+        <Layout.Section>
+          <Card>
+            <RangePicker preset={preset} custom={custom} range={range} timeZone={tz} onPreset={onPreset} onCustom={onCustom} />
+          </Card>
+        </Layout.Section>
+
+        <Layout.Section>
+          <BlockStack gap="300">
+            <Box paddingInline={{ xs: '400', sm: '0' }}>
+              <Text as="h2" variant="headingMd">
+                Overview
+              </Text>
+            </Box>
+            {summary.error && <ErrorBanner title="The totals could not be loaded" error={summary.error} onRetry={summary.reload} />}
+            <div aria-busy={summary.loading || undefined}>
+              <InlineGrid columns={{ xs: 1, sm: 2, lg: 4 }} gap="300">
+                {SUMMARY_METRICS.map((m) =>
+                  data ? (
+                    <MetricCard
+                      key={m.key}
+                      id={m.key}
+                      label={m.label}
+                      help={m.help}
+                      value={data[m.key]}
+                      previous={previous?.[m.key]}
+                      kind={m.kind}
+                      currency={shop.currency}
+                    />
+                  ) : (
+                    <Card key={m.key}>
+                      <BlockStack gap="200">
+                        <Text as="h3" variant="headingSm">
+                          {m.label}
+                        </Text>
+                        <SkeletonBodyText lines={2} />
+                      </BlockStack>
+                    </Card>
+                  ),
+                )}
+              </InlineGrid>
+            </div>
+          </BlockStack>
+        </Layout.Section>
+
+        <Layout.Section>
+          <Card>
+            <BlockStack gap="300">
+              <InlineStack align="space-between" blockAlign="end" gap="300" wrap>
+                <Text as="h2" variant="headingMd">
+                  {info.label} per day
+                </Text>
+                <div className="vd-range-select">
+                  <Select
+                    label="Chart metric"
+                    options={SERIES_METRICS.map((m) => ({ label: m.label, value: m.key }))}
+                    value={metric}
+                    onChange={(v) => setMetric(v as SeriesKey)}
+                  />
+                </div>
+              </InlineStack>
+              {series.error && <ErrorBanner title="The chart could not be loaded" error={series.error} onRetry={series.reload} />}
+              {series.data && !series.loading ? (
+                <LineChart points={points} label={info.label} kind={info.kind} currency={shop.currency} />
+              ) : (
+                !series.error && <SkeletonBodyText lines={6} />
+              )}
+            </BlockStack>
+          </Card>
+        </Layout.Section>
+
+        <Layout.Section>
+          <AnalyticsTable<VideoAnalytics>
+            title="Videos"
+            endpoint="/analytics/videos"
+            resourceName={{ singular: 'video', plural: 'videos' }}
+            columns={videoColumns}
+            range={range}
+          />
+        </Layout.Section>
+
+        <Layout.Section>
+          <AnalyticsTable<WidgetAnalytics>
+            title="Widgets"
+            endpoint="/analytics/widgets"
+            resourceName={{ singular: 'widget', plural: 'widgets' }}
+            columns={widgetColumns}
+            range={range}
+          />
+        </Layout.Section>
+      </Layout>
+    </Page>
+  );
+}

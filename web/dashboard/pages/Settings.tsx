@@ -1,0 +1,182 @@
+/** Settings › API access: keys for the merchant's own tools to read the analytics API. */
+import { Badge, Banner, BlockStack, Button, Card, Form, FormLayout, IndexTable, InlineStack, Layout, Page, Text, TextField } from '@shopify/polaris';
+import { useRef, useState } from 'react';
+
+import { del, get, post, shopPath } from '../api';
+import { copyText, selectText } from '../clipboard';
+import { ConfirmModal } from '../components/ConfirmModal';
+import { fieldError, namesAField } from '../components/fields';
+import { ErrorBanner, LoadingCard } from '../components/States';
+import { useShop, useToast } from '../context';
+import { formatInstant } from '../dates';
+import { useLoad } from '../hooks';
+import type { ApiKeyInfo, CreatedApiKey } from '../types';
+
+export function SettingsPage() {
+  const { domain, shop } = useShop();
+  const notify = useToast();
+  const keys = useLoad(() => get<{ apiKeys: ApiKeyInfo[] }>(shopPath(domain, 'api-keys')), [domain]);
+  const [name, setName] = useState('');
+  const [creating, setCreating] = useState(false);
+  const [createError, setCreateError] = useState<unknown>(null);
+  const [created, setCreated] = useState<CreatedApiKey | null>(null);
+  const [revoking, setRevoking] = useState<ApiKeyInfo | null>(null);
+  const keyRef = useRef<HTMLElement>(null);
+
+  const when = (iso: string) => formatInstant(iso, shop.timezone);
+
+  const create = async () => {
+    setCreating(true);
+    setCreateError(null);
+    try {
+      const key = await post<CreatedApiKey>(shopPath(domain, 'api-keys'), { name: name.trim() });
+      setCreated(key);
+      setName('');
+      keys.reload();
+    } catch (e) {
+      setCreateError(e);
+    } finally {
+      setCreating(false);
+    }
+  };
+
+  const copy = async () => {
+    if (!created) return;
+    if (await copyText(created.key)) notify('API key copied');
+    else {
+      selectText(keyRef.current);
+      notify('Could not copy automatically. The key is selected: copy it with your keyboard.', { error: true });
+    }
+  };
+
+  const revoke = async () => {
+    if (!revoking) return;
+    await del(shopPath(domain, 'api-keys', revoking.id));
+    notify(`Revoked ${revoking.name}`);
+    keys.reload();
+  };
+
+  const list = keys.data?.apiKeys ?? [];
+
+  return (
+    <Page title="Settings">
+      <Layout>
+        <Layout.AnnotatedSection
+          id="api-access"
+          title="API access"
+          description="API keys let your own tools and reports read this store's video analytics. A key works until you revoke it."
+        >
+          <BlockStack gap="400">
+            {created && (
+              <Banner tone="success" title={`API key “${created.name}” created`} onDismiss={() => setCreated(null)}>
+                <BlockStack gap="200">
+                  <Text as="p">Copy this key now and keep it somewhere safe. It will not be shown again.</Text>
+                  <InlineStack gap="200" blockAlign="center" wrap>
+                    <code className="vd-key" data-testid="api-key-value" ref={keyRef}>
+                      {created.key}
+                    </code>
+                    <Button onClick={copy} accessibilityLabel="Copy the API key">
+                      Copy
+                    </Button>
+                  </InlineStack>
+                </BlockStack>
+              </Banner>
+            )}
+
+            <Card>
+              <Form onSubmit={create} noValidate>
+                <FormLayout>
+                  <Text as="h3" variant="headingSm">
+                    Create a key
+                  </Text>
+                  {createError != null && !namesAField(createError, ['name']) && (
+                    <Banner tone="critical" title="The key could not be created">
+                      <p>{createError instanceof Error ? createError.message : String(createError)}</p>
+                    </Banner>
+                  )}
+                  <TextField
+                    label="Key name"
+                    value={name}
+                    onChange={setName}
+                    autoComplete="off"
+                    maxLength={256}
+                    helpText="A name to recognise the key by, such as the tool that will use it."
+                    error={fieldError(createError, 'name')}
+                  />
+                  <Button submit variant="primary" loading={creating} disabled={!name.trim()}>
+                    Create key
+                  </Button>
+                </FormLayout>
+              </Form>
+            </Card>
+
+            {keys.error && <ErrorBanner title="Your keys could not be loaded" error={keys.error} onRetry={keys.reload} />}
+            {!keys.data && keys.loading && <LoadingCard label="Loading your API keys" />}
+            {keys.data && (
+              <Card padding="0">
+                <div className="vd-table-head">
+                  <Text as="h3" variant="headingSm">
+                    Your keys
+                  </Text>
+                </div>
+                <IndexTable
+                  resourceName={{ singular: 'API key', plural: 'API keys' }}
+                  itemCount={list.length}
+                  selectable={false}
+                  headings={[{ title: 'Name' }, { title: 'Key starts with' }, { title: 'Created' }, { title: 'Last used' }, { title: 'Status' }, { title: 'Actions' }]}
+                  emptyState={
+                    <div className="vd-empty">
+                      <Text as="p" tone="subdued">
+                        No API keys yet. Create one above when a tool needs to read your analytics.
+                      </Text>
+                    </div>
+                  }
+                >
+                  {list.map((k, i) => (
+                    <IndexTable.Row id={k.id} key={k.id} position={i}>
+                      <IndexTable.Cell as="th" scope="row">
+                        <Text as="span" fontWeight="semibold">
+                          {k.name}
+                        </Text>
+                      </IndexTable.Cell>
+                      <IndexTable.Cell>
+                        <code className="vd-code">{k.prefix}</code>
+                      </IndexTable.Cell>
+                      <IndexTable.Cell>{when(k.createdAt)}</IndexTable.Cell>
+                      <IndexTable.Cell>{k.lastUsedAt ? when(k.lastUsedAt) : 'Never'}</IndexTable.Cell>
+                      <IndexTable.Cell>
+                        {k.revokedAt ? <Badge>{`Revoked ${when(k.revokedAt)}`}</Badge> : <Badge tone="success">Active</Badge>}
+                      </IndexTable.Cell>
+                      <IndexTable.Cell>
+                        {!k.revokedAt && (
+                          <span className="vd-inline" data-testid="revoke-key">
+                            <Button tone="critical" variant="plain" onClick={() => setRevoking(k)} accessibilityLabel={`Revoke ${k.name}`}>
+                              Revoke
+                            </Button>
+                          </span>
+                        )}
+                      </IndexTable.Cell>
+                    </IndexTable.Row>
+                  ))}
+                </IndexTable>
+              </Card>
+            )}
+          </BlockStack>
+        </Layout.AnnotatedSection>
+      </Layout>
+
+      <ConfirmModal
+        open={revoking != null}
+        title={`Revoke ${revoking?.name ?? 'this key'}?`}
+        confirmLabel="Revoke key"
+        onConfirm={revoke}
+        onClose={() => setRevoking(null)}
+      >
+        <Text as="p">
+          Any tool using this key stops getting analytics at once. This cannot be undone: to give a tool access again, create a
+          new key.
+        </Text>
+      </ConfirmModal>
+    </Page>
+  );
+}

@@ -1,0 +1,161 @@
+/** The dashboard API's shapes (see the service's OpenAPI document, tag `dashboard`). */
+
+export interface Shop {
+  domain: string;
+  name: string;
+  timezone: string;
+  currency: string;
+  removeBranding: boolean;
+  catalogVersion: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Product {
+  id: string;
+  title: string;
+  handle: string;
+  image?: string;
+  url?: string;
+  collectionIds?: string[];
+}
+
+export type VideoStatus = 'PUBLISHED' | 'DRAFT' | 'ARCHIVED';
+
+export interface Video {
+  id: string;
+  title: string;
+  thumbnail: string;
+  videoUrl: string;
+  miniVersionUrl: string;
+  duration: number;
+  status: VideoStatus;
+  productIds: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** What POST creates and PATCH replaces. */
+export type VideoInput = Omit<Video, 'id' | 'createdAt' | 'updatedAt'>;
+
+export type WidgetType = 'carousel' | 'story' | 'productpage';
+export type WidgetStatus = 'active' | 'draft' | 'archived';
+export type ViewStyle = 'default' | 'compact' | 'large';
+export type ClickBehavior = 'open_modal' | 'open_product' | 'none';
+export type ModalLayout = 'vertical' | 'horizontal';
+export type SourceType = 'manual' | 'product';
+export type Location = 'home' | 'product' | 'collection' | 'page' | 'other';
+
+/** Where a widget may show; an empty list matches everything. */
+export interface DisplayRules {
+  locations?: Location[];
+  productIds?: string[];
+  collectionIds?: string[];
+}
+
+export interface Widget {
+  id: string;
+  type: WidgetType;
+  title: string;
+  status: WidgetStatus;
+  priority: number;
+  viewStyle: ViewStyle;
+  clickBehavior: ClickBehavior;
+  modalLayout: ModalLayout;
+  sourceType: SourceType;
+  videoIds: string[];
+  rules: DisplayRules;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type WidgetInput = Omit<Widget, 'id' | 'createdAt' | 'updatedAt'>;
+
+export interface ApiKeyInfo {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt?: string | null;
+  revokedAt?: string | null;
+}
+
+export interface CreatedApiKey extends ApiKeyInfo {
+  key: string;
+}
+
+export interface AttributedMetrics {
+  add_to_cart: number;
+  orders: number;
+  revenue: number;
+}
+
+export interface Metrics {
+  impressions: number;
+  views: number;
+  clicks: number;
+  add_to_cart: number;
+  orders: number;
+  revenue: number;
+  attribution: { direct: AttributedMetrics; influenced: AttributedMetrics };
+}
+
+export interface SummaryMetrics extends Metrics {
+  ctr: number;
+  cvr: number;
+}
+
+export interface Summary extends SummaryMetrics {
+  comparison?: { metrics: SummaryMetrics } | null;
+}
+
+export interface Meta {
+  start_date: string;
+  end_date: string;
+  comparison?: { start_date: string; end_date: string } | null;
+  interval?: 'day' | 'week' | 'month' | null;
+}
+
+export interface Pagination {
+  page: number;
+  limit: number;
+  total_count: number;
+  total_pages: number;
+}
+
+export interface VideoAnalytics {
+  id: string;
+  title: string;
+  thumbnail_url: string;
+  duration: number;
+  status: VideoStatus;
+  product_count: number;
+  metrics: Metrics;
+}
+
+export interface WidgetAnalytics {
+  id: string;
+  title: string;
+  type: WidgetType;
+  status: WidgetStatus;
+  video_count: number;
+  metrics: Metrics;
+}
+
+export interface Bucket {
+  date: string;
+  metrics: Metrics;
+}
+
+export interface Envelope<T> {
+  success: boolean;
+  data: T;
+  meta: Meta;
+}
+
+export interface Paged<T> extends Envelope<T[]> {
+  pagination: Pagination;
+}
+
+export type SortKey = 'views' | 'clicks' | 'impressions' | 'add_to_cart' | 'orders' | 'revenue' | 'title' | 'created_at';
+export type SortOrder = 'asc' | 'desc';
