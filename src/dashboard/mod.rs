@@ -4,7 +4,7 @@
 //! or an API key, so the dashboard and the APIs share every line of domain code. `pages` serves
 //! the dashboard itself.
 
-mod pages;
+pub(crate) mod pages;
 
 pub use pages::routes as pages;
 

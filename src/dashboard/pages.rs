@@ -90,11 +90,16 @@ async fn asset(State(state): State<AppState>, Path(file): Path<String>) -> Respo
     let Some((name, content_type)) = ASSETS.iter().find(|(name, _)| *name == file) else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    let path = state.config.dashboard_dir.join(name);
-    match tokio::fs::read(&path).await {
+    built_file(&state.config.dashboard_dir.join(name), content_type).await
+}
+
+/// A file `npm run build` in web/ writes, served as the front end's builds are: never cached
+/// without asking again, and a 404 that says how to build it when it is missing.
+pub(crate) async fn built_file(path: &std::path::Path, content_type: &'static str) -> Response {
+    match tokio::fs::read(path).await {
         Ok(bytes) => (
             [
-                (header::CONTENT_TYPE, *content_type),
+                (header::CONTENT_TYPE, content_type),
                 (header::CACHE_CONTROL, "no-cache"),
             ],
             bytes,

@@ -3,7 +3,7 @@
 //! session tokens App Bridge would give it (HS256 under the app's secret, one minute), so the
 //! dashboard runs outside the platform.
 
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::{OriginalUri, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -92,23 +92,5 @@ pub(super) async fn forward(
             return (StatusCode::BAD_GATEWAY, message).into_response();
         }
     };
-    let status = answer.status();
-    let mut response_headers = HeaderMap::new();
-    for name in RESPONSE_HEADERS {
-        for value in answer.headers().get_all(&name) {
-            response_headers.append(&name, value.clone());
-        }
-    }
-    match answer.bytes().await {
-        Ok(bytes) => {
-            let mut response = Response::new(Body::from(bytes));
-            *response.status_mut() = status;
-            *response.headers_mut() = response_headers;
-            response
-        }
-        Err(e) => {
-            let message = format!("the app's answer was cut off: {e}");
-            (StatusCode::BAD_GATEWAY, message).into_response()
-        }
-    }
+    super::proxy::pass_back(answer, &RESPONSE_HEADERS).await
 }

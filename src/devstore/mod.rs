@@ -166,24 +166,7 @@ async fn built_asset(State(store): State<DevStore>, Path(file): Path<String>) ->
             .join("videoapp-pixel/dist/videoapp-pixel.js"),
         _ => return not_found().await,
     };
-    match tokio::fs::read(&path).await {
-        Ok(script) => (
-            [
-                (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
-                (header::CACHE_CONTROL, "no-cache"),
-            ],
-            script,
-        )
-            .into_response(),
-        Err(e) => (
-            StatusCode::NOT_FOUND,
-            format!(
-                "{} is not built ({e}): run `npm ci && npm run build` in web/",
-                path.display()
-            ),
-        )
-            .into_response(),
-    }
+    crate::dashboard::pages::built_file(&path, "text/javascript; charset=utf-8").await
 }
 
 async fn not_found() -> Response {

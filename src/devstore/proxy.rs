@@ -74,11 +74,16 @@ pub async fn forward(
                 .into_response();
         }
     };
+    pass_back(answer, &RESPONSE_HEADERS).await
+}
+
+/// The app's answer as the store's: its status, body and the headers `names` lists.
+pub(super) async fn pass_back(answer: reqwest::Response, names: &[header::HeaderName]) -> Response {
     let status = answer.status();
     let mut response_headers = HeaderMap::new();
-    for name in RESPONSE_HEADERS {
-        for value in answer.headers().get_all(&name) {
-            response_headers.append(&name, value.clone());
+    for name in names {
+        for value in answer.headers().get_all(name) {
+            response_headers.append(name, value.clone());
         }
     }
     match answer.bytes().await {
