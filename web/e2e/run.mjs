@@ -18,6 +18,7 @@ const built = [
   [config.chromium, 'install Chromium or set CHROMIUM'],
   ['extensions/videoapp-theme/assets/videoapp-loader.js', 'run `npm ci && npm run build` in web/'],
   ['extensions/videoapp-pixel/dist/videoapp-pixel.js', 'run `npm ci && npm run build` in web/'],
+  ['web/dist/dashboard/dashboard.js', 'run `npm ci && npm run build` in web/'],
 ];
 for (const [file, hint] of built) {
   if (!existsSync(file)) {
@@ -52,4 +53,5 @@ await import('./watch-and-buy.mjs');
 await import('./nothing-twice.mjs');
 await import('./every-style-and-behaviour.mjs');
 await import('./light-on-the-store.mjs');
+await import('./dashboard.mjs');
 await import('./never-breaks-the-page.mjs');

@@ -1,5 +1,6 @@
-// The stack under test: one videoapp service, one demo store per shop, the admin API to seed
-// shops, the analytics API and ClickHouse to read results, and waiting for conditions.
+// The stack under test: one videoapp service, one demo store per shop (which also stands in for
+// the platform's admin, opening the merchant dashboard), the admin API to seed shops, the
+// analytics API and ClickHouse to read results, and waiting for conditions.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -21,6 +22,11 @@ export const config = {
   extensions: path.resolve('extensions'),
   proxySecret: randomBytes(32).toString('hex'),
   adminToken: randomBytes(24).toString('hex'),
+  // The platform settings, which the dashboard needs: the app's client id (the demo stores mint
+  // session tokens for it) and the key that seals the shops' access tokens.
+  clientId: 'videoapp-e2e',
+  tokenKey: randomBytes(32).toString('hex'),
+  dashboardDir: path.resolve('web/dist/dashboard'),
 };
 
 const hex = (bytes) => randomBytes(bytes).toString('hex');
@@ -130,6 +136,9 @@ export async function startService(overrides = {}) {
     VIDEOAPP_METRICS_LISTEN: '127.0.0.1:0',
     VIDEOAPP_PROXY_SECRET: config.proxySecret,
     VIDEOAPP_ADMIN_TOKEN: config.adminToken,
+    VIDEOAPP_CLIENT_ID: config.clientId,
+    VIDEOAPP_TOKEN_KEY: config.tokenKey,
+    VIDEOAPP_DASHBOARD_DIR: config.dashboardDir,
     VIDEOAPP_SPOOL_DIR: spoolDir,
     VIDEOAPP_BATCH_MAX_AGE_MS: '100',
     VIDEOAPP_LOG_FORMAT: 'json',
@@ -159,6 +168,7 @@ export async function stopService() {
 /**
  * Starts a demo store for `shop`, forwarding its app proxy to the service. `proxySecret`
  * defaults to the service's own; another one makes every proxied request fail its signature.
+ * With the app's client id it also stands in for the admin: `/admin` opens the dashboard.
  */
 export async function startStore(shop, { proxySecret = config.proxySecret } = {}) {
   const { child, fields } = await startChild(
@@ -166,6 +176,7 @@ export async function startStore(shop, { proxySecret = config.proxySecret } = {}
     {
       DATABASE_URL: config.databaseUrl,
       VIDEOAPP_PROXY_SECRET: proxySecret,
+      VIDEOAPP_CLIENT_ID: config.clientId,
       VIDEOAPP_LOG_FORMAT: 'json',
       RUST_LOG: 'info',
     },
@@ -195,6 +206,9 @@ const admin = (method, pathname, body, expect) =>
 
 // ---------------------------------------------------------------------------------------------
 // Seeding
+
+/** The UTC calendar day (`YYYY-MM-DD`) `days` days after `now`: a seeded shop's days are UTC. */
+export const utcDay = (days = 0, now = Date.now()) => new Date(now + days * 86_400_000).toISOString().slice(0, 10);
 
 /** The demo catalog: three products in two collections (prices 11.90, 12.90, 13.90). */
 export const PRODUCTS = [
@@ -260,13 +274,32 @@ export async function newShop(name) {
       }, [201]);
       return id;
     },
-    /** `GET /api/v1/analytics/<pathname>` for today (UTC, the shop's timezone) → `data`. */
-    async analytics(pathname) {
-      const today = new Date().toISOString().slice(0, 10);
-      const url = `${theService().base}/api/v1/analytics/${pathname}?start_date=${today}&end_date=${today}`;
-      const answer = await request('GET', url, { token: key });
+    /**
+     * `GET /api/v1/analytics/<pathname>` → `data`, for today (UTC, the shop's timezone) unless
+     * `query` gives other `start_date`, `end_date` or more parameters.
+     */
+    async analytics(pathname, query = {}) {
+      const today = utcDay();
+      const q = new URLSearchParams({ start_date: today, end_date: today, ...query });
+      const answer = await request('GET', `${theService().base}/api/v1/analytics/${pathname}?${q}`, { token: key });
       return answer.data;
     },
+    /**
+     * Records shopper events (the service's IncomingEvent objects) as the loader sends them:
+     * through the demo store's app proxy, which signs them. Resolves once they are durable.
+     */
+    async record(events) {
+      const response = await fetch(`${o}/apps/videoapp_sub/analytics`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ events }),
+      });
+      if (response.status !== 202) {
+        throw new Error(`recording ${events.length} events answered ${response.status}: ${await response.text()}`);
+      }
+    },
+    /** Where the merchant opens the dashboard: the demo store's stand-in for the admin. */
+    admin: `${o}/admin`,
     /** The shop's events in ClickHouse. */
     events: () => shopEvents(shop),
     /** How many events of each type the shop has in ClickHouse. */
