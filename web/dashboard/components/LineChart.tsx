@@ -36,7 +36,8 @@ export function LineChart({ points, label, kind, currency }: { points: Point[]; 
     const x = (i: number) => PAD.left + (points.length > 1 ? (i / (points.length - 1)) * INNER_W : INNER_W / 2);
     const y = (v: number) => PAD.top + INNER_H - (Math.max(0, v) / top) * INNER_H;
     const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => top * f);
-    const labelCount = Math.min(points.length, 6);
+    // Every day of a week gets its label; longer ranges get six, evenly spread.
+    const labelCount = points.length <= 8 ? points.length : 6;
     const labelAt = new Set(
       Array.from({ length: labelCount }, (_, k) => (labelCount > 1 ? Math.round((k * (points.length - 1)) / (labelCount - 1)) : 0)),
     );
