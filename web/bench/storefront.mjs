@@ -1,8 +1,8 @@
-// Storefront benchmark: what the app costs a shop's pages, and how soon a shopper's click shows
-// in the analytics API.
+// Storefront benchmark: what the app costs a shop's pages, how soon a shopper's click shows in
+// the analytics API, and what the merchant dashboard's first load costs.
 //
-//   cd web && npm run bench:storefront           (both parts)
-//   node web/bench/storefront.mjs [lighthouse] [latency]
+//   cd web && npm run bench:storefront           (every part)
+//   node web/bench/storefront.mjs [lighthouse] [latency] [dashboard]
 //
 // It starts its own service, demo store and browsers through the browser tests' stack
 // (web/e2e/stack.mjs, web/e2e/browser.mjs), seeds a fresh shop like `scripts/up` seeds
@@ -15,6 +15,9 @@
 //    (page clock) until `GET /api/v1/analytics/video/<id>` counts it, polled every 100 ms.
 //    (a) the loader as it is (its queue goes out 5 s after the click), (b) `videoapp.flush()`
 //    right after the click (only the service's path remains: spool, batch, ClickHouse).
+// 3. Dashboard: the gzipped bytes of its first load (page, script, styles), and the time from
+//    opening the demo store's `/admin` (a new browser context each time: nothing cached) until
+//    the Analytics page shows the API's numbers (every card and the chart's points).
 //
 // Needs what the browser tests need: Postgres and ClickHouse on loopback, the service binary,
 // the built loader (`npm run build`), Chromium. Environment (all optional): VIDEOAPP_BIN
@@ -26,6 +29,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { constants as zlibConstants, gzipSync } from 'node:zlib';
 
 import * as chromeLauncher from 'chrome-launcher';
 import lighthouse from 'lighthouse';
@@ -43,18 +47,19 @@ process.env.VIDEOAPP_E2E_ARTIFACTS ||= '.data/bench-artifacts';
 process.env.VIDEOAPP_RATE_LIMIT_PER_MINUTE ||= '100000';
 
 const { config, newShop, startService, stopAll, stopService, theService, waitFor } = await import('../e2e/stack.mjs');
-const { CHROMIUM_FLAGS, closeBrowser, newShopper, pageProblems, queueDrained, slotsSettled } = await import('../e2e/browser.mjs');
+const { CHROMIUM_FLAGS, closeBrowser, launchBrowser, newShopper, pageProblems, queueDrained, slotsSettled } = await import('../e2e/browser.mjs');
 
 const LIGHTHOUSE_RUNS = Number(process.env.VIDEOAPP_BENCH_LIGHTHOUSE_RUNS || 3);
 const LATENCY_RUNS = Number(process.env.VIDEOAPP_BENCH_LATENCY_RUNS || 10);
+const DASHBOARD_RUNS = Number(process.env.VIDEOAPP_BENCH_DASHBOARD_RUNS || 20);
 const POLL_MS = 100;
 /** Lighthouse starts Chromium itself (chrome-launcher), so it names headless mode too. */
 const CHROME_FLAGS = ['--headless=new', ...CHROMIUM_FLAGS];
 
 const parts = process.argv.slice(2);
 for (const p of parts) {
-  if (!['lighthouse', 'latency'].includes(p)) {
-    console.error(`usage: node web/bench/storefront.mjs [lighthouse] [latency]   (unknown: ${p})`);
+  if (!['lighthouse', 'latency', 'dashboard'].includes(p)) {
+    console.error(`usage: node web/bench/storefront.mjs [lighthouse] [latency] [dashboard]   (unknown: ${p})`);
     process.exit(2);
   }
 }
@@ -70,6 +75,12 @@ function median(values) {
   const s = [...values].sort((a, b) => a - b);
   const mid = s.length >> 1;
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+/** The nearest-rank percentile `p` (0–100). */
+function percentile(values, p) {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
 }
 
 const fixed = (n, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
@@ -415,12 +426,86 @@ async function benchLatency(demo, settings) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 3. Dashboard
+
+/** Gzipped (level 9) bytes of what the dashboard's first load fetches. */
+async function firstLoadBytes(origin) {
+  const files = [
+    ['page (/app)', `${origin}/app?shop=x.myshopify.com`],
+    ['dashboard.js', `${origin}/app/assets/dashboard.js`],
+    ['dashboard.css', `${origin}/app/assets/dashboard.css`],
+  ];
+  const rows = [];
+  for (const [name, url] of files) {
+    const response = await fetch(url);
+    if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+    const raw = Buffer.from(await response.arrayBuffer());
+    rows.push([name, raw.length, gzipSync(raw, { level: zlibConstants.Z_BEST_COMPRESSION }).length]);
+  }
+  return rows;
+}
+
+/**
+ * One cold load: a new context opens `/admin`, which redirects to the dashboard; done when every
+ * card shows its number and the chart its points. Returns milliseconds from the navigation.
+ */
+async function dashboardLoad(origin, label) {
+  const b = await launchBrowser();
+  const context = await b.newContext({ viewport: { width: 1280, height: 900 }, baseURL: origin });
+  try {
+    const page = await context.newPage();
+    const started = Date.now();
+    await page.goto('/admin');
+    await page.waitForFunction(
+      () =>
+        document.querySelectorAll('[data-testid^="metric-"][data-value]').length >= 8 &&
+        document.querySelectorAll('[data-testid="chart-point"]').length > 0,
+      null,
+      { timeout: 30_000 },
+    );
+    const shown = Date.now() - started;
+    if (label === 'first') await page.screenshot({ path: path.join(config.artifacts, 'bench-dashboard.png') });
+    return shown;
+  } finally {
+    await context.close();
+  }
+}
+
+async function benchDashboard(demo) {
+  const origin = demo.shop.origin;
+  const bytes = await firstLoadBytes(origin);
+  await dashboardLoad(origin, 'first'); // not counted: the service's first answers warm its caches
+  const times = [];
+  for (let i = 1; i <= DASHBOARD_RUNS; i++) {
+    const ms = await dashboardLoad(origin, `run ${i}`);
+    times.push(ms);
+    progress(`dashboard ${i}/${DASHBOARD_RUNS}: numbers shown after ${ms} ms`);
+  }
+  await closeBrowser();
+  const total = bytes.reduce((sum, [, , gz]) => sum + gz, 0);
+  const out = [];
+  out.push(`## Dashboard: first load, and the Analytics page's numbers (a new browser context each run; N = ${DASHBOARD_RUNS})`);
+  out.push('');
+  out.push(table(['first load', 'bytes', 'gzipped (level 9)'], [...bytes, ['total', '', total]]));
+  out.push('');
+  out.push(
+    table(
+      ['/admin opened → every card and the chart shown', 'min ms', 'median ms', 'p95 ms', 'max ms'],
+      [['', Math.min(...times), fixed(median(times)), percentile(times, 95), Math.max(...times)]],
+    ),
+  );
+  out.push(`Goal, the numbers within 1 s: ${percentile(times, 95) < 1000 ? 'met' : 'NOT met'} (p95 ${percentile(times, 95)} ms)`);
+  return out.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
 
 async function main() {
   const needed = [
     [config.bin, 'build the service (`cargo build --release`) or set VIDEOAPP_BIN'],
     [config.chromium, 'install Chromium or set CHROMIUM'],
     ['extensions/videoapp-theme/assets/videoapp-loader.js', 'run `npm run build` in web/'],
+    ['web/dist/dashboard/dashboard.js', 'run `npm run build` in web/'],
   ];
   for (const [file, hint] of needed) {
     if (!existsSync(file)) throw new Error(`${file} is missing: ${hint}`);
@@ -454,6 +539,10 @@ async function main() {
   }
   if (wants('latency')) {
     console.log(await benchLatency(demo, settings));
+    console.log('');
+  }
+  if (wants('dashboard')) {
+    console.log(await benchDashboard(demo));
     console.log('');
   }
   const problems = pageProblems.length;

@@ -1,7 +1,8 @@
 /**
  * Session tokens. Inside the platform's admin, App Bridge (loaded by the admin page, never by
- * this bundle) mints one per call; on the demo store, which serves the dashboard on its own
- * origin, `GET /admin/session-token` does. Tokens live for a minute, so none is kept.
+ * this bundle) gives one per call, keeping it fresh itself; on the demo store, which serves the
+ * dashboard on its own origin, `GET /admin/session-token` mints one, which is kept until ten
+ * seconds before it expires (a page's first calls would otherwise wait on one mint each).
  */
 
 /** Neither App Bridge nor the demo store could give a token: the page was opened directly. */
@@ -21,7 +22,18 @@ const bridge = (): Bridge | undefined => (globalThis as { shopify?: Bridge }).sh
 /** True inside the platform's admin, where App Bridge is present. */
 export const isEmbedded = (): boolean => typeof bridge()?.idToken === 'function';
 
-/** A fresh session token; throws {@link NoSessionError} when there is no way to get one. */
+/** Seconds before its `exp` that a kept token is no longer used. */
+const MARGIN_SECONDS = 10;
+
+/** The demo store's last token (or the mint under way), shared by concurrent calls. */
+let kept: Promise<string> | null = null;
+
+function stillFresh(token: string): boolean {
+  const exp = claims(token)?.exp;
+  return typeof exp === 'number' && exp - MARGIN_SECONDS > Date.now() / 1000;
+}
+
+/** A session token valid for the next call; throws {@link NoSessionError} when none can be had. */
 export async function sessionToken(): Promise<string> {
   const b = bridge();
   if (b && typeof b.idToken === 'function') {
@@ -33,6 +45,18 @@ export async function sessionToken(): Promise<string> {
     }
     throw new NoSessionError();
   }
+  if (kept) {
+    const token = await kept.catch(() => '');
+    if (token && stillFresh(token)) return token;
+  }
+  kept = mintOnDemoStore();
+  kept.catch(() => {
+    kept = null;
+  });
+  return kept;
+}
+
+async function mintOnDemoStore(): Promise<string> {
   let response: Response;
   try {
     response = await fetch('/admin/session-token', {
