@@ -371,6 +371,29 @@ describe("The merchant's dashboard", () => {
       await passesAxe('video-form');
     });
 
+    it("the video form with the service's refusal beside the field it names", async () => {
+      // The form sends what the merchant typed; the service's VALIDATION_ERROR names videoUrl.
+      await page.getByLabel('Title', { exact: true }).fill('Refused');
+      await page.getByLabel('Video URL', { exact: true }).fill('not a link');
+      const answered = page.waitForResponse((r) => r.url().includes('/videos') && r.request().method() === 'POST');
+      await page.getByRole('button', { name: 'Add video', exact: true }).last().click();
+      const answer = await answered;
+      assert.equal(answer.status(), 400);
+      const field = page.getByLabel('Video URL', { exact: true });
+      await waitFor(async () => (await field.getAttribute('aria-invalid')) === 'true', {
+        message: 'the Video URL field is marked invalid',
+      });
+      const describedBy = (await field.getAttribute('aria-describedby')) || '';
+      const texts = await Promise.all(
+        describedBy.split(/\s+/).filter(Boolean).map((id) => page.locator(`[id="${id}"]`).innerText()),
+      );
+      assert.ok(
+        texts.some((t) => t.includes("'not a link' is not an absolute http(s) URL")),
+        `the field's description shows the service's message: ${JSON.stringify(texts)}`,
+      );
+      await passesAxe('video-form-refused');
+    });
+
     it('Settings', async () => {
       await goTo(page, 'Settings');
       await page.getByRole('row', { name: /e2e/ }).first().waitFor();
