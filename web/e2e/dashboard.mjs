@@ -5,7 +5,7 @@
 // violation.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -303,6 +303,68 @@ describe("The merchant's dashboard", () => {
       // The page as the comparison left it, passed or failed.
       await page.screenshot({ path: path.join(config.artifacts, 'dashboard-analytics.png'), fullPage: true });
     }
+
+    // The videos table's CSV is the analytics API's CSV of the same range and order.
+    const week = { start_date: utcDay(-6, now), end_date: today };
+    const downloading = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Download CSV of videos' }).click();
+    const file = await downloading;
+    const csv = readFileSync(await file.path(), 'utf8');
+    const query = new URLSearchParams({ ...week, format: 'csv', sort_by: 'views', sort_order: 'desc' });
+    const api = await fetch(`${theService().base}/api/v1/analytics/videos?${query}`, {
+      headers: { authorization: `Bearer ${shop.key}` },
+    });
+    assert.equal(file.suggestedFilename(), `videoapp-videos-${week.start_date}-to-${week.end_date}.csv`);
+    assert.equal(csv, await api.text(), 'the downloaded CSV is the API\'s');
+  });
+
+  it('edits a video and a widget, and deletes each only after a confirmation', async () => {
+    const { shop, shirt, dress } = await seededShop('dash-edit');
+    const widgetId = await shop.widget({ type: 'carousel', title: 'To be renamed', videoIds: [shirt, dress] });
+    const { page } = await openDashboard(shop, 'edit');
+    const admin = (pathname) =>
+      fetch(`${theService().base}/admin/v1/shops/${shop.shop}${pathname}`, { headers: { authorization: `Bearer ${config.adminToken}` } });
+
+    // A video: its title changed, then deleted after the confirmation.
+    await goTo(page, 'Videos');
+    await page.getByRole('button', { name: 'Edit Linen Shirt, three ways' }).click();
+    await pageHeading(page, 'Edit Linen Shirt, three ways').waitFor();
+    await page.getByLabel('Title', { exact: true }).fill('Linen Shirt, renamed');
+    const patched = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/videos/${shirt}`));
+    await page.getByRole('button', { name: 'Save video', exact: true }).click();
+    assert.equal((await patched).status(), 200);
+    assert.equal((await (await admin(`/videos/${shirt}`)).json()).title, 'Linen Shirt, renamed', 'the service holds the new title');
+    await page.getByRole('row').filter({ hasText: 'Linen Shirt, renamed' }).waitFor();
+
+    await page.getByRole('button', { name: 'Delete Summer Dress on the boardwalk' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    assert.equal((await admin(`/videos/${dress}`)).status, 200, 'nothing is deleted before the confirmation');
+    const deleted = page.waitForResponse((r) => r.request().method() === 'DELETE' && r.url().endsWith(`/videos/${dress}`));
+    await dialog.getByRole('button', { name: 'Delete video', exact: true }).click();
+    assert.equal((await deleted).status(), 204);
+    assert.equal((await admin(`/videos/${dress}`)).status, 404, 'the video is gone');
+
+    // A widget: its title and status changed, then deleted after the confirmation.
+    await goTo(page, 'Widgets');
+    await page.getByRole('button', { name: 'Edit To be renamed' }).click();
+    await pageHeading(page, 'Edit To be renamed').waitFor();
+    await page.getByLabel('Title', { exact: true }).fill('Renamed in the dashboard');
+    await page.getByLabel('Status', { exact: true }).selectOption('archived');
+    const saved = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/widgets/${widgetId}`));
+    await page.getByRole('button', { name: 'Save widget', exact: true }).click();
+    assert.equal((await saved).status(), 200);
+    const held = await (await admin(`/widgets/${widgetId}`)).json();
+    assert.deepEqual({ title: held.title, status: held.status }, { title: 'Renamed in the dashboard', status: 'archived' });
+
+    await page.getByRole('button', { name: 'Delete Renamed in the dashboard' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel', exact: true }).click();
+    assert.equal((await admin(`/widgets/${widgetId}`)).status, 200, 'a cancelled deletion deletes nothing');
+    await page.getByRole('button', { name: 'Delete Renamed in the dashboard' }).click();
+    const gone = page.waitForResponse((r) => r.request().method() === 'DELETE' && r.url().endsWith(`/widgets/${widgetId}`));
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete widget', exact: true }).click();
+    assert.equal((await gone).status(), 204);
+    assert.equal((await admin(`/widgets/${widgetId}`)).status, 404, 'the widget is gone');
   });
 
   // ---------------------------------------------------------------------------------------------
