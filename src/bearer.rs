@@ -1,4 +1,5 @@
-//! `Authorization: Bearer <token>`, read one way for the admin token and the analytics API keys.
+//! `Authorization: Bearer <token>`, read one way for the admin token, the analytics API keys and
+//! the platform's session tokens.
 
 use axum::http::header::AUTHORIZATION;
 use axum::http::{HeaderMap, HeaderValue};

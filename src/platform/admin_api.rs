@@ -290,13 +290,8 @@ impl AdminApi {
                 return Err(AdminApiError::Refused(format!("status {status}")));
             }
             if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
-                throttled += 1;
-                if throttled > MAX_THROTTLED {
-                    return Err(AdminApiError::Throttled);
-                }
-                let wait = Duration::from_secs_f64(retry_after.unwrap_or(1.0));
-                metrics::counter!("platform_throttled_total").increment(1);
-                tokio::time::sleep(wait.min(MAX_THROTTLE_WAIT)).await;
+                let wait = Duration::from_secs_f64(retry_after.unwrap_or(1.0).min(3600.0));
+                wait_out_throttling(&mut throttled, wait).await?;
                 continue;
             }
             if !status.is_success() {
@@ -308,13 +303,8 @@ impl AdminApi {
             if let Some(errors) = &answer.errors {
                 let codes = error_codes(errors);
                 if codes.contains(&"THROTTLED") {
-                    throttled += 1;
-                    if throttled > MAX_THROTTLED {
-                        return Err(AdminApiError::Throttled);
-                    }
                     let wait = cost.map_or(Duration::from_secs(1), |c| c.wait_for_bucket());
-                    metrics::counter!("platform_throttled_total").increment(1);
-                    tokio::time::sleep(wait.max(Duration::from_millis(10))).await;
+                    wait_out_throttling(&mut throttled, wait).await?;
                     continue;
                 }
                 if codes.contains(&"MAX_COST_EXCEEDED") && first > 1 {
@@ -349,6 +339,18 @@ impl AdminApi {
             });
         }
     }
+}
+
+/// One more throttled answer for a page: waited out (at least 10 ms, at most a minute), or the
+/// attempt ends once a page was throttled `MAX_THROTTLED` times.
+async fn wait_out_throttling(throttled: &mut u32, wait: Duration) -> Result<(), AdminApiError> {
+    *throttled += 1;
+    if *throttled > MAX_THROTTLED {
+        return Err(AdminApiError::Throttled);
+    }
+    metrics::counter!("platform_throttled_total").increment(1);
+    tokio::time::sleep(wait.clamp(Duration::from_millis(10), MAX_THROTTLE_WAIT)).await;
+    Ok(())
 }
 
 fn status_error(status: reqwest::StatusCode, body: &str) -> AdminApiError {

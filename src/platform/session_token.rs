@@ -86,18 +86,9 @@ impl FromRequestParts<AppState> for SessionToken {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let platform = state.platform.as_ref().ok_or(ApiError::PlatformOff)?;
-        let token = parts
-            .headers
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| {
-                ApiError::InvalidSessionToken(
-                    "send it as Authorization: Bearer <session token>".into(),
-                )
-            })?;
+        let token = crate::bearer::token(&parts.headers).ok_or_else(|| {
+            ApiError::InvalidSessionToken("send it as Authorization: Bearer <session token>".into())
+        })?;
         platform
             .sessions
             .verify(token)
