@@ -205,7 +205,10 @@ ch_query() {
     curl -sS -m 60 --fail-with-body --data-binary "$1" "$CH_URL/"
 }
 
+# The server's config for CH_DIR and its ports; $1, if given, is more XML for inside <yandex>
+# (a cluster node's shards, ZooKeeper and macros: scripts/cluster).
 ch_write_config() {
+    local extra="${1:-}"
     mkdir -p "$CH_DIR"/{data,tmp,user_files,format_schemas,log}
     cat >"$CH_DIR/config.xml" <<EOF
 <?xml version="1.0"?>
@@ -237,6 +240,7 @@ ch_write_config() {
     <mlock_executable>false</mlock_executable>
     <max_session_timeout>3600</max_session_timeout>
     <default_session_timeout>60</default_session_timeout>
+$extra
 </yandex>
 EOF
     # User "default", no password, reachable from loopback only.
@@ -275,6 +279,8 @@ EOF
 EOF
 }
 
+# Starts the ClickHouse of CH_DIR on CH_HTTP_PORT / CH_TCP_PORT (the single node unless a caller
+# sets them); $1 as for ch_write_config.
 start_clickhouse() {
     command -v clickhouse-server >/dev/null 2>&1 || die "clickhouse-server is not installed (run ensure_packages)"
     local pidfile="$CH_DIR/clickhouse.pid" pid=""
@@ -289,7 +295,7 @@ start_clickhouse() {
         die "ports $CH_HTTP_PORT/$CH_TCP_PORT are taken by something that is not ClickHouse; stop it first"
     else
         rm -f "$pidfile" # stale, e.g. after a reboot
-        ch_write_config
+        ch_write_config "${1:-}"
         log "==> starting clickhouse on 127.0.0.1:$CH_HTTP_PORT (tcp $CH_TCP_PORT)"
         # Run from CH_DIR: the server writes preprocessed configs next to the config or in cwd.
         (cd "$CH_DIR" && clickhouse-server --config-file="$CH_DIR/config.xml" --daemon --pid-file="$pidfile") \

@@ -119,6 +119,17 @@ pub struct Settings {
         value_parser = password
     )]
     pub clickhouse_password: SecretString,
+    /// ClickHouse cluster to run on, as the servers' `remote_servers` name it: the migrations then
+    /// make replicated tables on every node and `Distributed` tables over them, events sharded by
+    /// shop. Unset: one server.
+    #[arg(
+        long,
+        env = "CLICKHOUSE_CLUSTER",
+        global = true,
+        value_name = "NAME",
+        value_parser = identifier
+    )]
+    pub clickhouse_cluster: Option<String>,
     /// Public listener [default: 127.0.0.1:8080; for dev-store: 127.0.0.1:3000].
     #[arg(
         long,
@@ -438,6 +449,8 @@ pub struct ClickHouseConfig {
     pub database: String,
     pub user: String,
     pub password: SecretString,
+    /// The cluster the tables span, if any.
+    pub cluster: Option<String>,
 }
 
 /// What `serve` runs with.
@@ -519,6 +532,7 @@ impl Settings {
             database: self.clickhouse_database.clone(),
             user: self.clickhouse_user.clone(),
             password: self.clickhouse_password.clone(),
+            cluster: self.clickhouse_cluster.clone(),
         })
     }
 

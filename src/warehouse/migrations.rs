@@ -44,6 +44,7 @@ const LEDGER_CREATE_SQL: &str = include_str!("../../sql/00_ledger_create.sql");
 const LEDGER_APPLIED_SQL: &str = include_str!("../../sql/01_ledger_applied.sql");
 const LEDGER_RECORD_SQL: &str = include_str!("../../sql/02_ledger_record.sql");
 const COLUMN_EXISTS_SQL: &str = include_str!("../../sql/04_column_exists.sql");
+const CLUSTER_NODES_SQL: &str = include_str!("../../sql/05_cluster_nodes.sql");
 
 #[derive(Debug, thiserror::Error)]
 pub enum MigrationError {
@@ -53,6 +54,10 @@ pub enum MigrationError {
     Lock(#[from] sqlx::Error),
     #[error("Postgres (recording that every shop's numbers changed): {0}")]
     Versions(sqlx::Error),
+    #[error("ClickHouse knows no cluster named {0:?} (CLICKHOUSE_CLUSTER): see remote_servers in the servers' configuration")]
+    NoSuchCluster(String),
+    #[error(transparent)]
+    NoClusterForm(#[from] super::cluster::UnknownShape),
     #[error("ClickHouse migration {name}, statement {index}: {source}")]
     Statement {
         name: &'static str,
@@ -90,19 +95,27 @@ fn push_statement(out: &mut Vec<String>, current: &mut String) {
     current.clear();
 }
 
-/// The table and column of `ALTER TABLE t ADD COLUMN c …`. 18.16 knows no `IF NOT EXISTS` for
-/// a column, so the runner asks whether it exists: a file interrupted after such a statement
-/// can then be applied again, like every other statement here.
+/// The table and column of `ALTER TABLE t [ON CLUSTER c] ADD COLUMN x …` (`t` without its
+/// database). 18.16 knows no `IF NOT EXISTS` for a column, so the runner asks whether it exists:
+/// a file interrupted after such a statement can then be applied again, like every other
+/// statement here.
 fn added_column(statement: &str) -> Option<(&str, &str)> {
-    let words: Vec<&str> = statement.split_whitespace().take(6).collect();
-    match words.as_slice() {
+    let mut words: Vec<&str> = statement.split_whitespace().take(9).collect();
+    if words.len() > 5
+        && words[3].eq_ignore_ascii_case("ON")
+        && words[4].eq_ignore_ascii_case("CLUSTER")
+    {
+        words.drain(3..6);
+    }
+    match words.get(..6)? {
         [alter, table_kw, table, add, column_kw, column]
             if alter.eq_ignore_ascii_case("ALTER")
                 && table_kw.eq_ignore_ascii_case("TABLE")
                 && add.eq_ignore_ascii_case("ADD")
                 && column_kw.eq_ignore_ascii_case("COLUMN") =>
         {
-            Some((table, column))
+            let table = table.rsplit_once('.').map_or(*table, |(_, name)| name);
+            Some((table, *column))
         }
         _ => None,
     }
@@ -162,14 +175,13 @@ pub async fn apply(
     warehouse: &Warehouse,
     migrations: &[Migration],
 ) -> Result<Vec<u32>, MigrationError> {
-    warehouse
-        .server
-        .query("CREATE DATABASE IF NOT EXISTS ?")
-        .bind(Identifier(warehouse.database()))
-        .execute()
-        .await?;
+    create_database(warehouse).await?;
     let client = warehouse.client();
-    client.query(LEDGER_CREATE_SQL).execute().await?;
+    for statement in statements(LEDGER_CREATE_SQL) {
+        for statement in in_cluster_form(warehouse, &statement)? {
+            client.query(&statement).execute().await?;
+        }
+    }
     let applied: Vec<u32> = client.query(LEDGER_APPLIED_SQL).fetch_all().await?;
     let mut newly_applied = Vec::new();
     for migration in migrations {
@@ -177,21 +189,24 @@ pub async fn apply(
             continue;
         }
         for (index, statement) in statements(migration.sql).iter().enumerate() {
-            if let Some((table, column)) = added_column(statement) {
-                if column_exists(warehouse, table, column).await? {
-                    continue;
+            let failed = |source| MigrationError::Statement {
+                name: migration.name,
+                index: index + 1,
+                source,
+            };
+            for statement in in_cluster_form(warehouse, statement)? {
+                if let Some((table, column)) = added_column(&statement) {
+                    if column_exists(warehouse, table, column).await? {
+                        continue;
+                    }
                 }
+                // `?` is the crate's bind marker; schema files have no parameters, so escape it.
+                client
+                    .query(&statement.replace('?', "??"))
+                    .execute()
+                    .await
+                    .map_err(failed)?;
             }
-            // `?` is the crate's bind marker; schema files have no parameters, so escape it.
-            client
-                .query(&statement.replace('?', "??"))
-                .execute()
-                .await
-                .map_err(|source| MigrationError::Statement {
-                    name: migration.name,
-                    index: index + 1,
-                    source,
-                })?;
         }
         client
             .query(LEDGER_RECORD_SQL)
@@ -207,6 +222,42 @@ pub async fn apply(
         newly_applied.push(migration.version);
     }
     Ok(newly_applied)
+}
+
+/// The service's database, on every node of the cluster if there is one (which must exist).
+async fn create_database(warehouse: &Warehouse) -> Result<(), MigrationError> {
+    let Some(cluster) = warehouse.cluster() else {
+        warehouse
+            .server
+            .query("CREATE DATABASE IF NOT EXISTS ?")
+            .bind(Identifier(warehouse.database()))
+            .execute()
+            .await?;
+        return Ok(());
+    };
+    let nodes: u64 = warehouse
+        .server
+        .query(CLUSTER_NODES_SQL)
+        .bind(&cluster.name)
+        .fetch_one()
+        .await?;
+    if nodes == 0 {
+        return Err(MigrationError::NoSuchCluster(cluster.name.clone()));
+    }
+    warehouse
+        .server
+        .query(&cluster.create_database())
+        .execute()
+        .await?;
+    Ok(())
+}
+
+/// `statement` as it is run: itself on one server, its cluster form on a cluster.
+fn in_cluster_form(warehouse: &Warehouse, statement: &str) -> Result<Vec<String>, MigrationError> {
+    match warehouse.cluster() {
+        None => Ok(vec![statement.to_string()]),
+        Some(cluster) => Ok(cluster.rewrite(statement)?),
+    }
 }
 
 #[cfg(test)]
@@ -236,7 +287,12 @@ mod tests {
             added_column("alter table events\n    add column x UInt8 AFTER y"),
             Some(("events", "x"))
         );
+        assert_eq!(
+            added_column("ALTER TABLE db.events_local ON CLUSTER c ADD COLUMN x UInt8"),
+            Some(("events_local", "x"))
+        );
         assert_eq!(added_column("ALTER TABLE events DROP COLUMN x"), None);
+        assert_eq!(added_column("ALTER TABLE events"), None);
         assert_eq!(added_column("CREATE TABLE IF NOT EXISTS t (x UInt8)"), None);
     }
 

@@ -2,6 +2,7 @@
 //! record of what changed in each shop's numbers.
 
 pub mod changes;
+pub mod cluster;
 pub mod error;
 pub mod migrations;
 pub mod privacy;
@@ -13,6 +14,7 @@ use clickhouse::Client;
 use secrecy::ExposeSecret;
 
 use crate::config::ClickHouseConfig;
+use cluster::Cluster;
 use error::WarehouseError;
 
 const PING_SQL: &str = include_str!("../../sql/03_ping.sql");
@@ -23,6 +25,7 @@ pub struct Warehouse {
     client: Client,
     server: Client,
     database: String,
+    cluster: Option<Cluster>,
 }
 
 impl Warehouse {
@@ -31,11 +34,27 @@ impl Warehouse {
             .with_url(config.url.as_str())
             .with_user(config.user.as_str())
             .with_password(config.password.expose_secret());
+        let cluster = config.cluster.as_ref().map(|name| Cluster {
+            name: name.clone(),
+            database: config.database.clone(),
+        });
+        let mut client = server.clone().with_database(config.database.as_str());
+        if cluster.is_some() {
+            // An insert returns once every shard has its rows, not when the node it reached has
+            // queued them for later: what the spool lets go of is in the shard's tables.
+            client = client.with_option("insert_distributed_sync", "1");
+        }
         Warehouse {
-            client: server.clone().with_database(config.database.as_str()),
+            client,
             server,
             database: config.database.clone(),
+            cluster,
         }
+    }
+
+    /// The cluster the tables span, if the service runs on one.
+    pub fn cluster(&self) -> Option<&Cluster> {
+        self.cluster.as_ref()
     }
 
     /// A client whose unqualified table names resolve in the service's database.

@@ -10,6 +10,7 @@ fn warehouse() -> Warehouse {
         database: fresh_clickhouse_database(),
         user: "default".to_string(),
         password: Default::default(),
+        cluster: None,
     })
 }
 
@@ -146,6 +147,7 @@ async fn the_service_applies_its_own_schema_at_start() {
         database: app.clickhouse_database.clone(),
         user: "default".to_string(),
         password: Default::default(),
+        cluster: None,
     });
     let recorded = ledger(&warehouse).await;
     let expected: Vec<(u32, String)> = videoapp::warehouse::migrations::MIGRATIONS

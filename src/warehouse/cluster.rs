@@ -1,0 +1,340 @@
+//! The schema on a ClickHouse cluster (`CLICKHOUSE_CLUSTER`): the statements of `clickhouse/`,
+//! written for one server, rewritten into what does the same on every node.
+//!
+//! - A table with a `shop_domain` column becomes `<name>_local`, a `Replicated*MergeTree` on every
+//!   node (replicas of a shard share its ZooKeeper path), and `<name>`, a `Distributed` table over
+//!   them that sends each row to the shard of its shop. Since every such table shards by the same
+//!   key, a shop's raw events and all its aggregates live on one shard, and a materialized view
+//!   (reading `events_local`, writing `<aggregate>_local`) never needs another node.
+//! - A table without `shop_domain` (the migration ledger) is replicated whole to every node.
+//! - Every query of the service reads and writes the unsuffixed names, which are the
+//!   `Distributed` tables here and the tables themselves on one server: one text serves both.
+//!
+//! DDL runs `ON CLUSTER`, so each statement waits until every node has applied it. Names are
+//! qualified with the database: a node runs distributed DDL in its own default database.
+
+/// What every sharded table is sharded by: its shop.
+pub const SHARDING_KEY: &str = "cityHash64(shop_domain)";
+
+/// The suffix of the tables that hold a node's own rows.
+pub const LOCAL_SUFFIX: &str = "_local";
+
+/// Where a cluster's tables are: its name and the service's database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cluster {
+    pub name: String,
+    pub database: String,
+}
+
+/// A migration statement of a shape the rewrite does not know (a new kind of migration must
+/// teach it here first, or the cluster would silently differ from a single server).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no cluster form for a statement that begins {0:?}")]
+pub struct UnknownShape(pub String);
+
+impl Cluster {
+    /// `CREATE DATABASE` on every node.
+    pub fn create_database(&self) -> String {
+        format!(
+            "CREATE DATABASE IF NOT EXISTS {} ON CLUSTER {}",
+            self.database, self.name
+        )
+    }
+
+    /// `DROP DATABASE` on every node.
+    pub fn drop_database(&self) -> String {
+        format!(
+            "DROP DATABASE IF EXISTS {} ON CLUSTER {}",
+            self.database, self.name
+        )
+    }
+
+    /// The statements that do on the cluster what `statement` does on one server.
+    pub fn rewrite(&self, statement: &str) -> Result<Vec<String>, UnknownShape> {
+        let words: Vec<&str> = statement.split_whitespace().take(6).collect();
+        let upper: Vec<String> = words.iter().map(|w| w.to_ascii_uppercase()).collect();
+        let upper: Vec<&str> = upper.iter().map(String::as_str).collect();
+        match upper.as_slice() {
+            ["CREATE", "TABLE", "IF", "NOT", "EXISTS", ..] => {
+                self.create_table(statement, words[5])
+            }
+            ["CREATE", "MATERIALIZED", "VIEW", "IF", "NOT", "EXISTS"] => {
+                self.create_view(statement)
+            }
+            ["ALTER", "TABLE", ..] => Ok(self.alter_table(statement, words[2])),
+            ["DROP", "TABLE", "IF", "EXISTS", ..] => Ok(self.drop_table(words[4])),
+            // Through the Distributed tables, synchronously: rows reach the shard of their shop.
+            ["INSERT", "INTO", ..] => Ok(vec![statement.to_string()]),
+            _ => Err(UnknownShape(words.join(" "))),
+        }
+    }
+
+    fn qualified(&self, table: &str) -> String {
+        format!("{}.{}", self.database, table)
+    }
+
+    fn local(&self, table: &str) -> String {
+        self.qualified(&format!("{table}{LOCAL_SUFFIX}"))
+    }
+
+    /// `CREATE TABLE IF NOT EXISTS name (columns) ENGINE = Engine …`.
+    fn create_table(&self, statement: &str, name: &str) -> Result<Vec<String>, UnknownShape> {
+        let unknown = || UnknownShape(statement.chars().take(60).collect());
+        let body = statement
+            .find('(')
+            .map(|at| &statement[at..])
+            .ok_or_else(unknown)?;
+        let engine_at = body.find("ENGINE = ").ok_or_else(unknown)? + "ENGINE = ".len();
+        let (columns, engine_and_rest) = body.split_at(engine_at);
+        let engine_end = engine_and_rest
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(engine_and_rest.len());
+        let (engine, rest) = engine_and_rest.split_at(engine_end);
+        if !engine.ends_with("MergeTree") || rest.trim_start().starts_with('(') {
+            return Err(unknown());
+        }
+        let sharded = columns
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .any(|word| word == "shop_domain");
+        if !sharded {
+            // Every node holds all of it: one ZooKeeper path for the whole cluster.
+            let path = format!("/clickhouse/tables/all/{}/{name}", self.database);
+            return Ok(vec![format!(
+                "CREATE TABLE IF NOT EXISTS {} ON CLUSTER {} {columns}Replicated{engine}('{path}', '{{shard}}-{{replica}}'){rest}",
+                self.qualified(name),
+                self.name,
+            )]);
+        }
+        let path = format!(
+            "/clickhouse/tables/{{shard}}/{}/{name}{LOCAL_SUFFIX}",
+            self.database
+        );
+        Ok(vec![
+            format!(
+                "CREATE TABLE IF NOT EXISTS {} ON CLUSTER {} {columns}Replicated{engine}('{path}', '{{replica}}'){rest}",
+                self.local(name),
+                self.name,
+            ),
+            self.distributed(name),
+        ])
+    }
+
+    /// `CREATE MATERIALIZED VIEW IF NOT EXISTS view TO target AS SELECT … FROM source …`: on
+    /// every node, from the node's own source rows into its own target table.
+    fn create_view(&self, statement: &str) -> Result<Vec<String>, UnknownShape> {
+        let unknown = || UnknownShape(statement.chars().take(60).collect());
+        let words: Vec<&str> = statement.split_whitespace().take(10).collect();
+        let [.., view, to, target, as_] = words[..] else {
+            return Err(unknown());
+        };
+        if words.len() != 10 || !to.eq_ignore_ascii_case("TO") || !as_.eq_ignore_ascii_case("AS") {
+            return Err(unknown());
+        }
+        let select_at = end_of(statement, as_);
+        let select = local_sources(&statement[select_at..], |source| self.local(source));
+        Ok(vec![format!(
+            "CREATE MATERIALIZED VIEW IF NOT EXISTS {} ON CLUSTER {} TO {} AS{select}",
+            self.qualified(view),
+            self.name,
+            self.local(target),
+        )])
+    }
+
+    /// `ALTER TABLE name …`: a column is added to the node tables, and the `Distributed` table
+    /// (whose columns are its own) made again over them, since 18.16 alters on a cluster only
+    /// replicated tables; a mutation (`DELETE`, `UPDATE`) changes the node tables.
+    fn alter_table(&self, statement: &str, name: &str) -> Vec<String> {
+        let rest = &statement[end_of(statement, name)..];
+        let first = rest.split_whitespace().next().unwrap_or_default();
+        let on_nodes = format!(
+            "ALTER TABLE {} ON CLUSTER {}{rest}",
+            self.local(name),
+            self.name
+        );
+        if first.eq_ignore_ascii_case("DELETE") || first.eq_ignore_ascii_case("UPDATE") {
+            return vec![on_nodes];
+        }
+        vec![
+            on_nodes,
+            format!(
+                "DROP TABLE IF EXISTS {} ON CLUSTER {}",
+                self.qualified(name),
+                self.name
+            ),
+            self.distributed(name),
+        ]
+    }
+
+    /// The `Distributed` table `name` over the node tables `name_local`.
+    fn distributed(&self, name: &str) -> String {
+        format!(
+            "CREATE TABLE IF NOT EXISTS {} ON CLUSTER {} AS {} ENGINE = Distributed({}, {}, {name}{LOCAL_SUFFIX}, {SHARDING_KEY})",
+            self.qualified(name),
+            self.name,
+            self.local(name),
+            self.name,
+            self.database,
+        )
+    }
+
+    /// `DROP TABLE IF EXISTS name`: whichever of its cluster forms exist (a view has one).
+    fn drop_table(&self, name: &str) -> Vec<String> {
+        [self.qualified(name), self.local(name)]
+            .into_iter()
+            .map(|table| format!("DROP TABLE IF EXISTS {table} ON CLUSTER {}", self.name))
+            .collect()
+    }
+}
+
+/// The offset just past `word`, a slice of `statement`.
+fn end_of(statement: &str, word: &str) -> usize {
+    word.as_ptr() as usize - statement.as_ptr() as usize + word.len()
+}
+
+/// `select` with the table after each `FROM` replaced by `local(table)`.
+fn local_sources(select: &str, local: impl Fn(&str) -> String) -> String {
+    let mut out = String::with_capacity(select.len() + 64);
+    let mut rest = select;
+    while let Some(at) = find_word(rest, "FROM") {
+        let after = &rest[at + "FROM".len()..];
+        let name_start = after.len() - after.trim_start().len();
+        let name_len = after[name_start..]
+            .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .unwrap_or(after.len() - name_start);
+        out.push_str(&rest[..at + "FROM".len()]);
+        out.push_str(&after[..name_start]);
+        out.push_str(&local(&after[name_start..name_start + name_len]));
+        rest = &after[name_start + name_len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Where `word` stands alone in `text` (any case).
+fn find_word(text: &str, word: &str) -> Option<usize> {
+    let upper = text.to_ascii_uppercase();
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut from = 0;
+    while let Some(found) = upper[from..].find(word) {
+        let at = from + found;
+        let before = upper[..at].chars().next_back();
+        let after = upper[at + word.len()..].chars().next();
+        if !before.is_some_and(is_name) && !after.is_some_and(is_name) {
+            return Some(at);
+        }
+        from = at + word.len();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::warehouse::migrations::{statements, MIGRATIONS};
+
+    fn cluster() -> Cluster {
+        Cluster {
+            name: "videoapp".into(),
+            database: "shop_data".into(),
+        }
+    }
+
+    #[test]
+    fn a_table_of_shops_becomes_replicated_node_tables_under_a_distributed_one() {
+        let sql = "CREATE TABLE IF NOT EXISTS video_daily\n(\n    shop_domain String,\n    views UInt64\n)\nENGINE = SummingMergeTree\nPARTITION BY toYYYYMM(local_date)\nORDER BY (shop_domain, video_id)";
+        assert_eq!(
+            cluster().rewrite(sql).unwrap(),
+            vec![
+                "CREATE TABLE IF NOT EXISTS shop_data.video_daily_local ON CLUSTER videoapp (\n    shop_domain String,\n    views UInt64\n)\nENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/shop_data/video_daily_local', '{replica}')\nPARTITION BY toYYYYMM(local_date)\nORDER BY (shop_domain, video_id)".to_string(),
+                "CREATE TABLE IF NOT EXISTS shop_data.video_daily ON CLUSTER videoapp AS shop_data.video_daily_local ENGINE = Distributed(videoapp, shop_data, video_daily_local, cityHash64(shop_domain))".to_string(),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_table_without_shops_is_replicated_whole_to_every_node() {
+        let sql = "CREATE TABLE IF NOT EXISTS schema_migrations\n(\n    version UInt32\n)\nENGINE = MergeTree\nORDER BY version";
+        assert_eq!(
+            cluster().rewrite(sql).unwrap(),
+            vec!["CREATE TABLE IF NOT EXISTS shop_data.schema_migrations ON CLUSTER videoapp (\n    version UInt32\n)\nENGINE = ReplicatedMergeTree('/clickhouse/tables/all/shop_data/schema_migrations', '{shard}-{replica}')\nORDER BY version"]
+        );
+    }
+
+    #[test]
+    fn a_view_reads_and_writes_the_nodes_own_tables() {
+        let sql = "CREATE MATERIALIZED VIEW IF NOT EXISTS video_daily_mv TO video_daily AS\nSELECT shop_domain, count() AS views\nFROM events\nWHERE event_type != 'view_from'\nGROUP BY shop_domain";
+        assert_eq!(
+            cluster().rewrite(sql).unwrap(),
+            vec!["CREATE MATERIALIZED VIEW IF NOT EXISTS shop_data.video_daily_mv ON CLUSTER videoapp TO shop_data.video_daily_local AS\nSELECT shop_domain, count() AS views\nFROM shop_data.events_local\nWHERE event_type != 'view_from'\nGROUP BY shop_domain"]
+        );
+    }
+
+    #[test]
+    fn a_column_is_added_to_the_nodes_and_seen_through_the_distributed_table_and_a_mutation_changes_the_nodes(
+    ) {
+        assert_eq!(
+            cluster()
+                .rewrite("ALTER TABLE events ADD COLUMN x UInt8 AFTER y")
+                .unwrap(),
+            vec![
+                "ALTER TABLE shop_data.events_local ON CLUSTER videoapp ADD COLUMN x UInt8 AFTER y",
+                "DROP TABLE IF EXISTS shop_data.events ON CLUSTER videoapp",
+                "CREATE TABLE IF NOT EXISTS shop_data.events ON CLUSTER videoapp AS shop_data.events_local ENGINE = Distributed(videoapp, shop_data, events_local, cityHash64(shop_domain))",
+            ]
+        );
+        assert_eq!(
+            cluster()
+                .rewrite("ALTER TABLE events DELETE WHERE shop_domain = ?")
+                .unwrap(),
+            vec!["ALTER TABLE shop_data.events_local ON CLUSTER videoapp DELETE WHERE shop_domain = ?"]
+        );
+    }
+
+    #[test]
+    fn drops_reach_every_node_and_inserts_go_through_the_distributed_tables() {
+        assert_eq!(
+            cluster()
+                .rewrite("DROP TABLE IF EXISTS video_daily_mv")
+                .unwrap(),
+            vec![
+                "DROP TABLE IF EXISTS shop_data.video_daily_mv ON CLUSTER videoapp",
+                "DROP TABLE IF EXISTS shop_data.video_daily_mv_local ON CLUSTER videoapp",
+            ]
+        );
+        let insert = "INSERT INTO video_daily SELECT * FROM events";
+        assert_eq!(cluster().rewrite(insert).unwrap(), vec![insert]);
+    }
+
+    #[test]
+    fn a_statement_of_an_unknown_shape_is_refused() {
+        assert!(cluster().rewrite("RENAME TABLE a TO b").is_err());
+        assert!(cluster()
+            .rewrite("CREATE TABLE IF NOT EXISTS t (shop_domain String) ENGINE = Memory")
+            .is_err());
+        assert!(cluster()
+            .rewrite(
+                "CREATE TABLE IF NOT EXISTS t (x UInt8) ENGINE = ReplacingMergeTree(x) ORDER BY x"
+            )
+            .is_err());
+    }
+
+    #[test]
+    fn every_migration_has_a_cluster_form() {
+        for migration in MIGRATIONS {
+            for statement in statements(migration.sql) {
+                let rewritten = cluster().rewrite(&statement);
+                assert!(rewritten.is_ok(), "{}: {rewritten:?}", migration.name);
+                for sql in rewritten.unwrap() {
+                    if !sql.starts_with("INSERT") {
+                        assert!(sql.contains(" ON CLUSTER videoapp"), "{sql}");
+                    }
+                    // No view may read or write another node's rows.
+                    if sql.starts_with("CREATE MATERIALIZED VIEW") {
+                        assert!(!sql.contains("FROM events\n"), "{sql}");
+                        assert!(sql.contains("FROM shop_data.events_local"), "{sql}");
+                    }
+                }
+            }
+        }
+    }
+}
