@@ -141,8 +141,7 @@ impl Application {
             };
             platform::work::spawn_worker(worker, webhook_work.clone());
         }
-        let rate_limit = KeyRateLimit::new(config.rate_limit_per_minute);
-        rate_limit.spawn_reclaimer();
+        let rate_limit = KeyRateLimit::new(config.rate_limit_per_minute, db.clone());
         let state = AppState(Arc::new(Shared {
             view_counts: ViewCounts::new(warehouse.clone(), config.view_count_refresh),
             rendered_pages: RenderedPages::new(256 * 1024 * 1024),

@@ -3,17 +3,13 @@
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
-use governor::clock::{Clock, DefaultClock};
-use governor::middleware::StateInformationMiddleware;
-use governor::state::keyed::DefaultKeyedStateStore;
-use governor::{Quota, RateLimiter};
 use moka::future::Cache;
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -117,83 +113,177 @@ impl MinuteGuard {
     }
 }
 
-type KeyedLimiter =
-    RateLimiter<Uuid, DefaultKeyedStateStore<Uuid>, DefaultClock, StateInformationMiddleware>;
-
-/// Requests per key per rolling minute (GCRA: the full quota as a burst, refilled evenly).
+/// Requests per key per rolling minute, one quota for the key however many instances serve it.
+/// GCRA: the full quota as a burst, then one request back every minute / quota.
+///
+/// The state is a row per key in Postgres (`api_key_rate`), which every instance shares. One
+/// statement reads it, decides and advances it, under the row's lock, so concurrent requests on
+/// any instances take a unit each and never more than the quota between them. Times are
+/// Postgres's, so instances whose clocks differ still agree.
 #[derive(Clone)]
 pub struct KeyRateLimit {
-    limiter: Arc<KeyedLimiter>,
-    per_minute: u32,
+    quota: Quota,
+    pool: PgPool,
 }
 
 impl KeyRateLimit {
-    pub fn new(per_minute: NonZeroU32) -> Self {
-        let limiter = RateLimiter::keyed(Quota::per_minute(per_minute))
-            .with_middleware::<StateInformationMiddleware>();
+    pub fn new(per_minute: NonZeroU32, pool: PgPool) -> Self {
         KeyRateLimit {
-            limiter: Arc::new(limiter),
+            quota: Quota::new(per_minute),
+            pool,
+        }
+    }
+
+    /// Takes a unit of the key's quota if one is left. When Postgres cannot be asked the request
+    /// is refused as unavailable: a limit that failed open would be no limit.
+    async fn check(&self, key_id: Uuid) -> Result<Verdict, ApiError> {
+        let decision = take_unit(&self.pool, key_id, &self.quota)
+            .await
+            .map_err(refusal_of)?;
+        let verdict = self.quota.verdict(decision);
+        if let Verdict::Refused { .. } = verdict {
+            metrics::counter!("rate_limit_rejections_total").increment(1);
+        }
+        Ok(verdict)
+    }
+}
+
+/// One GCRA step for a key. `tat`, the theoretical arrival time, is when the key's quota would be
+/// full again; a request is allowed if pushing it one emission interval on (from now, if it is
+/// past) leaves it at most a quota's worth ahead of now, and only then is it advanced. A new key
+/// starts full. The decision is written beside it (`last_allowed`) because RETURNING sees only
+/// the row as written. `now()` is the statement's start, one instant for the whole decision.
+const TAKE_UNIT: &str = "\
+    INSERT INTO api_key_rate AS rate (key_id, tat, last_allowed) \
+    VALUES ($1, now() + $2::interval, true) \
+    ON CONFLICT (key_id) DO UPDATE SET \
+        tat = CASE \
+            WHEN greatest(rate.tat + $2::interval, excluded.tat) <= now() + $3::interval \
+            THEN greatest(rate.tat + $2::interval, excluded.tat) \
+            ELSE rate.tat END, \
+        last_allowed = greatest(rate.tat + $2::interval, excluded.tat) <= now() + $3::interval \
+    RETURNING last_allowed, \
+        (extract(epoch FROM tat - now()) * 1000000)::bigint, \
+        (extract(epoch FROM now()) * 1000000)::bigint";
+
+async fn take_unit(pool: &PgPool, key_id: Uuid, quota: &Quota) -> Result<Decision, sqlx::Error> {
+    let (allowed, ahead_micros, now_micros) = sqlx::query_as(TAKE_UNIT)
+        .bind(key_id)
+        .bind(TimeDelta::microseconds(quota.emission_micros))
+        .bind(TimeDelta::microseconds(quota.window_micros))
+        .fetch_one(pool)
+        .await?;
+    Ok(Decision {
+        allowed,
+        ahead_micros,
+        now_micros,
+    })
+}
+
+/// A key that is gone (its row in `api_keys` deleted while this instance still knew it) is
+/// refused as unknown; any other failure is Postgres being unavailable.
+fn refusal_of(e: sqlx::Error) -> ApiError {
+    let key_is_gone = e
+        .as_database_error()
+        .is_some_and(|db| db.is_foreign_key_violation());
+    if key_is_gone {
+        ApiError::InvalidApiKey
+    } else {
+        ApiError::Unavailable(anyhow::Error::new(e).context("checking the key's rate limit"))
+    }
+}
+
+/// What Postgres decided for one request, on its clock.
+#[derive(Debug, Clone, Copy)]
+struct Decision {
+    allowed: bool,
+    /// How far the key's theoretical arrival time is ahead of now, after the decision.
+    ahead_micros: i64,
+    /// Postgres's now, in Unix microseconds.
+    now_micros: i64,
+}
+
+/// The GCRA parameters of a quota, in microseconds (Postgres's resolution).
+#[derive(Debug, Clone, Copy)]
+struct Quota {
+    per_minute: u32,
+    /// How long one request takes to come back: a minute / quota, rounded up, so a key never
+    /// gets more than its quota a minute.
+    emission_micros: i64,
+    /// How far ahead of now the theoretical arrival time may be after an allowed request: the
+    /// whole quota's worth, which is what lets the full quota go at once.
+    window_micros: i64,
+}
+
+impl Quota {
+    fn new(per_minute: NonZeroU32) -> Self {
+        let emission = MICROS_PER_MINUTE.div_ceil(u64::from(per_minute.get()));
+        // At most 60 s, and times the quota at most 60 s + the quota in microseconds: both far
+        // inside i64.
+        let emission_micros = emission as i64;
+        Quota {
             per_minute: per_minute.get(),
+            emission_micros,
+            window_micros: emission_micros * i64::from(per_minute.get()),
         }
     }
 
-    /// Drops the state of keys idle long enough to be back at a full quota, periodically.
-    pub fn spawn_reclaimer(&self) -> tokio::task::JoinHandle<()> {
-        let limiter = self.limiter.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_secs(60)).await;
-                limiter.retain_recent();
-                limiter.shrink_to_fit();
-            }
-        })
-    }
-
-    /// How many keys have state now (for tests and diagnostics).
-    pub fn tracked_keys(&self) -> usize {
-        self.limiter.len()
-    }
-
-    pub fn reclaim_idle(&self) {
-        self.limiter.retain_recent();
-        self.limiter.shrink_to_fit();
-    }
-
-    fn check(&self, key: Uuid) -> Result<RateHeaders, (RateHeaders, Duration)> {
-        let now = unix_now();
-        let per_cell = 60.0 / f64::from(self.per_minute);
-        match self.limiter.check_key(&key) {
-            Ok(snapshot) => {
-                let remaining = snapshot.remaining_burst_capacity();
-                // Full again once the used cells have dripped back.
-                let refill = (f64::from(self.per_minute - remaining) * per_cell).ceil() as u64;
-                Ok(RateHeaders {
-                    limit: self.per_minute,
-                    remaining,
-                    reset: now + refill,
-                })
-            }
-            Err(not_until) => {
-                let wait = not_until.wait_time_from(DefaultClock::default().now());
-                metrics::counter!("rate_limit_rejections_total").increment(1);
-                let headers = RateHeaders {
-                    limit: self.per_minute,
-                    remaining: 0,
-                    reset: now + retry_seconds(wait),
-                };
-                Err((headers, wait))
-            }
+    /// The answer's headers for Postgres's decision, and the wait if it refused.
+    fn verdict(&self, decision: Decision) -> Verdict {
+        if decision.allowed {
+            Verdict::Allowed(self.allowed_headers(decision))
+        } else {
+            let wait = self.wait_after_refusal(decision);
+            let headers = RateHeaders {
+                limit: self.per_minute,
+                remaining: 0,
+                // When the next request would be allowed: now + Retry-After.
+                reset: unix_seconds_floor(decision.now_micros) + retry_seconds(wait),
+            };
+            Verdict::Refused { headers, wait }
         }
     }
+
+    fn allowed_headers(&self, decision: Decision) -> RateHeaders {
+        let unused = (self.window_micros - decision.ahead_micros).max(0);
+        let remaining = (unused / self.emission_micros).min(i64::from(self.per_minute));
+        RateHeaders {
+            limit: self.per_minute,
+            remaining: remaining as u32,
+            // Full again once the theoretical arrival time is reached.
+            reset: unix_seconds_ceil(decision.now_micros + decision.ahead_micros),
+        }
+    }
+
+    /// After a refusal the arrival time is as it was: the next request is allowed once that time
+    /// plus one emission interval is at most a window ahead of now.
+    fn wait_after_refusal(&self, decision: Decision) -> Duration {
+        let wait = decision.ahead_micros + self.emission_micros - self.window_micros;
+        Duration::from_micros(u64::try_from(wait).unwrap_or(0))
+    }
 }
 
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+const MICROS_PER_MINUTE: u64 = 60_000_000;
+const MICROS_PER_SECOND: i64 = 1_000_000;
+
+fn unix_seconds_floor(micros: i64) -> u64 {
+    u64::try_from(micros.div_euclid(MICROS_PER_SECOND)).unwrap_or(0)
 }
 
+fn unix_seconds_ceil(micros: i64) -> u64 {
+    unix_seconds_floor(micros + MICROS_PER_SECOND - 1)
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Verdict {
+    Allowed(RateHeaders),
+    Refused {
+        headers: RateHeaders,
+        wait: Duration,
+    },
+}
+
+#[derive(Debug, PartialEq, Eq)]
 struct RateHeaders {
     limit: u32,
     remaining: u32,
@@ -228,18 +318,19 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         Err(e) => return e.into_response(),
     };
     state.api_keys.record_use(caller.key_id);
-    match state.rate_limit.check(caller.key_id) {
-        Ok(headers) => {
+    match state.rate_limit.check(caller.key_id).await {
+        Ok(Verdict::Allowed(headers)) => {
             req.extensions_mut().insert(caller);
             let mut response = next.run(req).await;
             headers.apply(response.headers_mut());
             response
         }
-        Err((headers, wait)) => {
+        Ok(Verdict::Refused { headers, wait }) => {
             let mut response = ApiError::RateLimited(wait).into_response();
             headers.apply(response.headers_mut());
             response
         }
+        Err(e) => e.into_response(),
     }
 }
 
@@ -264,6 +355,91 @@ mod tests {
 
     fn minute(hh_mm: &str) -> DateTime<Utc> {
         format!("2026-11-21T{hh_mm}:00Z").parse().unwrap()
+    }
+
+    fn quota(per_minute: u32) -> Quota {
+        Quota::new(NonZeroU32::new(per_minute).unwrap())
+    }
+
+    /// 2026-11-21T10:05:00.250Z in Unix microseconds: a quarter second into a second.
+    const NOW: i64 = 1_795_255_500_250_000;
+
+    fn decided(allowed: bool, ahead_micros: i64) -> Decision {
+        Decision {
+            allowed,
+            ahead_micros,
+            now_micros: NOW,
+        }
+    }
+
+    #[test]
+    fn a_quota_gives_back_one_request_every_minute_over_the_quota_rounded_up() {
+        let per_second = quota(60);
+        assert_eq!(per_second.emission_micros, 1_000_000);
+        assert_eq!(per_second.window_micros, 60_000_000);
+        // 60 s / 7 is not a whole number of microseconds: rounded up, never over 7 a minute.
+        let seven = quota(7);
+        assert_eq!(seven.emission_micros, 8_571_429);
+        assert!(seven.window_micros >= 60_000_000);
+        let most = quota(u32::MAX);
+        assert_eq!(most.emission_micros, 1);
+        assert_eq!(most.window_micros, i64::from(u32::MAX));
+    }
+
+    #[test]
+    fn an_allowed_request_tells_what_is_left_and_when_the_quota_is_full_again() {
+        let five = quota(5);
+        // A fresh key: its arrival time is one interval (12 s) ahead.
+        assert_eq!(
+            five.verdict(decided(true, 12_000_000)),
+            Verdict::Allowed(RateHeaders {
+                limit: 5,
+                remaining: 4,
+                reset: 1_795_255_513,
+            })
+        );
+        // The last unit: the arrival time a whole window ahead.
+        assert_eq!(
+            five.verdict(decided(true, 60_000_000)),
+            Verdict::Allowed(RateHeaders {
+                limit: 5,
+                remaining: 0,
+                reset: 1_795_255_561,
+            })
+        );
+        // Part of an interval dripped back is not a unit yet.
+        assert_eq!(
+            five.verdict(decided(true, 59_000_000)),
+            Verdict::Allowed(RateHeaders {
+                limit: 5,
+                remaining: 0,
+                reset: 1_795_255_560,
+            })
+        );
+    }
+
+    #[test]
+    fn a_refused_request_waits_until_one_unit_has_come_back() {
+        let five = quota(5);
+        // Spent, 0.5 s ago: one unit is back 11.5 s from now.
+        let verdict = five.verdict(decided(false, 59_500_000));
+        assert_eq!(
+            verdict,
+            Verdict::Refused {
+                headers: RateHeaders {
+                    limit: 5,
+                    remaining: 0,
+                    reset: 1_795_255_500 + 12,
+                },
+                wait: Duration::from_millis(11_500),
+            }
+        );
+    }
+
+    #[test]
+    fn postgres_failing_refuses_the_request_as_unavailable() {
+        let error = refusal_of(sqlx::Error::PoolTimedOut);
+        assert!(matches!(error, ApiError::Unavailable(_)), "{error:?}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod admin_widgets;
 mod analytics_api;
 mod analytics_cache;
 mod analytics_series;
+mod analytics_shared_rate_limit;
 mod analytics_truth;
 mod analytics_truth_series;
 mod clickhouse_migrations;
