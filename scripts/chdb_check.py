@@ -4,7 +4,7 @@
 The integration tests prove the statements on the old server (Debian's 18.16); this proves them on a
 current one, so both ends of what we support are exercised.
 
-    scripts/chdb_check.py [ROOT]      ROOT defaults to the repository root
+    scripts/chdb_check.py [ROOT] [--cluster-schema FILE]     ROOT defaults to the repository root
 
 In one chDB session, in a fresh database `check`, it runs ROOT/clickhouse/*.sql (the schema
 migrations, by name) and then ROOT/sql/*.sql (the queries, by name).
@@ -21,6 +21,13 @@ File format:
 With data: events are inserted just before the attribution migration and again after the last
 file, and every aggregate must then equal a recount of the events (the back-fill counted what was
 there once, the views what followed), as the integration tests prove on 18.16.
+
+The cluster form (FILE: what `videoapp schema` prints with CLICKHOUSE_CLUSTER set and
+CLICKHOUSE_DATABASE=check_cluster): current ClickHouse must parse every statement; and one node's
+part of it (ON CLUSTER dropped, Replicated engines made plain, no Distributed tables, which need a
+cluster and ZooKeeper that chDB has not) runs, with the views filling each `_local` aggregate from
+`events_local` so that it equals a recount. What chDB cannot run (replication, distributed DDL,
+Distributed routing) the cluster tests prove on a cluster of 18.16 servers.
 
 Prints one line per statement and exits non-zero if any statement or file failed.
 """
@@ -80,13 +87,14 @@ def insert_events(first, n):
     )
 
 
-def aggregates_against_recount(sess):
-    """The aggregates that differ from a recount of `events`, with both sides."""
+def aggregates_against_recount(sess, name=lambda table: table):
+    """The aggregates that differ from a recount of `events`, with both sides; `name` gives each
+    table's name as queried."""
     wrong = []
     for table, (keys, event_keys) in AGGREGATES.items():
         sums = ", ".join(f"sum({c})" for c in SUMS.split(", "))
-        held = f"SELECT {keys}, {sums} FROM {table} GROUP BY {keys} ORDER BY {keys}"
-        recount = f"SELECT {event_keys or keys}, {RECOUNT} FROM events GROUP BY {keys} ORDER BY {keys}"
+        held = f"SELECT {keys}, {sums} FROM {name(table)} GROUP BY {keys} ORDER BY {keys}"
+        recount = f"SELECT {event_keys or keys}, {RECOUNT} FROM {name('events')} GROUP BY {keys} ORDER BY {keys}"
         held, recount = (sess.query(q, "TSV").bytes().decode() for q in (held, recount))
         if held != recount or recount.count("\n") < 12:
             wrong.append(f"{table}:\n{held}\nrecount:\n{recount}")
@@ -212,7 +220,56 @@ def run(sess, sql):
     return None
 
 
+CLUSTER_DATABASE = "check_cluster"
+ON_CLUSTER_RE = re.compile(r" ON CLUSTER \w+")
+REPLICATED_RE = re.compile(r"Replicated(\w*MergeTree)\('[^']*', '[^']*'\)")
+
+
+def sql_string(text):
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def node_form(statement):
+    """One node's part of a cluster statement, or None for what only a cluster can run."""
+    if "ENGINE = Distributed(" in statement or statement.startswith("INSERT"):
+        return None
+    return REPLICATED_RE.sub(r"\1", ON_CLUSTER_RE.sub("", statement))
+
+
+def check_cluster_schema(sess, path):
+    """(ok, failed) for the cluster form in `path`, printed as it goes."""
+    ok = failed = 0
+    statements = [s.strip() for s in END_OF_STATEMENT.split(path.read_text()) if s.strip()]
+    statements = ["\n".join(l for l in s.splitlines() if not l.startswith("--")) for s in statements]
+    sess.query(f"CREATE DATABASE IF NOT EXISTS {CLUSTER_DATABASE}")
+    for n, sql in enumerate(statements, 1):
+        error = run(sess, f"SELECT formatQuery({sql_string(sql)})")
+        node = node_form(sql)
+        if error is None and node is not None:
+            error = run(sess, node)
+        if error is None:
+            ok += 1
+            print(f"OK   cluster #{n}{'' if node else ' (parsed)'}: {one_line(sql)}")
+        else:
+            failed += 1
+            print(f"FAIL cluster #{n}: {one_line(sql)}")
+            print("     " + error.replace("\n", "\n     "))
+    insert = insert_events(0, 3000).replace("INSERT INTO events ", f"INSERT INTO {CLUSTER_DATABASE}.events_local ", 1)
+    error = run(sess, insert)
+    wrong = [error] if error else aggregates_against_recount(sess, lambda t: f"{CLUSTER_DATABASE}.{t}_local")
+    for text in wrong:
+        print("FAIL cluster aggregates against a recount of the node's events: " + text)
+    if not wrong:
+        print("OK   on a node, every aggregate equals a recount of its events")
+    return ok, failed + len(wrong)
+
+
 def main(argv):
+    cluster_schema = None
+    if "--cluster-schema" in argv:
+        at = argv.index("--cluster-schema")
+        cluster_schema = Path(argv[at + 1])
+        argv = argv[:at] + argv[at + 2:]
     root = Path(argv[1] if len(argv) > 1 else Path(__file__).resolve().parent.parent).resolve()
     files = []
     for name in DIRS:
@@ -274,6 +331,9 @@ def main(argv):
             if not wrong:
                 print(f"OK   every aggregate equals a recount of the events ({', '.join(AGGREGATES)})")
             failed += len(wrong)
+            if cluster_schema:
+                cluster_ok, cluster_failed = check_cluster_schema(sess, cluster_schema)
+                ok, failed = ok + cluster_ok, failed + cluster_failed
         finally:
             sess.close()
 

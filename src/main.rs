@@ -8,6 +8,7 @@ use videoapp::config::{self, Settings};
 use videoapp::devstore::dashboard::DemoAdmin;
 use videoapp::devstore::{DevStoreConfig, DevStoreServer};
 use videoapp::storefront::signature::{signed_query, ProxySecret};
+use videoapp::warehouse::cluster::{Cluster, Step};
 use videoapp::warehouse::{migrations, Warehouse};
 use videoapp::{db, telemetry};
 
@@ -35,6 +36,9 @@ enum Command {
     Serve,
     /// Apply the Postgres and ClickHouse migrations, then exit.
     Migrate,
+    /// Print every ClickHouse statement the migrations run, in the form they take with these
+    /// settings (CLICKHOUSE_DATABASE, CLICKHOUSE_CLUSTER), for review; connects to nothing.
+    Schema,
     /// Load a realistic data set for the scale benchmark: shops and videos in Postgres, events
     /// straight into ClickHouse. Prints the shops and their API keys as JSON.
     Generate(videoapp::generate::Plan),
@@ -158,6 +162,34 @@ fn main() -> ExitCode {
                 println!("{}", serde_json::to_string_pretty(&generated)?);
                 Ok(())
             })
+        }
+        Command::Schema => {
+            if !problems.is_empty() {
+                return config_error(problems);
+            }
+            let cluster = settings.clickhouse_cluster.as_ref().map(|name| Cluster {
+                name: name.clone(),
+                database: settings.clickhouse_database.clone(),
+            });
+            match migrations::schema(cluster.as_ref()) {
+                Ok(files) => {
+                    for (name, statements) in files {
+                        println!("-- {name}");
+                        for step in statements {
+                            match step {
+                                Step::Sql(sql) => println!("{sql};\n"),
+                                // Made at run time from the node table's columns.
+                                distributed => println!("{distributed}\n"),
+                            }
+                        }
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Command::Migrate => {
             let (database_url, clickhouse) = match problems.and(settings.storage()) {

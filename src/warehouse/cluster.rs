@@ -19,6 +19,39 @@ pub const SHARDING_KEY: &str = "cityHash64(shop_domain)";
 /// The suffix of the tables that hold a node's own rows.
 pub const LOCAL_SUFFIX: &str = "_local";
 
+/// One step of a statement's cluster form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// A statement to run as it is.
+    Sql(String),
+    /// (Re)make the `Distributed` table `name` over `name_local` with the node table's columns
+    /// as they are now: see [`Cluster::distributed`].
+    Distributed(String),
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Step::Sql(sql) => f.write_str(sql),
+            Step::Distributed(name) => write!(
+                f,
+                "-- the Distributed table {name} over {name}{LOCAL_SUFFIX}, with its columns as they are now"
+            ),
+        }
+    }
+}
+
+/// A column of a node table, as `system.columns` describes it.
+#[derive(Debug, Clone, PartialEq, Eq, clickhouse::Row, serde::Deserialize)]
+pub struct Column {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// '', DEFAULT, MATERIALIZED or ALIAS.
+    pub default_kind: String,
+    pub default_expression: String,
+}
+
 /// Where a cluster's tables are: its name and the service's database.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cluster {
@@ -50,7 +83,7 @@ impl Cluster {
     }
 
     /// The statements that do on the cluster what `statement` does on one server.
-    pub fn rewrite(&self, statement: &str) -> Result<Vec<String>, UnknownShape> {
+    pub fn rewrite(&self, statement: &str) -> Result<Vec<Step>, UnknownShape> {
         let words: Vec<&str> = statement.split_whitespace().take(6).collect();
         let upper: Vec<String> = words.iter().map(|w| w.to_ascii_uppercase()).collect();
         let upper: Vec<&str> = upper.iter().map(String::as_str).collect();
@@ -64,7 +97,7 @@ impl Cluster {
             ["ALTER", "TABLE", ..] => Ok(self.alter_table(statement, words[2])),
             ["DROP", "TABLE", "IF", "EXISTS", ..] => Ok(self.drop_table(words[4])),
             // Through the Distributed tables, synchronously: rows reach the shard of their shop.
-            ["INSERT", "INTO", ..] => Ok(vec![statement.to_string()]),
+            ["INSERT", "INTO", ..] => Ok(vec![Step::Sql(statement.to_string())]),
             _ => Err(UnknownShape(words.join(" "))),
         }
     }
@@ -78,7 +111,7 @@ impl Cluster {
     }
 
     /// `CREATE TABLE IF NOT EXISTS name (columns) ENGINE = Engine …`.
-    fn create_table(&self, statement: &str, name: &str) -> Result<Vec<String>, UnknownShape> {
+    fn create_table(&self, statement: &str, name: &str) -> Result<Vec<Step>, UnknownShape> {
         let unknown = || UnknownShape(statement.chars().take(60).collect());
         let body = statement
             .find('(')
@@ -99,29 +132,29 @@ impl Cluster {
         if !sharded {
             // Every node holds all of it: one ZooKeeper path for the whole cluster.
             let path = format!("/clickhouse/tables/all/{}/{name}", self.database);
-            return Ok(vec![format!(
+            return Ok(vec![Step::Sql(format!(
                 "CREATE TABLE IF NOT EXISTS {} ON CLUSTER {} {columns}Replicated{engine}('{path}', '{{shard}}-{{replica}}'){rest}",
                 self.qualified(name),
                 self.name,
-            )]);
+            ))]);
         }
         let path = format!(
             "/clickhouse/tables/{{shard}}/{}/{name}{LOCAL_SUFFIX}",
             self.database
         );
         Ok(vec![
-            format!(
+            Step::Sql(format!(
                 "CREATE TABLE IF NOT EXISTS {} ON CLUSTER {} {columns}Replicated{engine}('{path}', '{{replica}}'){rest}",
                 self.local(name),
                 self.name,
-            ),
-            self.distributed(name),
+            )),
+            Step::Distributed(name.to_string()),
         ])
     }
 
     /// `CREATE MATERIALIZED VIEW IF NOT EXISTS view TO target AS SELECT … FROM source …`: on
     /// every node, from the node's own source rows into its own target table.
-    fn create_view(&self, statement: &str) -> Result<Vec<String>, UnknownShape> {
+    fn create_view(&self, statement: &str) -> Result<Vec<Step>, UnknownShape> {
         let unknown = || UnknownShape(statement.chars().take(60).collect());
         let words: Vec<&str> = statement.split_whitespace().take(10).collect();
         let [.., view, to, target, as_] = words[..] else {
@@ -132,56 +165,71 @@ impl Cluster {
         }
         let select_at = end_of(statement, as_);
         let select = local_sources(&statement[select_at..], |source| self.local(source));
-        Ok(vec![format!(
+        Ok(vec![Step::Sql(format!(
             "CREATE MATERIALIZED VIEW IF NOT EXISTS {} ON CLUSTER {} TO {} AS{select}",
             self.qualified(view),
             self.name,
             self.local(target),
-        )])
+        ))])
     }
 
     /// `ALTER TABLE name …`: a column is added to the node tables, and the `Distributed` table
     /// (whose columns are its own) made again over them, since 18.16 alters on a cluster only
     /// replicated tables; a mutation (`DELETE`, `UPDATE`) changes the node tables.
-    fn alter_table(&self, statement: &str, name: &str) -> Vec<String> {
+    fn alter_table(&self, statement: &str, name: &str) -> Vec<Step> {
         let rest = &statement[end_of(statement, name)..];
         let first = rest.split_whitespace().next().unwrap_or_default();
-        let on_nodes = format!(
+        let on_nodes = Step::Sql(format!(
             "ALTER TABLE {} ON CLUSTER {}{rest}",
             self.local(name),
             self.name
-        );
+        ));
         if first.eq_ignore_ascii_case("DELETE") || first.eq_ignore_ascii_case("UPDATE") {
             return vec![on_nodes];
         }
-        vec![
-            on_nodes,
+        vec![on_nodes, Step::Distributed(name.to_string())]
+    }
+
+    /// The statements that (re)make the `Distributed` table `name` over `name_local`, whose
+    /// columns are `columns`. A `MATERIALIZED` column is an `ALIAS` there: computed when read,
+    /// never sent. (18.16 refuses a row that carries a value for a node table's `MATERIALIZED`
+    /// column, and a `Distributed` table that had one would send it.)
+    pub fn distributed(&self, name: &str, columns: &[Column]) -> [String; 2] {
+        let columns: Vec<String> = columns
+            .iter()
+            .map(|c| match c.default_kind.as_str() {
+                "" => format!("{} {}", c.name, c.type_),
+                "MATERIALIZED" => format!("{} {} ALIAS {}", c.name, c.type_, c.default_expression),
+                kind => format!("{} {} {kind} {}", c.name, c.type_, c.default_expression),
+            })
+            .collect();
+        [
             format!(
                 "DROP TABLE IF EXISTS {} ON CLUSTER {}",
                 self.qualified(name),
                 self.name
             ),
-            self.distributed(name),
+            format!(
+                "CREATE TABLE {} ON CLUSTER {} ({}) ENGINE = Distributed({}, {}, {name}{LOCAL_SUFFIX}, {SHARDING_KEY})",
+                self.qualified(name),
+                self.name,
+                columns.join(", "),
+                self.name,
+                self.database,
+            ),
         ]
     }
 
-    /// The `Distributed` table `name` over the node tables `name_local`.
-    fn distributed(&self, name: &str) -> String {
-        format!(
-            "CREATE TABLE IF NOT EXISTS {} ON CLUSTER {} AS {} ENGINE = Distributed({}, {}, {name}{LOCAL_SUFFIX}, {SHARDING_KEY})",
-            self.qualified(name),
-            self.name,
-            self.local(name),
-            self.name,
-            self.database,
-        )
-    }
-
     /// `DROP TABLE IF EXISTS name`: whichever of its cluster forms exist (a view has one).
-    fn drop_table(&self, name: &str) -> Vec<String> {
+    fn drop_table(&self, name: &str) -> Vec<Step> {
         [self.qualified(name), self.local(name)]
             .into_iter()
-            .map(|table| format!("DROP TABLE IF EXISTS {table} ON CLUSTER {}", self.name))
+            .map(|table| {
+                Step::Sql(format!(
+                    "DROP TABLE IF EXISTS {table} ON CLUSTER {}",
+                    self.name
+                ))
+            })
             .collect()
     }
 }
@@ -232,6 +280,10 @@ mod tests {
     use super::*;
     use crate::warehouse::migrations::{statements, MIGRATIONS};
 
+    fn sql(text: &str) -> Step {
+        Step::Sql(text.to_string())
+    }
+
     fn cluster() -> Cluster {
         Cluster {
             name: "videoapp".into(),
@@ -241,31 +293,31 @@ mod tests {
 
     #[test]
     fn a_table_of_shops_becomes_replicated_node_tables_under_a_distributed_one() {
-        let sql = "CREATE TABLE IF NOT EXISTS video_daily\n(\n    shop_domain String,\n    views UInt64\n)\nENGINE = SummingMergeTree\nPARTITION BY toYYYYMM(local_date)\nORDER BY (shop_domain, video_id)";
+        let statement = "CREATE TABLE IF NOT EXISTS video_daily\n(\n    shop_domain String,\n    views UInt64\n)\nENGINE = SummingMergeTree\nPARTITION BY toYYYYMM(local_date)\nORDER BY (shop_domain, video_id)";
         assert_eq!(
-            cluster().rewrite(sql).unwrap(),
+            cluster().rewrite(statement).unwrap(),
             vec![
-                "CREATE TABLE IF NOT EXISTS shop_data.video_daily_local ON CLUSTER videoapp (\n    shop_domain String,\n    views UInt64\n)\nENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/shop_data/video_daily_local', '{replica}')\nPARTITION BY toYYYYMM(local_date)\nORDER BY (shop_domain, video_id)".to_string(),
-                "CREATE TABLE IF NOT EXISTS shop_data.video_daily ON CLUSTER videoapp AS shop_data.video_daily_local ENGINE = Distributed(videoapp, shop_data, video_daily_local, cityHash64(shop_domain))".to_string(),
+                sql("CREATE TABLE IF NOT EXISTS shop_data.video_daily_local ON CLUSTER videoapp (\n    shop_domain String,\n    views UInt64\n)\nENGINE = ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/shop_data/video_daily_local', '{replica}')\nPARTITION BY toYYYYMM(local_date)\nORDER BY (shop_domain, video_id)"),
+                Step::Distributed("video_daily".into()),
             ]
         );
     }
 
     #[test]
     fn a_table_without_shops_is_replicated_whole_to_every_node() {
-        let sql = "CREATE TABLE IF NOT EXISTS schema_migrations\n(\n    version UInt32\n)\nENGINE = MergeTree\nORDER BY version";
+        let statement = "CREATE TABLE IF NOT EXISTS schema_migrations\n(\n    version UInt32\n)\nENGINE = MergeTree\nORDER BY version";
         assert_eq!(
-            cluster().rewrite(sql).unwrap(),
-            vec!["CREATE TABLE IF NOT EXISTS shop_data.schema_migrations ON CLUSTER videoapp (\n    version UInt32\n)\nENGINE = ReplicatedMergeTree('/clickhouse/tables/all/shop_data/schema_migrations', '{shard}-{replica}')\nORDER BY version"]
+            cluster().rewrite(statement).unwrap(),
+            vec![sql("CREATE TABLE IF NOT EXISTS shop_data.schema_migrations ON CLUSTER videoapp (\n    version UInt32\n)\nENGINE = ReplicatedMergeTree('/clickhouse/tables/all/shop_data/schema_migrations', '{shard}-{replica}')\nORDER BY version")]
         );
     }
 
     #[test]
     fn a_view_reads_and_writes_the_nodes_own_tables() {
-        let sql = "CREATE MATERIALIZED VIEW IF NOT EXISTS video_daily_mv TO video_daily AS\nSELECT shop_domain, count() AS views\nFROM events\nWHERE event_type != 'view_from'\nGROUP BY shop_domain";
+        let statement = "CREATE MATERIALIZED VIEW IF NOT EXISTS video_daily_mv TO video_daily AS\nSELECT shop_domain, count() AS views\nFROM events\nWHERE event_type != 'view_from'\nGROUP BY shop_domain";
         assert_eq!(
-            cluster().rewrite(sql).unwrap(),
-            vec!["CREATE MATERIALIZED VIEW IF NOT EXISTS shop_data.video_daily_mv ON CLUSTER videoapp TO shop_data.video_daily_local AS\nSELECT shop_domain, count() AS views\nFROM shop_data.events_local\nWHERE event_type != 'view_from'\nGROUP BY shop_domain"]
+            cluster().rewrite(statement).unwrap(),
+            vec![sql("CREATE MATERIALIZED VIEW IF NOT EXISTS shop_data.video_daily_mv ON CLUSTER videoapp TO shop_data.video_daily_local AS\nSELECT shop_domain, count() AS views\nFROM shop_data.events_local\nWHERE event_type != 'view_from'\nGROUP BY shop_domain")]
         );
     }
 
@@ -277,16 +329,15 @@ mod tests {
                 .rewrite("ALTER TABLE events ADD COLUMN x UInt8 AFTER y")
                 .unwrap(),
             vec![
-                "ALTER TABLE shop_data.events_local ON CLUSTER videoapp ADD COLUMN x UInt8 AFTER y",
-                "DROP TABLE IF EXISTS shop_data.events ON CLUSTER videoapp",
-                "CREATE TABLE IF NOT EXISTS shop_data.events ON CLUSTER videoapp AS shop_data.events_local ENGINE = Distributed(videoapp, shop_data, events_local, cityHash64(shop_domain))",
+                sql("ALTER TABLE shop_data.events_local ON CLUSTER videoapp ADD COLUMN x UInt8 AFTER y"),
+                Step::Distributed("events".into()),
             ]
         );
         assert_eq!(
             cluster()
                 .rewrite("ALTER TABLE events DELETE WHERE shop_domain = ?")
                 .unwrap(),
-            vec!["ALTER TABLE shop_data.events_local ON CLUSTER videoapp DELETE WHERE shop_domain = ?"]
+            vec![sql("ALTER TABLE shop_data.events_local ON CLUSTER videoapp DELETE WHERE shop_domain = ?")]
         );
     }
 
@@ -297,12 +348,34 @@ mod tests {
                 .rewrite("DROP TABLE IF EXISTS video_daily_mv")
                 .unwrap(),
             vec![
-                "DROP TABLE IF EXISTS shop_data.video_daily_mv ON CLUSTER videoapp",
-                "DROP TABLE IF EXISTS shop_data.video_daily_mv_local ON CLUSTER videoapp",
+                sql("DROP TABLE IF EXISTS shop_data.video_daily_mv ON CLUSTER videoapp"),
+                sql("DROP TABLE IF EXISTS shop_data.video_daily_mv_local ON CLUSTER videoapp"),
             ]
         );
         let insert = "INSERT INTO video_daily SELECT * FROM events";
-        assert_eq!(cluster().rewrite(insert).unwrap(), vec![insert]);
+        assert_eq!(cluster().rewrite(insert).unwrap(), vec![sql(insert)]);
+    }
+
+    #[test]
+    fn a_distributed_table_reads_a_materialized_column_as_an_alias_and_never_sends_it() {
+        let column = |name: &str, kind: &str, expression: &str| Column {
+            name: name.into(),
+            type_: "Int64".into(),
+            default_kind: kind.into(),
+            default_expression: expression.into(),
+        };
+        let columns = [
+            column("revenue_e4", "", ""),
+            column("order_revenue_e4", "MATERIALIZED", "if(x, revenue_e4, 0)"),
+            column("fee", "DEFAULT", "0"),
+        ];
+        assert_eq!(
+            cluster().distributed("events", &columns),
+            [
+                "DROP TABLE IF EXISTS shop_data.events ON CLUSTER videoapp".to_string(),
+                "CREATE TABLE shop_data.events ON CLUSTER videoapp (revenue_e4 Int64, order_revenue_e4 Int64 ALIAS if(x, revenue_e4, 0), fee Int64 DEFAULT 0) ENGINE = Distributed(videoapp, shop_data, events_local, cityHash64(shop_domain))".to_string(),
+            ]
+        );
     }
 
     #[test]
@@ -324,7 +397,8 @@ mod tests {
             for statement in statements(migration.sql) {
                 let rewritten = cluster().rewrite(&statement);
                 assert!(rewritten.is_ok(), "{}: {rewritten:?}", migration.name);
-                for sql in rewritten.unwrap() {
+                for step in rewritten.unwrap() {
+                    let Step::Sql(sql) = step else { continue };
                     if !sql.starts_with("INSERT") {
                         assert!(sql.contains(" ON CLUSTER videoapp"), "{sql}");
                     }

@@ -4,6 +4,7 @@
 use clickhouse::sql::Identifier;
 use sqlx::{Connection, PgPool};
 
+use super::cluster::{Cluster, Column, Step, UnknownShape, LOCAL_SUFFIX};
 use super::Warehouse;
 
 pub struct Migration {
@@ -45,6 +46,7 @@ const LEDGER_APPLIED_SQL: &str = include_str!("../../sql/01_ledger_applied.sql")
 const LEDGER_RECORD_SQL: &str = include_str!("../../sql/02_ledger_record.sql");
 const COLUMN_EXISTS_SQL: &str = include_str!("../../sql/04_column_exists.sql");
 const CLUSTER_NODES_SQL: &str = include_str!("../../sql/05_cluster_nodes.sql");
+const TABLE_COLUMNS_SQL: &str = include_str!("../../sql/06_table_columns.sql");
 
 #[derive(Debug, thiserror::Error)]
 pub enum MigrationError {
@@ -57,7 +59,7 @@ pub enum MigrationError {
     #[error("ClickHouse knows no cluster named {0:?} (CLICKHOUSE_CLUSTER): see remote_servers in the servers' configuration")]
     NoSuchCluster(String),
     #[error(transparent)]
-    NoClusterForm(#[from] super::cluster::UnknownShape),
+    NoClusterForm(#[from] UnknownShape),
     #[error("ClickHouse migration {name}, statement {index}: {source}")]
     Statement {
         name: &'static str,
@@ -178,8 +180,8 @@ pub async fn apply(
     create_database(warehouse).await?;
     let client = warehouse.client();
     for statement in statements(LEDGER_CREATE_SQL) {
-        for statement in in_cluster_form(warehouse, &statement)? {
-            client.query(&statement).execute().await?;
+        for step in in_cluster_form(warehouse, &statement)? {
+            run(warehouse, &step).await?;
         }
     }
     let applied: Vec<u32> = client.query(LEDGER_APPLIED_SQL).fetch_all().await?;
@@ -194,18 +196,15 @@ pub async fn apply(
                 index: index + 1,
                 source,
             };
-            for statement in in_cluster_form(warehouse, statement)? {
-                if let Some((table, column)) = added_column(&statement) {
-                    if column_exists(warehouse, table, column).await? {
-                        continue;
+            for step in in_cluster_form(warehouse, statement)? {
+                if let Step::Sql(sql) = &step {
+                    if let Some((table, column)) = added_column(sql) {
+                        if column_exists(warehouse, table, column).await? {
+                            continue;
+                        }
                     }
                 }
-                // `?` is the crate's bind marker; schema files have no parameters, so escape it.
-                client
-                    .query(&statement.replace('?', "??"))
-                    .execute()
-                    .await
-                    .map_err(failed)?;
+                run(warehouse, &step).await.map_err(failed)?;
             }
         }
         client
@@ -252,10 +251,53 @@ async fn create_database(warehouse: &Warehouse) -> Result<(), MigrationError> {
     Ok(())
 }
 
+/// Runs one step of a migration.
+async fn run(warehouse: &Warehouse, step: &Step) -> Result<(), clickhouse::error::Error> {
+    let client = warehouse.client();
+    let statements = match (step, warehouse.cluster()) {
+        (Step::Sql(sql), _) => vec![sql.clone()],
+        (Step::Distributed(name), Some(cluster)) => {
+            let local = format!("{name}{LOCAL_SUFFIX}");
+            let columns: Vec<Column> = client
+                .query(TABLE_COLUMNS_SQL)
+                .bind(warehouse.database())
+                .bind(&local)
+                .fetch_all()
+                .await?;
+            cluster.distributed(name, &columns).into()
+        }
+        (Step::Distributed(_), None) => unreachable!("only a cluster form has Distributed steps"),
+    };
+    for sql in statements {
+        // `?` is the crate's bind marker; schema files have no parameters, so escape it.
+        client.query(&sql.replace('?', "??")).execute().await?;
+    }
+    Ok(())
+}
+
+/// The statements of the ledger and of every migration, by file, as [`apply`] runs them on one
+/// server (`None`) or on `cluster`.
+pub fn schema(cluster: Option<&Cluster>) -> Result<Vec<(&'static str, Vec<Step>)>, UnknownShape> {
+    let ledger = ("schema_migrations (the ledger)", LEDGER_CREATE_SQL);
+    let files = std::iter::once(ledger).chain(MIGRATIONS.iter().map(|m| (m.name, m.sql)));
+    files
+        .map(|(name, sql)| {
+            let mut out = Vec::new();
+            for statement in statements(sql) {
+                match cluster {
+                    None => out.push(Step::Sql(statement)),
+                    Some(cluster) => out.extend(cluster.rewrite(&statement)?),
+                }
+            }
+            Ok((name, out))
+        })
+        .collect()
+}
+
 /// `statement` as it is run: itself on one server, its cluster form on a cluster.
-fn in_cluster_form(warehouse: &Warehouse, statement: &str) -> Result<Vec<String>, MigrationError> {
+fn in_cluster_form(warehouse: &Warehouse, statement: &str) -> Result<Vec<Step>, MigrationError> {
     match warehouse.cluster() {
-        None => Ok(vec![statement.to_string()]),
+        None => Ok(vec![Step::Sql(statement.to_string())]),
         Some(cluster) => Ok(cluster.rewrite(statement)?),
     }
 }

@@ -15,6 +15,7 @@ use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
+use videoapp::config::Settings;
 
 use crate::analytics_truth_series::check_series;
 use crate::helpers::*;
@@ -172,7 +173,7 @@ impl Query {
 
 /// Ranges over the window (a day either side too): one for each comparison, and one that spans
 /// the window compared at random; each list sorted at random.
-fn queries() -> impl Strategy<Value = Vec<Query>> {
+pub(crate) fn queries() -> impl Strategy<Value = Vec<Query>> {
     let day = 0..WINDOW_DAYS + 2;
     let query = (
         (day.clone(), day),
@@ -727,8 +728,17 @@ pub(crate) fn recount_cases<S>(cases: u32, scenario: S)
 where
     S: Strategy<Value = (Vec<GeneratedEvent>, Vec<Query>)>,
 {
+    recount_cases_with(cases, scenario, |_| {});
+}
+
+/// [`recount_cases`] on a service whose settings `adjust` changes (e.g. to run on a cluster).
+pub(crate) fn recount_cases_with<S>(cases: u32, scenario: S, adjust: impl FnOnce(&mut Settings))
+where
+    S: Strategy<Value = (Vec<GeneratedEvent>, Vec<Query>)>,
+{
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let app = runtime.block_on(spawn_app_with(|s| {
+        adjust(s);
         // Ingest replaces a timestamp more than 7 days old (or a day ahead) by the receive time;
         // a wide accepted window keeps every generated one, whenever the test runs.
         s.event_max_past = Duration::from_secs(50 * 365 * 86_400);
@@ -754,10 +764,11 @@ where
         .unwrap();
 }
 
-#[test]
-fn every_metric_matches_a_recount_of_the_events_sent() {
+/// The dates the events fall on: the window with the previous period of its longest range, and
+/// the same dates a year earlier.
+pub(crate) fn window_season() -> Vec<(NaiveDate, NaiveDate)> {
     let ws = window_start();
-    let seasons = vec![
+    vec![
         // The window and, before it, the previous period of its longest range.
         (
             ws - Days::new(WINDOW_DAYS + 5),
@@ -768,8 +779,12 @@ fn every_metric_matches_a_recount_of_the_events_sent() {
             ws - Months::new(12) - Days::new(3),
             ws - Months::new(12) + Days::new(WINDOW_DAYS + 3),
         ),
-    ];
-    recount_cases(3, (events(seasons, 200..600), queries()));
+    ]
+}
+
+#[test]
+fn every_metric_matches_a_recount_of_the_events_sent() {
+    recount_cases(3, (events(window_season(), 200..600), queries()));
 }
 
 /// A million checkouts of 0.10 sum to exactly 100000.00: money is kept as an exact decimal all

@@ -38,6 +38,24 @@ pub fn clickhouse_url() -> String {
         .unwrap_or_else(|_| "http://127.0.0.1:18123".to_string())
 }
 
+/// The HTTP addresses of the local cluster's nodes (scripts/cluster): 1 and 2 replicate shard 1,
+/// 3 and 4 shard 2.
+pub fn cluster_urls() -> Vec<String> {
+    std::env::var("VIDEOAPP_TEST_CLUSTER_URLS")
+        .unwrap_or_else(|_| {
+            (1..=4)
+                .map(|n| format!("http://127.0.0.1:1821{n},"))
+                .collect()
+        })
+        .split(',')
+        .filter(|url| !url.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Databases with this prefix live on the cluster; [`clickhouse_query`] asks its first node.
+pub const CLUSTER_DATABASE_PREFIX: &str = "test_cluster_";
+
 /// Where a running service answers, and the databases and spool it runs on: the same for a
 /// [`TestApp`] and a [`ProcessApp`], which both deref to it.
 pub struct Instance {
@@ -111,6 +129,7 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
     let clickhouse_database = fresh_clickhouse_database();
     let mut settings = test_settings(&database_url, &clickhouse_database);
     adjust(&mut settings);
+    let clickhouse_database = settings.clickhouse_database.clone();
     spawn_with_settings(settings, database_url, clickhouse_database).await
 }
 
@@ -395,7 +414,11 @@ pub async fn try_clickhouse_query(
     database: &str,
     sql: &str,
 ) -> Result<String, String> {
-    let url = format!("{}/?database={database}", clickhouse_url());
+    let server = match database.starts_with(CLUSTER_DATABASE_PREFIX) {
+        true => cluster_urls().swap_remove(0),
+        false => clickhouse_url(),
+    };
+    let url = format!("{server}/?database={database}");
     let request = client.post(url).timeout(Duration::from_secs(600));
     let sent = request.body(sql.to_string()).send().await;
     let response = sent.map_err(|e| {

@@ -16,6 +16,7 @@ mod analytics_shared_rate_limit;
 mod analytics_truth;
 mod analytics_truth_series;
 mod clickhouse_migrations;
+mod cluster;
 mod config;
 mod dashboard_api;
 mod edge_limits;
