@@ -15,6 +15,8 @@ File format:
     row's column list. A file that uses them says what to substitute for the check:
         -- check-params: 'shop.myshopify.com', toDate('2026-01-01'), [1, 2]
         -- check-fields: shop, video_id, views
+    A statement only a cluster can run says so, and is parsed instead of run:
+        -- check-parse-only: why
     Params are SQL literals, comma-separated (quotes and brackets respected), used in order across
     the file's statements.
 
@@ -43,7 +45,7 @@ os.environ["TZ"] = "UTC"
 
 DIRS = ("clickhouse", "sql")
 DATABASE = "check"
-HEADER_RE = re.compile(r"^\s*--\s*check-(params|fields)\s*:(.*)$")
+HEADER_RE = re.compile(r"^\s*--\s*check-(params|fields|parse-only)\s*:(.*)$")
 END_OF_STATEMENT = re.compile(r";[ \t]*$", re.MULTILINE)
 
 
@@ -145,22 +147,24 @@ def split_literals(text):
 
 
 def parse_file(path):
-    """Return (statements, params, fields) of one .sql file."""
-    params, fields, body = None, None, []
+    """Return (statements, params, fields, parse_only) of one .sql file."""
+    params, fields, parse_only, body = None, None, False, []
     for line in path.read_text(encoding="utf-8").splitlines():
         header = HEADER_RE.match(line)
         if header:
             kind, value = header.groups()
             if kind == "params":
                 params = split_literals(value)
-            else:
+            elif kind == "fields":
                 fields = value.strip()
+            else:
+                parse_only = True
             continue
         if line.lstrip().startswith("--"):
             continue
         body.append(line)
     statements = [s.strip() for s in END_OF_STATEMENT.split("\n".join(body))]
-    return [s for s in statements if s], params, fields
+    return [s for s in statements if s], params, fields, parse_only
 
 
 def bind(statement, params, fields, where):
@@ -297,7 +301,7 @@ def main(argv):
             for path in files:
                 rel = path.relative_to(root)
                 try:
-                    statements, params, fields = parse_file(path)
+                    statements, params, fields, parse_only = parse_file(path)
                     bound = [bind(s, params, fields, f"{rel} #{n}") for n, s in enumerate(statements, 1)]
                     if params:
                         raise FileError(f"{rel}: {len(params)} check-params value(s) left unused")
@@ -316,7 +320,7 @@ def main(argv):
                     print(f"{'OK  ' if error is None else 'FAIL'} events before {rel}")
                     failed += error is not None
                 for n, sql in enumerate(bound, 1):
-                    error = run(sess, sql)
+                    error = run(sess, f"SELECT formatQuery({sql_string(sql)})" if parse_only else sql)
                     if error is None:
                         ok += 1
                         print(f"OK   {rel} #{n}: {one_line(sql)}")

@@ -80,10 +80,27 @@ impl WarehouseError {
     }
 }
 
+/// Whether the server's exception happened talking to another server (a shard or replica of a
+/// cluster): a code such as "read after eof" then means a connection that broke, not bad data.
+fn between_servers(error: &clickhouse::error::Error) -> bool {
+    let clickhouse::error::Error::BadResponse(text) = error else {
+        return false;
+    };
+    [
+        "while receiving packet from",
+        "while reading from socket",
+        "while writing to socket",
+    ]
+    .iter()
+    .any(|peer| text.contains(peer))
+}
+
 impl From<clickhouse::error::Error> for WarehouseError {
     fn from(error: clickhouse::error::Error) -> Self {
         match ExceptionCode::of(&error) {
-            Some(code) if code.is_data_error() => WarehouseError::Rejected(error.to_string()),
+            Some(code) if code.is_data_error() && !between_servers(&error) => {
+                WarehouseError::Rejected(error.to_string())
+            }
             _ => WarehouseError::Transient(error.to_string()),
         }
     }
@@ -132,6 +149,17 @@ mod tests {
         ));
         assert!(matches!(
             WarehouseError::from(Error::TimedOut),
+            WarehouseError::Transient(_)
+        ));
+    }
+
+    #[test]
+    fn a_broken_connection_between_servers_is_transient_whatever_its_code() {
+        let dropped_shard = Error::BadResponse(
+            "Code: 32, e.displayText() = DB::Exception: Attempt to read after eof: while receiving packet from 127.0.0.1:19214".into(),
+        );
+        assert!(matches!(
+            WarehouseError::from(dropped_shard),
             WarehouseError::Transient(_)
         ));
     }

@@ -6,13 +6,14 @@
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use clickhouse::sql::Identifier;
 use clickhouse::Row;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use super::cluster::{Step, LOCAL_SUFFIX};
 use super::error::WarehouseError;
+use super::migrations::statements;
 use super::Warehouse;
 
 const SESSIONS_SQL: &str = include_str!("../../sql/30_privacy_customer_sessions.sql");
@@ -20,6 +21,7 @@ const EVENTS_SQL: &str = include_str!("../../sql/31_privacy_customer_events.sql"
 const REDACT_CUSTOMER_SQL: &str = include_str!("../../sql/32_privacy_customer_redact.sql");
 const REDACT_SHOP_SQL: &str = include_str!("../../sql/33_privacy_shop_redact.sql");
 const MUTATIONS_SQL: &str = include_str!("../../sql/34_mutations_running.sql");
+const CLUSTER_MUTATIONS_SQL: &str = include_str!("../../sql/35_mutations_running_on_cluster.sql");
 
 /// Every table that holds rows of a shop: the raw events and each aggregate.
 pub const SHOP_TABLES: [&str; 7] = [
@@ -124,7 +126,10 @@ pub async fn redact_customer(
     c: &Customer,
 ) -> Result<(), WarehouseError> {
     let sessions = sessions(w, shop, c).await?;
-    let query = w.client().query(REDACT_CUSTOMER_SQL).bind(shop);
+    let query = w
+        .client()
+        .query(&deletion(w, REDACT_CUSTOMER_SQL))
+        .bind(shop);
     let query = query.bind(&c.ids).bind(&c.order_ids).bind(&sessions);
     query.execute().await?;
     mutations_done(w, "events").await
@@ -133,8 +138,10 @@ pub async fn redact_customer(
 /// Deletes every row of the shop, raw and aggregate, and waits until they are gone.
 pub async fn redact_shop(w: &Warehouse, shop: &str) -> Result<(), WarehouseError> {
     for table in SHOP_TABLES {
-        let query = w.client().query(REDACT_SHOP_SQL);
-        query.bind(Identifier(table)).bind(shop).execute().await?;
+        // The table is the first `?`: one of ours, named in the text before the cluster form is
+        // made of it.
+        let sql = deletion(w, &REDACT_SHOP_SQL.replacen('?', table, 1));
+        w.client().query(&sql).bind(shop).execute().await?;
     }
     for table in SHOP_TABLES {
         mutations_done(w, table).await?;
@@ -142,11 +149,36 @@ pub async fn redact_shop(w: &Warehouse, shop: &str) -> Result<(), WarehouseError
     Ok(())
 }
 
+/// A deletion written for one server, as it runs: on a cluster, on every shard's node tables.
+fn deletion(w: &Warehouse, sql: &str) -> String {
+    let Some(cluster) = w.cluster() else {
+        return sql.to_string();
+    };
+    let statement = statements(sql).concat();
+    match cluster.rewrite(&statement).as_deref() {
+        Ok([Step::Sql(on_nodes)]) => on_nodes.clone(),
+        other => unreachable!("a deletion is one statement on the node tables: {other:?}"),
+    }
+}
+
+/// Deletions in `table` not done yet: on a cluster, on a replica of any shard.
+async fn mutations_running(w: &Warehouse, table: &str) -> Result<u64, WarehouseError> {
+    let query = match w.cluster() {
+        None => w.client().query(MUTATIONS_SQL).bind(table),
+        Some(cluster) => w
+            .client()
+            .query(CLUSTER_MUTATIONS_SQL)
+            .bind(&cluster.name)
+            .bind(w.database())
+            .bind(format!("{table}{LOCAL_SUFFIX}")),
+    };
+    Ok(query.fetch_one().await?)
+}
+
 async fn mutations_done(w: &Warehouse, table: &str) -> Result<(), WarehouseError> {
     let started = Instant::now();
     loop {
-        let query = w.client().query(MUTATIONS_SQL).bind(table);
-        let running: u64 = query.fetch_one().await?;
+        let running = mutations_running(w, table).await?;
         if running == 0 {
             return Ok(());
         }

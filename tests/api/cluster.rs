@@ -417,3 +417,68 @@ async fn two_instances_behind_a_round_robin_proxy_count_every_event_once() {
         assert_eq!(summary_views(&second, key).await, expected, "{shop}");
     }
 }
+
+#[tokio::test]
+async fn privacy_deletions_reach_every_shard_and_replica() {
+    use videoapp::config::ClickHouseConfig;
+    use videoapp::warehouse::privacy::{redact_customer, redact_shop, Customer, SHOP_TABLES};
+    use videoapp::warehouse::Warehouse;
+
+    let _turn = CLUSTER.lock().await;
+    whole_cluster();
+    let app = spawn_on_cluster().await;
+    let near = shop_on_shard("keep", 1).await;
+    let far = shop_on_shard("forget", 2).await;
+    let (near_video, near_key) = shop_with_key(&app, &near).await;
+    let (far_video, _) = shop_with_key(&app, &far).await;
+    let customer_views: Vec<Value> = (0..5)
+        .map(|_| {
+            json!({ "eventId": Uuid::new_v4(), "eventType": "view", "videoId": near_video,
+                    "customerId": 4242, "sessionId": "their-session" })
+        })
+        .collect();
+    let response = app
+        .post_events(&near, &json!({ "events": customer_views }))
+        .await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    let others = post_views(&app, &near, &near_video, 2, 10).await;
+    post_views(&app, &far, &far_video, 2, 10).await;
+    wait_until_shipped(&app, Duration::from_secs(30)).await;
+
+    let warehouse = Warehouse::new(&ClickHouseConfig {
+        url: cluster_urls()[0].clone(),
+        database: cluster_database().to_string(),
+        user: "default".into(),
+        password: Default::default(),
+        cluster: Some(CLUSTER_NAME.into()),
+    });
+    let customer = Customer {
+        ids: vec!["4242".into()],
+        order_ids: vec![],
+    };
+    redact_customer(&warehouse, &near, &customer).await.unwrap();
+    redact_shop(&warehouse, &far).await.unwrap();
+
+    // Gone from both replicas of each shard, the raw rows and every aggregate of the shop.
+    for node in 1..=4 {
+        wait_for_rows_on_node(node, &far, 0).await;
+    }
+    for node in [1, 2] {
+        wait_for_rows_on_node(node, &near, others.len() as u64).await;
+    }
+    for table in SHOP_TABLES {
+        let sql = format!("SELECT count() FROM {table} WHERE shop_domain = '{far}'");
+        assert_eq!(
+            clickhouse_query(cluster_database(), &sql).await,
+            "0",
+            "{table}"
+        );
+    }
+    // The shop kept keeps the rest.
+    assert_eq!(stored_events(&near).await, (20, 20));
+    assert_eq!(
+        summary_views(&app, &near_key).await,
+        25,
+        "aggregates are not redacted per customer"
+    );
+}
