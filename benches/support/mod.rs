@@ -24,7 +24,7 @@ use videoapp::storefront::signature::ProxySecret;
 
 use catalog::Admin;
 use helpers::PROXY_SECRET;
-use helpers::{clickhouse_url, postgres_admin_url, signed, try_clickhouse_query};
+use helpers::{clickhouse_url, postgres_admin_url, signed};
 
 pub const SHOP: &str = "bench-store.myshopify.com";
 pub const CONTEXTUAL_WIDGETS: &str = "/apps/videoapp_sub/contextual-widgets";
@@ -61,11 +61,30 @@ pub fn proxy_secret() -> ProxySecret {
     ProxySecret::new(PROXY_SECRET)
 }
 
+/// Where the ClickHouse database lives: a server, or a cluster through one of its nodes.
+#[derive(Clone, Debug)]
+pub struct ClickHouseTarget {
+    pub url: String,
+    /// The cluster's name (`CLICKHOUSE_CLUSTER`), if any.
+    pub cluster: Option<String>,
+}
+
+impl ClickHouseTarget {
+    /// The local server the tests use.
+    pub fn single() -> ClickHouseTarget {
+        ClickHouseTarget {
+            url: clickhouse_url(),
+            cluster: None,
+        }
+    }
+}
+
 /// A Postgres and a ClickHouse database of one name, and a spool directory.
 #[derive(Clone, Debug)]
 pub struct Databases {
     pub name: String,
     pub spool_dir: PathBuf,
+    pub clickhouse: ClickHouseTarget,
 }
 
 impl Databases {
@@ -73,6 +92,11 @@ impl Databases {
     /// create the ClickHouse one); returns the database's URL too. One clear line and exit 2 when
     /// Postgres is not reachable.
     pub async fn create() -> (Databases, String) {
+        Databases::create_on(ClickHouseTarget::single()).await
+    }
+
+    /// [`Databases::create`], the ClickHouse database on `clickhouse`.
+    pub async fn create_on(clickhouse: ClickHouseTarget) -> (Databases, String) {
         let name = format!("bench_{}", Uuid::new_v4().simple());
         let connect = PgConnection::connect(&postgres_admin_url());
         let Ok(Ok(mut admin)) = tokio::time::timeout(CONNECT_TIMEOUT, connect).await else {
@@ -84,7 +108,9 @@ impl Databases {
         let sql = format!(r#"CREATE DATABASE "{name}""#);
         let created = admin.execute(sql.as_str()).await;
         created.unwrap_or_else(|e| fail(format!("CREATE DATABASE {name}: {e}")));
-        Databases::existing(name)
+        let (mut databases, url) = Databases::existing(name);
+        databases.clickhouse = clickhouse;
+        (databases, url)
     }
 
     /// The pair named `name` that an earlier run created and kept, with its database's URL.
@@ -92,7 +118,13 @@ impl Databases {
         let mut url = url::Url::parse(&postgres_admin_url()).expect("a Postgres URL");
         url.set_path(&name);
         let spool_dir = std::env::temp_dir().join(format!("videoapp-{name}"));
-        (Databases { name, spool_dir }, url.to_string())
+        let clickhouse = ClickHouseTarget::single();
+        let databases = Databases {
+            name,
+            spool_dir,
+            clickhouse,
+        };
+        (databases, url.to_string())
     }
 
     /// Drops both databases and the spool directory, best effort. Call it after the runtime that
@@ -110,8 +142,14 @@ impl Databases {
             if let Err(e) = dropped.await {
                 eprintln!("warning: could not drop Postgres {}: {e}", self.name);
             }
-            let sql = format!("DROP DATABASE IF EXISTS {}", self.name);
-            if let Err(e) = try_clickhouse_query(&reqwest::Client::new(), "default", &sql).await {
+            let on_cluster = match &self.clickhouse.cluster {
+                Some(cluster) => format!(" ON CLUSTER {cluster}"),
+                None => String::new(),
+            };
+            let sql = format!("DROP DATABASE IF EXISTS {}{on_cluster}", self.name);
+            let request = reqwest::Client::new().post(&self.clickhouse.url).body(sql);
+            let dropped = request.send().await.and_then(|r| r.error_for_status());
+            if let Err(e) = dropped {
                 eprintln!("warning: could not drop ClickHouse {}: {e}", self.name);
             }
         });
@@ -207,6 +245,15 @@ impl ServiceProcess {
         databases: &Databases,
         database_url: &str,
     ) -> Result<ServiceProcess, String> {
+        ServiceProcess::start_with(databases, database_url, &[]).await
+    }
+
+    /// [`ServiceProcess::start`] with more settings in its environment.
+    pub async fn start_with(
+        databases: &Databases,
+        database_url: &str,
+        extra_env: &[(&'static str, String)],
+    ) -> Result<ServiceProcess, String> {
         let binary = std::env::var_os("BENCH_SERVICE_BIN").map_or_else(
             || PathBuf::from(env!("CARGO_BIN_EXE_videoapp")),
             PathBuf::from,
@@ -223,9 +270,9 @@ impl ServiceProcess {
                 .args(["--tool=callgrind", "--instr-atstart=no", &out])
                 .arg(&binary);
         }
-        let env = [
+        let mut env = vec![
             ("DATABASE_URL", database_url.to_string()),
-            ("CLICKHOUSE_URL", clickhouse_url()),
+            ("CLICKHOUSE_URL", databases.clickhouse.url.clone()),
             ("CLICKHOUSE_DATABASE", databases.name.clone()),
             (
                 "VIDEOAPP_SPOOL_DIR",
@@ -236,6 +283,10 @@ impl ServiceProcess {
                 SIGNATURE_MAX_AGE_SECONDS.to_string(),
             ),
         ];
+        if let Some(cluster) = &databases.clickhouse.cluster {
+            env.push(("CLICKHOUSE_CLUSTER", cluster.clone()));
+        }
+        env.extend(extra_env.iter().map(|(k, v)| (*k, v.clone())));
         // A service that cannot start panics on that thread, which says why.
         let process = tokio::task::spawn_blocking(move || helpers::spawn_serving(command, &env));
         let process = process
