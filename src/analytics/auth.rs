@@ -17,7 +17,7 @@ use uuid::Uuid;
 use super::keys::{self, ApiKey};
 use crate::app::AppState;
 use crate::catalog::domain::ShopDomain;
-use crate::error::{retry_seconds, ApiError};
+use crate::error::ApiError;
 use crate::platform::session_token::SessionToken;
 
 /// Who is asking: the key (for the rate limit) and the one shop it may see.
@@ -237,8 +237,8 @@ impl Quota {
             let headers = RateHeaders {
                 limit: self.per_minute,
                 remaining: 0,
-                // When the next request would be allowed: now + Retry-After.
-                reset: unix_seconds_floor(decision.now_micros) + retry_seconds(wait),
+                // When the next request would be allowed, rounded up to the second.
+                reset: unix_seconds_ceil(decision.now_micros.saturating_add(micros(wait))),
             };
             Verdict::Refused { headers, wait }
         }
@@ -265,6 +265,10 @@ impl Quota {
 
 const MICROS_PER_MINUTE: u64 = 60_000_000;
 const MICROS_PER_SECOND: i64 = 1_000_000;
+
+fn micros(duration: Duration) -> i64 {
+    i64::try_from(duration.as_micros()).unwrap_or(i64::MAX)
+}
 
 fn unix_seconds_floor(micros: i64) -> u64 {
     u64::try_from(micros.div_euclid(MICROS_PER_SECOND)).unwrap_or(0)
@@ -434,6 +438,21 @@ mod tests {
                 wait: Duration::from_millis(11_500),
             }
         );
+    }
+
+    #[test]
+    fn a_refusals_reset_is_never_before_the_next_request_is_allowed() {
+        let five = quota(5);
+        // 0.9 s into a second, 11.5 s to wait: allowed at 12.4 s from that second, so 13.
+        let decision = Decision {
+            now_micros: NOW + 900_000,
+            ..decided(false, 59_500_000)
+        };
+        let Verdict::Refused { headers, wait } = five.verdict(decision) else {
+            panic!("refused")
+        };
+        assert_eq!(wait, Duration::from_millis(11_500));
+        assert_eq!(headers.reset, 1_795_255_500 + 13);
     }
 
     #[test]

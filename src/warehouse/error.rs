@@ -80,19 +80,18 @@ impl WarehouseError {
     }
 }
 
-/// Whether the server's exception happened talking to another server (a shard or replica of a
-/// cluster): a code such as "read after eof" then means a connection that broke, not bad data.
+/// Whether the server's exception is a connection to another server (a shard or replica of a
+/// cluster) that broke: "read after eof" or "cannot read all data" from a peer, not bad data.
 fn between_servers(error: &clickhouse::error::Error) -> bool {
     let clickhouse::error::Error::BadResponse(text) = error else {
         return false;
     };
-    [
-        "while receiving packet from",
-        "while reading from socket",
-        "while writing to socket",
-    ]
-    .iter()
-    .any(|peer| text.contains(peer))
+    let broken_connection = [
+        ExceptionCode::ATTEMPT_TO_READ_AFTER_EOF,
+        ExceptionCode::CANNOT_READ_ALL_DATA,
+    ];
+    ExceptionCode::of(error).is_some_and(|code| broken_connection.contains(&code))
+        && text.contains("while receiving packet from")
 }
 
 impl From<clickhouse::error::Error> for WarehouseError {

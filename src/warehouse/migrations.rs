@@ -47,6 +47,7 @@ const LEDGER_RECORD_SQL: &str = include_str!("../../sql/02_ledger_record.sql");
 const COLUMN_EXISTS_SQL: &str = include_str!("../../sql/04_column_exists.sql");
 const CLUSTER_NODES_SQL: &str = include_str!("../../sql/05_cluster_nodes.sql");
 const TABLE_COLUMNS_SQL: &str = include_str!("../../sql/06_table_columns.sql");
+const TABLE_EXISTS_SQL: &str = include_str!("../../sql/07_table_exists.sql");
 
 #[derive(Debug, thiserror::Error)]
 pub enum MigrationError {
@@ -177,10 +178,12 @@ pub async fn apply(
     warehouse: &Warehouse,
     migrations: &[Migration],
 ) -> Result<Vec<u32>, MigrationError> {
-    create_database(warehouse).await?;
     let client = warehouse.client();
-    for statement in statements(LEDGER_CREATE_SQL) {
-        for step in in_cluster_form(warehouse, &statement)? {
+    // On a cluster each DDL statement waits for every node: made once, so that an instance
+    // starting while a node is down (with nothing to migrate) does not wait on it.
+    if warehouse.cluster().is_none() || !ledger_exists(warehouse).await? {
+        create_database(warehouse).await?;
+        for (_, step) in file_steps(warehouse.cluster(), LEDGER_CREATE_SQL)? {
             run(warehouse, &step).await?;
         }
     }
@@ -190,22 +193,21 @@ pub async fn apply(
         if applied.contains(&migration.version) {
             continue;
         }
-        for (index, statement) in statements(migration.sql).iter().enumerate() {
-            let failed = |source| MigrationError::Statement {
-                name: migration.name,
-                index: index + 1,
-                source,
-            };
-            for step in in_cluster_form(warehouse, statement)? {
-                if let Step::Sql(sql) = &step {
-                    if let Some((table, column)) = added_column(sql) {
-                        if column_exists(warehouse, table, column).await? {
-                            continue;
-                        }
+        for (index, step) in file_steps(warehouse.cluster(), migration.sql)? {
+            if let Step::Sql(sql) = &step {
+                if let Some((table, column)) = added_column(sql) {
+                    if column_exists(warehouse, table, column).await? {
+                        continue;
                     }
                 }
-                run(warehouse, &step).await.map_err(failed)?;
             }
+            run(warehouse, &step)
+                .await
+                .map_err(|source| MigrationError::Statement {
+                    name: migration.name,
+                    index: index + 1,
+                    source,
+                })?;
         }
         client
             .query(LEDGER_RECORD_SQL)
@@ -221,6 +223,18 @@ pub async fn apply(
         newly_applied.push(migration.version);
     }
     Ok(newly_applied)
+}
+
+/// Whether the node the service talks to holds the migration ledger.
+async fn ledger_exists(warehouse: &Warehouse) -> Result<bool, clickhouse::error::Error> {
+    let found: u64 = warehouse
+        .server
+        .query(TABLE_EXISTS_SQL)
+        .bind(warehouse.database())
+        .bind("schema_migrations")
+        .fetch_one()
+        .await?;
+    Ok(found > 0)
 }
 
 /// The service's database, on every node of the cluster if there is one (which must exist).
@@ -282,24 +296,40 @@ pub fn schema(cluster: Option<&Cluster>) -> Result<Vec<(&'static str, Vec<Step>)
     let files = std::iter::once(ledger).chain(MIGRATIONS.iter().map(|m| (m.name, m.sql)));
     files
         .map(|(name, sql)| {
-            let mut out = Vec::new();
-            for statement in statements(sql) {
-                match cluster {
-                    None => out.push(Step::Sql(statement)),
-                    Some(cluster) => out.extend(cluster.rewrite(&statement)?),
-                }
-            }
-            Ok((name, out))
+            let steps = file_steps(cluster, sql)?;
+            Ok((name, steps.into_iter().map(|(_, step)| step).collect()))
         })
         .collect()
 }
 
-/// `statement` as it is run: itself on one server, its cluster form on a cluster.
-fn in_cluster_form(warehouse: &Warehouse, statement: &str) -> Result<Vec<Step>, MigrationError> {
-    match warehouse.cluster() {
-        None => Ok(vec![Step::Sql(statement.to_string())]),
-        Some(cluster) => Ok(cluster.rewrite(statement)?),
+/// The steps of one file, each with the index of its statement: the statements themselves on
+/// one server, their cluster form on `cluster`. A `Distributed` table altered several times in
+/// a file is made again once, after its last change: each time, instances that use it meanwhile
+/// see it missing.
+fn file_steps(cluster: Option<&Cluster>, sql: &str) -> Result<Vec<(usize, Step)>, UnknownShape> {
+    let mut steps = Vec::new();
+    for (index, statement) in statements(sql).into_iter().enumerate() {
+        match cluster {
+            None => steps.push((index, Step::Sql(statement))),
+            Some(cluster) => {
+                let rewritten = cluster.rewrite(&statement)?;
+                steps.extend(rewritten.into_iter().map(|step| (index, step)));
+            }
+        }
     }
+    let remade_later = |at: usize, table: &str| {
+        steps[at + 1..]
+            .iter()
+            .any(|(_, later)| matches!(later, Step::Distributed(t) if t == table))
+    };
+    let keep: Vec<bool> = (0..steps.len())
+        .map(|at| !matches!(&steps[at].1, Step::Distributed(t) if remade_later(at, t)))
+        .collect();
+    Ok(steps
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(step, keep)| keep.then_some(step))
+        .collect())
 }
 
 #[cfg(test)]
@@ -336,6 +366,36 @@ mod tests {
         assert_eq!(added_column("ALTER TABLE events DROP COLUMN x"), None);
         assert_eq!(added_column("ALTER TABLE events"), None);
         assert_eq!(added_column("CREATE TABLE IF NOT EXISTS t (x UInt8)"), None);
+    }
+
+    #[test]
+    fn a_distributed_table_altered_several_times_in_a_file_is_made_again_once() {
+        let cluster = Cluster {
+            name: "c".into(),
+            database: "d".into(),
+        };
+        let sql = "ALTER TABLE t ADD COLUMN a UInt8;\nALTER TABLE t ADD COLUMN b UInt8;\nALTER TABLE u ADD COLUMN a UInt8;";
+        let steps: Vec<(usize, Step)> = file_steps(Some(&cluster), sql).unwrap();
+        let sql = |text: &str| Step::Sql(text.to_string());
+        assert_eq!(
+            steps,
+            vec![
+                (
+                    0,
+                    sql("ALTER TABLE d.t_local ON CLUSTER c ADD COLUMN a UInt8")
+                ),
+                (
+                    1,
+                    sql("ALTER TABLE d.t_local ON CLUSTER c ADD COLUMN b UInt8")
+                ),
+                (1, Step::Distributed("t".into())),
+                (
+                    2,
+                    sql("ALTER TABLE d.u_local ON CLUSTER c ADD COLUMN a UInt8")
+                ),
+                (2, Step::Distributed("u".into())),
+            ]
+        );
     }
 
     #[test]

@@ -40,9 +40,23 @@ impl Warehouse {
         });
         let mut client = server.clone().with_database(config.database.as_str());
         if cluster.is_some() {
-            // An insert returns once every shard has its rows, not when the node it reached has
-            // queued them for later: what the spool lets go of is in the shard's tables.
-            client = client.with_option("insert_distributed_sync", "1");
+            client = client
+                // An insert returns once a replica of every shard has its rows, not when the node
+                // it reached has queued them for later.
+                .with_option("insert_distributed_sync", "1")
+                // Each event is counted once by the shipper (a batch that may have landed is
+                // checked before it is sent again), not by the replicated tables' block
+                // deduplication, whose reach differs between versions: current ClickHouse still
+                // passes a block it dropped as a repeat to the views, so the raw rows and the
+                // aggregates would disagree.
+                .with_option("insert_deduplicate", "0")
+                // Reads and writes go to the same replica of each shard while it is up, so the
+                // shipper's check sees what its insert wrote; and a replica more than a few
+                // seconds behind (just back from an outage) is never read: another one is, or the
+                // query fails (503), rather than answer with rows missing.
+                .with_option("load_balancing", "in_order")
+                .with_option("max_replica_delay_for_distributed_queries", "5")
+                .with_option("fallback_to_stale_replicas_for_distributed_queries", "0");
         }
         Warehouse {
             client,

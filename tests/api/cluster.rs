@@ -295,8 +295,12 @@ async fn a_shard_down_answers_503_while_events_wait_in_the_spool_and_arrive_once
     // Ingestion goes on acknowledging; the events wait in the spool.
     near_ids.extend(post_views(&app, &near, &near_video, 5, 10).await);
     far_ids.extend(post_views(&app, &far, &far_video, 5, 10).await);
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    assert!(spooled_segments(&app.spool_dir) > 0, "the events wait");
+    // Sealed and tried (a batch waits up to 100 ms here), and still there.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        spooled_segments(&app.spool_dir) > 0,
+        "the events wait in the spool"
+    );
 
     tokio::task::spawn_blocking(|| {
         start_node(3);
@@ -481,4 +485,49 @@ async fn privacy_deletions_reach_every_shard_and_replica() {
         25,
         "aggregates are not redacted per customer"
     );
+}
+
+#[tokio::test]
+async fn two_batches_that_add_the_same_numbers_both_count() {
+    let _turn = CLUSTER.lock().await;
+    whole_cluster();
+    let app = spawn_on_cluster().await;
+    let mut shops = vec![];
+    for shard in [1, 2] {
+        let shop = shop_on_shard("twice", shard).await;
+        let (video, key) = shop_with_key(&app, &shop).await;
+        shops.push((shop, video, key));
+    }
+    // Each batch one view of the same video on the same day: different events, whose rows in
+    // every aggregate are equal, block for block.
+    for _ in 0..2 {
+        for (shop, video, _) in &shops {
+            post_views(&app, shop, video, 1, 1).await;
+        }
+        wait_until_shipped(&app, Duration::from_secs(30)).await;
+    }
+    for (shop, _, key) in &shops {
+        assert_eq!(stored_events(shop).await, (2, 2), "{shop}");
+        assert_eq!(summary_views(&app, key).await, 2, "{shop}");
+    }
+}
+
+#[tokio::test]
+async fn an_instance_started_while_a_replica_is_down_serves_and_ships() {
+    let _turn = CLUSTER.lock().await;
+    whole_cluster();
+    // The schema is in place (migrated by this instance if no test did it before).
+    let first = spawn_on_cluster().await;
+    first.shutdown().await;
+    tokio::task::spawn_blocking(|| stop_node(4)).await.unwrap();
+
+    // Nothing to migrate: starting asks no node but its own, and ships through the replicas up.
+    let app = spawn_on_cluster().await;
+    let shop = shop_on_shard("restart", 2).await;
+    let (video, key) = shop_with_key(&app, &shop).await;
+    let ids = post_views(&app, &shop, &video, 3, 10).await;
+    wait_until_shipped(&app, Duration::from_secs(30)).await;
+    assert_eq!(stored_events(&shop).await, (30, 30));
+    assert_eq!(summary_views(&app, &key).await, ids.len() as u64);
+    tokio::task::spawn_blocking(|| start_node(4)).await.unwrap();
 }
