@@ -224,6 +224,16 @@ def run(sess, sql):
     return None
 
 
+def report(where, sql, error):
+    """Print one statement's outcome; True when it passed."""
+    if error is None:
+        print(f"OK   {where}: {one_line(sql)}")
+        return True
+    print(f"FAIL {where}: {one_line(sql)}")
+    print("     " + error.replace("\n", "\n     "))
+    return False
+
+
 CLUSTER_DATABASE = "check_cluster"
 ON_CLUSTER_RE = re.compile(r" ON CLUSTER \w+")
 REPLICATED_RE = re.compile(r"Replicated(\w*MergeTree)\('[^']*', '[^']*'\)")
@@ -251,13 +261,8 @@ def check_cluster_schema(sess, path):
         node = node_form(sql)
         if error is None and node is not None:
             error = run(sess, node)
-        if error is None:
-            ok += 1
-            print(f"OK   cluster #{n}{'' if node else ' (parsed)'}: {one_line(sql)}")
-        else:
-            failed += 1
-            print(f"FAIL cluster #{n}: {one_line(sql)}")
-            print("     " + error.replace("\n", "\n     "))
+        passed = report(f"cluster #{n}{'' if node else ' (parsed)'}", sql, error)
+        ok, failed = ok + passed, failed + (not passed)
     insert = insert_events(0, 3000).replace("INSERT INTO events ", f"INSERT INTO {CLUSTER_DATABASE}.events_local ", 1)
     error = run(sess, insert)
     wrong = [error] if error else aggregates_against_recount(sess, lambda t: f"{CLUSTER_DATABASE}.{t}_local")
@@ -321,13 +326,8 @@ def main(argv):
                     failed += error is not None
                 for n, sql in enumerate(bound, 1):
                     error = run(sess, f"SELECT formatQuery({sql_string(sql)})" if parse_only else sql)
-                    if error is None:
-                        ok += 1
-                        print(f"OK   {rel} #{n}: {one_line(sql)}")
-                    else:
-                        failed += 1
-                        print(f"FAIL {rel} #{n}: {one_line(sql)}")
-                        print("     " + error.replace("\n", "\n     "))
+                    passed = report(f"{rel} #{n}", sql, error)
+                    ok, failed = ok + passed, failed + (not passed)
             error = run(sess, insert_events(2000, 1000))
             wrong = [error] if error else aggregates_against_recount(sess)
             for text in wrong:
