@@ -164,7 +164,8 @@ impl Cluster {
             return Err(unknown());
         }
         let select_at = end_of(statement, as_);
-        let select = local_sources(&statement[select_at..], |source| self.local(source));
+        let select = local_sources(&statement[select_at..], |source| self.local(source))
+            .ok_or_else(unknown)?;
         Ok(vec![Step::Sql(format!(
             "CREATE MATERIALIZED VIEW IF NOT EXISTS {} ON CLUSTER {} TO {} AS{select}",
             self.qualified(view),
@@ -239,8 +240,13 @@ fn end_of(statement: &str, word: &str) -> usize {
     word.as_ptr() as usize - statement.as_ptr() as usize + word.len()
 }
 
-/// `select` with the table after each `FROM` replaced by `local(table)`.
-fn local_sources(select: &str, local: impl Fn(&str) -> String) -> String {
+/// `select` with the table after each `FROM` replaced by `local(table)`; `None` for a select
+/// this cannot rewrite safely: a `JOIN` (its table would be read across nodes), or a `FROM`
+/// not followed by a plain table name (a subquery, a qualified name).
+fn local_sources(select: &str, local: impl Fn(&str) -> String) -> Option<String> {
+    if find_word(select, "JOIN").is_some() {
+        return None;
+    }
     let mut out = String::with_capacity(select.len() + 64);
     let mut rest = select;
     while let Some(at) = find_word(rest, "FROM") {
@@ -249,13 +255,17 @@ fn local_sources(select: &str, local: impl Fn(&str) -> String) -> String {
         let name_len = after[name_start..]
             .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
             .unwrap_or(after.len() - name_start);
+        let next = after[name_start + name_len..].chars().next();
+        if name_len == 0 || next == Some('.') {
+            return None;
+        }
         out.push_str(&rest[..at + "FROM".len()]);
         out.push_str(&after[..name_start]);
         out.push_str(&local(&after[name_start..name_start + name_len]));
         rest = &after[name_start + name_len..];
     }
     out.push_str(rest);
-    out
+    Some(out)
 }
 
 /// Where `word` stands alone in `text` (any case).
@@ -381,6 +391,14 @@ mod tests {
     #[test]
     fn a_statement_of_an_unknown_shape_is_refused() {
         assert!(cluster().rewrite("RENAME TABLE a TO b").is_err());
+        for select in [
+            "SELECT x FROM (SELECT x FROM events)",
+            "SELECT x FROM other.events",
+            "SELECT x FROM events AS e JOIN videos AS v ON e.id = v.id",
+        ] {
+            let view = format!("CREATE MATERIALIZED VIEW IF NOT EXISTS v TO t AS {select}");
+            assert!(cluster().rewrite(&view).is_err(), "{select}");
+        }
         assert!(cluster()
             .rewrite("CREATE TABLE IF NOT EXISTS t (shop_domain String) ENGINE = Memory")
             .is_err());
