@@ -3,7 +3,7 @@
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue};
@@ -120,10 +120,23 @@ impl MinuteGuard {
 /// statement reads it, decides and advances it, under the row's lock, so concurrent requests on
 /// any instances take a unit each and never more than the quota between them. Times are
 /// Postgres's, so instances whose clocks differ still agree.
+///
+/// A refusal is also kept in this instance until the unit it waits for is back: until then no
+/// instance can be given one (units come back only with time), so the key's further requests are
+/// refused here without asking Postgres, and a flood on one key costs Postgres one statement per
+/// returning unit, not one per request.
 #[derive(Clone)]
 pub struct KeyRateLimit {
     quota: Quota,
     pool: PgPool,
+    refused: moka::sync::Cache<Uuid, Refusal>,
+}
+
+/// A key refused until `until` (this instance's clock), with the reset its answers carry.
+#[derive(Debug, Clone, Copy)]
+struct Refusal {
+    until: Instant,
+    reset: u64,
 }
 
 impl KeyRateLimit {
@@ -131,16 +144,42 @@ impl KeyRateLimit {
         KeyRateLimit {
             quota: Quota::new(per_minute),
             pool,
+            refused: moka::sync::Cache::builder()
+                .max_capacity(100_000)
+                // No wait is longer than a minute / quota, at most a minute.
+                .time_to_live(Duration::from_secs(61))
+                .build(),
         }
     }
 
     /// Takes a unit of the key's quota if one is left. When Postgres cannot be asked the request
     /// is refused as unavailable: a limit that failed open would be no limit.
     async fn check(&self, key_id: Uuid) -> Result<Verdict, ApiError> {
-        let decision = take_unit(&self.pool, key_id, &self.quota)
-            .await
-            .map_err(refusal_of)?;
-        let verdict = self.quota.verdict(decision);
+        let asked = Instant::now();
+        let verdict = match self.refused.get(&key_id).filter(|r| asked < r.until) {
+            Some(refusal) => Verdict::Refused {
+                headers: RateHeaders {
+                    limit: self.quota.per_minute,
+                    remaining: 0,
+                    reset: refusal.reset,
+                },
+                wait: refusal.until - asked,
+            },
+            None => {
+                let decision = take_unit(&self.pool, key_id, &self.quota)
+                    .await
+                    .map_err(refusal_of)?;
+                let verdict = self.quota.verdict(decision);
+                if let Verdict::Refused { headers, wait } = &verdict {
+                    // From before the question: Postgres's now is no earlier, so this ends no
+                    // later than the unit comes back.
+                    let until = asked + *wait;
+                    let reset = headers.reset;
+                    self.refused.insert(key_id, Refusal { until, reset });
+                }
+                verdict
+            }
+        };
         if let Verdict::Refused { .. } = verdict {
             metrics::counter!("rate_limit_rejections_total").increment(1);
         }

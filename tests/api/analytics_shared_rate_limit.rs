@@ -230,3 +230,33 @@ async fn a_keys_quota_is_one_row_that_goes_with_the_key() {
     .await;
     assert_eq!(quota_rows(&app).await, 0);
 }
+
+#[tokio::test]
+async fn a_refused_key_is_refused_again_by_its_instance_without_asking_postgres() {
+    // Arrange: the quota spent through the first instance, which is then refused once.
+    let (first, second) = two_instances().await;
+    let fixture = shop_with_key(&first, SHOP).await;
+    analytics_ok(&second, &fixture.key, "/summary").await; // the key known to both
+    for _ in 1..LIMIT {
+        analytics_ok(&first, &fixture.key, "/summary").await;
+    }
+    let refused = analytics(&first, &fixture.key, "/summary").await;
+    let (_, reset) = assert_refused(refused, "first").await;
+    sqlx::query("ALTER TABLE api_key_rate RENAME TO api_key_rate_away")
+        .execute(&first.db)
+        .await
+        .unwrap();
+
+    // Act
+    let again = analytics(&first, &fixture.key, "/summary").await;
+    let elsewhere = analytics(&second, &fixture.key, "/summary").await;
+
+    // Assert: the first instance knows the unit is not back yet; the second has to ask.
+    let (_, reset_again) = assert_refused(again, "first, again").await;
+    assert_eq!(reset_again, reset);
+    assert_eq!(elsewhere.status(), StatusCode::SERVICE_UNAVAILABLE);
+    sqlx::query("ALTER TABLE api_key_rate_away RENAME TO api_key_rate")
+        .execute(&first.db)
+        .await
+        .unwrap();
+}
