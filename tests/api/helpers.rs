@@ -418,6 +418,16 @@ pub async fn try_clickhouse_query(
         true => cluster_urls().swap_remove(0),
         false => clickhouse_url(),
     };
+    try_clickhouse_query_on(client, &server, database, sql).await
+}
+
+/// `sql` in `database` on the ClickHouse server at `server`: its trimmed text, or why not.
+pub async fn try_clickhouse_query_on(
+    client: &reqwest::Client,
+    server: &str,
+    database: &str,
+    sql: &str,
+) -> Result<String, String> {
     let url = format!("{server}/?database={database}");
     let request = client.post(url).timeout(Duration::from_secs(600));
     let sent = request.body(sql.to_string()).send().await;

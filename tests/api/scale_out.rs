@@ -103,6 +103,22 @@ async fn shop_with_key(app: &impl Service, shop: &str) -> (String, String) {
     (video, key["key"].as_str().unwrap().to_string())
 }
 
+/// For each of `shards`, a fresh shop (`prefix`-…) on it with a video and an analytics key:
+/// (shop, video id, key).
+async fn shops_on_shards(
+    app: &impl Service,
+    prefix: &str,
+    shards: &[u64],
+) -> Vec<(String, String, String)> {
+    let mut shops = vec![];
+    for &shard in shards {
+        let shop = shop_on_shard(prefix, shard).await;
+        let (video, key) = shop_with_key(app, &shop).await;
+        shops.push((shop, video, key));
+    }
+    shops
+}
+
 /// Posts `requests` batches of `per_request` views of `video` to `shop`, `in_flight` at a time;
 /// returns the ids of the acknowledged events.
 async fn post_views(
@@ -160,19 +176,11 @@ async fn summary_views(app: &impl Service, key: &str) -> u64 {
 
 /// Rows of `shop` in `events_local` on `node` (1..=4), straight from the node.
 async fn rows_on_node(node: usize, shop: &str) -> Result<u64, String> {
-    let client = reqwest::Client::new();
-    let url = format!(
-        "{}/?database={}",
-        cluster_urls()[node - 1],
-        cluster_database()
-    );
     let sql = format!("SELECT count() FROM events_local WHERE shop_domain = '{shop}'");
-    let response = client.post(url).body(sql).send().await;
-    let text = response.map_err(|e| e.to_string())?.text().await;
-    text.map_err(|e| e.to_string())?
-        .trim()
-        .parse()
-        .map_err(|e| format!("{e}"))
+    let server = &cluster_urls()[node - 1];
+    let client = reqwest::Client::new();
+    let text = try_clickhouse_query_on(&client, server, cluster_database(), &sql).await?;
+    text.parse().map_err(|e| format!("{e}: {text}"))
 }
 
 /// Waits until `node` holds `expected` rows of `shop` (replication is asynchronous).
@@ -207,12 +215,7 @@ async fn a_replica_killed_mid_load_loses_nothing_and_analytics_keeps_answering()
     let _turn = CLUSTER.lock().await;
     whole_cluster();
     let app = spawn_on_cluster().await;
-    let mut shops = vec![];
-    for shard in [1, 2] {
-        let shop = shop_on_shard("replica", shard).await;
-        let (video, key) = shop_with_key(&app, &shop).await;
-        shops.push((shop, video, key));
-    }
+    let shops = shops_on_shards(&app, "replica", &[1, 2]).await;
 
     let mut acknowledged = vec![vec![]; 2];
     for (i, (shop, video, _)) in shops.iter().enumerate() {
@@ -397,12 +400,7 @@ async fn two_instances_behind_a_round_robin_proxy_count_every_event_once() {
         spool_dir: first.spool_dir.clone(),
     });
 
-    let mut shops = vec![];
-    for shard in [1, 2, 1, 2] {
-        let shop = shop_on_shard("pair", shard).await;
-        let (video, key) = shop_with_key(&proxy, &shop).await;
-        shops.push((shop, video, key));
-    }
+    let shops = shops_on_shards(&proxy, "pair", &[1, 2, 1, 2]).await;
     let sent = futures::future::join_all(
         shops
             .iter()
@@ -492,12 +490,7 @@ async fn two_batches_that_add_the_same_numbers_both_count() {
     let _turn = CLUSTER.lock().await;
     whole_cluster();
     let app = spawn_on_cluster().await;
-    let mut shops = vec![];
-    for shard in [1, 2] {
-        let shop = shop_on_shard("twice", shard).await;
-        let (video, key) = shop_with_key(&app, &shop).await;
-        shops.push((shop, video, key));
-    }
+    let shops = shops_on_shards(&app, "twice", &[1, 2]).await;
     // Each batch one view of the same video on the same day: different events, whose rows in
     // every aggregate are equal, block for block.
     for _ in 0..2 {
