@@ -249,9 +249,10 @@ pub(super) enum SortOrder {
     Asc,
 }
 
-/// One row to sort: what every sort key needs, and the item it stands for.
-struct Sortable<T> {
-    item: T,
+/// One row to sort: what every sort key needs, and the item it stands for. It borrows the item:
+/// a catalog item is hundreds of bytes, and moving 10,000 of them about made most of a sort's time.
+struct Sortable<'a, T> {
+    item: &'a T,
     totals: Totals,
     comparison: Option<Totals>,
 }
@@ -277,22 +278,23 @@ impl ListQuery {
     /// requested range, ties by id ascending so that pages are stable.
     fn sort<T: Analysed>(
         &self,
-        items: Vec<T>,
+        items: &[T],
         totals: &RangeTotals,
         comparison: Option<&RangeTotals>,
     ) -> Vec<Counted<T>> {
+        let mut id = Uuid::encode_buffer();
         let mut rows: Vec<Sortable<T>> = items
-            .into_iter()
+            .iter()
             .map(|item| {
-                let key = item.sort_fields().0.to_string();
+                let key = item.sort_fields().0.hyphenated().encode_lower(&mut id);
                 Sortable {
-                    totals: totals.of(&key),
-                    comparison: comparison.map(|c| c.of(&key)),
+                    totals: totals.of(key),
+                    comparison: comparison.map(|c| c.of(key)),
                     item,
                 }
             })
             .collect();
-        rows.sort_by(|a, b| {
+        rows.sort_unstable_by(|a, b| {
             let order = compare(self.sort_by, a, b);
             let order = match self.sort_order {
                 SortOrder::Desc => order.reverse(),
@@ -301,7 +303,7 @@ impl ListQuery {
             order.then_with(|| a.item.sort_fields().0.cmp(&b.item.sort_fields().0))
         });
         rows.into_iter()
-            .map(|r| (r.item, r.totals, r.comparison))
+            .map(|r| (r.item.clone(), r.totals, r.comparison))
             .collect()
     }
 
@@ -442,8 +444,9 @@ async fn list<T: Analysed, B: Serialize>(
             totals(current, past_days[0]),
             optionally(comparison.as_ref(), |split| totals(*split, past_days[1])),
         );
-        let items = catalog?.as_ref().clone();
-        let sorted = request.listing.sort(items, &current?, comparison?.as_ref());
+        let sorted = request
+            .listing
+            .sort(&catalog?, &current?, comparison?.as_ref());
         Ok(sorted)
     };
     let sorted = lists.get(key, versions, load).await?;

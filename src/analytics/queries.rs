@@ -95,8 +95,8 @@ async fn run<T>(
 }
 
 /// Binds a month-split range query's parameters in the order its text expects (see `sql/20_…`):
-/// for each part (whole months, the partial month before them, the one after) the shop, the
-/// part's first and last date, and `id` when the query is about one video or widget.
+/// for each part (the months, the days added, the days subtracted) the shop, the part's first
+/// and last date, and `id` when the query is about one video or widget.
 fn bound_by_month(
     warehouse: &Warehouse,
     sql: &str,
@@ -105,7 +105,14 @@ fn bound_by_month(
     id: Option<&str>,
 ) -> clickhouse::query::Query {
     let split = range.split_by_month();
-    let parts = [split.months, split.edges[0], split.edges[1]];
+    let [added, subtracted] = [split.add, split.subtract];
+    let parts = [
+        split.months,
+        added[0],
+        added[1],
+        subtracted[0],
+        subtracted[1],
+    ];
     let mut query = warehouse.client().query(sql);
     for part in parts {
         let (first, last) = warehouse_days(part);
