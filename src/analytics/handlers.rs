@@ -3,6 +3,7 @@
 
 use std::cmp::Ordering;
 use std::future::Future;
+use std::sync::Arc;
 
 use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
@@ -19,7 +20,7 @@ use uuid::Uuid;
 use super::auth::Caller;
 use super::dates::{iso_millis, strict_date, DateRange, DaySplit};
 use super::export::{self, CsvRow, FormatQuery};
-use super::list_cache::{Counted, ListCache, ListCaches, ListKey, RangeTotals};
+use super::list_cache::{Counted, ListCache, ListCaches, ListKey, RangeTotals, Sorted};
 use super::metrics::{Comparison, Metrics, SummaryMetrics};
 use super::periods::{Compare, Interval};
 use super::queries::{self, Subject, Totals};
@@ -249,9 +250,10 @@ pub(super) enum SortOrder {
     Asc,
 }
 
-/// One row to sort: what every sort key needs, and the item it stands for. It borrows the item:
-/// a catalog item is hundreds of bytes, and moving 10,000 of them about made most of a sort's time.
+/// One row to sort: what every sort key needs, and the item it stands for (borrowed: a catalog
+/// item is hundreds of bytes and several strings, too much to move or copy 10,000 times).
 struct Sortable<'a, T> {
+    index: usize,
     item: &'a T,
     totals: Totals,
     comparison: Option<Totals>,
@@ -278,16 +280,18 @@ impl ListQuery {
     /// requested range, ties by id ascending so that pages are stable.
     fn sort<T: Analysed>(
         &self,
-        items: &[T],
+        catalog: Arc<Vec<T>>,
         totals: &RangeTotals,
         comparison: Option<&RangeTotals>,
-    ) -> Vec<Counted<T>> {
+    ) -> Sorted<T> {
         let mut id = Uuid::encode_buffer();
-        let mut rows: Vec<Sortable<T>> = items
+        let mut rows: Vec<Sortable<T>> = catalog
             .iter()
-            .map(|item| {
+            .enumerate()
+            .map(|(index, item)| {
                 let key = item.sort_fields().0.hyphenated().encode_lower(&mut id);
                 Sortable {
+                    index,
                     totals: totals.of(key),
                     comparison: comparison.map(|c| c.of(key)),
                     item,
@@ -302,9 +306,9 @@ impl ListQuery {
             };
             order.then_with(|| a.item.sort_fields().0.cmp(&b.item.sort_fields().0))
         });
-        rows.into_iter()
-            .map(|r| (r.item.clone(), r.totals, r.comparison))
-            .collect()
+        let rows = rows.into_iter().map(|r| (r.index, r.totals, r.comparison));
+        let rows = rows.collect();
+        Sorted::new(catalog, rows)
     }
 
     fn slice<T>(&self, rows: Vec<T>) -> (Vec<T>, Pagination) {
@@ -446,12 +450,12 @@ async fn list<T: Analysed, B: Serialize>(
         );
         let sorted = request
             .listing
-            .sort(&catalog?, &current?, comparison?.as_ref());
+            .sort(catalog?, &current?, comparison?.as_ref());
         Ok(sorted)
     };
     let sorted = lists.get(key, versions, load).await?;
-    let rows: Vec<&Counted<T>> = sorted.iter().filter(|(item, ..)| keep(item)).collect();
-    let record = |(item, t, c): &Counted<T>| item.record(*t, *c);
+    let rows: Vec<Counted<T>> = sorted.iter().filter(|(item, ..)| keep(item)).collect();
+    let record = |(item, t, c): Counted<T>| item.record(t, c);
     if request.format.wants_csv(&request.headers) {
         let name = export::file_name(T::LIST_NAME, &window.range);
         let records = rows.into_iter().map(record).collect();

@@ -41,7 +41,34 @@ const MAX_TOTALS_ROWS: u64 = 200_000;
 const IDLE: Duration = Duration::from_secs(600);
 
 /// An item of a listing with its totals, and those of the comparison range when asked for.
-pub type Counted<T> = (T, Totals, Option<Totals>);
+pub type Counted<'a, T> = (&'a T, Totals, Option<Totals>);
+
+/// A sorted listing: its rows, in order, point into the catalog it was computed from, which it
+/// keeps. A row is a few dozen bytes; copying the catalog's items instead (several strings
+/// each) took as long as a list's ClickHouse query.
+pub struct Sorted<T> {
+    catalog: Arc<Vec<T>>,
+    rows: Vec<(usize, Totals, Option<Totals>)>,
+}
+
+impl<T> Sorted<T> {
+    /// `rows` index `catalog`.
+    pub(super) fn new(catalog: Arc<Vec<T>>, rows: Vec<(usize, Totals, Option<Totals>)>) -> Self {
+        debug_assert!(rows.iter().all(|(i, ..)| *i < catalog.len()));
+        Sorted { catalog, rows }
+    }
+
+    /// How many rows it holds: its weight in the cache.
+    pub fn rows(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Each item with its totals, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Counted<'_, T>> {
+        let catalog = &self.catalog;
+        (self.rows.iter()).map(move |&(i, totals, comparison)| (&catalog[i], totals, comparison))
+    }
+}
 
 /// Which sorted list: the key of its entry.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -122,7 +149,7 @@ where
 
 /// The sorted lists of one kind of item.
 pub struct ListCache<T> {
-    entries: Entries<ListKey, Vec<Counted<T>>, Versions>,
+    entries: Entries<ListKey, Sorted<T>, Versions>,
     /// The shop's items, under the catalog version they were read at.
     catalog: Entries<ShopDomain, Vec<T>, i64>,
     /// `cache` labels of the hit and miss counters: the lists', the catalog's.
@@ -132,7 +159,7 @@ pub struct ListCache<T> {
 impl<T: Send + Sync + 'static> ListCache<T> {
     fn new(labels: [&'static str; 2]) -> Self {
         ListCache {
-            entries: entries(MAX_LIST_ROWS, Vec::len),
+            entries: entries(MAX_LIST_ROWS, Sorted::rows),
             catalog: entries(MAX_LIST_ROWS, Vec::len),
             labels,
         }
@@ -155,8 +182,8 @@ impl<T: Send + Sync + 'static> ListCache<T> {
         &self,
         key: ListKey,
         versions: Versions,
-        load: impl Future<Output = Result<Vec<Counted<T>>, ApiError>>,
-    ) -> Result<Arc<Vec<Counted<T>>>, ApiError> {
+        load: impl Future<Output = Result<Sorted<T>, ApiError>>,
+    ) -> Result<Arc<Sorted<T>>, ApiError> {
         get_or_load(&self.entries, (key, versions), load, self.labels[0]).await
     }
 }
