@@ -94,18 +94,6 @@ async fn run<T>(
     }
 }
 
-/// An analytics query's text, to bind. ClickHouse keeps the blocks it decompresses for these
-/// (`use_uncompressed_cache`): a list computed afresh reads a few hundred thousand rows of the
-/// aggregates, the same hot rows every time, and decompressing them was half of its time
-/// (BENCHMARKS.md, "Analytics at scale"). Queries that read more than ClickHouse's limit
-/// (`merge_tree_max_rows_to_use_cache`) bypass the cache on their own.
-fn analytics_query(warehouse: &Warehouse, sql: &str) -> clickhouse::query::Query {
-    warehouse
-        .client()
-        .query(sql)
-        .with_option("use_uncompressed_cache", "1")
-}
-
 /// Binds a month-split range query's parameters in the order its text expects (see `sql/20_…`):
 /// for each part (the months, the days added, the days subtracted) the shop, the part's first
 /// and last date, and `id` when the query is about one video or widget.
@@ -125,7 +113,7 @@ fn bound_by_month(
         subtracted[0],
         subtracted[1],
     ];
-    let mut query = analytics_query(warehouse, sql);
+    let mut query = warehouse.client().query(sql);
     for part in parts {
         let (first, last) = warehouse_days(part);
         query = query.bind(shop.as_str()).bind(first).bind(last);
@@ -145,7 +133,7 @@ fn bound_range(
     range: &DateRange,
     id: Option<&str>,
 ) -> clickhouse::query::Query {
-    let mut query = analytics_query(warehouse, sql).bind(shop.as_str());
+    let mut query = warehouse.client().query(sql).bind(shop.as_str());
     if let Some(id) = id {
         query = query.bind(id);
     }
