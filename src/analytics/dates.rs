@@ -134,6 +134,13 @@ pub struct MonthSplit {
     pub subtract: [Option<(NaiveDate, NaiveDate)>; 2],
 }
 
+impl MonthSplit {
+    /// Whether the range is read as its own days alone, all within one month.
+    pub fn is_days_only(&self) -> bool {
+        self.months.is_none() && self.subtract == [None; 2] && self.add[1].is_none()
+    }
+}
+
 fn first_of_month(d: NaiveDate) -> NaiveDate {
     d.with_day(1).expect("every month has a first day")
 }
@@ -351,7 +358,9 @@ mod tests {
             (s.months, s.add, s.subtract),
             (None, [days("2026-02-10", "2026-02-14"), None], [None; 2])
         );
+        assert!(s.is_days_only());
         let s = split("2026-03-03", "2026-03-24");
+        assert!(!s.is_days_only());
         assert_eq!(s.months, days("2026-03-01", "2026-03-01"));
         assert_eq!(s.add, [None; 2]);
         assert_eq!(
@@ -387,6 +396,9 @@ mod tests {
                     let expected = i64::from(holds((range.start, range.end), d));
                     assert_eq!(counted, expected, "{range:?} {s:?} {d}");
                     d = d.succ_opt().unwrap();
+                }
+                if s.is_days_only() {
+                    assert_eq!(s.add[0], Some((range.start, range.end)), "{range:?}");
                 }
                 // A subtracted day always lies in a month read whole.
                 for piece in s.subtract.iter().flatten() {
