@@ -275,25 +275,25 @@ async fn privacy_work(worker: &Worker, shop: &ShopDomain, delivery: &Taken) -> R
 }
 
 /// Records how the deliveries' attempt ended: done, to be retried after a backoff, or given up.
+/// Each is counted once its row says so, so that a count never runs ahead of the record.
 async fn finish(db: &PgPool, deliveries: &[&Taken], outcome: Result<(), String>) {
     for delivery in deliveries {
         let topic = topic_label(&delivery.topic);
         let result = match &outcome {
             Ok(()) => {
+                let done = sqlx::query(
+                    "UPDATE webhook_deliveries SET done_at = now() WHERE webhook_id = $1",
+                )
+                .bind(&delivery.webhook_id)
+                .execute(db)
+                .await;
                 metrics::counter!("webhooks_done_total", "topic" => topic).increment(1);
-                sqlx::query("UPDATE webhook_deliveries SET done_at = now() WHERE webhook_id = $1")
-                    .bind(&delivery.webhook_id)
-                    .execute(db)
-                    .await
+                done
             }
             Err(error) => {
-                metrics::counter!("webhooks_failed_total", "topic" => topic).increment(1);
                 let give_up = delivery.attempts >= MAX_ATTEMPTS;
-                if give_up {
-                    metrics::counter!("webhooks_given_up_total", "topic" => topic).increment(1);
-                }
                 tracing::warn!(webhook = %delivery.webhook_id, topic, attempts = delivery.attempts, give_up, %error, "webhook work failed");
-                sqlx::query(
+                let failed = sqlx::query(
                     "UPDATE webhook_deliveries SET last_error = $2, \
                      next_attempt_at = now() + make_interval(secs => $3), \
                      failed_at = CASE WHEN $4 THEN now() END WHERE webhook_id = $1",
@@ -303,7 +303,12 @@ async fn finish(db: &PgPool, deliveries: &[&Taken], outcome: Result<(), String>)
                 .bind(retry_delay(delivery.attempts).as_secs_f64())
                 .bind(give_up)
                 .execute(db)
-                .await
+                .await;
+                metrics::counter!("webhooks_failed_total", "topic" => topic).increment(1);
+                if give_up {
+                    metrics::counter!("webhooks_given_up_total", "topic" => topic).increment(1);
+                }
+                failed
             }
         };
         // The lease runs out and the delivery is taken again: done twice at worst, which every
