@@ -117,6 +117,7 @@ fn main() -> ExitCode {
             let listen = settings.dev_store_listen();
             telemetry::init_tracing(log_format);
             run(async move {
+                let shutdown = shutdown_signal()?;
                 let store = DevStoreServer::bind(DevStoreConfig {
                     shop,
                     listen,
@@ -128,7 +129,7 @@ fn main() -> ExitCode {
                 })
                 .await?;
                 tracing::info!(listen = %store.local_addr(), "demo store serving");
-                store.run_until(shutdown_signal()).await
+                store.run_until(shutdown).await
             })
         }
         Command::Serve => {
@@ -138,9 +139,10 @@ fn main() -> ExitCode {
             };
             telemetry::init_tracing(log_format);
             run(async move {
+                let shutdown = shutdown_signal()?;
                 let app = Application::build(config).await?;
                 tracing::info!(listen = %app.local_addr(), metrics = %app.metrics_addr(), "videoapp serving");
-                app.run_until(shutdown_signal()).await
+                app.run_until(shutdown).await
             })
         }
         Command::Generate(plan) => {
