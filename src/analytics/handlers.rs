@@ -284,16 +284,15 @@ impl ListQuery {
         totals: &RangeTotals,
         comparison: Option<&RangeTotals>,
     ) -> Sorted<T> {
-        let mut id = Uuid::encode_buffer();
         let mut rows: Vec<Sortable<T>> = catalog
             .iter()
             .enumerate()
             .map(|(index, item)| {
-                let key = item.sort_fields().0.hyphenated().encode_lower(&mut id);
+                let id = item.sort_fields().0;
                 Sortable {
                     index,
-                    totals: totals.of(key),
-                    comparison: comparison.map(|c| c.of(key)),
+                    totals: totals.of(&id),
+                    comparison: comparison.map(|c| c.of(&id)),
                     item,
                 }
             })

@@ -15,7 +15,6 @@
 //! request that reads other versions computes afresh and its answer replaces the entry, so a
 //! shop whose numbers move with every batch keeps one entry per list, not one per batch.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,10 +22,11 @@ use std::time::Duration;
 use moka::future::Cache;
 use moka::ops::compute::{CompResult, Op};
 use moka::policy::EvictionPolicy;
+use uuid::Uuid;
 
 use super::dates::{DateRange, DaySplit};
 use super::handlers::{SortKey, SortOrder};
-use super::queries::{self, Subject, Totals};
+use super::queries::{self, Subject, Totals, TotalsById};
 use crate::catalog::domain::ShopDomain;
 use crate::catalog::{videos::Video, widgets::Widget};
 use crate::error::ApiError;
@@ -191,13 +191,13 @@ impl<T: Send + Sync + 'static> ListCache<T> {
 /// Totals by id over a range: those of its past days (kept) plus those of the rest (asked).
 #[derive(Default)]
 pub(super) struct RangeTotals {
-    past: Option<Arc<HashMap<String, Totals>>>,
-    rest: HashMap<String, Totals>,
+    past: Option<Arc<TotalsById>>,
+    rest: TotalsById,
 }
 
 impl RangeTotals {
     /// The id's totals, zero where nothing happened.
-    pub fn of(&self, id: &str) -> Totals {
+    pub fn of(&self, id: &Uuid) -> Totals {
         let mut totals = self.rest.get(id).copied().unwrap_or_default();
         if let Some(past) = self.past.as_ref().and_then(|p| p.get(id)) {
             totals += *past;
@@ -211,7 +211,7 @@ pub struct ListCaches {
     pub videos: ListCache<Video>,
     pub widgets: ListCache<Widget>,
     /// Under the shop's version and that of the days.
-    past: Entries<PastKey, HashMap<String, Totals>, (i64, i64)>,
+    past: Entries<PastKey, TotalsById, (i64, i64)>,
 }
 
 impl Default for ListCaches {
@@ -219,7 +219,7 @@ impl Default for ListCaches {
         ListCaches {
             videos: ListCache::new(["videos", "video_catalog"]),
             widgets: ListCache::new(["widgets", "widget_catalog"]),
-            past: entries(MAX_TOTALS_ROWS, HashMap::len),
+            past: entries(MAX_TOTALS_ROWS, TotalsById::len),
         }
     }
 }
@@ -253,7 +253,7 @@ impl ListCaches {
         let rest = async {
             match split.from {
                 Some(range) => query(range).await,
-                None => Ok(HashMap::new()),
+                None => Ok(TotalsById::default()),
             }
         };
         let (past, rest) = tokio::join!(past, rest);
