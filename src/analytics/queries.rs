@@ -219,8 +219,8 @@ pub async fn totals_by_id(
 }
 
 /// The catalog id an event's id names: a UUID written as the catalog writes it (hyphenated, lower
-/// case). Another spelling of the same UUID is another id, as it was when ids were compared as
-/// text, so its events never add to the catalog item's.
+/// case). Another spelling of the same UUID is another id, so its events never add to the
+/// catalog item's (nor replace them in the map).
 fn catalog_id(id: &str) -> Option<Uuid> {
     let canonical = id.len() == 36 && !id.bytes().any(|b| b.is_ascii_uppercase());
     canonical.then(|| Uuid::try_parse(id).ok()).flatten()
