@@ -73,8 +73,10 @@ async fn aggregates(app: &TestApp, shop: &str) -> String {
     let tables = [
         "video_daily",
         "video_monthly",
+        "video_yearly",
         "widget_daily",
         "widget_monthly",
+        "widget_yearly",
         "shop_daily",
         "video_daily_by_video",
     ];
@@ -232,8 +234,10 @@ async fn a_shop_redaction_leaves_no_row_of_the_shop_and_every_row_of_another() {
         "events",
         "video_daily",
         "video_monthly",
+        "video_yearly",
         "widget_daily",
         "widget_monthly",
+        "widget_yearly",
         "shop_daily",
         "video_daily_by_video",
     ] {
