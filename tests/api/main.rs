@@ -11,6 +11,7 @@ mod admin_videos;
 mod admin_widgets;
 mod analytics_api;
 mod analytics_cache;
+mod analytics_long_ranges;
 mod analytics_series;
 mod analytics_shared_rate_limit;
 mod analytics_truth;
