@@ -9,7 +9,6 @@ mod handlers;
 pub mod keys;
 pub mod list_cache;
 pub mod metrics;
-pub mod period_split;
 mod periods;
 pub mod queries;
 mod timeseries;

@@ -110,24 +110,25 @@ async fn run<T>(
     }
 }
 
-/// Binds a range query's parameters in the order its text expects (see `sql/20_…`): for each
-/// part of the range's `PeriodSplit` (the years; the months added, subtracted; the days added,
-/// subtracted) the shop, the part's first and last date, and `id` when the query is about one
-/// widget.
-fn bound_by_period(
+/// Binds a month-split range query's parameters in the order its text expects (see `sql/20_…`):
+/// for each part (the months, the days added, the days subtracted) the shop, the part's first
+/// and last date, and `id` when the query is about one video or widget.
+fn bound_by_month(
     warehouse: &Warehouse,
     sql: &str,
     shop: &ShopDomain,
     range: &DateRange,
     id: Option<&str>,
 ) -> clickhouse::query::Query {
-    let split = range.split_by_period();
-    let (months, days) = (split.months, split.days);
-    let parts = std::iter::once(split.years)
-        .chain(months.add)
-        .chain(months.subtract)
-        .chain(days.add)
-        .chain(days.subtract);
+    let split = range.split_by_month();
+    let [added, subtracted] = [split.add, split.subtract];
+    let parts = [
+        split.months,
+        added[0],
+        added[1],
+        subtracted[0],
+        subtracted[1],
+    ];
     let mut query = warehouse.client().query(sql);
     for part in parts {
         let (first, last) = warehouse_days(part);
@@ -199,10 +200,10 @@ pub async fn totals_by_id(
     // A range of days alone (today's, asked after every batch) takes the one-part text. A
     // widget list is 50-odd rows, where the parts cost nothing worth a text of its own.
     let query = match subject {
-        Subject::Video if range.split_by_period().is_days_only() => {
+        Subject::Video if range.split_by_month().is_days_only() => {
             bound_range(warehouse, VIDEO_TOTALS_OF_DAYS_SQL, shop, range, None)
         }
-        _ => bound_by_period(warehouse, subject.totals_sql(), shop, range, None),
+        _ => bound_by_month(warehouse, subject.totals_sql(), shop, range, None),
     };
     run(async {
         let mut rows = query.fetch::<KeyedTotals<'_>>()?;
@@ -237,7 +238,7 @@ pub async fn totals_of(
     // A video's own rows are one key range of video_daily_by_video; a widget's are few per day.
     let query = match subject {
         Subject::Video => bound_range(warehouse, VIDEO_ONE_SQL, shop, range, Some(id)),
-        Subject::Widget => bound_by_period(warehouse, WIDGET_ONE_SQL, shop, range, Some(id)),
+        Subject::Widget => bound_by_month(warehouse, WIDGET_ONE_SQL, shop, range, Some(id)),
     };
     let row: Option<OneTotals> = run(query.fetch_optional()).await?;
     Ok(row.map(|r| r.totals).unwrap_or_default())

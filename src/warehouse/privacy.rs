@@ -24,14 +24,12 @@ const MUTATIONS_SQL: &str = include_str!("../../sql/34_mutations_running.sql");
 const CLUSTER_MUTATIONS_SQL: &str = include_str!("../../sql/35_mutations_running_on_cluster.sql");
 
 /// Every table that holds rows of a shop: the raw events and each aggregate.
-pub const SHOP_TABLES: [&str; 9] = [
+pub const SHOP_TABLES: [&str; 7] = [
     "events",
     "video_daily",
     "video_monthly",
-    "video_yearly",
     "widget_daily",
     "widget_monthly",
-    "widget_yearly",
     "shop_daily",
     "video_daily_by_video",
 ];

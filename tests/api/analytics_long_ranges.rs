@@ -1,6 +1,7 @@
-//! Ranges of a year or more, which the lists read with whole years from the yearly views (less
-//! the days after the range, plus those before its first 1 January): each number equals the
-//! events' own count, across year ends, a leap day and today.
+//! Ranges of a year or more, which the lists read as whole months and the days at their edges
+//! (added, or subtracted from a whole month): each number, and each `previous_year` comparison,
+//! equals the events' own count, across year ends, a leap day, today and a range that ends in
+//! days to come.
 
 use std::time::Duration;
 

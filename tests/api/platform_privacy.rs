@@ -73,10 +73,8 @@ async fn aggregates(app: &TestApp, shop: &str) -> String {
     let tables = [
         "video_daily",
         "video_monthly",
-        "video_yearly",
         "widget_daily",
         "widget_monthly",
-        "widget_yearly",
         "shop_daily",
         "video_daily_by_video",
     ];
@@ -234,10 +232,8 @@ async fn a_shop_redaction_leaves_no_row_of_the_shop_and_every_row_of_another() {
         "events",
         "video_daily",
         "video_monthly",
-        "video_yearly",
         "widget_daily",
         "widget_monthly",
-        "widget_yearly",
         "shop_daily",
         "video_daily_by_video",
     ] {
