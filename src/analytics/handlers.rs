@@ -23,7 +23,7 @@ use super::export::{self, CsvRow, FormatQuery};
 use super::list_cache::{Counted, ListCache, ListCaches, ListKey, RangeTotals, Sorted};
 use super::metrics::{Comparison, Metrics, SummaryMetrics};
 use super::periods::{Compare, Interval};
-use super::queries::{self, Subject, Threads, Totals};
+use super::queries::{self, Subject, Totals};
 use super::AnalyticsErrors;
 use crate::app::AppState;
 use crate::catalog::domain::{VideoStatus, WidgetStatus, WidgetType};
@@ -437,13 +437,8 @@ async fn list<T: Analysed, B: Serialize>(
     let lists = T::lists(caches);
     let load = async {
         let subject = (T::SUBJECT, &caller.shop);
-        let threads = match comparison {
-            Some(_) => Threads::One,
-            None => Threads::Default,
-        };
         let totals = |split, past_days| {
-            let versions = (shop_version, past_days);
-            caches.totals(&state.warehouse, subject, (split, threads), versions)
+            caches.totals(&state.warehouse, subject, split, (shop_version, past_days))
         };
         let catalog = async { catalog.await.map_err(catalog_error) };
         // Postgres and ClickHouse answer at the same time.

@@ -26,7 +26,7 @@ use uuid::Uuid;
 
 use super::dates::{DateRange, DaySplit};
 use super::handlers::{SortKey, SortOrder};
-use super::queries::{self, Subject, Threads, Totals, TotalsById};
+use super::queries::{self, Subject, Totals, TotalsById};
 use crate::catalog::domain::ShopDomain;
 use crate::catalog::{videos::Video, widgets::Widget};
 use crate::error::ApiError;
@@ -227,17 +227,16 @@ impl Default for ListCaches {
 impl ListCaches {
     /// Totals by id over the range `split` cuts before today: the days before today from memory
     /// when none of them changed since (`versions` of the shop, and of those days), the rest
-    /// from ClickHouse, concurrently, each query on `threads`.
+    /// from ClickHouse, concurrently.
     pub(super) async fn totals(
         &self,
         warehouse: &Warehouse,
         (subject, shop): (Subject, &ShopDomain),
-        (split, threads): (DaySplit, Threads),
+        split: DaySplit,
         (shop_version, past_days_version): (i64, i64),
     ) -> Result<RangeTotals, ApiError> {
-        let query = async |range: DateRange| {
-            queries::totals_by_id(warehouse, (subject, shop), &range, threads).await
-        };
+        let query =
+            async |range: DateRange| queries::totals_by_id(warehouse, subject, shop, &range).await;
         let past = async {
             let Some(range) = split.before else {
                 return Ok(None);

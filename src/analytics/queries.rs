@@ -94,19 +94,6 @@ struct KeyedTotals<'a> {
     totals: Totals,
 }
 
-/// ClickHouse threads for each query of a list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Threads {
-    /// The server's default, a thread per core: a list's own range, whose past days and today
-    /// are two queries at once.
-    Default,
-    /// One: a list compared with another range runs three queries at once, which keep the cores
-    /// busy between them, so a query's second thread bought only the merge of its hash tables.
-    /// ClickHouse's CPU for the three fell from 71 to 51 ms, and a compared list computed afresh
-    /// took 7% less time at the median and at p95 (BENCHMARKS.md, "Analytics at scale").
-    One,
-}
-
 /// Totals by catalog id. Keyed by the parsed id and hashed with foldhash: looking 10,000 catalog
 /// items up by their id as text, with the standard library's SipHash, was a quarter of the
 /// service's work on a list computed afresh.
@@ -206,9 +193,9 @@ impl Subject {
 /// names no catalog item (an event may carry any printable id), so it is left out.
 pub async fn totals_by_id(
     warehouse: &Warehouse,
-    (subject, shop): (Subject, &ShopDomain),
+    subject: Subject,
+    shop: &ShopDomain,
     range: &DateRange,
-    threads: Threads,
 ) -> Result<TotalsById, ApiError> {
     // A range of days alone (today's, asked after every batch) takes the one-part text. A
     // widget list is 50-odd rows, where the parts cost nothing worth a text of its own.
@@ -217,10 +204,6 @@ pub async fn totals_by_id(
             bound_range(warehouse, VIDEO_TOTALS_OF_DAYS_SQL, shop, range, None)
         }
         _ => bound_by_month(warehouse, subject.totals_sql(), shop, range, None),
-    };
-    let query = match threads {
-        Threads::Default => query,
-        Threads::One => query.with_option("max_threads", "1"),
     };
     run(async {
         let mut rows = query.fetch::<KeyedTotals<'_>>()?;
