@@ -53,9 +53,10 @@ async fn lists_over_a_year_or_more_count_each_day_once() {
     let mut events = Vec::new();
     for (i, day) in days.iter().enumerate() {
         // Noon, but today's are now: noon may be to come.
-        let when = match *day == today {
-            true => now,
-            false => day.and_hms_opt(12, 0, 0).unwrap().and_utc(),
+        let when = if *day == today {
+            now
+        } else {
+            day.and_hms_opt(12, 0, 0).unwrap().and_utc()
         };
         events.extend(vec![at(event("view", &target), when); views(i)]);
     }
@@ -76,11 +77,11 @@ async fn lists_over_a_year_or_more_count_each_day_once() {
         (ymd(y - 2, 6, 15), ymd(y - 1, 6, 14)),
         (ymd(y - 2, 6, 14), today - Days::new(365)),
     ];
+    let get = async |path: String| analytics_ok(&app, &fixture.key, &path).await.0;
 
     for (first, last) in ranges {
         // Act
         let range = format!("start_date={first}&end_date={last}");
-        let get = async |path: String| analytics_ok(&app, &fixture.key, &path).await.0;
         let videos = get(format!("/videos?{range}&compare=previous_year")).await;
         let widgets = get(format!("/widgets?{range}")).await;
         let widget = get(format!("/widget/{}?{range}", fixture.widget)).await;
