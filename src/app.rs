@@ -26,7 +26,7 @@ use crate::openapi::ApiDoc;
 use crate::storefront::caching::RenderedPages;
 use crate::storefront::signature::ProxySecret;
 use crate::storefront::view_counts::ViewCounts;
-use crate::warehouse::{migrations, Warehouse};
+use crate::warehouse::{compaction, migrations, Warehouse};
 use crate::{
     analytics, cache_invalidation, dashboard, db, ops, platform, serve, storefront, telemetry,
 };
@@ -141,6 +141,7 @@ impl Application {
             };
             platform::work::spawn_worker(worker, webhook_work.clone());
         }
+        compaction::spawn(warehouse.clone(), config.compaction_quiet);
         let rate_limit = KeyRateLimit::new(config.rate_limit_per_minute, db.clone());
         let state = AppState(Arc::new(Shared {
             view_counts: ViewCounts::new(warehouse.clone(), config.view_count_refresh),

@@ -360,6 +360,18 @@ pub struct Settings {
         value_parser = seconds
     )]
     pub view_count_refresh: Duration,
+    /// A partition of an aggregate that nothing has written for this many seconds (at least 60)
+    /// is merged into one part, so that queries over it read one row per key (see
+    /// `warehouse::compaction`; not on a cluster).
+    #[arg(
+        long = "compaction-quiet-seconds",
+        env = "VIDEOAPP_COMPACTION_QUIET_SECONDS",
+        global = true,
+        value_name = "SECONDS",
+        default_value = "3600",
+        value_parser = trim(value_parser!(u64).range(60..).map(Duration::from_secs))
+    )]
+    pub compaction_quiet: Duration,
     /// Analytics API requests per key per rolling minute (at least 1).
     #[arg(
         long,
@@ -479,6 +491,7 @@ pub struct Config {
     pub event_max_past: Duration,
     pub rate_limit_per_minute: NonZeroU32,
     pub view_count_refresh: Duration,
+    pub compaction_quiet: Duration,
     pub shutdown_grace: Duration,
     pub connections: ConnectionLimits,
 }
@@ -589,6 +602,7 @@ impl Settings {
             rate_limit_per_minute: NonZeroU32::new(self.rate_limit_per_minute)
                 .unwrap_or(NonZeroU32::MIN),
             view_count_refresh: self.view_count_refresh,
+            compaction_quiet: self.compaction_quiet,
             shutdown_grace: self.shutdown_grace,
             connections: ConnectionLimits {
                 header_read_timeout: self.header_read_timeout,
@@ -1095,6 +1109,7 @@ mod tests {
         assert_eq!(config.event_max_past, Duration::from_secs(604_800));
         assert_eq!(config.rate_limit_per_minute.get(), 60);
         assert_eq!(config.view_count_refresh, Duration::from_secs(60));
+        assert_eq!(config.compaction_quiet, Duration::from_secs(3600));
         assert_eq!(config.shutdown_grace, Duration::from_secs(10));
         let connections = config.connections;
         assert_eq!(

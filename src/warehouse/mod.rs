@@ -3,6 +3,7 @@
 
 pub mod changes;
 pub mod cluster;
+pub mod compaction;
 pub mod error;
 pub mod migrations;
 pub mod privacy;

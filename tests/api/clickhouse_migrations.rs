@@ -4,16 +4,6 @@ use videoapp::warehouse::Warehouse;
 
 use crate::helpers::*;
 
-fn warehouse() -> Warehouse {
-    Warehouse::new(&ClickHouseConfig {
-        url: clickhouse_url(),
-        database: fresh_clickhouse_database(),
-        user: "default".to_string(),
-        password: Default::default(),
-        cluster: None,
-    })
-}
-
 const FIRST: Migration = Migration {
     version: 1,
     name: "0001_first.sql",
@@ -58,7 +48,7 @@ async fn ledger(warehouse: &Warehouse) -> Vec<(u32, String)> {
 
 #[tokio::test]
 async fn the_runner_creates_the_database_and_applies_each_file_once_in_order() {
-    let warehouse = warehouse();
+    let warehouse = fresh_warehouse();
 
     assert_eq!(apply(&warehouse, &[FIRST]).await.unwrap(), vec![1]);
     assert!(table_exists(&warehouse, "first").await);
@@ -84,7 +74,7 @@ async fn the_runner_creates_the_database_and_applies_each_file_once_in_order() {
 /// (the process died in between) still applies again, and the column is added once.
 #[tokio::test]
 async fn a_column_added_before_an_interruption_is_not_added_again() {
-    let warehouse = warehouse();
+    let warehouse = fresh_warehouse();
     let add = Migration {
         version: 2,
         name: "0002_add.sql",
@@ -113,7 +103,7 @@ async fn a_column_added_before_an_interruption_is_not_added_again() {
 
 #[tokio::test]
 async fn a_failing_migration_names_its_file_and_is_not_recorded() {
-    let warehouse = warehouse();
+    let warehouse = fresh_warehouse();
     let broken = Migration {
         version: 2,
         name: "0002_broken.sql",
@@ -197,70 +187,13 @@ async fn the_schema_is_applied_once_clickhouse_answers_after_a_start_without_it(
     }
 }
 
-/// `n` events from `first`: two shops, three videos and none, two widgets and none, every type
-/// and attribution, over 45 days across three months, with revenue on carts too (which counts
-/// nowhere: revenue is the orders').
-fn insert_events(first: u64, n: u64) -> String {
-    format!(
-        "INSERT INTO events (event_id, batch_id, shop_domain, local_date, event_time, received_at, \
-         timestamp_replaced, event_type, attribution, video_id, widget_id, session_id, customer_id, \
-         product_id, order_id, revenue_e4, currency) \
-         SELECT toUUID('00000000-0000-0000-0000-000000000000'), \
-           toUUID('00000000-0000-0000-0000-000000000000'), \
-           if(number % 3 = 0, 'b.myshopify.com', 'a.myshopify.com'), \
-           toDate('2026-01-20') + number % 45, now(), now(), 0, \
-           ['impression', 'view', 'click', 'add_to_cart', 'checkout_completed'][1 + number % 5], \
-           ['none', 'direct', 'influenced', 'direct', 'none', 'influenced', 'none'][1 + number % 7], \
-           ['v0', 'v1', 'v2', ''][1 + number % 4], ['w0', 'w1', ''][1 + intDiv(number, 2) % 3], \
-           '', '', '', '', (number * 7919) % 1000000, 'EUR' \
-         FROM system.numbers WHERE number >= {first} LIMIT {n}"
-    )
-}
-
-/// The sums an aggregate holds per key, and the same recounted from `events`, as TSV.
-async fn aggregate_and_recount(
-    database: &str,
-    table: &str,
-    keys: &str,
-    event_keys: &str,
-) -> [String; 2] {
-    let held = clickhouse_query(
-        database,
-        &format!(
-            "SELECT {keys}, sum(impressions), sum(views), sum(clicks), sum(add_to_cart), \
-             sum(orders), sum(revenue_e4), sum(direct_add_to_cart), sum(direct_orders), \
-             sum(direct_revenue_e4), sum(influenced_add_to_cart), sum(influenced_orders), \
-             sum(influenced_revenue_e4) FROM {table} GROUP BY {keys} ORDER BY {keys}"
-        ),
-    )
-    .await;
-    let cart = "event_type = 'add_to_cart'";
-    let order = "event_type = 'checkout_completed'";
-    let recount = clickhouse_query(
-        database,
-        &format!(
-            "SELECT {event_keys}, countIf(event_type = 'impression'), countIf(event_type = 'view'), \
-             countIf(event_type = 'click'), countIf({cart}), countIf({order}), \
-             sumIf(revenue_e4, {order}), \
-             countIf({cart} AND attribution = 'direct'), countIf({order} AND attribution = 'direct'), \
-             sumIf(revenue_e4, {order} AND attribution = 'direct'), \
-             countIf({cart} AND attribution = 'influenced'), \
-             countIf({order} AND attribution = 'influenced'), \
-             sumIf(revenue_e4, {order} AND attribution = 'influenced') \
-             FROM events GROUP BY {keys} ORDER BY {keys}"
-        ),
-    )
-    .await;
-    [held, recount]
-}
-
 /// Upgrading a warehouse that holds events: the attribution columns and the new aggregates are
 /// filled from the events already there (each counted once), and events inserted after the
 /// upgrade land in every aggregate through the views.
 #[tokio::test]
 async fn the_attribution_migration_back_fills_what_the_aggregates_held_and_counts_what_follows() {
     // Arrange: the schema before attribution, with events in it.
-    let warehouse = warehouse();
+    let warehouse = fresh_warehouse();
     let all = videoapp::warehouse::migrations::MIGRATIONS;
     let before = all.iter().position(|m| m.version == 7).unwrap();
     apply(&warehouse, &all[..before]).await.unwrap();
@@ -310,7 +243,7 @@ async fn events_accepted_while_the_schema_is_behind_are_shipped_once_it_is_curre
 
     // Arrange: the whole schema, but a ledger that claims only the files before attribution and
     // cannot record more (a view), so every run of the migrations fails.
-    let warehouse = warehouse();
+    let warehouse = fresh_warehouse();
     let all = videoapp::warehouse::migrations::MIGRATIONS;
     apply(&warehouse, all).await.unwrap();
     let database = warehouse.database().to_string();
@@ -363,7 +296,7 @@ async fn instances_migrating_at_once_back_fill_each_row_once() {
     use videoapp::warehouse::migrations::apply_exclusively;
 
     // Arrange: the schema before attribution, with events in it; three "instances".
-    let warehouse = warehouse();
+    let warehouse = fresh_warehouse();
     let all = videoapp::warehouse::migrations::MIGRATIONS;
     let before = all.iter().position(|m| m.version == 7).unwrap();
     apply(&warehouse, &all[..before]).await.unwrap();
@@ -398,7 +331,7 @@ async fn applying_a_migration_moves_every_shops_analytics_version() {
     use videoapp::warehouse::migrations::apply_exclusively;
 
     // Arrange
-    let warehouse = warehouse();
+    let warehouse = fresh_warehouse();
     let pool = migrated_postgres().await;
     for shop in ["one.myshopify.com", "two.myshopify.com"] {
         sqlx::query("INSERT INTO shops (domain, name) VALUES ($1, $1)")

@@ -882,3 +882,72 @@ async fn change_heard(app: &impl Service, db: &mut PgConnection) -> bool {
     }
     false
 }
+
+/// A warehouse handle on a fresh database of the test ClickHouse server (created by the
+/// migration runner).
+pub fn fresh_warehouse() -> videoapp::warehouse::Warehouse {
+    videoapp::warehouse::Warehouse::new(&videoapp::config::ClickHouseConfig {
+        url: clickhouse_url(),
+        database: fresh_clickhouse_database(),
+        user: "default".to_string(),
+        password: Default::default(),
+        cluster: None,
+    })
+}
+
+/// `n` events from `first`: two shops, three videos and none, two widgets and none, every type
+/// and attribution, over 45 days across three months, with revenue on carts too (which counts
+/// nowhere: revenue is the orders').
+pub fn insert_events(first: u64, n: u64) -> String {
+    format!(
+        "INSERT INTO events (event_id, batch_id, shop_domain, local_date, event_time, received_at, \
+         timestamp_replaced, event_type, attribution, video_id, widget_id, session_id, customer_id, \
+         product_id, order_id, revenue_e4, currency) \
+         SELECT toUUID('00000000-0000-0000-0000-000000000000'), \
+           toUUID('00000000-0000-0000-0000-000000000000'), \
+           if(number % 3 = 0, 'b.myshopify.com', 'a.myshopify.com'), \
+           toDate('2026-01-20') + number % 45, now(), now(), 0, \
+           ['impression', 'view', 'click', 'add_to_cart', 'checkout_completed'][1 + number % 5], \
+           ['none', 'direct', 'influenced', 'direct', 'none', 'influenced', 'none'][1 + number % 7], \
+           ['v0', 'v1', 'v2', ''][1 + number % 4], ['w0', 'w1', ''][1 + intDiv(number, 2) % 3], \
+           '', '', '', '', (number * 7919) % 1000000, 'EUR' \
+         FROM system.numbers WHERE number >= {first} LIMIT {n}"
+    )
+}
+
+/// The sums an aggregate holds per key, and the same recounted from `events`, as TSV.
+pub async fn aggregate_and_recount(
+    database: &str,
+    table: &str,
+    keys: &str,
+    event_keys: &str,
+) -> [String; 2] {
+    let held = clickhouse_query(
+        database,
+        &format!(
+            "SELECT {keys}, sum(impressions), sum(views), sum(clicks), sum(add_to_cart), \
+             sum(orders), sum(revenue_e4), sum(direct_add_to_cart), sum(direct_orders), \
+             sum(direct_revenue_e4), sum(influenced_add_to_cart), sum(influenced_orders), \
+             sum(influenced_revenue_e4) FROM {table} GROUP BY {keys} ORDER BY {keys}"
+        ),
+    )
+    .await;
+    let cart = "event_type = 'add_to_cart'";
+    let order = "event_type = 'checkout_completed'";
+    let recount = clickhouse_query(
+        database,
+        &format!(
+            "SELECT {event_keys}, countIf(event_type = 'impression'), countIf(event_type = 'view'), \
+             countIf(event_type = 'click'), countIf({cart}), countIf({order}), \
+             sumIf(revenue_e4, {order}), \
+             countIf({cart} AND attribution = 'direct'), countIf({order} AND attribution = 'direct'), \
+             sumIf(revenue_e4, {order} AND attribution = 'direct'), \
+             countIf({cart} AND attribution = 'influenced'), \
+             countIf({order} AND attribution = 'influenced'), \
+             sumIf(revenue_e4, {order} AND attribution = 'influenced') \
+             FROM events GROUP BY {keys} ORDER BY {keys}"
+        ),
+    )
+    .await;
+    [held, recount]
+}

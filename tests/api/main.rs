@@ -16,6 +16,7 @@ mod analytics_series;
 mod analytics_shared_rate_limit;
 mod analytics_truth;
 mod analytics_truth_series;
+mod clickhouse_compaction;
 mod clickhouse_migrations;
 mod config;
 mod dashboard_api;
