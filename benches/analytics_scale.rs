@@ -5,7 +5,10 @@
 //! 1. Data: fresh `bench_<uuid>` databases filled by `videoapp generate` (the release binary
 //!    `cargo bench` builds; seed 1, 50 widgets), 10–20 minutes, then up to
 //!    `ANALYTICS_SCALE_SETTLE_SECONDS` (600) for ClickHouse's background merges to finish.
-//!    Dropped at the end, unless `ANALYTICS_SCALE_KEEP=1`; `ANALYTICS_SCALE_DATABASE=bench_…`
+//!    The service merges each partition of the aggregates into one part once nothing has
+//!    written it for `VIDEOAPP_COMPACTION_QUIET_SECONDS` (60 here; see
+//!    `warehouse::compaction`), as it does a live store's past months, and nothing is measured
+//!    before it has. Dropped at the end, unless `ANALYTICS_SCALE_KEEP=1`; `ANALYTICS_SCALE_DATABASE=bench_…`
 //!    measures a kept data set again instead of generating one; `ANALYTICS_SCALE_EVENTS` makes
 //!    a smaller one for a try.
 //! 2. The service as a child process (rate limit out of the way), and for each step the same
@@ -104,6 +107,10 @@ fn main() -> ExitCode {
     if std::env::var_os("VIDEOAPP_RATE_LIMIT_PER_MINUTE").is_none() {
         std::env::set_var("VIDEOAPP_RATE_LIMIT_PER_MINUTE", "4000000000");
     }
+    // The data set is written once: every partition is as quiet as it will be once merges end.
+    if std::env::var_os("VIDEOAPP_COMPACTION_QUIET_SECONDS").is_none() {
+        std::env::set_var("VIDEOAPP_COMPACTION_QUIET_SECONDS", "60");
+    }
     let reuse = std::env::var("ANALYTICS_SCALE_DATABASE").ok();
     let keep = std::env::var_os("ANALYTICS_SCALE_KEEP").is_some_and(|v| v == "1");
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
@@ -153,6 +160,7 @@ async fn run(databases: &Databases, database_url: &str, generate: bool) -> Resul
     println!("measured shop {domain} ({tz}), {start} .. {end}, previous year {previous:?}");
 
     let service = ServiceProcess::start(databases, database_url).await?;
+    quiet_partitions_merged(&ch).await?;
     let postgres = sqlx::PgPool::connect(database_url)
         .await
         .map_err(|e| e.to_string())?;
@@ -391,6 +399,34 @@ async fn settle(ch: &impl AsyncFn(&str) -> Result<String, String>) -> Result<(),
          WHERE active AND database = currentDatabase() GROUP BY table ORDER BY table",
     );
     println!("table, rows, active parts, MiB on disk:\n{}", tables.await?);
+    Ok(())
+}
+
+/// Waits until the service has merged each partition of the aggregates into one part
+/// (`warehouse::compaction`, a minute after the last write), then prints what they hold.
+async fn quiet_partitions_merged(
+    ch: &impl AsyncFn(&str) -> Result<String, String>,
+) -> Result<(), String> {
+    let started = Instant::now();
+    let unmerged = "SELECT count() FROM (SELECT table, partition_id FROM system.parts \
+                    WHERE database = currentDatabase() AND active AND table != 'events' \
+                    AND table != 'schema_migrations' GROUP BY table, partition_id \
+                    HAVING count() > 1)";
+    while ch(unmerged).await? != "0" {
+        if started.elapsed() > Duration::from_secs(900) {
+            return Err("the aggregates' partitions were not merged within 15 minutes".into());
+        }
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+    let tables = ch(
+        "SELECT table, sum(rows), count() FROM system.parts \
+         WHERE active AND database = currentDatabase() GROUP BY table ORDER BY table",
+    );
+    println!(
+        "the service merged the aggregates' quiet partitions in {:.0} s; table, rows, parts:\n{}",
+        started.elapsed().as_secs_f64(),
+        tables.await?
+    );
     Ok(())
 }
 
