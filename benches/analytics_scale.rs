@@ -418,10 +418,8 @@ async fn quiet_partitions_merged(
         }
         tokio::time::sleep(Duration::from_secs(5)).await;
     }
-    let tables = ch(
-        "SELECT table, sum(rows), count() FROM system.parts \
-         WHERE active AND database = currentDatabase() GROUP BY table ORDER BY table",
-    );
+    let tables = ch("SELECT table, sum(rows), count() FROM system.parts \
+         WHERE active AND database = currentDatabase() GROUP BY table ORDER BY table");
     println!(
         "the service merged the aggregates' quiet partitions in {:.0} s; table, rows, parts:\n{}",
         started.elapsed().as_secs_f64(),
