@@ -107,6 +107,12 @@ impl Application {
                     config.metrics_listen
                 )
             })?;
+        compaction::spawn(
+            warehouse.clone(),
+            db.clone(),
+            schema_current.clone(),
+            config.compaction_quiet,
+        );
         let pipeline = Pipeline::start(
             IngestConfig::from(&config),
             warehouse.clone(),
@@ -141,7 +147,6 @@ impl Application {
             };
             platform::work::spawn_worker(worker, webhook_work.clone());
         }
-        compaction::spawn(warehouse.clone(), config.compaction_quiet);
         let rate_limit = KeyRateLimit::new(config.rate_limit_per_minute, db.clone());
         let state = AppState(Arc::new(Shared {
             view_counts: ViewCounts::new(warehouse.clone(), config.view_count_refresh),

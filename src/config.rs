@@ -360,16 +360,16 @@ pub struct Settings {
         value_parser = seconds
     )]
     pub view_count_refresh: Duration,
-    /// A partition of an aggregate that nothing has written for this many seconds (at least 60)
-    /// is merged into one part, so that queries over it read one row per key (see
-    /// `warehouse::compaction`; not on a cluster).
+    /// A partition of an aggregate that nothing has written for this many seconds (60 to
+    /// 31622400, a year) is merged into one part, so that queries over it read one row per key
+    /// (see `warehouse::compaction`; not on a cluster).
     #[arg(
         long = "compaction-quiet-seconds",
         env = "VIDEOAPP_COMPACTION_QUIET_SECONDS",
         global = true,
         value_name = "SECONDS",
         default_value = "3600",
-        value_parser = trim(value_parser!(u64).range(60..).map(Duration::from_secs))
+        value_parser = trim(value_parser!(u64).range(60..=31_622_400).map(Duration::from_secs))
     )]
     pub compaction_quiet: Duration,
     /// Analytics API requests per key per rolling minute (at least 1).
@@ -1176,6 +1176,14 @@ mod tests {
                 "VIDEOAPP_HEADER_READ_TIMEOUT_SECONDS",
             ),
             (["--max-connections", "0"], "VIDEOAPP_MAX_CONNECTIONS"),
+            (
+                ["--compaction-quiet-seconds", "59"],
+                "VIDEOAPP_COMPACTION_QUIET_SECONDS",
+            ),
+            (
+                ["--compaction-quiet-seconds", "31622401"],
+                "VIDEOAPP_COMPACTION_QUIET_SECONDS",
+            ),
         ];
         for (args, name) in cases {
             let (_, problems) = parse_args(&args);

@@ -7,101 +7,153 @@
 //! videos, a year's list read 47% more rows than one part per partition holds.
 //!
 //! So the service merges each partition of an aggregate that nothing has written (an insert, a
-//! merge, a deletion) for a while (`quiet`): a past month or year, which only a late event or a
-//! deletion touches again, and which is then merged again once quiet. A partition still receiving
-//! events (this month's, this year's) is left to ClickHouse. Current ClickHouse offers the same as
-//! a table setting (`min_age_to_force_merge_seconds`); 18.16 has not, and this runs on both.
+//! merge, a deletion) for `quiet`, on any shop: a past month or year, which only a late event
+//! touches again (and is then merged again once quiet), and a current one after `quiet` without
+//! events from any shop. Partitions written within `quiet` are left to ClickHouse, and so are
+//! tables with a deletion still running. Current ClickHouse has a table setting of this kind
+//! (`min_age_to_force_merge_seconds`); 18.16 has not, and this runs on both.
 //!
-//! Every instance does it; two merging one partition at once cost a merge, never a number. A
-//! merge sums rows and changes no total, so no kept answer goes stale.
+//! One instance at a time looks (a Postgres advisory lock; the others skip the pass), so a
+//! partition is rewritten once. A merge sums rows and changes no total: no kept answer goes stale.
 //!
 //! Not on a cluster: 18.16 cannot tell one shard's parts from another's through the `cluster()`
 //! table function (no shard number, and one host name for nodes on one machine), so a partition
-//! held in one part on each shard would look unmerged forever. There, the node tables are left to
-//! ClickHouse's merges, or to the table setting above on current ClickHouse.
+//! held in one part on each shard would look unmerged for ever.
 
+use std::future::Future;
 use std::time::{Duration, Instant};
 
+use sqlx::PgPool;
+use tokio::sync::watch;
+
 use super::error::WarehouseError;
-use super::privacy::SHOP_TABLES;
-use super::Warehouse;
+use super::{Warehouse, AGGREGATES};
 
 const QUIET_PARTITIONS_SQL: &str = include_str!("../../sql/36_compaction_quiet_partitions.sql");
 const MERGE_PARTITION_SQL: &str = include_str!("../../sql/37_compaction_merge_partition.sql");
 
 /// How often the partitions are looked over.
 const EVERY: Duration = Duration::from_secs(60);
+/// The advisory lock one pass holds, among every instance sharing the catalog database.
+const LOCK_KEY: i64 = 0x7669_6465_6f6d_7267; // "videomrg"
 
-/// The aggregates: every table that holds a shop's rows except the raw events, which no answer
-/// reads and whose rewrite would cost the most.
-fn aggregates() -> impl Iterator<Item = &'static str> {
-    SHOP_TABLES.into_iter().filter(|table| *table != "events")
-}
-
-/// A partition of one table, by id.
-#[derive(Debug, Clone, PartialEq, Eq, clickhouse::Row, serde::Deserialize)]
+/// A partition of one aggregate, by id.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Partition {
-    pub table: String,
-    pub partition_id: String,
+    pub table: &'static str,
+    pub id: String,
 }
 
-/// The aggregates' partitions held in more than one part that nothing has written for `quiet`.
+#[derive(clickhouse::Row, serde::Deserialize)]
+struct PartitionRow {
+    table: String,
+    partition_id: String,
+}
+
+/// The aggregates' partitions held in more than one part that nothing has written for `quiet`,
+/// in tables with no deletion running.
 pub async fn quiet_partitions(
     warehouse: &Warehouse,
     quiet: Duration,
 ) -> Result<Vec<Partition>, WarehouseError> {
-    let tables: Vec<&str> = aggregates().collect();
     let query = warehouse.client().query(QUIET_PARTITIONS_SQL);
-    let query = query.bind(tables).bind(quiet.as_secs());
-    Ok(query.fetch_all().await?)
+    // A slice, which binds as an array; a fixed-size array would bind as a tuple.
+    let query = query.bind(&AGGREGATES[..]).bind(quiet.as_secs());
+    let rows: Vec<PartitionRow> = query.fetch_all().await?;
+    // The query names only tables of the list it was given.
+    let partitions = rows.into_iter().filter_map(|row| {
+        let table = AGGREGATES.into_iter().find(|t| *t == row.table)?;
+        Some(Partition {
+            table,
+            id: row.partition_id,
+        })
+    });
+    Ok(partitions.collect())
 }
 
-/// Merges one partition of an aggregate into one part.
+/// Merges one partition of an aggregate into one part. A merge ClickHouse would skip (parts
+/// already merging, a deletion started since, too little disk) is an error, not a success.
 pub async fn merge(warehouse: &Warehouse, partition: &Partition) -> Result<(), WarehouseError> {
-    // The table reaches the text only as one of ours.
-    let Some(table) = aggregates().find(|t| *t == partition.table) else {
-        return Err(WarehouseError::Transient(format!(
-            "{} is not an aggregate",
-            partition.table
-        )));
-    };
-    let sql = MERGE_PARTITION_SQL.replacen('?', table, 1);
-    let statement = warehouse.client().query(&sql).bind(&partition.partition_id);
+    let sql = MERGE_PARTITION_SQL.replacen('?', partition.table, 1);
+    let statement = warehouse.client().query(&sql).bind(&partition.id);
+    let statement = statement.with_option("optimize_throw_if_noop", "1");
     statement.execute().await?;
+    let table = partition.table;
     metrics::counter!("warehouse_partitions_merged_total", "table" => table).increment(1);
     Ok(())
 }
 
-/// Merges every partition [`quiet_partitions`] names, one after another; returns how many.
+/// Merges every partition [`quiet_partitions`] names, one after another; returns how many
+/// merged. One that cannot be merged is logged and left for the next pass.
 pub async fn merge_quiet(warehouse: &Warehouse, quiet: Duration) -> Result<usize, WarehouseError> {
-    let partitions = quiet_partitions(warehouse, quiet).await?;
-    for partition in &partitions {
+    let mut merged = 0;
+    for partition in quiet_partitions(warehouse, quiet).await? {
+        let (table, id) = (partition.table, &partition.id);
         let started = Instant::now();
-        merge(warehouse, partition).await?;
-        tracing::info!(
-            table = %partition.table,
-            partition = %partition.partition_id,
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            "merged a quiet partition into one part"
-        );
+        match merge(warehouse, &partition).await {
+            Ok(()) => {
+                merged += 1;
+                let elapsed_ms = started.elapsed().as_millis() as u64;
+                tracing::info!(table, partition = %id, elapsed_ms, "merged a quiet partition");
+            }
+            Err(e) => {
+                tracing::warn!(table, partition = %id, error = %e, "cannot merge a partition")
+            }
+        }
     }
-    Ok(partitions.len())
+    Ok(merged)
 }
 
-/// Merges the aggregates' partitions quiet for `quiet`, now and every minute, until the process
-/// ends; nothing on a cluster (see above). A failure (ClickHouse away) is logged and tried again.
-pub fn spawn(warehouse: Warehouse, quiet: Duration) {
+/// Once the schema is current, merges the aggregates' partitions quiet for `quiet` every minute
+/// until the process ends, in one instance at a time; nothing on a cluster (see above). A pass
+/// that fails (ClickHouse or Postgres away) is logged once until one succeeds again.
+pub fn spawn(
+    warehouse: Warehouse,
+    db: PgPool,
+    mut schema_current: watch::Receiver<bool>,
+    quiet: Duration,
+) {
     if warehouse.cluster().is_some() {
         return;
     }
     tokio::spawn(async move {
+        if schema_current.wait_for(|current| *current).await.is_err() {
+            return;
+        }
         let mut ticks = tokio::time::interval(EVERY);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut failing = false;
         loop {
             ticks.tick().await;
-            if let Err(e) = merge_quiet(&warehouse, quiet).await {
-                tracing::warn!(error = %e, "cannot merge the aggregates' quiet partitions; trying again in a minute");
+            match exclusively(&db, merge_quiet(&warehouse, quiet)).await {
+                Ok(_) => failing = false,
+                Err(e) if !failing => {
+                    failing = true;
+                    let what = "cannot look for quiet partitions; trying every minute";
+                    tracing::warn!(error = %e, "{what}");
+                }
+                Err(e) => tracing::debug!(error = %e, "cannot look for quiet partitions"),
             }
         }
     });
+}
+
+/// `pass` under the advisory lock, or nothing when another instance holds it.
+async fn exclusively(
+    db: &PgPool,
+    pass: impl Future<Output = Result<usize, WarehouseError>>,
+) -> Result<usize, WarehouseError> {
+    let transient = |e: sqlx::Error| WarehouseError::Transient(format!("Postgres: {e}"));
+    // A connection of its own, closed at the end: closing releases the lock whatever happened.
+    let mut connection = db.acquire().await.map_err(transient)?.detach();
+    let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
+        .bind(LOCK_KEY)
+        .fetch_one(&mut connection)
+        .await
+        .map_err(transient)?;
+    let outcome = if locked { pass.await } else { Ok(0) };
+    if let Err(e) = sqlx::Connection::close(connection).await {
+        tracing::warn!(error = %e, "closing the merge lock's connection failed");
+    }
+    outcome
 }

@@ -1,5 +1,6 @@
-//! ClickHouse access: the client built from config, readiness, the schema migrations, and the
-//! record of what changed in each shop's numbers.
+//! ClickHouse access: the client built from config, readiness, the schema migrations, merging the
+//! aggregates' quiet partitions, privacy deletions, and the record of what changed in each shop's
+//! numbers.
 
 pub mod changes;
 pub mod cluster;
@@ -17,6 +18,17 @@ use secrecy::ExposeSecret;
 use crate::config::ClickHouseConfig;
 use cluster::Cluster;
 use error::WarehouseError;
+
+/// The aggregates: the `SummingMergeTree` tables the materialized views fill from `events`, each
+/// holding rows of a shop. Merging their parts only sums rows (`compaction`).
+pub const AGGREGATES: [&str; 6] = [
+    "video_daily",
+    "video_monthly",
+    "widget_daily",
+    "widget_monthly",
+    "shop_daily",
+    "video_daily_by_video",
+];
 
 const PING_SQL: &str = include_str!("../../sql/03_ping.sql");
 

@@ -14,7 +14,7 @@ use uuid::Uuid;
 use super::cluster::{Step, LOCAL_SUFFIX};
 use super::error::WarehouseError;
 use super::migrations::statements;
-use super::Warehouse;
+use super::{Warehouse, AGGREGATES};
 
 const SESSIONS_SQL: &str = include_str!("../../sql/30_privacy_customer_sessions.sql");
 const EVENTS_SQL: &str = include_str!("../../sql/31_privacy_customer_events.sql");
@@ -24,15 +24,9 @@ const MUTATIONS_SQL: &str = include_str!("../../sql/34_mutations_running.sql");
 const CLUSTER_MUTATIONS_SQL: &str = include_str!("../../sql/35_mutations_running_on_cluster.sql");
 
 /// Every table that holds rows of a shop: the raw events and each aggregate.
-pub const SHOP_TABLES: [&str; 7] = [
-    "events",
-    "video_daily",
-    "video_monthly",
-    "widget_daily",
-    "widget_monthly",
-    "shop_daily",
-    "video_daily_by_video",
-];
+pub fn shop_tables() -> impl Iterator<Item = &'static str> {
+    std::iter::once("events").chain(AGGREGATES)
+}
 
 /// A deletion not done after this is a failure, and the request is tried again later.
 const MUTATION_WAIT: Duration = Duration::from_secs(60);
@@ -137,13 +131,13 @@ pub async fn redact_customer(
 
 /// Deletes every row of the shop, raw and aggregate, and waits until they are gone.
 pub async fn redact_shop(w: &Warehouse, shop: &str) -> Result<(), WarehouseError> {
-    for table in SHOP_TABLES {
+    for table in shop_tables() {
         // The table is the first `?`: one of ours, named in the text before the cluster form is
         // made of it.
         let sql = deletion(w, &REDACT_SHOP_SQL.replacen('?', table, 1));
         w.client().query(&sql).bind(shop).execute().await?;
     }
-    for table in SHOP_TABLES {
+    for table in shop_tables() {
         mutations_done(w, table).await?;
     }
     Ok(())

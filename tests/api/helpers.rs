@@ -951,3 +951,35 @@ pub async fn aggregate_and_recount(
     .await;
     [held, recount]
 }
+
+/// Every aggregate of `database` holds what a recount of its `events` gives, key by key.
+pub async fn assert_every_aggregate_equals_its_recount(database: &str) {
+    let month = "toStartOfMonth(local_date) AS month";
+    let aggregates = [
+        ("video_daily", "shop_domain, local_date, video_id", None),
+        ("widget_daily", "shop_domain, local_date, widget_id", None),
+        (
+            "video_monthly",
+            "shop_domain, month, video_id",
+            Some(format!("shop_domain, {month}, video_id")),
+        ),
+        (
+            "widget_monthly",
+            "shop_domain, month, widget_id",
+            Some(format!("shop_domain, {month}, widget_id")),
+        ),
+        ("shop_daily", "shop_domain, local_date", None),
+        (
+            "video_daily_by_video",
+            "shop_domain, video_id, local_date",
+            None,
+        ),
+    ];
+    for (table, keys, event_keys) in aggregates {
+        let event_keys = event_keys.unwrap_or_else(|| keys.to_string());
+        let [held, recount] = aggregate_and_recount(database, table, keys, &event_keys).await;
+        // Both shops, three months, two videos or widgets each, at the least.
+        assert!(recount.lines().count() >= 12, "{table}: {recount}");
+        assert_eq!(held, recount, "{table}");
+    }
+}

@@ -423,7 +423,7 @@ async fn two_instances_behind_a_round_robin_proxy_count_every_event_once() {
 #[tokio::test]
 async fn privacy_deletions_reach_every_shard_and_replica() {
     use videoapp::config::ClickHouseConfig;
-    use videoapp::warehouse::privacy::{redact_customer, redact_shop, Customer, SHOP_TABLES};
+    use videoapp::warehouse::privacy::{redact_customer, redact_shop, shop_tables, Customer};
     use videoapp::warehouse::Warehouse;
 
     let _turn = CLUSTER.lock().await;
@@ -468,7 +468,7 @@ async fn privacy_deletions_reach_every_shard_and_replica() {
     for node in [1, 2] {
         wait_for_rows_on_node(node, &near, others.len() as u64).await;
     }
-    for table in SHOP_TABLES {
+    for table in shop_tables() {
         let sql = format!("SELECT count() FROM {table} WHERE shop_domain = '{far}'");
         assert_eq!(
             clickhouse_query(cluster_database(), &sql).await,
