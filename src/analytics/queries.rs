@@ -205,11 +205,6 @@ pub async fn totals_by_id(
         }
         _ => bound_by_month(warehouse, subject.totals_sql(), shop, range, None),
     };
-    // One thread: the query sums a few dozen rows per id at most (a year reads ~18 per video), so
-    // a second thread builds a second table of every id and merges the two, which costs what it
-    // saves. Alone, a year of 10,000 videos took 19 ms on one thread and 20 ms on two (17 and
-    // 22 ms of CPU); a list runs two or three of them at once.
-    let query = query.with_option("max_threads", "1");
     run(async {
         let mut rows = query.fetch::<KeyedTotals<'_>>()?;
         let mut totals = TotalsById::default();
