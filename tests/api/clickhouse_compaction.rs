@@ -100,3 +100,30 @@ async fn a_partition_written_within_the_quiet_time_is_left_as_it_is() {
     }
     assert_every_aggregate_equals_its_recount(&database).await;
 }
+
+/// The service itself: once its schema is current, it looks every minute and merges what has
+/// been quiet for `VIDEOAPP_COMPACTION_QUIET_SECONDS` (here the least, 60 s): about two minutes.
+#[tokio::test]
+async fn the_service_merges_its_quiet_partitions_by_itself() {
+    // Arrange
+    let app = spawn_app_with(|s| s.compaction_quiet = Duration::from_secs(60)).await;
+    let database = app.clickhouse_database.clone();
+    for first in [0, 1_000, 2_000] {
+        clickhouse_query(&database, &insert_events(first, 1_000)).await;
+    }
+    let before = parts(&database).await;
+    assert!(before.iter().any(|l| !l.ends_with("\t1")), "{before:?}");
+
+    // Act: wait for the pass a minute after the inserts.
+    let started = std::time::Instant::now();
+    let mut after = parts(&database).await;
+    while after.iter().any(|l| !l.ends_with("\t1")) {
+        assert!(started.elapsed() < Duration::from_secs(200), "{after:?}");
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        after = parts(&database).await;
+    }
+
+    // Assert
+    assert_eq!(after.len(), before.len(), "{after:?}");
+    assert_every_aggregate_equals_its_recount(&database).await;
+}
