@@ -105,8 +105,9 @@ pub async fn merge_quiet(warehouse: &Warehouse, quiet: Duration) -> Result<usize
 }
 
 /// Once the schema is current, merges the aggregates' partitions quiet for `quiet` every minute
-/// until the process ends, in one instance at a time; nothing on a cluster (see above). A pass
-/// that fails (ClickHouse or Postgres away) is logged once until one succeeds again.
+/// (or every `quiet`, when shorter) until the process ends, in one instance at a time; nothing on
+/// a cluster (see above). A pass that fails (ClickHouse or Postgres away) is logged once until one
+/// succeeds again.
 pub fn spawn(
     warehouse: Warehouse,
     db: PgPool,
@@ -120,7 +121,7 @@ pub fn spawn(
         if schema_current.wait_for(|current| *current).await.is_err() {
             return;
         }
-        let mut ticks = tokio::time::interval(EVERY);
+        let mut ticks = tokio::time::interval(EVERY.min(quiet));
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut failing = false;
         loop {
