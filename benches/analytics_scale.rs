@@ -412,13 +412,8 @@ async fn past_partitions_merged(
     ch: &impl AsyncFn(&str) -> Result<String, String>,
 ) -> Result<(), String> {
     use videoapp::warehouse::compaction::{merge, quiet_partitions};
-    let warehouse = videoapp::warehouse::Warehouse::new(&videoapp::config::ClickHouseConfig {
-        url: databases.clickhouse.url.clone(),
-        database: databases.name.clone(),
-        user: "default".to_string(),
-        password: Default::default(),
-        cluster: None,
-    });
+    let url = &databases.clickhouse.url;
+    let warehouse = support::helpers::warehouse_on(url, &databases.name, None);
     let current = [
         today.format("%Y%m").to_string(),
         today.format("%Y").to_string(),

@@ -1,4 +1,3 @@
-use videoapp::config::ClickHouseConfig;
 use videoapp::warehouse::migrations::{apply, Migration, MigrationError};
 use videoapp::warehouse::Warehouse;
 
@@ -132,13 +131,7 @@ async fn a_failing_migration_names_its_file_and_is_not_recorded() {
 #[tokio::test]
 async fn the_service_applies_its_own_schema_at_start() {
     let app = spawn_app().await;
-    let warehouse = Warehouse::new(&ClickHouseConfig {
-        url: clickhouse_url(),
-        database: app.clickhouse_database.clone(),
-        user: "default".to_string(),
-        password: Default::default(),
-        cluster: None,
-    });
+    let warehouse = warehouse_on(&clickhouse_url(), &app.clickhouse_database, None);
     let recorded = ledger(&warehouse).await;
     let expected: Vec<(u32, String)> = videoapp::warehouse::migrations::MIGRATIONS
         .iter()

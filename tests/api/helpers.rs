@@ -883,16 +883,26 @@ async fn change_heard(app: &impl Service, db: &mut PgConnection) -> bool {
     false
 }
 
+/// A warehouse handle on `database` of the ClickHouse server (or cluster) at `url`, as the
+/// default user.
+pub fn warehouse_on(
+    url: &str,
+    database: &str,
+    cluster: Option<&str>,
+) -> videoapp::warehouse::Warehouse {
+    videoapp::warehouse::Warehouse::new(&videoapp::config::ClickHouseConfig {
+        url: url.to_string(),
+        database: database.to_string(),
+        user: "default".to_string(),
+        password: Default::default(),
+        cluster: cluster.map(String::from),
+    })
+}
+
 /// A warehouse handle on a fresh database of the test ClickHouse server (created by the
 /// migration runner).
 pub fn fresh_warehouse() -> videoapp::warehouse::Warehouse {
-    videoapp::warehouse::Warehouse::new(&videoapp::config::ClickHouseConfig {
-        url: clickhouse_url(),
-        database: fresh_clickhouse_database(),
-        user: "default".to_string(),
-        password: Default::default(),
-        cluster: None,
-    })
+    warehouse_on(&clickhouse_url(), &fresh_clickhouse_database(), None)
 }
 
 /// `n` events from `first`: two shops, three videos and none, two widgets and none, every type

@@ -70,16 +70,8 @@ async fn raw_event_ids(app: &TestApp, shop: &str) -> Vec<String> {
 
 /// Every aggregate's totals for the shop, as text: what a customer's redaction must not change.
 async fn aggregates(app: &TestApp, shop: &str) -> String {
-    let tables = [
-        "video_daily",
-        "video_monthly",
-        "widget_daily",
-        "widget_monthly",
-        "shop_daily",
-        "video_daily_by_video",
-    ];
     let mut all = String::new();
-    for table in tables {
+    for table in videoapp::warehouse::AGGREGATES {
         let sql = format!(
             "SELECT count() > 0, sum(impressions), sum(views), sum(clicks), sum(add_to_cart), \
              sum(orders), sum(revenue_e4), sum(direct_orders), sum(influenced_add_to_cart) \

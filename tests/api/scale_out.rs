@@ -422,9 +422,7 @@ async fn two_instances_behind_a_round_robin_proxy_count_every_event_once() {
 
 #[tokio::test]
 async fn privacy_deletions_reach_every_shard_and_replica() {
-    use videoapp::config::ClickHouseConfig;
     use videoapp::warehouse::privacy::{redact_customer, redact_shop, shop_tables, Customer};
-    use videoapp::warehouse::Warehouse;
 
     let _turn = CLUSTER.lock().await;
     whole_cluster();
@@ -447,13 +445,7 @@ async fn privacy_deletions_reach_every_shard_and_replica() {
     post_views(&app, &far, &far_video, 2, 10).await;
     wait_until_shipped(&app, Duration::from_secs(30)).await;
 
-    let warehouse = Warehouse::new(&ClickHouseConfig {
-        url: cluster_urls()[0].clone(),
-        database: cluster_database().to_string(),
-        user: "default".into(),
-        password: Default::default(),
-        cluster: Some(CLUSTER_NAME.into()),
-    });
+    let warehouse = warehouse_on(&cluster_urls()[0], cluster_database(), Some(CLUSTER_NAME));
     let customer = Customer {
         ids: vec!["4242".into()],
         order_ids: vec![],
