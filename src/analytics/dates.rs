@@ -1,6 +1,6 @@
 //! The analytics date range: whole days in the shop's timezone, both ends inclusive.
 
-use chrono::{DateTime, Datelike, Days, NaiveDate, SecondsFormat, TimeZone, Utc};
+use chrono::{DateTime, Days, NaiveDate, SecondsFormat, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde::{Deserialize, Deserializer};
 
@@ -118,101 +118,6 @@ impl DateRange {
     }
 }
 
-/// A range cut for the views: months read whole from the monthly view, and days added to them
-/// and subtracted from them, read from the daily view. A partial month at either end is read as
-/// its own days or, when that reads fewer rows, as its whole month less its days outside the
-/// range: a range that ends on the 24th reads this month's row less the 25th to the 30th (days
-/// to come, with no rows yet), not 24 days. Each day of the range counts once (in `months` or
-/// in `add`, in no `subtract`); each other day of `months` is in a `subtract`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MonthSplit {
-    /// First days of the first and last month read whole; `None` when none is.
-    pub months: Option<(NaiveDate, NaiveDate)>,
-    /// The days of the first month (or of the only one) read on their own, and of the last.
-    pub add: [Option<(NaiveDate, NaiveDate)>; 2],
-    /// The days of a month read whole before the range starts, and after it ends.
-    pub subtract: [Option<(NaiveDate, NaiveDate)>; 2],
-}
-
-impl MonthSplit {
-    /// Whether the range is read as its own days alone, all within one month.
-    pub fn is_days_only(&self) -> bool {
-        self.months.is_none() && self.subtract == [None; 2] && self.add[1].is_none()
-    }
-}
-
-fn first_of_month(d: NaiveDate) -> NaiveDate {
-    d.with_day(1).expect("every month has a first day")
-}
-
-fn first_of_next_month(d: NaiveDate) -> NaiveDate {
-    first_of_month(d)
-        .checked_add_months(chrono::Months::new(1))
-        .unwrap_or(NaiveDate::MAX)
-}
-
-fn last_of_month(d: NaiveDate) -> NaiveDate {
-    first_of_next_month(d).pred_opt().unwrap_or(NaiveDate::MAX)
-}
-
-/// Days from `first` to `last`, both counted; 0 when `last` is before `first`.
-fn days_from(first: NaiveDate, last: NaiveDate) -> i64 {
-    ((last - first).num_days() + 1).max(0)
-}
-
-impl DateRange {
-    pub fn split_by_month(&self) -> MonthSplit {
-        let (first, last) = (first_of_month(self.start), first_of_month(self.end));
-        let mut months = (first, last);
-        let mut add = [None; 2];
-        let mut subtract = [None; 2];
-        let edges = if first == last {
-            [Some(first), None]
-        } else {
-            [Some(first), Some(last)]
-        };
-        for (end, month) in edges.into_iter().enumerate() {
-            let Some(month) = month else { continue };
-            let month_end = last_of_month(month);
-            let (from, to) = (self.start.max(month), self.end.min(month_end));
-            let (before, after) = (from.pred_opt(), to.succ_opt());
-            let outside = [
-                before.map(|b| (month, b)).filter(|&(f, l)| f <= l),
-                after.map(|a| (a, month_end)).filter(|&(f, l)| f <= l),
-            ];
-            let outside_days: i64 = outside
-                .iter()
-                .flatten()
-                .map(|&(f, l)| days_from(f, l))
-                .sum();
-            if outside_days == 0 {
-                continue; // the month is whole
-            }
-            // The month's row costs about as much as one of its days.
-            if outside_days + 1 < days_from(from, to) {
-                for (kept, piece) in subtract.iter_mut().zip(outside) {
-                    *kept = kept.or(piece);
-                }
-            } else {
-                add[end] = Some((from, to));
-                match end {
-                    0 => months.0 = first_of_next_month(month),
-                    _ => {
-                        months.1 = month
-                            .checked_sub_months(chrono::Months::new(1))
-                            .unwrap_or(NaiveDate::MIN)
-                    }
-                }
-            }
-        }
-        MonthSplit {
-            months: (months.0 <= months.1).then_some(months),
-            add,
-            subtract,
-        }
-    }
-}
-
 /// Local midnight, or the first instant of the day where a DST change skips midnight.
 fn start_of_day(date: NaiveDate, tz: Tz) -> DateTime<Utc> {
     let midnight = date.and_hms_opt(0, 0, 0).expect("midnight exists");
@@ -325,87 +230,6 @@ mod tests {
             message(from("2023-11-21")),
             "the range may span at most 1096 days (3 years); 2023-11-21 to 2026-11-21 spans 1097"
         );
-    }
-
-    #[test]
-    fn a_range_splits_into_months_and_days_that_count_each_of_its_days_once() {
-        let split = |a, b| {
-            DateRange {
-                start: day(a),
-                end: day(b),
-            }
-            .split_by_month()
-        };
-        let days = |a, b| Some((day(a), day(b)));
-        // A year to yesterday (the 23rd): its first partial month as days, its last as the month
-        // less the 24th to the 30th.
-        let s = split("2025-11-25", "2026-11-23");
-        assert_eq!(s.months, days("2025-12-01", "2026-11-01"));
-        assert_eq!(s.add, [days("2025-11-25", "2025-11-30"), None]);
-        assert_eq!(s.subtract, [None, days("2026-11-24", "2026-11-30")]);
-        let s = split("2025-11-08", "2026-11-08");
-        assert_eq!(s.months, days("2025-11-01", "2026-10-01"));
-        assert_eq!(s.add, [None, days("2026-11-01", "2026-11-08")]);
-        assert_eq!(s.subtract, [days("2025-11-01", "2025-11-07"), None]);
-        let s = split("2026-02-01", "2026-02-28");
-        assert_eq!(
-            (s.months, s.add, s.subtract),
-            (days("2026-02-01", "2026-02-01"), [None; 2], [None; 2])
-        );
-        // Within one month: its own days, or the month less both ends.
-        let s = split("2026-02-10", "2026-02-14");
-        assert_eq!(
-            (s.months, s.add, s.subtract),
-            (None, [days("2026-02-10", "2026-02-14"), None], [None; 2])
-        );
-        assert!(s.is_days_only());
-        let s = split("2026-03-03", "2026-03-24");
-        assert!(!s.is_days_only());
-        assert_eq!(s.months, days("2026-03-01", "2026-03-01"));
-        assert_eq!(s.add, [None; 2]);
-        assert_eq!(
-            s.subtract,
-            [
-                days("2026-03-01", "2026-03-02"),
-                days("2026-03-25", "2026-03-31")
-            ]
-        );
-        // A day counts once for each part that holds it, less once for each subtracted part:
-        // every day of the range once, every other day never.
-        let base = day("2024-01-01");
-        for a in (0..800).step_by(13) {
-            for len in [
-                0u64, 1, 2, 13, 14, 15, 16, 27, 28, 29, 30, 31, 45, 59, 60, 61, 200, 365,
-            ] {
-                let range = DateRange {
-                    start: base + Days::new(a),
-                    end: base + Days::new(a + len),
-                };
-                let s = range.split_by_month();
-                let holds = |(f, l): (NaiveDate, NaiveDate), d| d >= f && d <= l;
-                let mut d = first_of_month(range.start) - Days::new(1);
-                while d <= last_of_month(range.end) + Days::new(1) {
-                    let month = first_of_month(d);
-                    let counted = i64::from(s.months.is_some_and(|m| holds(m, month)))
-                        + s.add.iter().flatten().filter(|p| holds(**p, d)).count() as i64
-                        - s.subtract
-                            .iter()
-                            .flatten()
-                            .filter(|p| holds(**p, d))
-                            .count() as i64;
-                    let expected = i64::from(holds((range.start, range.end), d));
-                    assert_eq!(counted, expected, "{range:?} {s:?} {d}");
-                    d = d.succ_opt().unwrap();
-                }
-                if s.is_days_only() {
-                    assert_eq!(s.add[0], Some((range.start, range.end)), "{range:?}");
-                }
-                // A subtracted day always lies in a month read whole.
-                for piece in s.subtract.iter().flatten() {
-                    assert!(s.months.is_some_and(|m| holds(m, first_of_month(piece.0))));
-                }
-            }
-        }
     }
 
     #[test]

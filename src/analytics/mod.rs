@@ -11,6 +11,7 @@ pub mod list_cache;
 pub mod metrics;
 mod periods;
 pub mod queries;
+pub mod split;
 mod timeseries;
 
 use axum::middleware;

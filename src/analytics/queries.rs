@@ -9,6 +9,7 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use super::dates::DateRange;
+use super::split::Edge;
 use crate::catalog::domain::ShopDomain;
 use crate::error::ApiError;
 use crate::warehouse::Warehouse;
@@ -110,9 +111,47 @@ async fn run<T>(
     }
 }
 
-/// Binds a month-split range query's parameters in the order its text expects (see `sql/20_…`):
-/// for each part (the months, the days added, the days subtracted) the shop, the part's first
-/// and last date, and `id` when the query is about one video or widget.
+/// Binds the parameters of a query that reads a range as whole blocks and the edges at their ends
+/// (see `split` and `sql/20_…`), in the order its text expects: for the whole blocks, the shop,
+/// the first and last date, and `id` when the query is about one video or widget; then for each
+/// edge its sign (1 when there is none) and the same.
+fn bound_parts(
+    warehouse: &Warehouse,
+    sql: &str,
+    shop: &ShopDomain,
+    (whole, edges): (Option<(NaiveDate, NaiveDate)>, &[Option<Edge>]),
+    id: Option<&str>,
+) -> clickhouse::query::Query {
+    let part = |query: clickhouse::query::Query, days| {
+        let (first, last) = warehouse_days(days);
+        let query = query.bind(shop.as_str()).bind(first).bind(last);
+        match id {
+            Some(id) => query.bind(id),
+            None => query,
+        }
+    };
+    let mut query = part(warehouse.client().query(sql), whole);
+    for edge in edges {
+        query = query.bind(edge.map_or(1, |e| e.sign));
+        query = part(query, edge.map(|e| (e.first, e.last)));
+    }
+    query
+}
+
+/// Binds a query that reads a range as whole years, the months at their edges and the days at
+/// the edges of those (`sql/20_…`).
+fn bound_by_year(
+    warehouse: &Warehouse,
+    sql: &str,
+    shop: &ShopDomain,
+    range: &DateRange,
+) -> clickhouse::query::Query {
+    let split = range.split_by_year();
+    let edges = [split.months, split.days].concat();
+    bound_parts(warehouse, sql, shop, (split.years, &edges), None)
+}
+
+/// Binds a query that reads a range as whole months and the days at their edges (`sql/22_…`).
 fn bound_by_month(
     warehouse: &Warehouse,
     sql: &str,
@@ -121,23 +160,7 @@ fn bound_by_month(
     id: Option<&str>,
 ) -> clickhouse::query::Query {
     let split = range.split_by_month();
-    let [added, subtracted] = [split.add, split.subtract];
-    let parts = [
-        split.months,
-        added[0],
-        added[1],
-        subtracted[0],
-        subtracted[1],
-    ];
-    let mut query = warehouse.client().query(sql);
-    for part in parts {
-        let (first, last) = warehouse_days(part);
-        query = query.bind(shop.as_str()).bind(first).bind(last);
-        if let Some(id) = id {
-            query = query.bind(id);
-        }
-    }
-    query
+    bound_parts(warehouse, sql, shop, (split.whole, &split.edges), id)
 }
 
 /// Binds a query over one range of days (see `sql/24_…`): the shop, `id` when the query is
@@ -180,15 +203,6 @@ pub enum Subject {
     Widget,
 }
 
-impl Subject {
-    fn totals_sql(self) -> &'static str {
-        match self {
-            Subject::Video => VIDEO_TOTALS_SQL,
-            Subject::Widget => WIDGET_TOTALS_SQL,
-        }
-    }
-}
-
 /// Totals per id (video or widget) with any events in the range. An id that is not a catalog id
 /// names no catalog item (an event may carry any printable id), so it is left out.
 pub async fn totals_by_id(
@@ -200,10 +214,11 @@ pub async fn totals_by_id(
     // A range of days alone (today's, asked after every batch) takes the one-part text. A
     // widget list is 50-odd rows, where the parts cost nothing worth a text of its own.
     let query = match subject {
-        Subject::Video if range.split_by_month().is_days_only() => {
+        Subject::Video if range.split_by_month().is_units_only() => {
             bound_range(warehouse, VIDEO_TOTALS_OF_DAYS_SQL, shop, range, None)
         }
-        _ => bound_by_month(warehouse, subject.totals_sql(), shop, range, None),
+        Subject::Video => bound_by_year(warehouse, VIDEO_TOTALS_SQL, shop, range),
+        Subject::Widget => bound_by_month(warehouse, WIDGET_TOTALS_SQL, shop, range, None),
     };
     run(async {
         let mut rows = query.fetch::<KeyedTotals<'_>>()?;

@@ -39,6 +39,8 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(11, "0011_widget_monthly_attribution_backfill.sql"),
     migration!(12, "0012_shop_daily_backfill.sql"),
     migration!(13, "0013_video_daily_by_video_backfill.sql"),
+    migration!(14, "0014_video_yearly.sql"),
+    migration!(15, "0015_video_yearly_backfill.sql"),
 ];
 
 const LEDGER_CREATE_SQL: &str = include_str!("../../sql/00_ledger_create.sql");

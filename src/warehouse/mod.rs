@@ -21,9 +21,10 @@ use error::WarehouseError;
 
 /// The aggregates: the `SummingMergeTree` tables the materialized views fill from `events`, each
 /// holding rows of a shop. Merging their parts only sums rows (`compaction`).
-pub const AGGREGATES: [&str; 6] = [
+pub const AGGREGATES: [&str; 7] = [
     "video_daily",
     "video_monthly",
+    "video_yearly",
     "widget_daily",
     "widget_monthly",
     "shop_daily",

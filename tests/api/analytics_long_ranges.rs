@@ -1,5 +1,6 @@
-//! Ranges of a year or more, which the lists read as whole months and the days at their edges
-//! (added, or subtracted from a whole month): each number, and each `previous_year` comparison,
+//! Ranges of a year or more, which the lists read as whole years, the months at their edges and
+//! the days at the edges of those (added, or subtracted from a whole year or month; the list of
+//! widgets reads whole months and days): each number, and each `previous_year` comparison,
 //! equals the events' own count, across year ends, a leap day, today and a range that ends in
 //! days to come.
 

@@ -92,6 +92,7 @@ async fn a_partition_written_within_the_quiet_time_is_left_as_it_is() {
     }
     for table in [
         "video_monthly",
+        "video_yearly",
         "widget_monthly",
         "shop_daily",
         "video_daily_by_video",

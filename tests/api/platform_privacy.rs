@@ -224,6 +224,7 @@ async fn a_shop_redaction_leaves_no_row_of_the_shop_and_every_row_of_another() {
         "events",
         "video_daily",
         "video_monthly",
+        "video_yearly",
         "widget_daily",
         "widget_monthly",
         "shop_daily",
