@@ -220,6 +220,10 @@ pub async fn totals_by_id(
         Subject::Video => bound_by_year(warehouse, VIDEO_TOTALS_SQL, shop, range),
         Subject::Widget => bound_by_month(warehouse, WIDGET_TOTALS_SQL, shop, range, None),
     };
+    // One thread: the query sums a few rows per id (under ten per video over a year), so a second
+    // thread builds a second table of every id, merged into the first, which costs what it saves;
+    // and a list runs two or three of these at once. See BENCHMARKS.md, "Analytics at scale".
+    let query = query.with_option("max_threads", "1");
     run(async {
         let mut rows = query.fetch::<KeyedTotals<'_>>()?;
         let mut totals = TotalsById::default();
