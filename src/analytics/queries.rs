@@ -9,7 +9,7 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use super::dates::DateRange;
-use super::split::Edge;
+use super::split::{Edge, YearSplit};
 use crate::catalog::domain::ShopDomain;
 use crate::error::ApiError;
 use crate::warehouse::Warehouse;
@@ -144,9 +144,8 @@ fn bound_by_year(
     warehouse: &Warehouse,
     sql: &str,
     shop: &ShopDomain,
-    range: &DateRange,
+    split: &YearSplit,
 ) -> clickhouse::query::Query {
-    let split = range.split_by_year();
     let edges = [split.months, split.days].concat();
     bound_parts(warehouse, sql, shop, (split.years, &edges), None)
 }
@@ -214,10 +213,12 @@ pub async fn totals_by_id(
     // A range of days alone (today's, asked after every batch) takes the one-part text. A
     // widget list is 50-odd rows, where the parts cost nothing worth a text of its own.
     let query = match subject {
-        Subject::Video if range.split_by_month().is_units_only() => {
-            bound_range(warehouse, VIDEO_TOTALS_OF_DAYS_SQL, shop, range, None)
-        }
-        Subject::Video => bound_by_year(warehouse, VIDEO_TOTALS_SQL, shop, range),
+        Subject::Video => match range.split_by_year() {
+            split if split.is_days_only() => {
+                bound_range(warehouse, VIDEO_TOTALS_OF_DAYS_SQL, shop, range, None)
+            }
+            split => bound_by_year(warehouse, VIDEO_TOTALS_SQL, shop, &split),
+        },
         Subject::Widget => bound_by_month(warehouse, WIDGET_TOTALS_SQL, shop, range, None),
     };
     // One thread: the query sums a few rows per id (under ten per video over a year), so a second

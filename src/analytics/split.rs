@@ -153,10 +153,10 @@ impl Level {
     }
 }
 
-impl Split {
-    /// Whether the range is read as its own units alone.
-    pub fn is_units_only(&self) -> bool {
-        self.whole.is_none()
+impl YearSplit {
+    /// Whether the range is read as its own days alone (no month of it is whole).
+    pub fn is_days_only(&self) -> bool {
+        self.years.is_none() && self.months == [None; 2]
     }
 }
 
@@ -243,9 +243,13 @@ mod tests {
         let s = range("2026-02-10", "2026-02-14").split_by_month();
         assert_eq!(s.whole, None);
         assert_eq!(s.edges, [edge(1, "2026-02-10", "2026-02-14"), None]);
-        assert!(s.is_units_only());
+        assert!(range("2026-02-10", "2026-02-14")
+            .split_by_year()
+            .is_days_only());
         let s = range("2026-03-03", "2026-03-24").split_by_month();
-        assert!(!s.is_units_only());
+        assert!(!range("2026-03-03", "2026-03-24")
+            .split_by_year()
+            .is_days_only());
         assert_eq!(s.whole, days("2026-03-01", "2026-03-01"));
         assert_eq!(
             s.edges,
@@ -334,7 +338,8 @@ mod tests {
                     d = d.succ_opt().unwrap();
                 }
                 // Read as days alone, the range is its own days.
-                if by_month.is_units_only() {
+                assert_eq!(by_year.is_days_only(), by_month.whole.is_none(), "{r:?}");
+                if by_year.is_days_only() {
                     let [first, second] = by_month.edges;
                     let (first, second) = (first.unwrap(), second.map(|e| (e.first, e.last)));
                     assert_eq!((first.sign, first.first), (1, r.start), "{r:?}");
