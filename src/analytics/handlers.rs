@@ -20,7 +20,7 @@ use uuid::Uuid;
 use super::auth::Caller;
 use super::dates::{iso_millis, strict_date, DateRange, DaySplit};
 use super::export::{self, CsvRow, FormatQuery};
-use super::list_cache::{Counted, ListCache, ListCaches, ListKey, RangeTotals, Sorted};
+use super::list_cache::{Catalog, Counted, ListCache, ListCaches, ListKey, RangeTotals, Sorted};
 use super::metrics::{Comparison, Metrics, SummaryMetrics};
 use super::periods::{Compare, Interval};
 use super::queries::{self, Subject, Totals};
@@ -280,24 +280,37 @@ impl ListQuery {
     /// requested range, ties by id ascending so that pages are stable.
     fn sort<T: Analysed>(
         &self,
-        catalog: Arc<Vec<T>>,
+        catalog: Arc<Catalog<T>>,
         totals: &RangeTotals,
         comparison: Option<&RangeTotals>,
     ) -> Sorted<T> {
-        let mut rows: Vec<Sortable<T>> = catalog
-            .iter()
-            .enumerate()
-            .map(|(index, item)| {
-                let id = item.sort_fields().0;
-                Sortable {
-                    index,
-                    totals: totals.of(&id),
-                    comparison: comparison.map(|c| c.of(&id)),
-                    item,
-                }
+        let zero = |_| Totals::default();
+        let mut rows: Vec<Sortable<T>> = (catalog.items().iter().enumerate())
+            .map(|(index, item)| Sortable {
+                index,
+                item,
+                totals: Totals::default(),
+                comparison: comparison.map(zero),
             })
             .collect();
-        rows.sort_unstable_by(|a, b| {
+        // Each row of totals to its item; an id that names none is no item's.
+        for (id, totals) in totals.rows() {
+            if let Some(i) = catalog.position(id) {
+                rows[i].totals += *totals;
+            }
+        }
+        for (id, totals) in comparison.iter().flat_map(|c| c.rows()) {
+            if let Some(sum) = catalog
+                .position(id)
+                .and_then(|i| rows[i].comparison.as_mut())
+            {
+                *sum += *totals;
+            }
+        }
+        // References are sorted, not rows: a row is some two hundred bytes to move, a reference
+        // eight.
+        let mut order: Vec<&Sortable<T>> = rows.iter().collect();
+        order.sort_unstable_by(|a, b| {
             let order = compare(self.sort_by, a, b);
             let order = match self.sort_order {
                 SortOrder::Desc => order.reverse(),
@@ -305,7 +318,7 @@ impl ListQuery {
             };
             order.then_with(|| a.item.sort_fields().0.cmp(&b.item.sort_fields().0))
         });
-        let rows = rows.into_iter().map(|r| (r.index, r.totals, r.comparison));
+        let rows = order.into_iter().map(|r| (r.index, r.totals, r.comparison));
         let rows = rows.collect();
         Sorted::new(catalog, rows)
     }
@@ -440,7 +453,10 @@ async fn list<T: Analysed, B: Serialize>(
         let totals = |split, past_days| {
             caches.totals(&state.warehouse, subject, split, (shop_version, past_days))
         };
-        let catalog = async { catalog.await.map_err(catalog_error) };
+        let catalog = async {
+            let items = catalog.await.map_err(catalog_error)?;
+            Ok(Catalog::new(items, |item: &T| item.sort_fields().0))
+        };
         // Postgres and ClickHouse answer at the same time.
         let (catalog, current, comparison) = tokio::join!(
             lists.catalog(&caller.shop, catalog_version, catalog),

@@ -1,15 +1,15 @@
 //! What the video and widget lists keep in memory. A list needs every video (or widget) of the
 //! shop with its totals over the range, sorted; over a long range the totals are the expensive
-//! part (ClickHouse sums each video's months and days), while a page is a slice of the sorted
-//! list. Two things are kept:
+//! part (ClickHouse sums each video's years, months and days), while a page is a slice of the sorted
+//! list. Three things are kept:
 //!
 //! - sorted lists, so that another page, the CSV, or the same page asked again is a slice;
-//! - the shop's videos (or widgets), while its catalog version stays, so that a list computed
-//!   afresh reads no catalog;
+//! - the shop's videos (or widgets) and where each id sits among them, while its catalog version
+//!   stays, so that a list computed afresh reads no catalog;
 //! - the totals of the days before today, so that a shop receiving events (whose numbers move
 //!   with every shipped batch, today's) costs a query of today's days only.
 //!
-//! Both are exact, never merely recent: each entry carries the versions of what it was computed
+//! Each is exact, never merely recent: each entry carries the versions of what it was computed
 //! from (`warehouse::changes`: the catalog's, the shop's, and the latest change to a day of the
 //! range), read before the computation, and is served only to a request that read the same. A
 //! request that reads other versions computes afresh and its answer replaces the entry, so a
@@ -26,7 +26,7 @@ use uuid::Uuid;
 
 use super::dates::{DateRange, DaySplit};
 use super::handlers::{SortKey, SortOrder};
-use super::queries::{self, Subject, Totals, TotalsById};
+use super::queries::{self, IdTotals, Subject, Totals};
 use crate::catalog::domain::ShopDomain;
 use crate::catalog::{videos::Video, widgets::Widget};
 use crate::error::ApiError;
@@ -43,17 +43,49 @@ const IDLE: Duration = Duration::from_secs(600);
 /// An item of a listing with its totals, and those of the comparison range when asked for.
 pub type Counted<'a, T> = (&'a T, Totals, Option<Totals>);
 
+/// A shop's videos (or widgets), and where each id sits among them, so that a list adds each
+/// row of totals to its item in one lookup.
+pub struct Catalog<T> {
+    items: Vec<T>,
+    positions: foldhash::HashMap<Uuid, usize>,
+}
+
+impl<T> Catalog<T> {
+    /// `items`, each known by `id`.
+    pub(super) fn new(items: Vec<T>, id: impl Fn(&T) -> Uuid) -> Self {
+        let positions = items.iter().enumerate().map(|(i, item)| (id(item), i));
+        let positions = positions.collect();
+        Catalog { items, positions }
+    }
+
+    pub fn items(&self) -> &[T] {
+        &self.items
+    }
+
+    /// Where the item `id` names sits in `items`, if there is one.
+    pub fn position(&self, id: &Uuid) -> Option<usize> {
+        self.positions.get(id).copied()
+    }
+
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+}
+
 /// A sorted listing: its rows, in order, point into the catalog it was computed from, which it
 /// keeps. A row is a few dozen bytes; copying the catalog's items instead (several strings
 /// each) took as long as a list's ClickHouse query.
 pub struct Sorted<T> {
-    catalog: Arc<Vec<T>>,
+    catalog: Arc<Catalog<T>>,
     rows: Vec<(usize, Totals, Option<Totals>)>,
 }
 
 impl<T> Sorted<T> {
-    /// `rows` index `catalog`.
-    pub(super) fn new(catalog: Arc<Vec<T>>, rows: Vec<(usize, Totals, Option<Totals>)>) -> Self {
+    /// `rows` index `catalog`'s items.
+    pub(super) fn new(
+        catalog: Arc<Catalog<T>>,
+        rows: Vec<(usize, Totals, Option<Totals>)>,
+    ) -> Self {
         debug_assert!(rows.iter().all(|(i, ..)| *i < catalog.len()));
         Sorted { catalog, rows }
     }
@@ -65,8 +97,8 @@ impl<T> Sorted<T> {
 
     /// Each item with its totals, in order.
     pub fn iter(&self) -> impl Iterator<Item = Counted<'_, T>> {
-        let catalog = &self.catalog;
-        (self.rows.iter()).map(move |&(i, totals, comparison)| (&catalog[i], totals, comparison))
+        let items = self.catalog.items();
+        (self.rows.iter()).map(move |&(i, totals, comparison)| (&items[i], totals, comparison))
     }
 }
 
@@ -151,7 +183,7 @@ where
 pub struct ListCache<T> {
     entries: Entries<ListKey, Sorted<T>, Versions>,
     /// The shop's items, under the catalog version they were read at.
-    catalog: Entries<ShopDomain, Vec<T>, i64>,
+    catalog: Entries<ShopDomain, Catalog<T>, i64>,
     /// `cache` labels of the hit and miss counters: the lists', the catalog's.
     labels: [&'static str; 2],
 }
@@ -160,7 +192,7 @@ impl<T: Send + Sync + 'static> ListCache<T> {
     fn new(labels: [&'static str; 2]) -> Self {
         ListCache {
             entries: entries(MAX_LIST_ROWS, Sorted::rows),
-            catalog: entries(MAX_LIST_ROWS, Vec::len),
+            catalog: entries(MAX_LIST_ROWS, Catalog::len),
             labels,
         }
     }
@@ -170,8 +202,8 @@ impl<T: Send + Sync + 'static> ListCache<T> {
         &self,
         shop: &ShopDomain,
         version: i64,
-        load: impl Future<Output = Result<Vec<T>, ApiError>>,
-    ) -> Result<Arc<Vec<T>>, ApiError> {
+        load: impl Future<Output = Result<Catalog<T>, ApiError>>,
+    ) -> Result<Arc<Catalog<T>>, ApiError> {
         get_or_load(&self.catalog, (shop.clone(), version), load, self.labels[1]).await
     }
 
@@ -188,21 +220,20 @@ impl<T: Send + Sync + 'static> ListCache<T> {
     }
 }
 
-/// Totals by id over a range: those of its past days (kept) plus those of the rest (asked).
+/// Totals by id over a range: those of its past days (kept) and those of the rest (asked).
 #[derive(Default)]
 pub(super) struct RangeTotals {
-    past: Option<Arc<TotalsById>>,
-    rest: TotalsById,
+    past: Option<Arc<IdTotals>>,
+    rest: IdTotals,
 }
 
 impl RangeTotals {
-    /// The id's totals, zero where nothing happened.
-    pub fn of(&self, id: &Uuid) -> Totals {
-        let mut totals = self.rest.get(id).copied().unwrap_or_default();
-        if let Some(past) = self.past.as_ref().and_then(|p| p.get(id)) {
-            totals += *past;
-        }
-        totals
+    /// The rows of both parts: an id with events in each comes twice, and its totals are the sum.
+    pub fn rows(&self) -> impl Iterator<Item = &(Uuid, Totals)> {
+        self.past
+            .iter()
+            .flat_map(|past| past.iter())
+            .chain(&self.rest)
     }
 }
 
@@ -211,7 +242,7 @@ pub struct ListCaches {
     pub videos: ListCache<Video>,
     pub widgets: ListCache<Widget>,
     /// Under the shop's version and that of the days.
-    past: Entries<PastKey, TotalsById, (i64, i64)>,
+    past: Entries<PastKey, IdTotals, (i64, i64)>,
 }
 
 impl Default for ListCaches {
@@ -219,7 +250,7 @@ impl Default for ListCaches {
         ListCaches {
             videos: ListCache::new(["videos", "video_catalog"]),
             widgets: ListCache::new(["widgets", "widget_catalog"]),
-            past: entries(MAX_TOTALS_ROWS, TotalsById::len),
+            past: entries(MAX_TOTALS_ROWS, Vec::len),
         }
     }
 }
@@ -253,7 +284,7 @@ impl ListCaches {
         let rest = async {
             match split.from {
                 Some(range) => query(range).await,
-                None => Ok(TotalsById::default()),
+                None => Ok(IdTotals::new()),
             }
         };
         let (past, rest) = tokio::join!(past, rest);
