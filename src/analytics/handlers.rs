@@ -20,7 +20,9 @@ use uuid::Uuid;
 use super::auth::Caller;
 use super::dates::{iso_millis, strict_date, DateRange, DaySplit};
 use super::export::{self, CsvRow, FormatQuery};
-use super::list_cache::{Catalog, Counted, ListCache, ListCaches, ListKey, RangeTotals, Sorted};
+use super::list_cache::{
+    Catalog, Counted, ListCache, ListCaches, ListKey, RangeTotals, Sorted, WritesCheck,
+};
 use super::metrics::{Comparison, Metrics, SummaryMetrics};
 use super::periods::{Compare, Interval};
 use super::queries::{self, Subject, Totals};
@@ -433,7 +435,7 @@ async fn list<T: Analysed, B: Serialize>(
     let days = parts.map(|s| [s.before, s.from]).concat();
     let days: Vec<_> = days.iter().map(|r| r.map(|r| r.days_pair())).collect();
     // Read before anything is computed, so that no key claims newer data than its entry holds.
-    let versions = changes::versions(&state.db, &caller.shop, &days)
+    let (versions, writes) = changes::versions(&state.db, &caller.shop, &days)
         .await
         .map_err(|e| catalog_error(e.into()))?
         .ok_or_else(|| catalog_error(CatalogError::ShopNotFound))?;
@@ -446,10 +448,11 @@ async fn list<T: Analysed, B: Serialize>(
         sort_by: request.listing.sort_by,
         sort_order: request.listing.sort_order,
     };
+    let check = WritesCheck::new(&state.db, &caller.shop, writes);
     let caches = &state.analytics_lists;
     let lists = T::lists(caches);
     let load = async {
-        let subject = (T::SUBJECT, &caller.shop);
+        let subject = (T::SUBJECT, check);
         let totals = |split, past_days| {
             caches.totals(&state.warehouse, subject, split, (shop_version, past_days))
         };
@@ -468,7 +471,7 @@ async fn list<T: Analysed, B: Serialize>(
             .sort(catalog?, &current?, comparison?.as_ref());
         Ok(sorted)
     };
-    let sorted = lists.get(key, versions, load).await?;
+    let sorted = lists.get(key, versions, load, check).await?;
     let rows: Vec<Counted<T>> = sorted.iter().filter(|(item, ..)| keep(item)).collect();
     let record = |(item, t, c): Counted<T>| item.record(t, c);
     if request.format.wants_csv(&request.headers) {

@@ -22,6 +22,7 @@ use std::time::Duration;
 use moka::future::Cache;
 use moka::ops::compute::{CompResult, Op};
 use moka::policy::EvictionPolicy;
+use sqlx::PgPool;
 use uuid::Uuid;
 
 use super::dates::{DateRange, DaySplit};
@@ -30,7 +31,7 @@ use super::queries::{self, IdTotals, Subject, Totals};
 use crate::catalog::domain::ShopDomain;
 use crate::catalog::{videos::Video, widgets::Widget};
 use crate::error::ApiError;
-use crate::warehouse::changes::Versions;
+use crate::warehouse::changes::{self, Versions, Writes};
 use crate::warehouse::Warehouse;
 
 /// Rows all sorted lists of one kind together may hold.
@@ -143,12 +144,44 @@ where
         .build()
 }
 
+/// Whether what was computed from ClickHouse may be kept: only if no batch of the shop's events
+/// was going in from when its versions were read to when it was computed (`changes::Writes`),
+/// since a read that races one may see it in one aggregate and not another. Such an answer is
+/// served, as of a moment of the insert, but not kept.
+#[derive(Clone, Copy)]
+pub(super) struct WritesCheck<'a> {
+    db: &'a PgPool,
+    shop: &'a ShopDomain,
+    /// The shop's writes when the versions were read.
+    before: Writes,
+}
+
+impl<'a> WritesCheck<'a> {
+    pub fn new(db: &'a PgPool, shop: &'a ShopDomain, before: Writes) -> Self {
+        WritesCheck { db, shop, before }
+    }
+
+    /// Whether nothing was written to the shop's numbers since the versions were read. Not
+    /// knowing (Postgres failed) keeps nothing: the answer is served all the same.
+    async fn none_since(&self) -> bool {
+        match changes::writes(self.db, self.shop).await {
+            Ok(now) => self.before.none_between(&now),
+            Err(error) => {
+                tracing::warn!(%error, "cannot read the shop's writes; the answer is not kept");
+                false
+            }
+        }
+    }
+}
+
 /// The value under `key` if it was computed at `versions`; otherwise `load`'s, which replaces
-/// it. Concurrent calls for one key run one after another, so they share one load.
+/// it unless `check` finds the shop's numbers were written meanwhile. Concurrent calls for one
+/// key run one after another, so they share one load.
 async fn get_or_load<K, V, W>(
     cache: &Entries<K, V, W>,
     (key, versions): (K, W),
     load: impl Future<Output = Result<V, ApiError>>,
+    check: Option<WritesCheck<'_>>,
     label: &'static str,
 ) -> Result<Arc<V>, ApiError>
 where
@@ -160,14 +193,28 @@ where
     // own lookup) and moka's computation are kilobytes of future each, which would otherwise
     // sit in every caller's future, nested, and on the stack.
     let load = Box::pin(load);
+    let mut unkept = None;
+    let unkept_value = &mut unkept;
     let outcome = Box::pin(cache.entry(key).and_try_compute_with(|held| async move {
         if held.is_some_and(|e| e.value().versions == versions) {
             return Ok::<_, ApiError>(Op::Nop);
         }
         let value = Arc::new(load.await?);
+        let keep = match check {
+            Some(check) => check.none_since().await,
+            None => true,
+        };
+        if !keep {
+            *unkept_value = Some(value);
+            return Ok(Op::Nop);
+        }
         Ok(Op::Put(Arc::new(Versioned { versions, value })))
     }))
     .await?;
+    if let Some(value) = unkept {
+        count(label, true);
+        return Ok(value);
+    }
     let (entry, missed) = match outcome {
         CompResult::Unchanged(entry) => (entry, false),
         CompResult::Inserted(entry) | CompResult::ReplacedWith(entry) => (entry, true),
@@ -204,19 +251,28 @@ impl<T: Send + Sync + 'static> ListCache<T> {
         version: i64,
         load: impl Future<Output = Result<Catalog<T>, ApiError>>,
     ) -> Result<Arc<Catalog<T>>, ApiError> {
-        get_or_load(&self.catalog, (shop.clone(), version), load, self.labels[1]).await
+        let key = (shop.clone(), version);
+        get_or_load(&self.catalog, key, load, None, self.labels[1]).await
     }
 
     /// The list under `key` as of `versions` (those of the current range's and the comparison
     /// range's days among them), computed by `load` unless it is held. A failed load keeps
-    /// nothing.
+    /// nothing, nor one that `check` refuses.
     pub(super) async fn get(
         &self,
         key: ListKey,
         versions: Versions,
         load: impl Future<Output = Result<Sorted<T>, ApiError>>,
+        check: WritesCheck<'_>,
     ) -> Result<Arc<Sorted<T>>, ApiError> {
-        get_or_load(&self.entries, (key, versions), load, self.labels[0]).await
+        get_or_load(
+            &self.entries,
+            (key, versions),
+            load,
+            Some(check),
+            self.labels[0],
+        )
+        .await
     }
 }
 
@@ -262,10 +318,11 @@ impl ListCaches {
     pub(super) async fn totals(
         &self,
         warehouse: &Warehouse,
-        (subject, shop): (Subject, &ShopDomain),
+        (subject, check): (Subject, WritesCheck<'_>),
         split: DaySplit,
         (shop_version, past_days_version): (i64, i64),
     ) -> Result<RangeTotals, ApiError> {
+        let shop = check.shop;
         let query =
             async |range: DateRange| queries::totals_by_id(warehouse, subject, shop, &range).await;
         let past = async {
@@ -278,7 +335,8 @@ impl ListCaches {
                 range,
             };
             let versions = (shop_version, past_days_version);
-            let totals = get_or_load(&self.past, (key, versions), query(range), "past_totals");
+            let (versions, load) = ((key, versions), query(range));
+            let totals = get_or_load(&self.past, versions, load, Some(check), "past_totals");
             Ok::<_, ApiError>(Some(totals.await?))
         };
         let rest = async {

@@ -76,6 +76,10 @@ pub struct Shipper {
 
 /// How often the shipper deletes expired event-id claims.
 const FORGET_INTERVAL: Duration = Duration::from_secs(600);
+/// How long after the shipper gives up on an insert ClickHouse may still be writing it (a body it
+/// has received whole is written to the end): a batch's shops count as being written for the
+/// insert timeout and this.
+const INSERT_AFTERLIFE: Duration = Duration::from_secs(60);
 
 impl Shipper {
     pub fn new(spool: Spool, warehouse: Warehouse, config: ShipperConfig) -> std::io::Result<Self> {
@@ -300,13 +304,20 @@ impl Shipper {
             .counted(segment.batch_id, events, retry)
             .await
             .map_err(|e| transient(format!("Postgres claims: {e}")))?;
+        let days: Vec<(&str, NaiveDate)> = days.iter().map(|(s, d)| (s.as_str(), *d)).collect();
         if !events.is_empty() {
+            // Analytics caches keep nothing computed while the batch goes in (`changes`).
+            let mut shops: Vec<&str> = days.iter().map(|(shop, _)| *shop).collect();
+            shops.dedup();
+            let lease = self.config.insert_timeout + INSERT_AFTERLIFE;
+            changes::inserting(self.claims()?.pool(), segment.batch_id, &shops, lease)
+                .await
+                .map_err(|e| transient(format!("Postgres analytics changes: {e}")))?;
             self.insert(segment.batch_id, &events).await?;
         }
         // Before the segment goes: a failure here retries the segment, which then finds its
         // rows landed and records the change again.
-        let days: Vec<(&str, NaiveDate)> = days.iter().map(|(s, d)| (s.as_str(), *d)).collect();
-        changes::days_landed(self.claims()?.pool(), &days)
+        changes::days_landed(self.claims()?.pool(), segment.batch_id, &days)
             .await
             .map_err(|e| transient(format!("Postgres analytics changes: {e}")))?;
         // Counted only once the batch is in, so a retried batch does not count them again.

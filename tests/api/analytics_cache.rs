@@ -1,11 +1,14 @@
 //! What the analytics lists keep in memory: a sorted list asked again (another page, the CSV, the
 //! same page) is served from memory, and so are the totals of the days before today while events
 //! arrive today; neither once what it was computed from has moved: events landed on one of its
-//! days through any instance, or a catalog write.
+//! days through any instance, or a catalog write; nor what was computed while a batch of the
+//! shop's events was going in.
 
 use serde_json::{json, Value};
 
 use chrono::{Duration, Utc};
+use uuid::Uuid;
+use videoapp::warehouse::changes;
 
 use crate::analytics_api::{
     analytics_ok, at, event, record, shop_with_key, Fixture, SHOP, UNLIMITED,
@@ -186,4 +189,50 @@ async fn the_days_before_today_are_summed_once_while_events_arrive_today() {
     assert_eq!(after_late["data"][0]["metrics"]["views"], json!(7));
     assert_eq!(cache_counts(&app, "past_totals").await, (1.0, 2.0));
     assert_eq!(cache_counts(&app, "videos").await, (0.0, 3.0));
+}
+
+#[tokio::test]
+async fn nothing_computed_while_a_batch_of_the_shop_goes_in_is_kept() {
+    // Arrange: views two days ago and today, over a range of the last week; then a batch of the
+    // shop's events starts going in, as the shipper marks it.
+    let app = isolated_service().await;
+    let fixture = shop_with_key(&app, SHOP).await;
+    let two_days_ago = views(2, &target(&fixture)).into_iter();
+    let two_days_ago = two_days_ago.map(|e| at(e, Utc::now() - Duration::days(2)));
+    record(&app, SHOP, two_days_ago.collect()).await;
+    record(&app, SHOP, views(1, &target(&fixture))).await;
+    let week = format!(
+        "/videos?start_date={}",
+        (Utc::now() - Duration::days(6)).date_naive()
+    );
+    let db = sqlx::PgPool::connect(&app.database_url).await.unwrap();
+    let (batch, lease) = (Uuid::now_v7(), std::time::Duration::from_secs(60));
+    changes::inserting(&db, batch, &[SHOP], lease)
+        .await
+        .unwrap();
+
+    // Act: asked twice while it goes in; then it lands, and a mark whose lease ran out (a
+    // shipper that stopped) is left behind.
+    let (while_going_in, _) = analytics_ok(&app, &fixture.key, &week).await;
+    analytics_ok(&app, &fixture.key, &week).await;
+    let lists_while_going_in = cache_counts(&app, "videos").await;
+    let pasts_while_going_in = cache_counts(&app, "past_totals").await;
+    let today = Utc::now().date_naive();
+    changes::days_landed(&db, batch, &[(SHOP, today)])
+        .await
+        .unwrap();
+    let stopped = std::time::Duration::ZERO;
+    changes::inserting(&db, Uuid::now_v7(), &[SHOP], stopped)
+        .await
+        .unwrap();
+    let (after, _) = analytics_ok(&app, &fixture.key, &week).await;
+    analytics_ok(&app, &fixture.key, &week).await;
+
+    // Assert
+    assert_eq!(while_going_in["data"][0]["metrics"]["views"], json!(3));
+    assert_eq!(after["data"], while_going_in["data"]);
+    assert_eq!(lists_while_going_in, (0.0, 2.0), "(hits, misses) of lists");
+    assert_eq!(pasts_while_going_in, (0.0, 2.0), "(hits, misses) of pasts");
+    assert_eq!(cache_counts(&app, "videos").await, (1.0, 3.0));
+    assert_eq!(cache_counts(&app, "past_totals").await, (0.0, 3.0));
 }

@@ -183,6 +183,34 @@ async fn events_acknowledged_while_clickhouse_is_unreachable_arrive_exactly_once
 }
 
 #[tokio::test]
+async fn a_batch_marks_its_shop_as_being_written_from_before_its_insert_until_it_lands() {
+    // Arrange
+    let proxy = FaultProxy::start(&clickhouse_url()).await;
+    let app = spawn_app_with(|s| s.clickhouse_url = Some(proxy.url.parse().unwrap())).await;
+    app.create_shop(SHOP).await;
+    let marks = async || -> i64 {
+        let sql = "SELECT count(*) FROM analytics_inserts WHERE shop_domain = $1 AND until > now()";
+        let query = sqlx::query_scalar(sql).bind(SHOP);
+        query.fetch_one(&app.db).await.unwrap()
+    };
+    proxy.set(Mode::Down);
+
+    // Act: the insert cannot finish while ClickHouse is away.
+    let (acknowledged, _) = post_many(&app, 2, 10).await;
+    proxy
+        .wait_for_refusals(proxy.refused() + 2, Duration::from_secs(30))
+        .await;
+    let while_away = marks().await;
+    proxy.set(Mode::Up);
+    expect_rows(&app, acknowledged.len() as u64, Duration::from_secs(30)).await;
+
+    // Assert
+    assert_eq!(acknowledged.len(), 20);
+    assert!(while_away > 0, "the shop is marked while its batch goes in");
+    assert_eq!(marks().await, 0, "the marks go with the batch's landing");
+}
+
+#[tokio::test]
 async fn a_batch_that_landed_without_an_answer_is_not_counted_twice() {
     let proxy = FaultProxy::start(&clickhouse_url()).await;
     let app = spawn_app_with(|s| s.clickhouse_url = Some(proxy.url.parse().unwrap())).await;

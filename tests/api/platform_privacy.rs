@@ -192,6 +192,7 @@ async fn a_shop_redaction_leaves_no_row_of_the_shop_and_every_row_of_another() {
                 ("event_claims", "shop_domain"),
                 ("order_claims", "shop_domain"),
                 ("analytics_days", "shop_domain"),
+                ("analytics_inserts", "shop_domain"),
                 ("product_removals", "shop_domain"),
                 ("privacy_reports", "shop_domain"),
                 ("webhook_deliveries", "shop_domain"),
