@@ -1,7 +1,7 @@
 //! What the video and widget lists keep in memory. A list needs every video (or widget) of the
 //! shop with its totals over the range, sorted; over a long range the totals are the expensive
-//! part (ClickHouse sums each video's years, months and days), while a page is a slice of the sorted
-//! list. Three things are kept:
+//! part (ClickHouse sums each video's years, months and days), while a page is a slice of the
+//! sorted list. Three things are kept:
 //!
 //! - sorted lists, so that another page, the CSV, or the same page asked again is a slice;
 //! - the shop's videos (or widgets) and where each id sits among them, while its catalog version
@@ -14,6 +14,9 @@
 //! range), read before the computation, and is served only to a request that read the same. A
 //! request that reads other versions computes afresh and its answer replaces the entry, so a
 //! shop whose numbers move with every batch keeps one entry per list, not one per batch.
+//! What was computed from ClickHouse while a batch of the shop's events was going in is served
+//! but not kept (`WritesCheck`): the read may have seen the batch in one aggregate and not yet in
+//! another.
 
 use std::future::Future;
 use std::sync::Arc;

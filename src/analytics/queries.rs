@@ -95,10 +95,10 @@ struct KeyedTotals<'a> {
     totals: Totals,
 }
 
-/// Totals by catalog id, each id once, in no particular order: rows as ClickHouse sends them, with
-/// the id parsed. A list adds them to its catalog's items by position
-/// (`list_cache::Catalog`); keying them in a map of their own first cost a fifth of the service's
-/// work on a list computed afresh.
+/// Totals by catalog id, each id once, in no particular order: rows as ClickHouse sends them,
+/// with the id parsed. A list adds them to its catalog's items by position
+/// (`list_cache::Catalog`); keying them in a map of their own first cost a fifth of the
+/// service's work on a list computed afresh.
 pub type IdTotals = Vec<(Uuid, Totals)>;
 
 async fn run<T>(
@@ -241,8 +241,8 @@ pub async fn totals_by_id(
 
 /// The catalog id an event's id names: a UUID written as the catalog writes it (hyphenated, lower
 /// case). Another spelling of the same UUID is another id, so its events never add to the
-/// catalog item's. Stricter than `handlers::catalog_id`, which
-/// reads a caller's path and takes any spelling, then asks ClickHouse for the catalog's.
+/// catalog item's. Stricter than `handlers::catalog_id`, which reads a caller's path and takes
+/// any spelling, then asks ClickHouse for the catalog's.
 fn canonical_catalog_id(id: &str) -> Option<Uuid> {
     let canonical = id.len() == 36 && !id.bytes().any(|b| b.is_ascii_uppercase());
     canonical.then(|| Uuid::try_parse(id).ok()).flatten()

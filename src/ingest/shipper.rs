@@ -77,8 +77,8 @@ pub struct Shipper {
 /// How often the shipper deletes expired event-id claims.
 const FORGET_INTERVAL: Duration = Duration::from_secs(600);
 /// How long after the shipper gives up on an insert ClickHouse may still be writing it (a body it
-/// has received whole is written to the end): a batch's shops count as being written for the
-/// insert timeout and this.
+/// has received whole is written to the end): an insert's shops count as being written for the
+/// insert timeout and this. An estimate: nothing bounds ClickHouse's side.
 const INSERT_AFTERLIFE: Duration = Duration::from_secs(60);
 
 impl Shipper {
@@ -305,19 +305,24 @@ impl Shipper {
             .await
             .map_err(|e| transient(format!("Postgres claims: {e}")))?;
         let days: Vec<(&str, NaiveDate)> = days.iter().map(|(s, d)| (s.as_str(), *d)).collect();
+        let mut inserted = None;
         if !events.is_empty() {
-            // Analytics caches keep nothing computed while the batch goes in (`changes`).
+            // Analytics caches keep nothing computed while the insert goes on (`changes`). Its
+            // marks are its own: an earlier attempt at the batch that never returned may still
+            // be writing, and keeps its marks until their lease runs out.
+            let insert_id = Uuid::now_v7();
             let mut shops: Vec<&str> = days.iter().map(|(shop, _)| *shop).collect();
             shops.dedup();
             let lease = self.config.insert_timeout + INSERT_AFTERLIFE;
-            changes::inserting(self.claims()?.pool(), segment.batch_id, &shops, lease)
+            changes::inserting(self.claims()?.pool(), insert_id, &shops, lease)
                 .await
                 .map_err(|e| transient(format!("Postgres analytics changes: {e}")))?;
             self.insert(segment.batch_id, &events).await?;
+            inserted = Some(insert_id);
         }
         // Before the segment goes: a failure here retries the segment, which then finds its
         // rows landed and records the change again.
-        changes::days_landed(self.claims()?.pool(), segment.batch_id, &days)
+        changes::days_landed(self.claims()?.pool(), inserted, &days)
             .await
             .map_err(|e| transient(format!("Postgres analytics changes: {e}")))?;
         // Counted only once the batch is in, so a retried batch does not count them again.

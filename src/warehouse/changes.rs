@@ -12,10 +12,11 @@
 //! batch into its aggregates one after another, so a query that reads two of them while a batch
 //! goes in may see the batch in one and not the other; and a total that reads a whole year less
 //! its last days (`analytics::split`) reads today's rows, whose batches move no day of its range.
-//! So each batch's shops are marked as being written before its insert begins, until it lands
-//! (`inserting`, `days_landed`); a cache keeps what it computed only if its shop was not being
-//! written when it read the versions nor after it computed, and no batch of the shop landed in
-//! between ([`Writes::none_between`]).
+//! So each insert marks its batch's shops as being written before it begins, until it returns and
+//! the batch's days are recorded (`inserting`, `days_landed`); an insert that never returned keeps
+//! its marks until its lease runs out. A cache keeps what it computed only if its shop was not
+//! being written when it read the versions nor after it computed, and no batch of the shop landed
+//! in between ([`Writes::none_between`]).
 
 use std::time::Duration;
 
@@ -25,23 +26,24 @@ use uuid::Uuid;
 
 use crate::catalog::domain::ShopDomain;
 
-/// Records that batch `batch_id` of these shops' events is about to be inserted into ClickHouse,
-/// for at most `lease`: a shipper that stops mid-insert leaves its marks behind, which stop
-/// counting once its insert has certainly ended. Marks whose lease has run out go.
+/// Records that insert `insert_id` of these shops' events into ClickHouse is about to begin, for
+/// at most `lease`: an insert that never returns (a timeout, a lost connection, a shipper that
+/// stopped) leaves its marks behind, which stop counting once it has certainly ended. Marks whose
+/// lease has run out go.
 pub async fn inserting<'e>(
     executor: impl PgExecutor<'e>,
-    batch_id: Uuid,
+    insert_id: Uuid,
     shops: &[&str],
     lease: Duration,
 ) -> Result<(), sqlx::Error> {
     let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
     sqlx::query(
         "WITH expired AS (DELETE FROM analytics_inserts WHERE until < now()) \
-         INSERT INTO analytics_inserts (batch_id, shop_domain, until) \
+         INSERT INTO analytics_inserts (insert_id, shop_domain, until) \
          SELECT $1, shop, now() + $3 * interval '1 millisecond' FROM unnest($2::text[]) AS s(shop) \
-         ON CONFLICT (batch_id, shop_domain) DO UPDATE SET until = EXCLUDED.until",
+         ON CONFLICT (insert_id, shop_domain) DO UPDATE SET until = EXCLUDED.until",
     )
-    .bind(batch_id)
+    .bind(insert_id)
     .bind(shops)
     .bind(lease_ms)
     .execute(executor)
@@ -49,16 +51,17 @@ pub async fn inserting<'e>(
     Ok(())
 }
 
-/// Records that batch `batch_id` is in ClickHouse and these (shop, local day) pairs have new
-/// events, and takes back the batch's marks (`inserting`), in one statement.
+/// Records that a batch is in ClickHouse and these (shop, local day) pairs have new events, and
+/// takes back the marks of `inserted`, the insert that put it there and returned (`None`: the
+/// batch had landed already), in one statement.
 pub async fn days_landed<'e>(
     executor: impl PgExecutor<'e>,
-    batch_id: Uuid,
+    inserted: Option<Uuid>,
     days: &[(&str, NaiveDate)],
 ) -> Result<(), sqlx::Error> {
     let (shops, dates): (Vec<&str>, Vec<NaiveDate>) = days.iter().copied().unzip();
     sqlx::query(
-        "WITH inserted AS (DELETE FROM analytics_inserts WHERE batch_id = $3) \
+        "WITH inserted AS (DELETE FROM analytics_inserts WHERE insert_id = $3) \
          INSERT INTO analytics_days (shop_domain, local_date, change) \
          SELECT shop, day, nextval('analytics_changes') \
          FROM unnest($1::text[], $2::date[]) AS landed(shop, day) \
@@ -66,7 +69,7 @@ pub async fn days_landed<'e>(
     )
     .bind(shops)
     .bind(dates)
-    .bind(batch_id)
+    .bind(inserted)
     .execute(executor)
     .await?;
     Ok(())

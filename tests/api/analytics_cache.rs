@@ -206,8 +206,8 @@ async fn nothing_computed_while_a_batch_of_the_shop_goes_in_is_kept() {
         (Utc::now() - Duration::days(6)).date_naive()
     );
     let db = sqlx::PgPool::connect(&app.database_url).await.unwrap();
-    let (batch, lease) = (Uuid::now_v7(), std::time::Duration::from_secs(60));
-    changes::inserting(&db, batch, &[SHOP], lease)
+    let (insert, lease) = (Uuid::now_v7(), std::time::Duration::from_secs(60));
+    changes::inserting(&db, insert, &[SHOP], lease)
         .await
         .unwrap();
 
@@ -218,7 +218,7 @@ async fn nothing_computed_while_a_batch_of_the_shop_goes_in_is_kept() {
     let lists_while_going_in = cache_counts(&app, "videos").await;
     let pasts_while_going_in = cache_counts(&app, "past_totals").await;
     let today = Utc::now().date_naive();
-    changes::days_landed(&db, batch, &[(SHOP, today)])
+    changes::days_landed(&db, Some(insert), &[(SHOP, today)])
         .await
         .unwrap();
     let stopped = std::time::Duration::ZERO;

@@ -183,7 +183,7 @@ async fn events_acknowledged_while_clickhouse_is_unreachable_arrive_exactly_once
 }
 
 #[tokio::test]
-async fn a_batch_marks_its_shop_as_being_written_from_before_its_insert_until_it_lands() {
+async fn an_insert_marks_its_shop_as_being_written_until_it_returns() {
     // Arrange
     let proxy = FaultProxy::start(&clickhouse_url()).await;
     let app = spawn_app_with(|s| s.clickhouse_url = Some(proxy.url.parse().unwrap())).await;
@@ -195,19 +195,67 @@ async fn a_batch_marks_its_shop_as_being_written_from_before_its_insert_until_it
     };
     proxy.set(Mode::Down);
 
-    // Act: the insert cannot finish while ClickHouse is away.
-    let (acknowledged, _) = post_many(&app, 2, 10).await;
+    // Act: the insert cannot return while ClickHouse is away; then one that does.
+    let (away, _) = post_many(&app, 2, 10).await;
     proxy
         .wait_for_refusals(proxy.refused() + 2, Duration::from_secs(30))
         .await;
     let while_away = marks().await;
     proxy.set(Mode::Up);
+    expect_rows(&app, away.len() as u64, Duration::from_secs(30)).await;
+    let after_landing = marks().await;
+    let (answered, _) = post_many(&app, 2, 10).await;
+    let all = (away.len() + answered.len()) as u64;
+    expect_rows(&app, all, Duration::from_secs(30)).await;
+
+    // Assert: an attempt that never returned may still be writing, so its marks stay until
+    // their lease runs out; one that returned takes its own back.
+    assert!(while_away > 0, "the shop is marked while its batch goes in");
+    assert_eq!(
+        marks().await,
+        after_landing,
+        "the answered insert's marks are gone"
+    );
+}
+
+#[tokio::test]
+async fn an_insert_that_never_answered_keeps_its_marks_after_its_batch_lands() {
+    // Arrange: ClickHouse does every insert, but the service never hears that it did, so for all
+    // the service knows each may still be writing.
+    let proxy = FaultProxy::start(&clickhouse_url()).await;
+    let app = spawn_app_with(|s| s.clickhouse_url = Some(proxy.url.parse().unwrap())).await;
+    app.create_shop(SHOP).await;
+    proxy.set(Mode::SwallowResponses);
+
+    // Act
+    let (acknowledged, _) = post_many(&app, 2, 10).await;
+    let started = Instant::now();
+    while count(&app.clickhouse_database, "").await < 20 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the inserts land"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    proxy.set(Mode::Up);
     expect_rows(&app, acknowledged.len() as u64, Duration::from_secs(30)).await;
 
-    // Assert
-    assert_eq!(acknowledged.len(), 20);
-    assert!(while_away > 0, "the shop is marked while its batch goes in");
-    assert_eq!(marks().await, 0, "the marks go with the batch's landing");
+    // Assert: the retry found its rows landed and recorded the days; the unanswered inserts'
+    // marks stay until their lease (the insert timeout and a minute) runs out.
+    let sql = "SELECT count(*) FROM analytics_inserts WHERE shop_domain = $1 AND until > now()";
+    let marks: i64 = sqlx::query_scalar(sql)
+        .bind(SHOP)
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert!(marks > 0, "the unanswered inserts are still marked");
+    let days: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM analytics_days WHERE shop_domain = $1")
+            .bind(SHOP)
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+    assert!(days > 0, "the batch's days are recorded");
 }
 
 #[tokio::test]
