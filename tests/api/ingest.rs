@@ -186,27 +186,33 @@ async fn events_acknowledged_while_clickhouse_is_unreachable_arrive_exactly_once
 async fn an_insert_marks_its_shop_as_being_written_until_it_returns() {
     // Arrange
     let proxy = FaultProxy::start(&clickhouse_url()).await;
-    let app = spawn_app_with(|s| s.clickhouse_url = Some(proxy.url.parse().unwrap())).await;
+    let app = spawn_process_app(&[("CLICKHOUSE_URL", proxy.url.clone())]).await;
     app.create_shop(SHOP).await;
+    let db = sqlx::PgPool::connect(&app.database_url).await.unwrap();
     let marks = async || -> i64 {
         let sql = "SELECT count(*) FROM analytics_inserts WHERE shop_domain = $1 AND until > now()";
         let query = sqlx::query_scalar(sql).bind(SHOP);
-        query.fetch_one(&app.db).await.unwrap()
+        query.fetch_one(&db).await.unwrap()
     };
     proxy.set(Mode::Down);
 
     // Act: the insert cannot return while ClickHouse is away; then one that does.
     let (away, _) = post_many(&app, 2, 10).await;
-    proxy
-        .wait_for_refusals(proxy.refused() + 2, Duration::from_secs(30))
-        .await;
+    let (failures, within) = ([("kind", "transient")], Duration::from_secs(30));
+    let failed = |n: f64| n >= 1.0;
+    app.wait_for_metric(
+        "clickhouse_insert_failures_total",
+        &failures,
+        failed,
+        within,
+    )
+    .await;
     let while_away = marks().await;
     proxy.set(Mode::Up);
-    expect_rows(&app, away.len() as u64, Duration::from_secs(30)).await;
+    expect_rows(&app, away.len() as u64, within).await;
     let after_landing = marks().await;
     let (answered, _) = post_many(&app, 2, 10).await;
-    let all = (away.len() + answered.len()) as u64;
-    expect_rows(&app, all, Duration::from_secs(30)).await;
+    expect_rows(&app, (away.len() + answered.len()) as u64, within).await;
 
     // Assert: an attempt that never returned may still be writing, so its marks stay until
     // their lease runs out; one that returned takes its own back.
@@ -223,39 +229,39 @@ async fn an_insert_that_never_answered_keeps_its_marks_after_its_batch_lands() {
     // Arrange: ClickHouse does every insert, but the service never hears that it did, so for all
     // the service knows each may still be writing.
     let proxy = FaultProxy::start(&clickhouse_url()).await;
-    let app = spawn_app_with(|s| s.clickhouse_url = Some(proxy.url.parse().unwrap())).await;
+    let app = spawn_process_app(&[("CLICKHOUSE_URL", proxy.url.clone())]).await;
     app.create_shop(SHOP).await;
+    let db = sqlx::PgPool::connect(&app.database_url).await.unwrap();
     proxy.set(Mode::SwallowResponses);
 
-    // Act
+    // Act: answers come back once the shipper has seen an insert fail (a batch's first attempt
+    // is an insert), so no insert's answer can still be on its way.
     let (acknowledged, _) = post_many(&app, 2, 10).await;
-    let started = Instant::now();
-    while count(&app.clickhouse_database, "").await < 20 {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the inserts land"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let (failures, within) = ([("kind", "transient")], Duration::from_secs(30));
+    let failed = |n: f64| n >= 1.0;
+    app.wait_for_metric(
+        "clickhouse_insert_failures_total",
+        &failures,
+        failed,
+        within,
+    )
+    .await;
     proxy.set(Mode::Up);
-    expect_rows(&app, acknowledged.len() as u64, Duration::from_secs(30)).await;
+    expect_rows(&app, acknowledged.len() as u64, within).await;
 
     // Assert: the retry found its rows landed and recorded the days; the unanswered inserts'
     // marks stay until their lease (the insert timeout and a minute) runs out.
-    let sql = "SELECT count(*) FROM analytics_inserts WHERE shop_domain = $1 AND until > now()";
-    let marks: i64 = sqlx::query_scalar(sql)
-        .bind(SHOP)
-        .fetch_one(&app.db)
-        .await
-        .unwrap();
-    assert!(marks > 0, "the unanswered inserts are still marked");
-    let days: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM analytics_days WHERE shop_domain = $1")
-            .bind(SHOP)
-            .fetch_one(&app.db)
-            .await
-            .unwrap();
-    assert!(days > 0, "the batch's days are recorded");
+    let count_of = async |sql: &str| -> i64 {
+        let query = sqlx::query_scalar(sql).bind(SHOP);
+        query.fetch_one(&db).await.unwrap()
+    };
+    let marks = "SELECT count(*) FROM analytics_inserts WHERE shop_domain = $1 AND until > now()";
+    let days = "SELECT count(*) FROM analytics_days WHERE shop_domain = $1";
+    assert!(
+        count_of(marks).await > 0,
+        "the unanswered inserts are still marked"
+    );
+    assert!(count_of(days).await > 0, "the batch's days are recorded");
 }
 
 #[tokio::test]
