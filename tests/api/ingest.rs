@@ -182,24 +182,17 @@ async fn events_acknowledged_while_clickhouse_is_unreachable_arrive_exactly_once
     no_duplicate_event_ids(&app.clickhouse_database).await;
 }
 
-#[tokio::test]
-async fn an_insert_marks_its_shop_as_being_written_until_it_returns() {
-    // Arrange
-    let proxy = FaultProxy::start(&clickhouse_url()).await;
-    let app = spawn_process_app(&[("CLICKHOUSE_URL", proxy.url.clone())]).await;
-    app.create_shop(SHOP).await;
-    let db = sqlx::PgPool::connect(&app.database_url).await.unwrap();
-    let marks = async || -> i64 {
-        let sql = "SELECT count(*) FROM analytics_inserts WHERE shop_domain = $1 AND until > now()";
-        let query = sqlx::query_scalar(sql).bind(SHOP);
-        query.fetch_one(&db).await.unwrap()
-    };
-    proxy.set(Mode::Down);
+/// The marks of inserts into ClickHouse that still count for `SHOP` (`changes::inserting`).
+async fn marks_counting(db: &sqlx::PgPool) -> i64 {
+    let sql = "SELECT count(*) FROM analytics_inserts WHERE shop_domain = $1 AND until > now()";
+    let query = sqlx::query_scalar(sql).bind(SHOP);
+    query.fetch_one(db).await.unwrap()
+}
 
-    // Act: the insert cannot return while ClickHouse is away; then one that does.
-    let (away, _) = post_many(&app, 2, 10).await;
-    let (failures, within) = ([("kind", "transient")], Duration::from_secs(30));
-    let failed = |n: f64| n >= 1.0;
+/// Waits until the service has seen an insert fail: a batch's first attempt is an insert, so from
+/// then on no answer to it can still be on its way.
+async fn an_insert_failed(app: &ProcessApp, within: Duration) {
+    let (failures, failed) = ([("kind", "transient")], |n: f64| n >= 1.0);
     app.wait_for_metric(
         "clickhouse_insert_failures_total",
         &failures,
@@ -207,10 +200,25 @@ async fn an_insert_marks_its_shop_as_being_written_until_it_returns() {
         within,
     )
     .await;
-    let while_away = marks().await;
+}
+
+#[tokio::test]
+async fn an_insert_marks_its_shop_as_being_written_until_it_returns() {
+    // Arrange
+    let proxy = FaultProxy::start(&clickhouse_url()).await;
+    let app = spawn_process_app(&[("CLICKHOUSE_URL", proxy.url.clone())]).await;
+    app.create_shop(SHOP).await;
+    let db = sqlx::PgPool::connect(&app.database_url).await.unwrap();
+    proxy.set(Mode::Down);
+
+    // Act: the insert cannot return while ClickHouse is away; then one that does.
+    let (away, _) = post_many(&app, 2, 10).await;
+    let within = Duration::from_secs(30);
+    an_insert_failed(&app, within).await;
+    let while_away = marks_counting(&db).await;
     proxy.set(Mode::Up);
     expect_rows(&app, away.len() as u64, within).await;
-    let after_landing = marks().await;
+    let after_landing = marks_counting(&db).await;
     let (answered, _) = post_many(&app, 2, 10).await;
     expect_rows(&app, (away.len() + answered.len()) as u64, within).await;
 
@@ -218,7 +226,7 @@ async fn an_insert_marks_its_shop_as_being_written_until_it_returns() {
     // their lease runs out; one that returned takes its own back.
     assert!(while_away > 0, "the shop is marked while its batch goes in");
     assert_eq!(
-        marks().await,
+        marks_counting(&db).await,
         after_landing,
         "the answered insert's marks are gone"
     );
@@ -234,34 +242,26 @@ async fn an_insert_that_never_answered_keeps_its_marks_after_its_batch_lands() {
     let db = sqlx::PgPool::connect(&app.database_url).await.unwrap();
     proxy.set(Mode::SwallowResponses);
 
-    // Act: answers come back once the shipper has seen an insert fail (a batch's first attempt
-    // is an insert), so no insert's answer can still be on its way.
+    // Act: answers come back once the shipper has seen an insert fail.
     let (acknowledged, _) = post_many(&app, 2, 10).await;
-    let (failures, within) = ([("kind", "transient")], Duration::from_secs(30));
-    let failed = |n: f64| n >= 1.0;
-    app.wait_for_metric(
-        "clickhouse_insert_failures_total",
-        &failures,
-        failed,
-        within,
-    )
-    .await;
+    let within = Duration::from_secs(30);
+    an_insert_failed(&app, within).await;
     proxy.set(Mode::Up);
     expect_rows(&app, acknowledged.len() as u64, within).await;
 
     // Assert: the retry found its rows landed and recorded the days; the unanswered inserts'
     // marks stay until their lease (the insert timeout and a minute) runs out.
-    let count_of = async |sql: &str| -> i64 {
-        let query = sqlx::query_scalar(sql).bind(SHOP);
-        query.fetch_one(&db).await.unwrap()
-    };
-    let marks = "SELECT count(*) FROM analytics_inserts WHERE shop_domain = $1 AND until > now()";
-    let days = "SELECT count(*) FROM analytics_days WHERE shop_domain = $1";
+    let days: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM analytics_days WHERE shop_domain = $1")
+            .bind(SHOP)
+            .fetch_one(&db)
+            .await
+            .unwrap();
     assert!(
-        count_of(marks).await > 0,
+        marks_counting(&db).await > 0,
         "the unanswered inserts are still marked"
     );
-    assert!(count_of(days).await > 0, "the batch's days are recorded");
+    assert!(days > 0, "the batch's days are recorded");
 }
 
 #[tokio::test]
