@@ -313,7 +313,9 @@ fn router(state: AppState) -> PublicService {
 
 fn metrics_router() -> Router {
     let handle = telemetry::prometheus();
-    Router::new().route("/metrics", get(move || async move { handle.render() }))
+    Router::new()
+        .route("/metrics", get(move || async move { handle.render() }))
+        .layer(axum::middleware::map_response(serve::no_sniffing))
 }
 
 /// Resolves on SIGTERM or Ctrl-C. The handlers are installed by this call, not when the future is

@@ -29,6 +29,8 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::Request;
+use axum::http::header::X_CONTENT_TYPE_OPTIONS;
+use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures::future::Either;
@@ -158,7 +160,7 @@ impl Connection {
                 }
             };
             async move {
-                let response = response.await?;
+                let response = no_sniffing(response.await?).await;
                 Ok::<_, Infallible>(response.map(|body| Tracked { body, in_flight }))
             }
         });
@@ -195,6 +197,15 @@ impl Connection {
             }
         }
     }
+}
+
+/// Marks an answer as being what its `Content-Type` says, on every answer of every port: a
+/// browser never sniffs a JSON error, a CSV or a file into something it would run.
+pub async fn no_sniffing(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
 }
 
 /// The longest request target answered; a longer one is 414 `URI_TOO_LONG`. Far above any URL the

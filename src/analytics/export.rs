@@ -3,6 +3,7 @@
 //! CRLF line ends), written a chunk of rows at a time as the client reads: the rows' numbers are
 //! held (one per video, widget or bucket, as for a page), the text never whole.
 
+use std::borrow::Cow;
 use std::convert::Infallible;
 
 use axum::body::Body;
@@ -101,6 +102,31 @@ fn write_metrics(m: &Metrics, row: &mut csv::StringRecord) {
     split(&m.attribution.influenced, row);
 }
 
+/// A cell as a spreadsheet may safely open it. A cell that starts with `=`, `+`, `-`, `@`, a tab
+/// or a carriage return is run as a formula by Excel, LibreOffice and Sheets, so a video titled
+/// `=HYPERLINK(…)` would be a link, or worse, in the merchant's export. As OWASP recommends, such
+/// a cell gets a leading `'`, which spreadsheets show as text; the `csv` writer then quotes it as
+/// any other. The service's own numbers (`-12.50` for a refund) are left as they are: a plain
+/// number runs nothing.
+fn neutralised(cell: &str) -> Cow<'_, [u8]> {
+    let runs_as_formula = cell.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    if runs_as_formula && !is_plain_number(cell) {
+        Cow::Owned([b"'", cell.as_bytes()].concat())
+    } else {
+        Cow::Borrowed(cell.as_bytes())
+    }
+}
+
+/// `-12`, `-12.50`: an optional minus, digits, and at most one point followed by digits.
+fn is_plain_number(cell: &str) -> bool {
+    let digits = cell.strip_prefix('-').unwrap_or(cell);
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, "0"));
+    !whole.is_empty()
+        && !fraction.is_empty()
+        && whole.bytes().all(|b| b.is_ascii_digit())
+        && fraction.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// The attachment's name: the list and the range, `videoapp-videos-2026-01-01-to-2026-12-31.csv`.
 pub fn file_name(list: &str, range: &DateRange) -> String {
     format!("videoapp-{list}-{}-to-{}.csv", range.start, range.end)
@@ -140,7 +166,8 @@ pub fn respond<R: CsvRow + Send + 'static>(
             if let Some(comparison) = comparison {
                 write_metrics(&comparison.metrics, &mut record);
             }
-            out.write_record(&record).expect("writing to memory");
+            out.write_record(record.iter().map(neutralised))
+                .expect("writing to memory");
             written += 1;
         }
         let bytes = out.into_inner().expect("writing to memory");
@@ -249,6 +276,43 @@ mod tests {
             "{header}"
         );
         assert_eq!(header.split(',').count(), 1 + 24);
+    }
+
+    #[tokio::test]
+    async fn cells_a_spreadsheet_would_run_as_formulas_are_neutralised() {
+        let formulas = [
+            "=HYPERLINK(\"https://example.com\",\"x\")",
+            "+1+1",
+            "-2+3",
+            "@SUM(A1)",
+            "\tlooks blank",
+            "\r=1",
+            "-",
+        ];
+        let mut rows: Vec<Named> = formulas
+            .iter()
+            .map(|f| Named(f.to_string(), Totals::default().into(), None))
+            .collect();
+        let refund = Totals {
+            revenue_e4: -125_000,
+            ..Totals::default()
+        };
+        rows.push(Named("-12".into(), refund.into(), None));
+        rows.push(Named("plain = text".into(), Totals::default().into(), None));
+        let text = body_of(respond("x.csv", false, rows)).await;
+
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let names: Vec<String> = reader
+            .records()
+            .map(|r| r.unwrap()[0].to_string())
+            .collect();
+        let expected: Vec<String> = formulas.iter().map(|f| format!("'{f}")).collect();
+        assert_eq!(names[..formulas.len()], expected[..]);
+        // Numbers, the service's own and a merchant's, stay numbers; text stays as it was.
+        assert_eq!(names[formulas.len()], "-12");
+        assert_eq!(names[formulas.len() + 1], "plain = text");
+        let refund_row = text.lines().nth(formulas.len() + 1).unwrap();
+        assert!(refund_row.contains(",-12.50,"), "{refund_row}");
     }
 
     #[test]

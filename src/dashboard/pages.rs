@@ -69,13 +69,9 @@ async fn shell(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Respon
     let html = format!(
         r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">{app_bridge}<title>videoapp</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/app/assets/dashboard.css"></head><body><div id="app" data-client-id="{client_id}"></div><script src="/app/assets/dashboard.js" defer></script></body></html>"#
     );
-    // Only the shop's own admin may frame the dashboard.
-    let ancestors = match query.shop.as_deref().map(ShopDomain::parse) {
-        Some(Ok(shop)) => format!("frame-ancestors https://{shop} https://admin.shopify.com;"),
-        _ => "frame-ancestors 'none';".to_string(),
-    };
+    let policy = content_security_policy(&state, query.shop.as_deref()).await;
     let mut response = Html(html).into_response();
-    if let Ok(value) = HeaderValue::from_str(&ancestors) {
+    if let Ok(value) = HeaderValue::from_str(&policy) {
         response
             .headers_mut()
             .insert(header::CONTENT_SECURITY_POLICY, value);
@@ -85,6 +81,36 @@ async fn shell(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Respon
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }
+
+/// The shell's policy: its scripts come from the service and App Bridge's own address, its styles
+/// from the service and inline (the player's preview injects its own `<style>`, as on a store,
+/// and Polaris sets `style` attributes to measure; neither can run script), nothing is a plugin,
+/// and only the platform's admin may frame it.
+/// The shop's own domain (its legacy admin) is named too, but only when it is a shop the service
+/// knows: a made-up `?shop=` must not open the dashboard to framing by any page of that name.
+/// Without a shop domain, nothing may frame it.
+async fn content_security_policy(state: &AppState, shop: Option<&str>) -> String {
+    let ancestors = match shop.map(ShopDomain::parse) {
+        Some(Ok(shop)) => match state.catalog.get(&shop).await {
+            Ok(Some(_)) => format!("https://{shop} {ADMIN}"),
+            // A shop installing the app for the first time opens it from the admin too.
+            _ => ADMIN.to_string(),
+        },
+        // The admin always names the shop: a page without one is not framed at all.
+        _ => "'none'".to_string(),
+    };
+    let app_bridge_origin = APP_BRIDGE
+        .split("/shopifycloud")
+        .next()
+        .expect("split yields at least one part");
+    format!(
+        "script-src 'self' {app_bridge_origin}; style-src 'self' 'unsafe-inline'; object-src 'none'; \
+         base-uri 'none'; frame-ancestors {ancestors};"
+    )
+}
+
+/// The platform's admin, which frames embedded apps.
+const ADMIN: &str = "https://admin.shopify.com";
 
 async fn asset(State(state): State<AppState>, Path(file): Path<String>) -> Response {
     let Some((name, content_type)) = ASSETS.iter().find(|(name, _)| *name == file) else {

@@ -302,6 +302,7 @@ async fn the_dashboard_page_loads_its_bundle_and_app_bridge_only_when_embedded()
         s.dashboard_dir = dir;
     })
     .await;
+    app.create_shop("dashboard-shop.myshopify.com").await;
     let page = |query: &'static str| {
         let url = app.url(&format!("/app{query}"));
         let client = app.client.clone();
@@ -361,13 +362,61 @@ async fn the_dashboard_page_loads_its_bundle_and_app_bridge_only_when_embedded()
     );
     assert_eq!(
         csp,
-        "frame-ancestors https://dashboard-shop.myshopify.com https://admin.shopify.com;"
+        "script-src 'self' https://cdn.shopify.com; style-src 'self' 'unsafe-inline'; object-src 'none'; \
+         base-uri 'none'; frame-ancestors https://dashboard-shop.myshopify.com \
+         https://admin.shopify.com;"
     );
     assert_eq!(script, "console.log('dashboard')");
     assert!(script_type.starts_with("text/javascript"), "{script_type}");
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
     assert!(missing.text().await.unwrap().contains("npm run build"));
     assert_eq!(other.status(), StatusCode::NOT_FOUND);
+}
+
+/// A `?shop=` the service does not know never widens who may frame the dashboard beyond the
+/// platform's admin; one that is not a shop domain at all, or none, lets nothing frame it.
+#[tokio::test]
+async fn only_a_shop_the_service_knows_may_frame_the_dashboard_beside_the_admin() {
+    let app = spawn_app_with(platform_settings).await;
+    app.create_shop("framing-shop.myshopify.com").await;
+    let policy = |query: &'static str| {
+        let url = app.url(&format!("/app{query}"));
+        let client = app.client.clone();
+        async move {
+            let response = client.get(url).send().await.unwrap();
+            let policy = response.headers()["content-security-policy"]
+                .to_str()
+                .unwrap()
+                .to_string();
+            let ancestors = policy
+                .split(';')
+                .find_map(|d| d.trim().strip_prefix("frame-ancestors "))
+                .map(str::to_string);
+            (policy, ancestors)
+        }
+    };
+
+    let (known_policy, known) = policy("?shop=framing-shop.myshopify.com").await;
+    let (_, unknown) = policy("?shop=attacker-shop.myshopify.com").await;
+    let (_, not_a_shop) = policy("?shop=evil.example%20https://evil.example").await;
+    let (_, none) = policy("").await;
+
+    assert_eq!(
+        known.as_deref(),
+        Some("https://framing-shop.myshopify.com https://admin.shopify.com")
+    );
+    assert_eq!(unknown.as_deref(), Some("https://admin.shopify.com"));
+    for ancestors in [not_a_shop, none] {
+        assert_eq!(ancestors.as_deref(), Some("'none'"));
+    }
+    assert!(
+        known_policy.contains("script-src 'self' https://cdn.shopify.com;"),
+        "{known_policy}"
+    );
+    assert!(
+        known_policy.contains("style-src 'self' 'unsafe-inline';"),
+        "{known_policy}"
+    );
 }
 
 #[tokio::test]

@@ -20,6 +20,7 @@ mod clickhouse_compaction;
 mod clickhouse_migrations;
 mod config;
 mod dashboard_api;
+mod edge_headers;
 mod edge_limits;
 mod edge_metrics;
 mod fault_proxy;
