@@ -229,6 +229,12 @@ impl Shipper {
         loop {
             match self.ship(segment).await {
                 Ok(()) => return Outcome::Done,
+                Err(ShipError::Unreadable(ReadError::Io(e)))
+                    if e.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    tracing::warn!(path = %segment.path.display(), "a spool segment is gone before it shipped");
+                    return Outcome::Done;
+                }
                 Err(ShipError::Unreadable(error)) => {
                     failed_reads += 1;
                     let passing = matches!(error, ReadError::Io(_)) && failed_reads < READ_ATTEMPTS;

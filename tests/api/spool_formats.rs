@@ -259,3 +259,37 @@ async fn a_flipped_byte_in_a_sealed_segment_costs_only_its_record_whose_bytes_ar
     assert_eq!(logged["level"], "ERROR", "{logged}");
     assert!(!paths[0].exists(), "the shipped segment is deleted");
 }
+
+/// A segment whose reads keep failing (here a directory in a segment's place) is retried, then
+/// set aside like one of an unknown format; the segments around it ship.
+#[tokio::test]
+async fn a_segment_whose_reads_keep_failing_is_set_aside_and_the_rest_ships() {
+    let (spool_dir, paths) = spool_of(&[FORMAT_1_SEGMENT, &[], FORMAT_2_SEGMENT]);
+    std::fs::remove_file(&paths[1]).unwrap();
+    std::fs::create_dir(&paths[1]).unwrap();
+    let app = spawn_process_app_on(spool_dir.clone(), &[]).await;
+    app.wait_for_metric(
+        "spool_segments_unreadable_total",
+        &[],
+        |n| n == 1.0,
+        Duration::from_secs(30),
+    )
+    .await;
+    wait_until_shipped(&app, Duration::from_secs(30)).await;
+
+    let expected: HashSet<String> = format_1_ids().into_iter().chain(format_2_ids()).collect();
+    assert_eq!(event_ids_once(&app.clickhouse_database).await, expected);
+    let name = paths[1].file_name().unwrap().to_string_lossy().into_owned();
+    assert_eq!(
+        files_in(&spool_dir.join("unreadable")),
+        std::slice::from_ref(&name)
+    );
+    assert!(!paths[1].exists());
+    let retried = app
+        .process
+        .log()
+        .iter()
+        .filter(|entry| entry["message"] == "cannot read a spool segment; will retry")
+        .count();
+    assert_eq!(retried, 2, "read three times before it was set aside");
+}
