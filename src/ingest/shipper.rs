@@ -9,6 +9,11 @@
 //!
 //! Once a segment is in, the (shop, local day) pairs it touched are recorded in Postgres
 //! (`warehouse::changes`), so that no analytics answer cached before the insert is served after.
+//!
+//! Nothing in the spool stops shipping, and nothing acknowledged is deleted unseen: a segment
+//! this release cannot read (a newer release's format, or a read that keeps failing) is moved to
+//! `spool/unreadable/`, and the segments after it ship; the bytes of damaged records are copied to
+//! `spool/dead/` before the segment they were in is deleted.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -21,7 +26,10 @@ use uuid::Uuid;
 
 use super::claims::Claims;
 use super::event::SpoolEvent;
-use super::spool::{read_segment, sealed_segments, write_synced, ReadError, Segment, Spool};
+use super::spool::{
+    read_segment, sealed_segments, set_aside, sync_dir, write_synced, Damaged, ReadError, Segment,
+    Spool,
+};
 use crate::warehouse::changes;
 use crate::warehouse::error::WarehouseError;
 use crate::warehouse::rows::EventRow;
@@ -44,9 +52,9 @@ enum ShipError {
     /// ClickHouse or Postgres failed (retry) or ClickHouse refused the data (dead letters).
     #[error(transparent)]
     Warehouse(#[from] WarehouseError),
-    /// A newer release wrote the segment: shipping stops, and the segment stays as it is.
+    /// The segment cannot be read: a newer release wrote it, or reading it failed.
     #[error(transparent)]
-    UnknownFormat(ReadError),
+    Unreadable(ReadError),
 }
 
 fn transient(reason: impl Into<String>) -> ShipError {
@@ -59,8 +67,6 @@ enum Outcome {
     Done,
     /// Shutdown reached its deadline (or began) while retrying.
     Paused,
-    /// The segment cannot be read by this release.
-    Halted(ReadError),
 }
 
 pub struct Shipper {
@@ -80,6 +86,9 @@ const FORGET_INTERVAL: Duration = Duration::from_secs(600);
 /// has received whole is written to the end): an insert's shops count as being written for the
 /// insert timeout and this. An estimate: nothing bounds ClickHouse's side.
 const INSERT_AFTERLIFE: Duration = Duration::from_secs(60);
+/// A segment whose reading fails this many times in a row is set aside (a passing failure, such
+/// as too many open files, is retried first).
+const READ_ATTEMPTS: u32 = 3;
 
 impl Shipper {
     pub fn new(spool: Spool, warehouse: Warehouse, config: ShipperConfig) -> std::io::Result<Self> {
@@ -131,7 +140,6 @@ impl Shipper {
         mut stop: watch::Receiver<bool>,
         grace: Duration,
     ) {
-        metrics::gauge!("spool_shipping_halted").set(0.0);
         // Nothing is inserted into an older schema: a migration that back-fills an aggregate
         // counts what `events` holds when it runs, so a row inserted between the creation of a
         // view and its back-fill would count twice. Stopped before, everything stays spooled.
@@ -187,10 +195,6 @@ impl Shipper {
                 match self.ship_with_retries(&segment, &mut stop, deadline).await {
                     Outcome::Done => {}
                     Outcome::Paused => break,
-                    Outcome::Halted(error) => {
-                        halt(&segment, &error, &mut stop).await;
-                        return;
-                    }
                 }
             }
         }
@@ -221,10 +225,34 @@ impl Shipper {
             .with_jitter()
             .without_max_times()
             .build();
+        let mut failed_reads = 0;
         loop {
             match self.ship(segment).await {
                 Ok(()) => return Outcome::Done,
-                Err(ShipError::UnknownFormat(error)) => return Outcome::Halted(error),
+                Err(ShipError::Unreadable(ReadError::Io(e)))
+                    if e.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    tracing::warn!(path = %segment.path.display(), "a spool segment is gone before it shipped");
+                    return Outcome::Done;
+                }
+                Err(ShipError::Unreadable(error)) => {
+                    failed_reads += 1;
+                    let passing = matches!(error, ReadError::Io(_)) && failed_reads < READ_ATTEMPTS;
+                    if !passing {
+                        match self.set_aside(segment, &error) {
+                            Ok(()) => return Outcome::Done,
+                            Err(e) => {
+                                tracing::error!(error = %e, path = %segment.path.display(), "cannot set aside an unreadable spool segment; will retry")
+                            }
+                        }
+                    } else {
+                        tracing::warn!(%error, path = %segment.path.display(), "cannot read a spool segment; will retry");
+                    }
+                    let delay = backoff.next().unwrap_or(self.config.max_backoff);
+                    if !wait_to_retry(delay, stop, deadline).await {
+                        return Outcome::Paused;
+                    }
+                }
                 Err(ShipError::Warehouse(WarehouseError::Rejected(reason))) => {
                     self.dead_letter(segment, &reason);
                     // Its events never counted: a later copy of them must.
@@ -245,22 +273,7 @@ impl Shipper {
                         .increment(1);
                     let delay = backoff.next().unwrap_or(self.config.max_backoff);
                     tracing::warn!(%reason, retry_in = ?delay, "ClickHouse insert failed; will retry");
-                    let wait = match deadline {
-                        Some(d) => delay.min(d.saturating_duration_since(Instant::now())),
-                        None => delay,
-                    };
-                    tokio::select! {
-                        () = tokio::time::sleep(wait) => {}
-                        changed = stop.changed() => {
-                            if changed.is_err() {
-                                return Outcome::Paused;
-                            }
-                        }
-                    }
-                    if deadline.is_some_and(|d| Instant::now() >= d)
-                        || (deadline.is_none() && *stop.borrow())
-                    {
-                        // Either out of time, or shutdown just began: let run() set the deadline.
+                    if !wait_to_retry(delay, stop, deadline).await {
                         return Outcome::Paused;
                     }
                 }
@@ -269,15 +282,9 @@ impl Shipper {
     }
 
     async fn ship(&mut self, segment: &Segment) -> Result<(), ShipError> {
-        let contents = read_segment(&segment.path).map_err(|e| match e {
-            ReadError::Io(e) => transient(e.to_string()),
-            unknown @ ReadError::UnknownFormat(_) => ShipError::UnknownFormat(unknown),
-        })?;
+        let contents = read_segment(&segment.path).map_err(ShipError::Unreadable)?;
         if !contents.undecodable.is_empty() {
             self.dead_letter_records(segment, &contents.undecodable);
-        }
-        if contents.torn_bytes > 0 {
-            tracing::warn!(path = %segment.path.display(), bytes = contents.torn_bytes, "ignored a torn record at the end of a spool segment");
         }
         let mut events = contents.events;
         // Every (shop, day) of the segment, including those of events that had already landed:
@@ -333,6 +340,11 @@ impl Shipper {
         }
         metrics::counter!("events_shipped_total").increment(events.len() as u64);
         metrics::histogram!("ingest_batch_rows").record(events.len() as f64);
+        if !contents.damaged.is_empty() {
+            self.keep_damaged(segment, &contents.damaged).map_err(|e| {
+                transient(format!("cannot keep the damaged bytes of a segment: {e}"))
+            })?;
+        }
         self.remove(segment);
         Ok(())
     }
@@ -428,6 +440,41 @@ impl Shipper {
         }
     }
 
+    /// Moves a segment this release cannot read to `unreadable/`, whole, so later ones keep
+    /// flowing; a later start that reads it moves it back.
+    fn set_aside(&mut self, segment: &Segment, error: &ReadError) -> std::io::Result<()> {
+        let len = std::fs::metadata(&segment.path)
+            .map(|m| m.len())
+            .unwrap_or(0);
+        let target = set_aside(&segment.path, &self.spool.unreadable_dir())?;
+        self.spool.bytes().release(len);
+        self.uncertain.remove(&segment.batch_id);
+        metrics::counter!("spool_segments_unreadable_total").increment(1);
+        tracing::error!(%error, path = %target.display(), "a spool segment this release cannot read was set aside; the rest ships");
+        Ok(())
+    }
+
+    /// Copies the stretches of a segment that are not records to
+    /// `dead/<segment>.<offset>.damaged`, durably, before the segment is deleted.
+    fn keep_damaged(&self, segment: &Segment, damaged: &[Damaged]) -> std::io::Result<()> {
+        let name = segment
+            .path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("segment");
+        let dead = self.spool.dead_dir();
+        for stretch in damaged {
+            let target = dead.join(format!("{name}.{}.damaged", stretch.offset));
+            write_synced(&target, &stretch.bytes)?;
+        }
+        sync_dir(&dead)?;
+        let bytes: usize = damaged.iter().map(|d| d.bytes.len()).sum();
+        metrics::counter!("spool_damaged_bytes_total").increment(bytes as u64);
+        let offsets: Vec<usize> = damaged.iter().map(|d| d.offset).collect();
+        tracing::error!(path = %segment.path.display(), bytes, ?offsets, dead = %dead.display(), "damaged records in a spool segment: the records around them shipped, their bytes are kept");
+        Ok(())
+    }
+
     fn dead_letter_records(&self, segment: &Segment, payloads: &[Vec<u8>]) {
         let name = segment
             .path
@@ -447,21 +494,24 @@ impl Shipper {
     }
 }
 
-/// Ships nothing more until shutdown, and says why every minute: a segment this release cannot
-/// read was written by a newer one (a rollback). Segments go in order, and one that cannot be
-/// read must be neither skipped nor set aside; the release that wrote it ships it, and all
-/// after it, once it runs again.
-async fn halt(segment: &Segment, error: &ReadError, stop: &mut watch::Receiver<bool>) {
-    metrics::gauge!("spool_shipping_halted").set(1.0);
-    loop {
-        tracing::error!(path = %segment.path.display(), %error, "shipping stopped: run a release that reads this spool");
-        tokio::select! {
-            changed = stop.changed() => {
-                if changed.is_err() || *stop.borrow() {
-                    return;
-                }
+/// Waits `delay` (cut short by the shutdown's deadline) before a retry; false when shipping should
+/// pause instead: out of time, or shutdown just began (then run() sets the deadline).
+async fn wait_to_retry(
+    delay: Duration,
+    stop: &mut watch::Receiver<bool>,
+    deadline: Option<Instant>,
+) -> bool {
+    let wait = match deadline {
+        Some(d) => delay.min(d.saturating_duration_since(Instant::now())),
+        None => delay,
+    };
+    tokio::select! {
+        () = tokio::time::sleep(wait) => {}
+        changed = stop.changed() => {
+            if changed.is_err() {
+                return false;
             }
-            () = tokio::time::sleep(Duration::from_secs(60)) => {}
         }
     }
+    !(deadline.is_some_and(|d| Instant::now() >= d) || (deadline.is_none() && *stop.borrow()))
 }

@@ -673,9 +673,16 @@ pub struct ProcessApp {
 /// Starts a [`ProcessApp`] with the test settings (small batches, a short shutdown grace), then
 /// `env` on top (e.g. `CLICKHOUSE_URL` of a fault proxy).
 pub async fn spawn_process_app(env: &[(&'static str, String)]) -> ProcessApp {
+    spawn_process_app_on(fresh_spool_dir(), env).await
+}
+
+/// [`spawn_process_app`] on the spool at `spool_dir` (e.g. one a test filled beforehand).
+pub async fn spawn_process_app_on(
+    spool_dir: std::path::PathBuf,
+    env: &[(&'static str, String)],
+) -> ProcessApp {
     let database_url = fresh_database().await;
     let clickhouse_database = fresh_clickhouse_database();
-    let spool_dir = fresh_spool_dir();
     let mut all = vec![
         ("DATABASE_URL", database_url.clone()),
         ("CLICKHOUSE_URL", clickhouse_url()),

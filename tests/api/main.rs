@@ -32,6 +32,7 @@ mod platform_privacy;
 mod platform_standin;
 mod platform_webhooks;
 mod scale_out;
+mod spool_formats;
 mod storefront_cache;
 mod storefront_view_counts;
 mod storefront_widgets;

@@ -6,9 +6,12 @@
 //! pre-allocated with zeros, and sealed by rows, age or size; a sealed segment is one batch for
 //! the shipper, which deletes it only after ClickHouse acknowledged its rows (`segment`).
 //!
-//! After a crash the last record of an `.open` segment may be torn; reading stops at the first
-//! record whose length or checksum does not hold, and nothing after it was ever acknowledged
-//! (acknowledgement follows the sync, and a restarted writer never appends to an old segment).
+//! After a crash the last record of an `.open` segment may be torn; the next start cuts the
+//! segment after its last whole record (nothing after it was ever acknowledged: acknowledgement
+//! follows the sync, and a restarted writer never appends to an old segment). A record damaged
+//! on disk costs that record only: reading finds the records after it, and its bytes are kept in
+//! `dead/`. A segment this release cannot read (a newer release's format) is moved to
+//! `unreadable/`, and the rest keeps shipping; a later start that reads it moves it back.
 
 mod lock;
 mod record;
@@ -26,9 +29,10 @@ use metrics::Gauge;
 use tokio::sync::{oneshot, Notify};
 
 use super::event::SpoolEvent;
-pub use record::{encode_record, FORMAT_VERSION};
+pub use record::{encode_events, encode_record, FORMAT_VERSION};
 pub use segment::{
-    read_segment, sealed_segments, write_synced, ReadError, Segment, SegmentContents,
+    read_segment, sealed_segments, set_aside, sync_dir, write_synced, Damaged, ReadError, Segment,
+    SegmentContents,
 };
 use segment::{SegmentSizing, OPEN_SUFFIX};
 use writer::{Append, Command, Writer};
@@ -117,10 +121,15 @@ impl SpoolBytes {
     }
 }
 
-/// Where segments ClickHouse refused, records that are not events and bytes cut off at recovery
-/// are kept.
+/// Where segments ClickHouse refused, records that are not events, damaged bytes and bytes cut
+/// off at recovery are kept.
 pub fn dead_dir(spool_dir: &Path) -> PathBuf {
     spool_dir.join("dead")
+}
+
+/// Where segments this release cannot read are kept, whole, for a release that can.
+pub fn unreadable_dir(spool_dir: &Path) -> PathBuf {
+    spool_dir.join("unreadable")
 }
 
 /// Handle for appending. Cheap to clone.
@@ -144,7 +153,10 @@ impl Spool {
         fs::create_dir_all(&dead)?;
         // One process per spool: recovery would cut and seal another writer's open segment.
         let lock = lock::DirLock::acquire(&config.dir, LOCK_WAIT)?;
-        let mut next_sequence = 1;
+        let unreadable = unreadable_dir(&config.dir);
+        fs::create_dir_all(&unreadable)?;
+        // A segment set aside keeps its sequence: new ones come after it.
+        let mut next_sequence = segment::restore_set_aside(&config.dir, &unreadable)? + 1;
         let mut bytes = 0;
         for entry in fs::read_dir(&config.dir)? {
             let path = entry?.path();
@@ -243,6 +255,10 @@ impl Spool {
         dead_dir(&self.dir)
     }
 
+    pub fn unreadable_dir(&self) -> PathBuf {
+        unreadable_dir(&self.dir)
+    }
+
     /// Wakes when a segment is sealed.
     pub fn sealed(&self) -> Arc<Notify> {
         self.sealed.clone()
@@ -306,6 +322,80 @@ mod tests {
         let contents = read_segment(&path).unwrap();
         assert_eq!(contents.events.len(), 1);
         assert_eq!(contents.undecodable.len(), 1);
+        remove_dir(&dir);
+    }
+
+    /// A record damaged in the middle of a segment a crash left open costs that record only: the
+    /// next start keeps the records after it and cuts only the torn write at the end (kept in
+    /// dead/); reading the sealed segment then finds the damaged bytes, for dead/ too.
+    #[test]
+    fn an_open_segment_keeps_the_records_after_a_damaged_one() {
+        let dir = temp_dir();
+        let dead = dead_dir(&dir);
+        fs::create_dir_all(&dead).unwrap();
+        let first = record::encode_events(&[event(1), event(2)]).unwrap();
+        let mut damaged = record::encode_events(&[event(3)]).unwrap();
+        damaged[20] ^= 0x40;
+        let third = record::encode_events(&[event(4)]).unwrap();
+        let torn = &record::encode_events(&[event(5)]).unwrap()[..30];
+        let kept = [&first[..], &damaged[..], &third[..]].concat();
+        let path = dir.join(format!("{:020}-{}.open", 1, Uuid::now_v7()));
+        fs::write(&path, [&kept[..], torn, &[0; 4096]].concat()).unwrap();
+
+        assert_eq!(
+            segment::recover_open(&path, &dead).unwrap(),
+            kept.len() as u64
+        );
+        let sealed = path.with_extension("log");
+        assert_eq!(fs::read(&sealed).unwrap(), kept);
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert_eq!(fs::read(dead.join(format!("{name}.cut"))).unwrap(), torn);
+        let contents = read_segment(&sealed).unwrap();
+        let times: Vec<i64> = contents.events.iter().map(|e| e.event_time).collect();
+        assert_eq!(times, [1, 2, 4]);
+        assert_eq!(
+            contents.damaged,
+            [Damaged {
+                offset: first.len(),
+                bytes: damaged
+            }]
+        );
+        remove_dir(&dir);
+    }
+
+    /// After a rollback and a new upgrade, the segments the older release set aside ship again:
+    /// a start moves back those it reads, keeps the others aside, and numbers new segments
+    /// after all of them.
+    #[tokio::test]
+    async fn a_start_moves_back_the_set_aside_segments_it_reads() {
+        let dir = temp_dir();
+        let unreadable = unreadable_dir(&dir);
+        fs::create_dir_all(&unreadable).unwrap();
+        let readable = format!("{:020}-{}.log", 7, Uuid::now_v7());
+        fs::write(
+            unreadable.join(&readable),
+            record::encode_events(&[event(1)]).unwrap(),
+        )
+        .unwrap();
+        let newer = unreadable.join(format!("{:020}-{}.log", 9, Uuid::now_v7()));
+        let newer_bytes = encode_record(&[FORMAT_VERSION + 1, 1, 2]);
+        fs::write(&newer, &newer_bytes).unwrap();
+
+        let spool = Spool::open(config(&dir)).unwrap();
+        let segments = sealed_segments(&dir).unwrap();
+        assert_eq!(segments.len(), 1);
+        assert_eq!(segments[0].path, dir.join(&readable));
+        assert_eq!(
+            spool.bytes().used(),
+            fs::metadata(&segments[0].path).unwrap().len()
+        );
+        assert_eq!(fs::read(&newer).unwrap(), newer_bytes);
+        assert!(!unreadable.join(&readable).exists());
+
+        spool.append(&[event(2), event(3), event(4)]).await.unwrap();
+        wait_for_sealed(&dir, 2).await;
+        assert!(sealed_segments(&dir).unwrap()[1].sequence > 9);
+        drop(spool);
         remove_dir(&dir);
     }
 

@@ -1,26 +1,48 @@
 //! The on-disk record: `[len: u32 LE][crc32: u32 LE][payload]`, where the payload is one request's
 //! events.
 //!
-//! Every payload starts with its format version, so every segment says which release can read
-//! it. [`FORMAT_VERSION`] is what this release writes and reads: `postcard`-encoded
-//! `Vec<SpoolEvent>`, cheap to encode on the request path and to decode in the shipper. A payload
-//! of another version was written by another release (a newer one, before a rollback): it is
-//! neither read nor set aside, it stays in the spool for a release that knows it
-//! ([`Payload::UnknownFormat`]). `tests/fixtures/spool/` holds a segment written by this format,
-//! which every later release must still ship.
+//! Every payload says its format, and a release reads every format any release before it wrote,
+//! for good: an upgrade ships the spool the previous release left, whichever that was.
 //!
-//! Segments are pre-allocated with zeros (see `segment`), so the data ends at the first header
-//! whose length is zero: no record is ever empty.
+//! | first byte | payload | written by the releases |
+//! |---|---|---|
+//! | `[` ([`FORMAT_JSON`]) | a JSON array of [`SpoolEventV1`] | of the first spool (commit 9d3720c) |
+//! | 1 ([`FORMAT_POSTCARD_V1`]) | `postcard` `Vec<SpoolEventV1>` | from pre-allocated segments (96b0ff3) |
+//! | 2 ([`FORMAT_VERSION`]) | `postcard` `Vec<SpoolEvent>` | since events are counted once (4150fa3) |
+//!
+//! `tests/fixtures/spool/` holds a segment of each, written by the release that wrote the format;
+//! each must decode to exactly the events written, and ship. A payload of any other first byte was
+//! written by a newer release (before a rollback): [`Payload::UnknownFormat`], and its segment is
+//! set aside whole, kept for a release that reads it.
+//!
+//! Reading a segment ([`scan`]) takes every record whose length and checksum hold. Past one that
+//! does not (damage: a flipped bit, a zeroed block) it searches forward, byte by byte, for the
+//! next header whose length is plausible and whose checksum holds over that length, and goes on
+//! from there: a damaged record costs that record, never the ones after it. A false match needs
+//! a CRC-32 to hold by chance. Segments are pre-allocated with zeros (see `segment`), and a zero
+//! length is never a record: the data ends after the last record that checks out, and what
+//! follows it that is not zeros is a torn write (or a damaged last record).
 
-use super::super::event::SpoolEvent;
+use std::ops::Range;
+
+use chrono::NaiveDate;
+use serde::Deserialize;
+use uuid::Uuid;
+
+use super::super::event::{Attribution, EventType, SpoolEvent};
 
 pub const HEADER_BYTES: usize = 8;
 /// A record larger than this cannot come from a valid request (64 KiB body cap); a length field
 /// above it is a torn or corrupt header.
 pub const MAX_RECORD_BYTES: usize = 4 * 1024 * 1024;
-/// The payload format this release writes. `SpoolEvent`'s field order is the encoding: a change
-/// to it is a new version, and the reader of this one stays.
+/// The payload format this release writes. `SpoolEvent`'s field order, and the order of
+/// `EventType`'s and `Attribution`'s variants, are the encoding: a change to them is a new
+/// version, and the reader of this one stays.
 pub const FORMAT_VERSION: u8 = 2;
+/// `postcard`-encoded `Vec<SpoolEventV1>`.
+pub const FORMAT_POSTCARD_V1: u8 = 1;
+/// A JSON array of `SpoolEventV1`: the payload is the array itself, `[` its first byte.
+pub const FORMAT_JSON: u8 = b'[';
 
 /// One request's events as a whole record, header included.
 pub fn encode_events(events: &[SpoolEvent]) -> Result<Vec<u8>, postcard::Error> {
@@ -51,17 +73,28 @@ fn seal_header(record: &mut [u8]) {
 #[derive(Debug, PartialEq)]
 pub enum Payload {
     Events(Vec<SpoolEvent>),
-    /// This release's format, but not events: damaged after its checksum was taken, or written
-    /// by a bug. Set aside as a dead letter.
+    /// A known format, but not events: damaged before its checksum was taken, or written by a
+    /// bug. Set aside as a dead letter.
     Undecodable,
     /// Written by a release that knows a format this one does not.
     UnknownFormat(u8),
 }
 
 pub fn decode(payload: &[u8]) -> Payload {
+    let upgraded = |events: Vec<SpoolEventV1>| {
+        Payload::Events(events.into_iter().map(SpoolEvent::from).collect())
+    };
     match payload.split_first() {
         Some((&FORMAT_VERSION, events)) => match postcard::from_bytes(events) {
             Ok(events) => Payload::Events(events),
+            Err(_) => Payload::Undecodable,
+        },
+        Some((&FORMAT_POSTCARD_V1, events)) => match postcard::from_bytes(events) {
+            Ok(events) => upgraded(events),
+            Err(_) => Payload::Undecodable,
+        },
+        Some((&FORMAT_JSON, _)) => match serde_json::from_slice(payload) {
+            Ok(events) => upgraded(events),
             Err(_) => Payload::Undecodable,
         },
         Some((&version, _)) => Payload::UnknownFormat(version),
@@ -69,28 +102,142 @@ pub fn decode(payload: &[u8]) -> Payload {
     }
 }
 
-/// The whole records at the start of `data`, and where they end. Scanning stops at the end of the
-/// written data (a zero length: the segment's pre-allocated tail) or at the first record whose
-/// length or checksum does not hold (a torn write, never acknowledged).
-pub fn scan(data: &[u8]) -> (Vec<&[u8]>, usize) {
-    let mut payloads = Vec::new();
-    let mut offset = 0;
-    while let Some(header) = data.get(offset..offset + HEADER_BYTES) {
-        let len = u32::from_le_bytes(header[..4].try_into().expect("4 bytes")) as usize;
-        let crc = u32::from_le_bytes(header[4..].try_into().expect("4 bytes"));
-        if len == 0 || len > MAX_RECORD_BYTES {
-            break;
+/// An event as formats 1 and JSON keep it: the event of the releases that wrote them, with its
+/// own copies of the enums, so that no later change to today's types can change how these bytes
+/// read. Field and variant order are the encoding: never change them.
+#[derive(Debug, Deserialize)]
+pub struct SpoolEventV1 {
+    event_id: Uuid,
+    shop: String,
+    local_date: NaiveDate,
+    event_time: i64,
+    received_at: i64,
+    timestamp_replaced: bool,
+    event_type: EventTypeV1,
+    attribution: Option<AttributionV1>,
+    video_id: String,
+    widget_id: String,
+    session_id: String,
+    customer_id: String,
+    product_id: String,
+    order_id: String,
+    revenue_e4: i64,
+    currency: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum EventTypeV1 {
+    Impression,
+    View,
+    Click,
+    AddToCart,
+    CheckoutCompleted,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum AttributionV1 {
+    Direct,
+    Influenced,
+}
+
+impl From<SpoolEventV1> for SpoolEvent {
+    fn from(e: SpoolEventV1) -> SpoolEvent {
+        SpoolEvent {
+            event_id: e.event_id,
+            // Not recorded then: taken as the client's, so that a repeat is still counted once.
+            client_event_id: true,
+            shop: e.shop,
+            local_date: e.local_date,
+            event_time: e.event_time,
+            received_at: e.received_at,
+            timestamp_replaced: e.timestamp_replaced,
+            event_type: match e.event_type {
+                EventTypeV1::Impression => EventType::Impression,
+                EventTypeV1::View => EventType::View,
+                EventTypeV1::Click => EventType::Click,
+                EventTypeV1::AddToCart => EventType::AddToCart,
+                EventTypeV1::CheckoutCompleted => EventType::CheckoutCompleted,
+            },
+            attribution: e.attribution.map(|a| match a {
+                AttributionV1::Direct => Attribution::Direct,
+                AttributionV1::Influenced => Attribution::Influenced,
+            }),
+            video_id: e.video_id,
+            widget_id: e.widget_id,
+            session_id: e.session_id,
+            customer_id: e.customer_id,
+            product_id: e.product_id,
+            order_id: e.order_id,
+            revenue_e4: e.revenue_e4,
+            currency: e.currency,
+            // Orders did not keep their products then.
+            product_ids: Vec::new(),
         }
-        let Some(payload) = data.get(offset + HEADER_BYTES..offset + HEADER_BYTES + len) else {
-            break;
-        };
-        if crc32fast::hash(payload) != crc {
-            break;
-        }
-        payloads.push(payload);
-        offset += HEADER_BYTES + len;
     }
-    (payloads, offset)
+}
+
+/// What [`scan`] found in a segment's bytes.
+#[derive(Debug, Default, PartialEq)]
+pub struct Scanned<'a> {
+    /// The payloads of the records whose length and checksum hold, in order.
+    pub payloads: Vec<&'a [u8]>,
+    /// The stretches between records where nothing checks out (damaged records), in order.
+    /// What follows the last record is not among them (see [`torn_bytes`]).
+    pub damaged: Vec<Range<usize>>,
+    /// Where the last record ends.
+    pub end: usize,
+}
+
+/// Every record in `data` that checks out, however much between them does not.
+pub fn scan(data: &[u8]) -> Scanned<'_> {
+    let mut scanned = Scanned::default();
+    let mut offset = 0;
+    // Where the bytes that are not records began, while the scan is past such bytes.
+    let mut damaged_from = None;
+    while offset + HEADER_BYTES <= data.len() {
+        match record_at(data, offset) {
+            Some(payload) => {
+                if let Some(from) = damaged_from.take() {
+                    scanned.damaged.push(from..offset);
+                }
+                scanned.payloads.push(payload);
+                offset += HEADER_BYTES + payload.len();
+                scanned.end = offset;
+            }
+            None => {
+                damaged_from.get_or_insert(offset);
+                offset = next_candidate(data, offset + 1);
+            }
+        }
+    }
+    scanned
+}
+
+/// The payload of the record at `offset`, if its length is plausible and its checksum holds.
+fn record_at(data: &[u8], offset: usize) -> Option<&[u8]> {
+    let header = data.get(offset..offset + HEADER_BYTES)?;
+    let len = u32::from_le_bytes(header[..4].try_into().expect("4 bytes")) as usize;
+    let crc = u32::from_le_bytes(header[4..].try_into().expect("4 bytes"));
+    if len == 0 || len > MAX_RECORD_BYTES {
+        return None;
+    }
+    let payload = data.get(offset + HEADER_BYTES..offset + HEADER_BYTES + len)?;
+    (crc32fast::hash(payload) == crc).then_some(payload)
+}
+
+/// The first offset from `from` where a header could start: a length is never zero, so a
+/// header's first four bytes are not all zeros (a segment's pre-allocated tail is passed over
+/// at once).
+fn next_candidate(data: &[u8], from: usize) -> usize {
+    match data
+        .get(from..)
+        .and_then(|rest| rest.iter().position(|&b| b != 0))
+    {
+        Some(nonzero) => from + nonzero.saturating_sub(3),
+        None => data.len(),
+    }
 }
 
 /// Bytes after the records that are not the pre-allocated zeros: what a torn write left.
@@ -105,9 +252,6 @@ pub fn torn_bytes(data: &[u8], end: usize) -> usize {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::ingest::event::{Attribution, EventType};
-    use chrono::NaiveDate;
-    use uuid::Uuid;
 
     pub(crate) fn event(n: i64) -> SpoolEvent {
         SpoolEvent {
@@ -136,10 +280,14 @@ pub(crate) mod tests {
     fn events_survive_the_round_trip() {
         let events = vec![event(1), event(2)];
         let record = encode_events(&events).unwrap();
-        let (payloads, end) = scan(&record);
-        assert_eq!(end, record.len());
-        assert_eq!(decode(payloads[0]), Payload::Events(events));
-        assert_eq!(decode(&[FORMAT_VERSION, 0xff, 0xff]), Payload::Undecodable);
+        let scanned = scan(&record);
+        assert_eq!(scanned.end, record.len());
+        assert_eq!(decode(scanned.payloads[0]), Payload::Events(events));
+        for format in [FORMAT_VERSION, FORMAT_POSTCARD_V1] {
+            assert_eq!(decode(&[format, 0xff, 0xff]), Payload::Undecodable);
+        }
+        assert_eq!(decode(b"[{}]"), Payload::Undecodable);
+        assert_eq!(decode(b"[]"), Payload::Events(Vec::new()));
     }
 
     /// Another release's format is recognised as such, never taken for damaged data.
@@ -149,21 +297,56 @@ pub(crate) mod tests {
             decode(&[FORMAT_VERSION + 1, 1, 2, 3]),
             Payload::UnknownFormat(3)
         );
-        assert_eq!(decode(b"[{}]"), Payload::UnknownFormat(b'['));
+        assert_eq!(decode(b"{}"), Payload::UnknownFormat(b'{'));
+        assert_eq!(decode(&[0]), Payload::UnknownFormat(0));
     }
 
-    /// The segment committed in `tests/fixtures/spool/` was written by the release that
-    /// introduced this format; its events must read back exactly as they were written.
+    /// A committed segment, read as the shipper reads it: whole records only, every one events.
+    fn fixture(data: &[u8]) -> Vec<Vec<SpoolEvent>> {
+        let scanned = scan(data);
+        assert_eq!((scanned.end, &scanned.damaged[..]), (data.len(), &[][..]));
+        scanned
+            .payloads
+            .into_iter()
+            .map(|payload| match decode(payload) {
+                Payload::Events(events) => events,
+                other => panic!("not events: {other:?}"),
+            })
+            .collect()
+    }
+
+    /// The segments in `tests/fixtures/spool/` were written by the releases that wrote each
+    /// format, with their own code; their events must read back exactly as they were written.
     #[test]
-    fn the_committed_segment_of_this_format_reads_back_exactly() {
-        let data = include_bytes!(
-            "../../../tests/fixtures/spool/00000000000000000001-0193a3c8-2f5e-7c1a-9b7e-3f1f2a4b5c6d.log"
+    fn a_segment_of_format_2_reads_back_exactly() {
+        let data = include_bytes!("../../../tests/fixtures/spool/format-2-postcard.log");
+        assert_eq!(fixture(data), format_2_fixture_events());
+    }
+
+    /// Events of format 1 read as the release that wrote them knew them, their ids taken as the
+    /// client's, without products.
+    #[test]
+    fn a_segment_of_format_1_reads_back_exactly() {
+        let data = include_bytes!("../../../tests/fixtures/spool/format-1-postcard.log");
+        let expected = old_fixture_events(
+            "01938e00",
+            NaiveDate::from_ymd_opt(2026, 11, 17).unwrap(),
+            1_794_916_800,
+            "order-v1-1",
         );
-        let (payloads, end) = scan(data);
-        assert_eq!(end, data.len());
-        let decoded: Vec<Payload> = payloads.into_iter().map(decode).collect();
-        let expected: Vec<Payload> = fixture_events().into_iter().map(Payload::Events).collect();
-        assert_eq!(decoded, expected);
+        assert_eq!(fixture(data), expected);
+    }
+
+    #[test]
+    fn a_segment_of_json_reads_back_exactly() {
+        let data = include_bytes!("../../../tests/fixtures/spool/format-json.log");
+        let expected = old_fixture_events(
+            "01935b00",
+            NaiveDate::from_ymd_opt(2026, 11, 10).unwrap(),
+            1_794_312_000,
+            "order-json-1",
+        );
+        assert_eq!(fixture(data), expected);
     }
 
     #[test]
@@ -171,9 +354,10 @@ pub(crate) mod tests {
         let first = encode_events(&[event(1)]).unwrap();
         let mut data = first.clone();
         data.extend_from_slice(&[0; 4096]);
-        let (payloads, end) = scan(&data);
-        assert_eq!((payloads.len(), end), (1, first.len()));
-        assert_eq!(torn_bytes(&data, end), 0);
+        let scanned = scan(&data);
+        assert_eq!((scanned.payloads.len(), scanned.end), (1, first.len()));
+        assert!(scanned.damaged.is_empty());
+        assert_eq!(torn_bytes(&data, scanned.end), 0);
     }
 
     #[test]
@@ -185,22 +369,94 @@ pub(crate) mod tests {
             for padding in [0, 4096] {
                 let mut data = [&first[..], &second[..cut]].concat();
                 data.resize(data.len() + padding, 0);
-                let (payloads, end) = scan(&data);
-                assert_eq!(payloads.len(), 1, "cut at {cut}");
-                assert_eq!(end, first.len());
-                let torn = torn_bytes(&data, end);
+                let scanned = scan(&data);
+                assert_eq!(scanned.payloads.len(), 1, "cut at {cut}");
+                assert_eq!(scanned.end, first.len());
+                assert!(scanned.damaged.is_empty());
+                let torn = torn_bytes(&data, scanned.end);
                 assert!(torn <= cut, "cut at {cut}: {torn} torn bytes");
             }
         }
-        // A flipped bit in the payload fails the checksum.
-        let mut corrupt = [first.clone(), second.clone()].concat();
-        let last = corrupt.len() - 2;
-        corrupt[last] ^= 0x01;
-        assert_eq!(scan(&corrupt).0.len(), 1);
     }
 
-    /// The events of the committed segment, as they were written.
-    fn fixture_events() -> Vec<Vec<SpoolEvent>> {
+    /// Records of every format, of several sizes, back to back.
+    fn segment_of_records() -> Vec<Vec<u8>> {
+        let json = br#"[{"event_id":"01935b00-0000-7000-8000-000000000009","shop":"s.myshopify.com","local_date":"2026-11-10","event_time":1,"received_at":1,"timestamp_replaced":false,"event_type":"view","attribution":null,"video_id":"v","widget_id":"","session_id":"","customer_id":"","product_id":"","order_id":"","revenue_e4":0,"currency":""}]"#;
+        vec![
+            encode_events(&[event(1), event(2)]).unwrap(),
+            encode_events(&[event(3)]).unwrap(),
+            encode_record(json),
+            encode_events(&(4..10).map(event).collect::<Vec<_>>()).unwrap(),
+            encode_events(&[event(10)]).unwrap(),
+        ]
+    }
+
+    /// One damaged byte, wherever it is (a length, a checksum, a payload), costs the record it is
+    /// in and nothing else: every other record is found, and the damaged one is reported as
+    /// exactly its bytes. In a sealed segment and in one a crash left open (zeros after it).
+    #[test]
+    fn a_damaged_byte_anywhere_costs_only_the_record_it_is_in() {
+        let records = segment_of_records();
+        let data = records.concat();
+        let mut starts = vec![0];
+        for record in &records {
+            starts.push(starts.last().unwrap() + record.len());
+        }
+        let last = records.len() - 1;
+        for position in 0..data.len() {
+            let hit = starts.iter().rposition(|&s| s <= position).unwrap();
+            let expected: Vec<&[u8]> = (0..records.len())
+                .filter(|&r| r != hit)
+                .map(|r| &records[r][HEADER_BYTES..])
+                .collect();
+            // A flipped bit, and a byte replaced.
+            for flip in [0x01, 0xff] {
+                for padding in [0, 4096] {
+                    let mut damaged = data.clone();
+                    damaged[position] ^= flip;
+                    damaged.resize(data.len() + padding, 0);
+                    let scanned = scan(&damaged);
+                    let at = format!("byte {position} ^ {flip:#x}, {padding} zeros after");
+                    assert_eq!(scanned.payloads, expected, "{at}");
+                    if hit < last {
+                        assert_eq!(scanned.damaged.len(), 1, "{at}");
+                        assert_eq!(scanned.damaged[0], starts[hit]..starts[hit + 1], "{at}");
+                        assert_eq!(scanned.end, data.len(), "{at}");
+                    } else {
+                        assert!(scanned.damaged.is_empty(), "{at}");
+                        assert_eq!(scanned.end, starts[last], "{at}");
+                        assert_eq!(
+                            torn_bytes(&damaged, scanned.end),
+                            records[last].len(),
+                            "{at}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// A stretch of zeros (a block the disk lost) inside the data costs the records it touches.
+    #[test]
+    fn a_zeroed_stretch_costs_only_the_records_it_touches() {
+        let records = segment_of_records();
+        let mut data = records.concat();
+        let second = records[0].len();
+        let fourth = second + records[1].len() + records[2].len();
+        data[second + 5..fourth - 3].fill(0);
+        let scanned = scan(&data);
+        let expected: Vec<&[u8]> = [0, 3, 4]
+            .iter()
+            .map(|&r| &records[r][HEADER_BYTES..])
+            .collect();
+        assert_eq!(scanned.payloads, expected);
+        assert_eq!(scanned.damaged.len(), 1);
+        assert_eq!(scanned.damaged[0], second..fourth);
+        assert_eq!(scanned.end, data.len());
+    }
+
+    /// The events of the format-2 segment, as they were written.
+    fn format_2_fixture_events() -> Vec<Vec<SpoolEvent>> {
         let base = SpoolEvent {
             event_id: Uuid::parse_str("0193a3c8-2f5e-7c1a-9b7e-000000000001").unwrap(),
             client_event_id: true,
@@ -246,5 +502,72 @@ pub(crate) mod tests {
             ..base.clone()
         };
         vec![vec![base, click], vec![order]]
+    }
+
+    /// The events of the format-1 and JSON segments, as they were written (their ids start with
+    /// `id_prefix`), read as today's events: three records of three events, one, and one.
+    fn old_fixture_events(
+        id_prefix: &str,
+        local_date: NaiveDate,
+        time: i64,
+        order_id: &str,
+    ) -> Vec<Vec<SpoolEvent>> {
+        let id = |n: u32| Uuid::parse_str(&format!("{id_prefix}-0000-7000-8000-{n:012}")).unwrap();
+        let impression = SpoolEvent {
+            event_id: id(1),
+            client_event_id: true,
+            shop: "fixture.myshopify.com".into(),
+            local_date,
+            event_time: time,
+            received_at: time + 2,
+            timestamp_replaced: false,
+            event_type: EventType::Impression,
+            attribution: None,
+            video_id: "0193a3c8-0000-7000-8000-00000000000a".into(),
+            widget_id: "0193a3c8-0000-7000-8000-00000000000b".into(),
+            session_id: "session-2".into(),
+            customer_id: String::new(),
+            product_id: String::new(),
+            order_id: String::new(),
+            revenue_e4: 0,
+            currency: String::new(),
+            product_ids: Vec::new(),
+        };
+        let view = SpoolEvent {
+            event_id: id(2),
+            event_type: EventType::View,
+            event_time: time + 5,
+            ..impression.clone()
+        };
+        let click = SpoolEvent {
+            event_id: id(3),
+            event_type: EventType::Click,
+            event_time: time + 9,
+            product_id: "gid://shopify/Product/7".into(),
+            ..impression.clone()
+        };
+        let cart = SpoolEvent {
+            event_id: id(4),
+            event_type: EventType::AddToCart,
+            attribution: Some(Attribution::Influenced),
+            event_time: time + 30,
+            received_at: time + 31,
+            product_id: "gid://shopify/Product/7".into(),
+            ..impression.clone()
+        };
+        let order = SpoolEvent {
+            event_id: id(5),
+            event_type: EventType::CheckoutCompleted,
+            attribution: Some(Attribution::Direct),
+            event_time: time + 100,
+            received_at: time + 100,
+            timestamp_replaced: true,
+            customer_id: "8123".into(),
+            order_id: order_id.into(),
+            revenue_e4: 1_234_567,
+            currency: "EUR".into(),
+            ..impression.clone()
+        };
+        vec![vec![impression, view, click], vec![cart], vec![order]]
     }
 }

@@ -61,15 +61,24 @@ pub fn sealed_segments(dir: &Path) -> io::Result<Vec<Segment>> {
     Ok(segments)
 }
 
-/// What a segment holds: the records that decode, and the payloads that do not.
+/// What a segment holds: the records that decode, the payloads that do not, and the bytes that
+/// are not records.
 #[derive(Debug, Default)]
 pub struct SegmentContents {
     pub events: Vec<SpoolEvent>,
     /// Records whose checksum holds but whose payload is not events: for the dead letters.
     pub undecodable: Vec<Vec<u8>>,
-    /// Bytes after the last whole record that are not pre-allocated zeros (a torn write, never
-    /// acknowledged).
-    pub torn_bytes: usize,
+    /// Stretches where no record checks out, in order: damaged records (or, at the end of a
+    /// segment an older release sealed without cutting, a torn write). Never the pre-allocated
+    /// zeros after the last record.
+    pub damaged: Vec<Damaged>,
+}
+
+/// Bytes of a segment that are not records, and where they were.
+#[derive(Debug, PartialEq)]
+pub struct Damaged {
+    pub offset: usize,
+    pub bytes: Vec<u8>,
 }
 
 /// Why a segment cannot be read.
@@ -77,35 +86,47 @@ pub struct SegmentContents {
 pub enum ReadError {
     #[error("cannot read the segment: {0}")]
     Io(#[from] io::Error),
-    /// A newer release wrote it: it must stay as it is until a release that knows the format
-    /// ships it.
+    /// A newer release wrote it (before a rollback): it is set aside whole, for a release that
+    /// reads the format.
     #[error(
-        "the segment holds records of format {0}, which this release cannot read (it writes and \
-         reads format {current}); it is kept for a release that can",
+        "the segment holds records of format {0}, which this release cannot read (it reads \
+         formats JSON, 1 and {current})",
         current = record::FORMAT_VERSION
     )]
     UnknownFormat(u8),
 }
 
 pub fn read_segment(path: &Path) -> Result<SegmentContents, ReadError> {
-    let data = fs::read(path)?;
-    let (payloads, end) = record::scan(&data);
+    decode_segment(&fs::read(path)?)
+}
+
+fn decode_segment(data: &[u8]) -> Result<SegmentContents, ReadError> {
+    let scanned = record::scan(data);
     let mut contents = SegmentContents::default();
-    for payload in payloads {
+    for payload in scanned.payloads {
         match record::decode(payload) {
             Payload::Events(events) => contents.events.extend(events),
             Payload::Undecodable => contents.undecodable.push(payload.to_vec()),
             Payload::UnknownFormat(version) => return Err(ReadError::UnknownFormat(version)),
         }
     }
-    contents.torn_bytes = record::torn_bytes(&data, end);
+    let tail = record::torn_bytes(data, scanned.end);
+    let tail = (tail > 0).then_some(scanned.end..scanned.end + tail);
+    contents.damaged = (scanned.damaged.into_iter().chain(tail))
+        .map(|stretch| Damaged {
+            offset: stretch.start,
+            bytes: data[stretch].to_vec(),
+        })
+        .collect();
     Ok(contents)
 }
 
-/// At start, a segment a previous process left open: cut it to its whole records and seal it, or
-/// delete it when it holds nothing (a prepared file never written to). Whatever is cut off (a
-/// torn last write, or anything after a record that does not check out) is first copied to
-/// `dead/<name>.cut`, so that nothing on disk is destroyed unseen. Returns the bytes kept.
+/// At start, a segment a previous process left open: cut it after its last whole record and seal
+/// it, or delete it when it holds no record (a prepared file never written to). What is cut off
+/// (a torn last write: never acknowledged, since acknowledgement follows the sync) is first
+/// copied to `dead/<name>.cut`, so that nothing on disk is destroyed unseen. A damaged record
+/// before the last whole one stays in the sealed segment, whose shipping keeps it aside (see
+/// `SegmentContents::damaged`). Returns the bytes kept.
 pub fn recover_open(path: &Path, dead: &Path) -> io::Result<u64> {
     let data = match fs::read(path) {
         Ok(data) => data,
@@ -113,7 +134,8 @@ pub fn recover_open(path: &Path, dead: &Path) -> io::Result<u64> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e),
     };
-    let (payloads, end) = record::scan(&data);
+    let scanned = record::scan(&data);
+    let end = scanned.end;
     let cut = record::torn_bytes(&data, end);
     if cut > 0 {
         let name = path
@@ -124,7 +146,7 @@ pub fn recover_open(path: &Path, dead: &Path) -> io::Result<u64> {
         write_synced(&kept, &data[end..end + cut])?;
         tracing::warn!(path = %path.display(), bytes = cut, kept = %kept.display(), "cut unreadable bytes (a torn write) off the end of a spool segment");
     }
-    if payloads.is_empty() {
+    if scanned.payloads.is_empty() {
         return match fs::remove_file(path) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
             _ => Ok(0),
@@ -137,7 +159,42 @@ pub fn recover_open(path: &Path, dead: &Path) -> io::Result<u64> {
     Ok(end as u64)
 }
 
-/// Writes a whole file and syncs it (dead letters, bytes cut off at recovery).
+/// Moves a sealed segment this release cannot read into `unreadable` (a directory of the
+/// spool), where nothing ships it and nothing deletes it. Returns where it went.
+pub fn set_aside(path: &Path, unreadable: &Path) -> io::Result<PathBuf> {
+    let target = unreadable.join(path.file_name().unwrap_or_default());
+    fs::rename(path, &target)?;
+    sync_dir(unreadable)?;
+    if let Some(spool) = path.parent() {
+        sync_dir(spool)?;
+    }
+    Ok(target)
+}
+
+/// At start, moves back into the spool every set-aside segment this release reads (one of a
+/// format that a newer release wrote, set aside by an older one during a rollback, or one that
+/// could not be read for a while). Returns the highest sequence among those that stay.
+pub fn restore_set_aside(spool: &Path, unreadable: &Path) -> io::Result<u64> {
+    let mut highest = 0;
+    for entry in fs::read_dir(unreadable)? {
+        let path = entry?.path();
+        let Some((sequence, _, SEALED_SUFFIX)) = parse_name(&path) else {
+            continue;
+        };
+        match read_segment(&path) {
+            Ok(_) => {
+                let target = spool.join(path.file_name().unwrap_or_default());
+                fs::rename(&path, &target)?;
+                tracing::info!(path = %target.display(), "a segment set aside as unreadable is readable now and back in the spool");
+            }
+            Err(_) => highest = highest.max(sequence),
+        }
+    }
+    sync_dir(unreadable)?;
+    Ok(highest)
+}
+
+/// Writes a whole file and syncs it (dead letters, damaged bytes, bytes cut off at recovery).
 pub fn write_synced(path: &Path, data: &[u8]) -> io::Result<()> {
     let mut file = File::create(path)?;
     file.write_all(data)?;

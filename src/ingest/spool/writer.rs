@@ -21,7 +21,6 @@ use metrics::Histogram;
 use tokio::sync::{oneshot, Notify};
 
 use super::lock::DirLock;
-use super::record::HEADER_BYTES;
 use super::segment::{NextSegments, Prepared, SEALED_SUFFIX};
 use super::{SpoolBytes, SpoolConfig};
 
@@ -229,14 +228,15 @@ impl Writer {
             }
             Err(e) => {
                 // Nothing of this group was acknowledged, but some of it may be on disk: a crash
-                // now must not bring it back (its clients got a 503 and will retry). A durable
-                // zero length where the group began ends the segment's data there; then seal
-                // what was acknowledged and start the next group in a fresh segment.
+                // now must not bring it back (its clients got a 503 and will retry). Zeros over
+                // the whole group, made durable, leave no record of it for reading to find (it
+                // finds records past damage, so zeroing its first header would not do); then
+                // seal what was acknowledged and start the next group in a fresh segment.
                 let end = active.len;
                 let ended = active
                     .prepared
                     .file
-                    .write_all_at(&[0; HEADER_BYTES], end)
+                    .write_all_at(&vec![0; group.len()], end)
                     .and_then(|()| active.prepared.file.sync_data());
                 if let Err(e) = ended {
                     tracing::error!(error = %e, path = %active.prepared.path.display(), "cannot mark the end of a spool segment after a failed write");
