@@ -124,8 +124,7 @@ impl Delivery {
         let skew = chrono::TimeDelta::from_std(MAX_FUTURE_SKEW).unwrap_or(chrono::TimeDelta::MAX);
         if age > window_delta {
             return Err(ApiError::StaleDelivery(format!(
-                "X-Shopify-Triggered-At {sent} is more than {} seconds ago (the replay window): \
-                 the platform retries a delivery for 4 hours, and this one is older",
+                "X-Shopify-Triggered-At {sent} is more than {} seconds ago (the replay window)",
                 window.as_secs()
             )));
         }
