@@ -28,8 +28,9 @@ seeded shop; a generated `{shop}` of a valid request becomes that shop (a token 
 shop only), then the admin and analytics fixes above apply.
 
 Platform webhooks: the platform signs each delivery's raw body; for a generated valid delivery the
-hook serialises the body once, sends those bytes, and sets `X-Shopify-Hmac-Sha256` to their
-base64 HMAC-SHA256 under the same secret, so that deliveries reach the topic and body checks.
+hook serialises the body once, sends those bytes, sets `X-Shopify-Hmac-Sha256` to their
+base64 HMAC-SHA256 under the same secret and `X-Shopify-Triggered-At` to now (within the replay
+window), so that deliveries reach the topic and body checks.
 """
 
 import base64
@@ -163,6 +164,7 @@ def sign_delivery(case):
     mac = hmac.new(SECRET, raw, hashlib.sha256).digest()
     case.headers = dict(case.headers or {})
     case.headers["X-Shopify-Hmac-Sha256"] = base64.b64encode(mac).decode()
+    case.headers["X-Shopify-Triggered-At"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
 
 
 @schemathesis.hook

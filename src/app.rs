@@ -20,7 +20,7 @@ use crate::analytics::auth::{KeyCache, KeyRateLimit};
 use crate::analytics::list_cache::ListCaches;
 use crate::catalog::cache::CatalogCache;
 use crate::config::{Config, ConnectionLimits};
-use crate::extract::KnownParamsLayer;
+use crate::extract::{BodyBudget, KnownParamsLayer};
 use crate::ingest::{Ingest, IngestConfig, Pipeline};
 use crate::openapi::ApiDoc;
 use crate::storefront::caching::RenderedPages;
@@ -60,6 +60,8 @@ pub struct Shared {
     pub analytics_lists: ListCaches,
     /// Signalled when a webhook delivery is recorded, to wake this instance's worker.
     pub webhook_work: Arc<tokio::sync::Notify>,
+    /// The memory webhook bodies may hold before their HMAC is checked.
+    pub webhook_bodies: BodyBudget,
     /// Session tokens, the platform's endpoints and the token key; `None` when the platform
     /// settings are off.
     pub platform: Option<Arc<platform::Platform>>,
@@ -144,6 +146,7 @@ impl Application {
                 warehouse: warehouse.clone(),
                 catalog: catalog.clone(),
                 platform: platform.clone(),
+                retention: config.webhooks.retention,
             };
             platform::work::spawn_worker(worker, webhook_work.clone());
         }
@@ -153,6 +156,7 @@ impl Application {
             rendered_pages: RenderedPages::new(256 * 1024 * 1024),
             analytics_lists: ListCaches::default(),
             webhook_work,
+            webhook_bodies: BodyBudget::new(config.webhooks.body_budget_bytes),
             platform,
             api_keys,
             rate_limit,

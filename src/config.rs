@@ -60,6 +60,17 @@ pub const DEFAULT_IDLE_TIMEOUT_SECONDS: u64 = 60;
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 10_000;
 /// Past this a typo (an extra zero or three), not a capacity plan.
 const MAX_MAX_CONNECTIONS: u32 = 1_000_000;
+/// The platform retries a failed delivery 8 times over 4 hours, each time with the time it was
+/// first triggered: 6 hours takes its last retry with room to spare.
+pub const DEFAULT_WEBHOOK_REPLAY_WINDOW_SECONDS: u64 = 6 * 3600;
+/// Done deliveries are kept this long (their ids are what recognises a repeated delivery): well
+/// past the replay window, so that a delivery still inside it is always recognised.
+pub const DEFAULT_WEBHOOK_RETENTION_SECONDS: u64 = 48 * 3600;
+/// Webhook bodies held in memory at once before their HMAC is checked: sixteen of the largest
+/// deliveries (4 MiB), far more than the platform sends at once to one instance.
+pub const DEFAULT_WEBHOOK_BODY_BUDGET_BYTES: u64 = 64 * 1024 * 1024;
+/// The budget must hold at least the largest delivery, or that delivery is never taken.
+const MIN_WEBHOOK_BODY_BUDGET_BYTES: u64 = crate::platform::MAX_WEBHOOK_BODY_BYTES as u64;
 
 /// Every setting, typed. Settings only some commands need are `Option`s, checked when a command
 /// builds its configuration ([`Settings::server_config`] and the methods beside it), so all that
@@ -434,6 +445,41 @@ pub struct Settings {
         value_parser = trim(value_parser!(u32).range(1..=i64::from(MAX_MAX_CONNECTIONS)))
     )]
     pub max_connections: u32,
+    /// A webhook delivery whose `X-Shopify-Triggered-At` is more than this many seconds ago (60
+    /// to 604800) is refused. The platform retries a failed delivery for 4 hours, with its first
+    /// time: below that, genuine retries are refused.
+    #[arg(
+        long = "webhook-replay-window-seconds",
+        env = "VIDEOAPP_WEBHOOK_REPLAY_WINDOW_SECONDS",
+        global = true,
+        value_name = "SECONDS",
+        default_value_t = DEFAULT_WEBHOOK_REPLAY_WINDOW_SECONDS,
+        value_parser = trim(value_parser!(u64).range(60..=604_800))
+    )]
+    pub webhook_replay_window_seconds: u64,
+    /// Recorded webhook deliveries whose work ended this many seconds ago (3600 to 31622400) are
+    /// deleted. Must exceed the replay window and 5 minutes, so a delivery inside the window is
+    /// always recognised as a repeat.
+    #[arg(
+        long = "webhook-retention-seconds",
+        env = "VIDEOAPP_WEBHOOK_RETENTION_SECONDS",
+        global = true,
+        value_name = "SECONDS",
+        default_value_t = DEFAULT_WEBHOOK_RETENTION_SECONDS,
+        value_parser = trim(value_parser!(u64).range(3600..=31_622_400))
+    )]
+    pub webhook_retention_seconds: u64,
+    /// Bytes of webhook bodies this instance holds at once before their HMAC is checked (at
+    /// least 4194304, the largest delivery); past it, deliveries are answered 503.
+    #[arg(
+        long,
+        env = "VIDEOAPP_WEBHOOK_BODY_BUDGET_BYTES",
+        global = true,
+        value_name = "BYTES",
+        default_value_t = DEFAULT_WEBHOOK_BODY_BUDGET_BYTES,
+        value_parser = trim(value_parser!(u64).range(MIN_WEBHOOK_BODY_BUDGET_BYTES..))
+    )]
+    pub webhook_body_budget_bytes: u64,
 }
 
 impl Default for Settings {
@@ -494,6 +540,16 @@ pub struct Config {
     pub compaction_quiet: Duration,
     pub shutdown_grace: Duration,
     pub connections: ConnectionLimits,
+    pub webhooks: WebhookLimits,
+}
+
+/// How old a webhook delivery may be, how long recorded ones are kept, and how many bytes of
+/// unauthenticated webhook bodies the instance holds at once.
+#[derive(Debug, Clone, Copy)]
+pub struct WebhookLimits {
+    pub replay_window: Duration,
+    pub retention: Duration,
+    pub body_budget_bytes: u64,
 }
 
 /// The platform settings: the app's client id, the key that seals access tokens, and where the
@@ -568,15 +624,47 @@ impl Settings {
         }))
     }
 
+    /// The webhook limits; the retention must outlast the replay window (and the clock skew a
+    /// delivery's time is allowed), or a repeat inside the window could find its id deleted.
+    pub fn webhook_limits(&self) -> Result<WebhookLimits, ConfigErrors> {
+        let replay_window = Duration::from_secs(self.webhook_replay_window_seconds);
+        let retention = Duration::from_secs(self.webhook_retention_seconds);
+        let skew = crate::platform::WEBHOOK_MAX_FUTURE_SKEW;
+        if retention <= replay_window + skew {
+            let (env, _) = names("webhook_retention_seconds");
+            let reason = format!(
+                "{} seconds must be more than the replay window ({} seconds, \
+                 VIDEOAPP_WEBHOOK_REPLAY_WINDOW_SECONDS) and {} seconds",
+                retention.as_secs(),
+                replay_window.as_secs(),
+                skew.as_secs()
+            );
+            return Err(ConfigErrors(vec![ConfigError::Invalid {
+                env,
+                flag: None,
+                reason,
+            }]));
+        }
+        Ok(WebhookLimits {
+            replay_window,
+            retention,
+            body_budget_bytes: self.webhook_body_budget_bytes,
+        })
+    }
+
     /// Everything `serve` needs, or every required setting that is missing.
     pub fn server_config(&self) -> Result<Config, ConfigErrors> {
-        let (((database_url, clickhouse), (proxy_secret, admin_token)), platform) = both(
+        let ((((database_url, clickhouse), (proxy_secret, admin_token)), platform), webhooks) =
             both(
-                both(self.database_url(), self.clickhouse()),
-                both(self.proxy_secret(), self.admin_token()),
-            ),
-            self.platform(),
-        )?;
+                both(
+                    both(
+                        both(self.database_url(), self.clickhouse()),
+                        both(self.proxy_secret(), self.admin_token()),
+                    ),
+                    self.platform(),
+                ),
+                self.webhook_limits(),
+            )?;
         Ok(Config {
             database_url: database_url.clone(),
             clickhouse,
@@ -610,6 +698,7 @@ impl Settings {
                 idle_timeout: self.idle_timeout,
                 max_connections: self.max_connections,
             },
+            webhooks,
         })
     }
 }
@@ -1125,6 +1214,10 @@ mod tests {
             Duration::from_secs(DEFAULT_IDLE_TIMEOUT_SECONDS)
         );
         assert_eq!(connections.max_connections, DEFAULT_MAX_CONNECTIONS);
+        let webhooks = config.webhooks;
+        assert_eq!(webhooks.replay_window, Duration::from_secs(6 * 3600));
+        assert_eq!(webhooks.retention, Duration::from_secs(48 * 3600));
+        assert_eq!(webhooks.body_budget_bytes, 64 * 1024 * 1024);
         assert_eq!(complete().log_format, LogFormat::Human);
         assert_eq!(complete().dev_store_listen().to_string(), "127.0.0.1:3000");
     }
@@ -1184,6 +1277,18 @@ mod tests {
                 ["--compaction-quiet-seconds", "31622401"],
                 "VIDEOAPP_COMPACTION_QUIET_SECONDS",
             ),
+            (
+                ["--webhook-replay-window-seconds", "59"],
+                "VIDEOAPP_WEBHOOK_REPLAY_WINDOW_SECONDS",
+            ),
+            (
+                ["--webhook-retention-seconds", "3599"],
+                "VIDEOAPP_WEBHOOK_RETENTION_SECONDS",
+            ),
+            (
+                ["--webhook-body-budget-bytes", "4194303"],
+                "VIDEOAPP_WEBHOOK_BODY_BUDGET_BYTES",
+            ),
         ];
         for (args, name) in cases {
             let (_, problems) = parse_args(&args);
@@ -1218,6 +1323,22 @@ mod tests {
         assert_eq!(settings.listen, None);
         assert_eq!(settings.rate_limit_per_minute, 60);
         assert_eq!(settings.shutdown_grace, Duration::from_secs(3));
+    }
+
+    #[test]
+    fn a_retention_that_does_not_outlast_the_replay_window_is_refused() {
+        let mut settings = complete();
+        settings.webhook_replay_window_seconds = 4 * 3600;
+        settings.webhook_retention_seconds = 4 * 3600 + 300;
+        assert_eq!(
+            settings.server_config().unwrap_err().to_string(),
+            "invalid setting VIDEOAPP_WEBHOOK_RETENTION_SECONDS: 14700 seconds must be more than \
+             the replay window (14400 seconds, VIDEOAPP_WEBHOOK_REPLAY_WINDOW_SECONDS) and 300 \
+             seconds"
+        );
+        settings.webhook_retention_seconds += 1;
+        let limits = settings.server_config().unwrap().webhooks;
+        assert_eq!(limits.retention, Duration::from_secs(14_701));
     }
 
     #[test]

@@ -57,6 +57,10 @@ pub enum ApiError {
     /// A shopper event's field; the message starts with the field's path.
     #[error("{field}: {message}")]
     InvalidEvent { field: String, message: String },
+    /// A platform webhook sent longer ago than the replay window, or from the future; the
+    /// message says which.
+    #[error("{0}")]
+    StaleDelivery(String),
     /// A value is well-formed JSON but not acceptable; the message starts with the field's name.
     #[error("{field}: {message}")]
     Validation { field: String, message: String },
@@ -114,6 +118,12 @@ pub enum ApiError {
     /// Load is shed: the event spool is full (or failing).
     #[error("Too many events right now; retry after {} seconds", retry_seconds(*.0))]
     SpoolFull(Duration),
+    /// Load is shed: the memory for bodies whose sender is not yet known is in use.
+    #[error(
+        "Too many request bodies are being received right now; retry after {} seconds",
+        retry_seconds(*.0)
+    )]
+    Busy(Duration),
     /// ClickHouse did not answer. The cause is logged, never sent.
     #[error("Analytics are unavailable right now; please retry")]
     Unavailable(#[source] anyhow::Error),
@@ -174,6 +184,7 @@ impl ApiError {
             InvalidDateRange(_) => (StatusCode::BAD_REQUEST, "INVALID_DATE_RANGE"),
             InvalidBody(_) => (StatusCode::BAD_REQUEST, "INVALID_BODY"),
             InvalidEvent { .. } => (StatusCode::BAD_REQUEST, "INVALID_EVENT"),
+            StaleDelivery(_) => (StatusCode::BAD_REQUEST, "STALE_DELIVERY"),
             Validation { .. } => (StatusCode::BAD_REQUEST, "VALIDATION_ERROR"),
             AdminTokenRequired | ApiKeyRequired => (StatusCode::UNAUTHORIZED, "UNAUTHORIZED"),
             InvalidApiKey => (StatusCode::UNAUTHORIZED, "INVALID_API_KEY"),
@@ -193,6 +204,7 @@ impl ApiError {
             }
             RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMIT_EXCEEDED"),
             SpoolFull(_) => (StatusCode::SERVICE_UNAVAILABLE, "SPOOL_FULL"),
+            Busy(_) => (StatusCode::SERVICE_UNAVAILABLE, "SERVICE_BUSY"),
             Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "SERVICE_UNAVAILABLE"),
             Platform(_) => (StatusCode::BAD_GATEWAY, "PLATFORM_ERROR"),
             Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL_ERROR"),
@@ -214,7 +226,9 @@ impl ApiError {
 
     fn retry_after(&self) -> Option<Duration> {
         match self {
-            ApiError::RateLimited(wait) | ApiError::SpoolFull(wait) => Some(*wait),
+            ApiError::RateLimited(wait) | ApiError::SpoolFull(wait) | ApiError::Busy(wait) => {
+                Some(*wait)
+            }
             ApiError::Unavailable(_) => Some(UNAVAILABLE_RETRY),
             _ => None,
         }
@@ -329,6 +343,7 @@ mod tests {
         for error in [
             ApiError::RateLimited(Duration::from_millis(2_300)),
             ApiError::SpoolFull(Duration::from_millis(2_300)),
+            ApiError::Busy(Duration::from_millis(2_300)),
         ] {
             let message = error.to_string();
             let response = error.into_response();

@@ -9,12 +9,17 @@ pub use known::KnownParamsLayer;
 
 use std::borrow::Cow;
 use std::error::Error;
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{header, request::Parts};
+use bytes::BytesMut;
+use futures::StreamExt;
 use serde::de::DeserializeOwned;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use utoipa::openapi::path::ParameterIn;
 use utoipa::openapi::schema::{KnownFormat, Schema, SchemaFormat};
 use utoipa::openapi::RefOr;
@@ -59,12 +64,119 @@ pub async fn read_body(body: Body, limit: usize) -> Result<Bytes, ApiError> {
     if body.size_hint().lower() > limit as u64 {
         return Err(ApiError::PayloadTooLarge(limit));
     }
-    axum::body::to_bytes(body, limit).await.map_err(|e| {
-        let mut causes = std::iter::successors(Some(&e as &dyn Error), |&e| e.source());
-        match causes.any(|cause| cause.is::<BodyReadTimedOut>()) {
-            true => ApiError::RequestTimeout,
-            false => ApiError::PayloadTooLarge(limit),
+    axum::body::to_bytes(body, limit)
+        .await
+        .map_err(|e| read_error(&e, limit))
+}
+
+fn read_error(e: &axum::Error, limit: usize) -> ApiError {
+    let mut causes = std::iter::successors(Some(e as &dyn Error), |&e| e.source());
+    match causes.any(|cause| cause.is::<BodyReadTimedOut>()) {
+        true => ApiError::RequestTimeout,
+        false => ApiError::PayloadTooLarge(limit),
+    }
+}
+
+/// How many bytes of request bodies the process holds at once for a kind of request whose
+/// sender is known only once its body is read (a webhook's HMAC is of its body): without it,
+/// every open connection could hold a whole body in memory. Shared by clones.
+#[derive(Clone)]
+pub struct BodyBudget {
+    kib: Arc<Semaphore>,
+}
+
+/// Asked to come back after this long when the budget is spent: bodies are held at most the body
+/// read timeout, and most for far less.
+const BUDGET_RETRY: Duration = Duration::from_secs(5);
+
+impl BodyBudget {
+    /// A budget of `bytes`, counted in whole KiB (a semaphore's permits), at least one.
+    pub fn new(bytes: u64) -> BodyBudget {
+        let kib = usize::try_from(bytes / 1024)
+            .unwrap_or(usize::MAX)
+            .clamp(1, Semaphore::MAX_PERMITS);
+        BodyBudget {
+            kib: Arc::new(Semaphore::new(kib)),
         }
+    }
+
+    /// Bytes not held by a body now.
+    pub fn available_bytes(&self) -> u64 {
+        self.kib.available_permits() as u64 * 1024
+    }
+}
+
+/// The part of a [`BodyBudget`] one body holds; given back when dropped.
+pub struct Reserved {
+    budget: Arc<Semaphore>,
+    held: Option<OwnedSemaphorePermit>,
+}
+
+impl Reserved {
+    /// Holds enough of the budget for `bytes` in all, or answers 503 at once: a request never
+    /// waits for the budget, which would only keep its connection (and its sender) waiting.
+    fn grow_to(&mut self, bytes: usize) -> Result<(), ApiError> {
+        let needed = bytes.div_ceil(1024);
+        let held = self
+            .held
+            .as_ref()
+            .map_or(0, OwnedSemaphorePermit::num_permits);
+        let Some(more) = needed.checked_sub(held).filter(|more| *more > 0) else {
+            return Ok(());
+        };
+        let more = u32::try_from(more).map_err(|_| ApiError::Busy(BUDGET_RETRY))?;
+        let permit = self
+            .budget
+            .clone()
+            .try_acquire_many_owned(more)
+            .map_err(|_| ApiError::Busy(BUDGET_RETRY))?;
+        match &mut self.held {
+            Some(held) => held.merge(permit),
+            None => self.held = Some(permit),
+        }
+        Ok(())
+    }
+}
+
+/// A body read within a [`BodyBudget`], and the budget it holds until it is dropped.
+pub struct BudgetedBody {
+    pub bytes: Bytes,
+    _reserved: Reserved,
+}
+
+/// Like [`read_body`], but holding `budget` for the body's bytes while it is read and until the
+/// [`BudgetedBody`] is dropped: all of its `Content-Length` before the first byte is read, or, a
+/// body sent without one, each chunk's bytes before the chunk is kept. Past the budget the answer
+/// is [`ApiError::Busy`] (503), at once.
+pub async fn read_body_within(
+    body: Body,
+    limit: usize,
+    budget: &BodyBudget,
+) -> Result<BudgetedBody, ApiError> {
+    let hint = body.size_hint();
+    if hint.lower() > limit as u64 {
+        return Err(ApiError::PayloadTooLarge(limit));
+    }
+    let mut reserved = Reserved {
+        budget: budget.kib.clone(),
+        held: None,
+    };
+    let announced = usize::try_from(hint.exact().unwrap_or(0)).unwrap_or(limit);
+    reserved.grow_to(announced)?;
+    let mut bytes = BytesMut::with_capacity(announced);
+    let mut chunks = body.into_data_stream();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(|e| read_error(&e, limit))?;
+        let total = bytes.len() + chunk.len();
+        if total > limit {
+            return Err(ApiError::PayloadTooLarge(limit));
+        }
+        reserved.grow_to(total)?;
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(BudgetedBody {
+        bytes: bytes.freeze(),
+        _reserved: reserved,
     })
 }
 
@@ -243,6 +355,54 @@ mod tests {
     #[allow(dead_code)]
     struct Inner {
         priority: i32,
+    }
+
+    /// A body sent without a length, in `chunks`.
+    fn chunked(chunks: &[&'static [u8]]) -> axum::body::Body {
+        let chunks: Vec<Result<Bytes, std::io::Error>> =
+            chunks.iter().map(|c| Ok(Bytes::from_static(c))).collect();
+        axum::body::Body::from_stream(futures::stream::iter(chunks))
+    }
+
+    #[tokio::test]
+    async fn a_body_holds_its_bytes_of_the_budget_until_it_is_dropped() {
+        let budget = BodyBudget::new(4 * 1024);
+        // With a length: all of it from the start.
+        let first = read_body_within(axum::body::Body::from(vec![b'a'; 3000]), 8192, &budget)
+            .await
+            .unwrap();
+        assert_eq!(first.bytes.len(), 3000);
+        assert_eq!(budget.available_bytes(), 1024);
+        // Without one: chunk by chunk, refused at the chunk past the budget.
+        let refused = read_body_within(chunked(&[&[b'b'; 1000], &[b'b'; 100]]), 8192, &budget)
+            .await
+            .err()
+            .unwrap();
+        assert!(matches!(refused, ApiError::Busy(_)), "{refused:?}");
+        assert_eq!(
+            budget.available_bytes(),
+            1024,
+            "a refused body holds nothing"
+        );
+        drop(first);
+        let second = read_body_within(chunked(&[&[b'c'; 2000], &[b'c'; 2000]]), 8192, &budget)
+            .await
+            .unwrap();
+        assert_eq!(second.bytes.len(), 4000);
+        assert_eq!(budget.available_bytes(), 0);
+        drop(second);
+        assert_eq!(budget.available_bytes(), 4096);
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_too_large_before_the_budget_is_asked() {
+        let budget = BodyBudget::new(1024);
+        let announced =
+            read_body_within(axum::body::Body::from(vec![0; 2000]), 1500, &budget).await;
+        assert!(matches!(announced, Err(ApiError::PayloadTooLarge(1500))));
+        let streamed = read_body_within(chunked(&[&[0; 1000], &[0; 1000]]), 1500, &budget).await;
+        assert!(matches!(streamed, Err(ApiError::PayloadTooLarge(1500))));
+        assert_eq!(budget.available_bytes(), 1024);
     }
 
     #[test]

@@ -12,6 +12,10 @@ mod topics;
 mod webhooks;
 pub mod work;
 
+pub use webhooks::{
+    MAX_BODY_BYTES as MAX_WEBHOOK_BODY_BYTES, MAX_FUTURE_SKEW as WEBHOOK_MAX_FUTURE_SKEW,
+};
+
 use secrecy::SecretString;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;

@@ -1,7 +1,15 @@
 //! The webhook topics the service takes, and the work each delivery's body asks for, parsed when
 //! the delivery arrives (a body that cannot be worked on is refused then, not retried later).
+//!
+//! Every topic's body is the JSON object the platform documents for it, and a body that names its
+//! shop must name the shop of the delivery's `X-Shopify-Shop-Domain`. The HMAC proves only that
+//! the app's secret signed the body, and that secret also signs the session tokens a merchant
+//! holds for their own shop: a token's signature is a valid HMAC of its `header.payload`, which
+//! is not JSON. So a body that is not the topic's JSON object is refused whatever its HMAC, and a
+//! genuine body of one shop cannot act on another.
 
 use chrono::{DateTime, Utc};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::admin_api::ProductNode;
@@ -98,9 +106,26 @@ struct ImagePayload {
     src: Option<String>,
 }
 
+/// The body of `app/uninstalled`: the platform's shop resource, of whose many fields these say
+/// which shop it is. (`domain` is the shop's primary domain, which may be a domain of its own.)
+#[derive(Deserialize)]
+struct ShopPayload {
+    id: serde_json::Value,
+    myshopify_domain: String,
+}
+
+/// The body of `shop/redact`.
+#[derive(Deserialize)]
+struct ShopRedactPayload {
+    shop_id: serde_json::Value,
+    shop_domain: String,
+}
+
 /// The body of `customers/data_request` and `customers/redact`.
 #[derive(Deserialize)]
 struct CustomerPayload {
+    shop_id: serde_json::Value,
+    shop_domain: String,
     customer: IdPayload,
     #[serde(default)]
     orders_requested: Vec<serde_json::Value>,
@@ -155,6 +180,45 @@ struct DeletedPayload {
     id: serde_json::Value,
 }
 
+/// The body as `T`, if it is a JSON object; a wrong or missing field is named by its path.
+fn object<T: DeserializeOwned>(body: &[u8]) -> Result<T, InvalidPayload> {
+    let value: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|e| InvalidPayload(format!("body: not JSON ({e})")))?;
+    if !value.is_object() {
+        return Err(InvalidPayload(
+            "body: not a JSON object (every topic's payload is one)".into(),
+        ));
+    }
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." { "body".into() } else { path };
+        InvalidPayload(format!("{field}: {}", e.into_inner()))
+    })
+}
+
+/// Longer than any shop domain: not repeated in a message.
+const MAX_SHOWN_DOMAIN: usize = 255;
+
+/// That the body's `field`, `named`, is the delivery's shop.
+fn same_shop(field: &str, named: &str, shop: &ShopDomain) -> Result<(), InvalidPayload> {
+    if ShopDomain::parse(named).is_ok_and(|named| &named == shop) {
+        return Ok(());
+    }
+    let named = match named.chars().count() <= MAX_SHOWN_DOMAIN {
+        true => format!("'{named}'"),
+        false => "a long value".into(),
+    };
+    Err(InvalidPayload(format!(
+        "{field}: {named} is not the shop of X-Shopify-Shop-Domain ({shop})"
+    )))
+}
+
+fn shop_id(raw: &serde_json::Value, field: &str) -> Result<(), InvalidPayload> {
+    platform_number(raw, "Shop")
+        .map(|_| ())
+        .ok_or_else(|| InvalidPayload(format!("{field}: not a shop id")))
+}
+
 /// The work of a delivery of `topic` for `shop`, sent at `triggered_at`, from its `body`.
 pub fn parse(
     topic: Topic,
@@ -162,18 +226,27 @@ pub fn parse(
     body: &[u8],
     triggered_at: DateTime<Utc>,
 ) -> Result<Work, InvalidPayload> {
-    let json = |e: serde_json::Error| InvalidPayload(format!("body: {e}"));
     match topic {
-        Topic::AppUninstalled => Ok(Work::Uninstall),
-        Topic::ShopRedact => Ok(Work::ShopRedact),
+        Topic::AppUninstalled => {
+            let payload: ShopPayload = object(body)?;
+            shop_id(&payload.id, "id")?;
+            same_shop("myshopify_domain", &payload.myshopify_domain, shop)?;
+            Ok(Work::Uninstall)
+        }
+        Topic::ShopRedact => {
+            let payload: ShopRedactPayload = object(body)?;
+            shop_id(&payload.shop_id, "shop_id")?;
+            same_shop("shop_domain", &payload.shop_domain, shop)?;
+            Ok(Work::ShopRedact)
+        }
         Topic::CustomersRedact => {
-            let payload: CustomerPayload = serde_json::from_slice(body).map_err(json)?;
+            let payload: CustomerPayload = customer_payload(body, shop)?;
             let orders = ("orders_to_redact", payload.orders_to_redact.as_slice());
             let customer = customer(&payload, orders)?;
             Ok(Work::CustomerRedact { customer })
         }
         Topic::CustomersDataRequest => {
-            let payload: CustomerPayload = serde_json::from_slice(body).map_err(json)?;
+            let payload: CustomerPayload = customer_payload(body, shop)?;
             let orders = ("orders_requested", payload.orders_requested.as_slice());
             let customer = customer(&payload, orders)?;
             let data_request_id = match payload.data_request.map(|r| r.id) {
@@ -188,7 +261,7 @@ pub fn parse(
             })
         }
         Topic::ProductsDelete => {
-            let payload: DeletedPayload = serde_json::from_slice(body).map_err(json)?;
+            let payload: DeletedPayload = object(body)?;
             let id = product_id(&payload.id)?;
             let change = PlatformChange::Removed {
                 id,
@@ -197,12 +270,19 @@ pub fn parse(
             Ok(Work::Product { change })
         }
         Topic::ProductsCreate | Topic::ProductsUpdate => {
-            let payload: ProductPayload = serde_json::from_slice(body).map_err(json)?;
+            let payload: ProductPayload = object(body)?;
             Ok(Work::Product {
                 change: product_change(shop, payload, triggered_at)?,
             })
         }
     }
+}
+
+fn customer_payload(body: &[u8], shop: &ShopDomain) -> Result<CustomerPayload, InvalidPayload> {
+    let payload: CustomerPayload = object(body)?;
+    shop_id(&payload.shop_id, "shop_id")?;
+    same_shop("shop_domain", &payload.shop_domain, shop)?;
+    Ok(payload)
 }
 
 /// A product id as the platform writes it: a number, or its global id.
@@ -347,6 +427,100 @@ mod tests {
             panic!("not a removal")
         };
         assert_eq!((id.as_str(), at), ("gid://shopify/Product/7", now()));
+    }
+
+    /// The documented payloads, trimmed to a few of their fields, for `a-shop`.
+    fn documented(topic: Topic) -> serde_json::Value {
+        let customer = serde_json::json!({
+            "id": 191167, "email": "john@example.com", "phone": "555-625-1199"
+        });
+        match topic {
+            Topic::AppUninstalled => serde_json::json!({
+                "id": 548380009, "name": "Super Toys", "email": "super@supertoys.com",
+                "domain": "www.supertoys.example", "myshopify_domain": "a-shop.myshopify.com",
+            }),
+            Topic::ShopRedact => {
+                serde_json::json!({ "shop_id": 954889, "shop_domain": "a-shop.myshopify.com" })
+            }
+            Topic::CustomersRedact => serde_json::json!({
+                "shop_id": 954889, "shop_domain": "a-shop.myshopify.com",
+                "customer": customer, "orders_to_redact": [299938, 280263],
+            }),
+            Topic::CustomersDataRequest => serde_json::json!({
+                "shop_id": 954889, "shop_domain": "a-shop.myshopify.com",
+                "orders_requested": [299938], "customer": customer,
+                "data_request": { "id": 9999 },
+            }),
+            Topic::ProductsDelete => serde_json::json!({ "id": 788032119674292922_u64 }),
+            Topic::ProductsCreate | Topic::ProductsUpdate => serde_json::json!({
+                "id": 788032119674292922_u64, "title": "Example T-Shirt", "handle": "example-t-shirt",
+                "status": "active", "updated_at": "2026-11-24T05:00:00-05:00",
+            }),
+        }
+    }
+
+    #[test]
+    fn every_topics_documented_payload_is_taken() {
+        for topic in Topic::ALL {
+            let body = serde_json::to_vec(&documented(topic)).unwrap();
+            let work = parse(topic, &shop(), &body, now());
+            assert!(work.is_ok(), "{}: {:?}", topic.as_str(), work.unwrap_err());
+        }
+    }
+
+    #[test]
+    fn a_session_tokens_signed_part_or_any_body_but_a_json_object_is_no_topics_payload() {
+        // `header.payload` of an HS256 token: what its signature is the HMAC of.
+        let token_part: &[u8] = b"eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJkZXN0IjoiaHR0cHM6Ly9hLXNob3AubXlzaG9waWZ5LmNvbSJ9";
+        for body in [
+            token_part,
+            b"",
+            b"[1, 2]",
+            br#""a-shop.myshopify.com""#,
+            b"null",
+        ] {
+            for topic in Topic::ALL {
+                let error = parse(topic, &shop(), body, now()).unwrap_err();
+                assert!(
+                    error.0.starts_with("body: not"),
+                    "{}: {}",
+                    topic.as_str(),
+                    error.0
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_payload_that_names_another_shop_or_none_is_refused_naming_the_field() {
+        for (topic, field) in [
+            (Topic::AppUninstalled, "myshopify_domain"),
+            (Topic::ShopRedact, "shop_domain"),
+            (Topic::CustomersRedact, "shop_domain"),
+            (Topic::CustomersDataRequest, "shop_domain"),
+        ] {
+            let mut other = documented(topic);
+            other[field] = "another-shop.myshopify.com".into();
+            let body = serde_json::to_vec(&other).unwrap();
+            let error = parse(topic, &shop(), &body, now()).unwrap_err();
+            assert_eq!(
+                error.0,
+                format!(
+                    "{field}: 'another-shop.myshopify.com' is not the shop of \
+                     X-Shopify-Shop-Domain (a-shop.myshopify.com)"
+                )
+            );
+            let mut none = documented(topic);
+            none.as_object_mut().unwrap().remove(field);
+            let body = serde_json::to_vec(&none).unwrap();
+            let error = parse(topic, &shop(), &body, now()).unwrap_err();
+            assert_eq!(error.0, format!("body: missing field `{field}`"));
+        }
+        let mut no_id = documented(Topic::ShopRedact);
+        no_id["shop_id"] = "shop".into();
+        let body = serde_json::to_vec(&no_id).unwrap();
+        let error = parse(Topic::ShopRedact, &shop(), &body, now()).unwrap_err();
+        assert_eq!(error.0, "shop_id: not a shop id");
     }
 
     #[test]

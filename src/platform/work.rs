@@ -6,10 +6,12 @@
 //! whose worker died is taken again when its lease ends. Product changes of one shop in a batch
 //! are applied as one catalog write, so a burst of product webhooks costs a few transactions.
 //! A failed delivery is retried with exponential backoff, and given up after its last attempt.
+//! Deliveries whose work ended longer ago than the retention are deleted by the worker, every
+//! few minutes.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use backon::BackoffBuilder;
 use chrono::{DateTime, Utc};
@@ -33,6 +35,11 @@ const LEASE: Duration = Duration::from_secs(60);
 const POLL: Duration = Duration::from_secs(1);
 /// Attempts before a delivery is given up: with the backoff below, about a day.
 const MAX_ATTEMPTS: i32 = 30;
+/// How often a worker deletes deliveries past the retention: rows wait at most this long past it.
+const PRUNE_EVERY: Duration = Duration::from_secs(600);
+/// Rows deleted by one statement, so that pruning a long backlog never holds one long
+/// transaction over the table the requests write to.
+const PRUNE_BATCH: i64 = 10_000;
 
 /// Records a delivery; `false` if its id was recorded before (the delivery came again).
 pub async fn record(
@@ -123,13 +130,24 @@ pub struct Worker {
     /// The platform's endpoints and the token key; `None` when the platform settings are off
     /// (an import then waits, retried, until an instance that has them takes it).
     pub platform: Option<Arc<Platform>>,
+    /// How long a delivery is kept after its work ended (done or given up).
+    pub retention: Duration,
 }
 
 /// Does the recorded deliveries' work until the process ends. `wake` is signalled when a
 /// delivery is recorded.
 pub fn spawn_worker(worker: Worker, wake: Arc<Notify>) {
     tokio::spawn(async move {
+        let mut pruned_at: Option<Instant> = None;
         loop {
+            if pruned_at.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
+                pruned_at = Some(Instant::now());
+                match prune(&worker.db, worker.retention).await {
+                    Ok(0) => {}
+                    Ok(deleted) => tracing::info!(deleted, "pruned old webhook deliveries"),
+                    Err(e) => tracing::warn!(error = %e, "cannot prune webhook deliveries"),
+                }
+            }
             let taken = match take_due(&worker.db).await {
                 Ok(taken) => taken,
                 Err(e) => {
@@ -144,6 +162,32 @@ pub fn spawn_worker(worker: Worker, wake: Arc<Notify>) {
             }
         }
     });
+}
+
+/// Deletes the deliveries whose work ended (done, or given up) more than `retention` ago; how
+/// many. A delivery is kept at least `retention` after it was received, which the settings make
+/// longer than the replay window: every repeat the window lets in still finds its id.
+pub async fn prune(db: &PgPool, retention: Duration) -> Result<u64, sqlx::Error> {
+    let mut deleted = 0;
+    loop {
+        let batch = sqlx::query(
+            "DELETE FROM webhook_deliveries WHERE webhook_id IN ( \
+               SELECT webhook_id FROM webhook_deliveries \
+               WHERE (done_at IS NOT NULL OR failed_at IS NOT NULL) \
+                 AND coalesce(done_at, failed_at) < now() - make_interval(secs => $1) \
+               LIMIT $2)",
+        )
+        .bind(retention.as_secs_f64())
+        .bind(PRUNE_BATCH)
+        .execute(db)
+        .await?
+        .rows_affected();
+        deleted += batch;
+        metrics::counter!("webhooks_pruned_total").increment(batch);
+        if batch < PRUNE_BATCH as u64 {
+            return Ok(deleted);
+        }
+    }
 }
 
 async fn take_due(db: &PgPool) -> Result<Vec<Taken>, sqlx::Error> {

@@ -1,6 +1,7 @@
 //! The public port against slow and idle clients, over raw TCP: the header, body and idle
-//! timeouts, bodies announced larger than their endpoint takes, and the connection cap; and
-//! request heads over its limits.
+//! timeouts, bodies announced larger than their endpoint takes, the connection cap, callers
+//! refused before their body is read, and the memory budget of webhook bodies; and request heads
+//! over its limits.
 
 use std::time::{Duration, Instant};
 
@@ -10,6 +11,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::helpers::*;
+use crate::platform_webhooks::Delivery;
 
 const SHOP: &str = "edge-shop.myshopify.com";
 /// Beyond a timeout, how late the close may come on a busy two-core machine.
@@ -268,5 +270,153 @@ async fn an_oversized_request_head_is_answered_414_or_431_with_an_error_body() {
             "64 fields or 32768 bytes",
         )
         .await;
+    }
+}
+
+/// A `POST` head to `target` with `headers`, announcing `length` bytes of JSON body.
+fn post_head_with(target: &str, headers: &[(&str, String)], length: u64) -> Vec<u8> {
+    let mut head = format!("POST {target} HTTP/1.1\r\nHost: videoapp\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!(
+        "Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+    ));
+    head.into_bytes()
+}
+
+/// A webhook head announcing `length` bytes, whose HMAC matches no body.
+fn unsigned_webhook_head(length: u64) -> Vec<u8> {
+    let headers = [
+        ("X-Shopify-Topic", "products/update".to_string()),
+        ("X-Shopify-Shop-Domain", SHOP.to_string()),
+        ("X-Shopify-Webhook-Id", uuid::Uuid::new_v4().to_string()),
+        ("X-Shopify-Triggered-At", chrono::Utc::now().to_rfc3339()),
+        (
+            "X-Shopify-Hmac-Sha256",
+            "bm90IHRoZSBITUFDIG9mIGl0".to_string(),
+        ),
+    ];
+    post_head_with("/webhooks/shopify", &headers, length)
+}
+
+#[tokio::test]
+async fn a_caller_that_can_be_refused_from_its_head_is_refused_before_its_body_is_waited_for() {
+    // Arrange: the body read timeout (30 s by default) is never reached if nothing waits for the
+    // body; the platform settings on, so the dashboard checks session tokens.
+    let app = spawn_app_with(crate::platform_install::platform_settings).await;
+    app.create_shop(SHOP).await;
+    let bad_bearer = [("Authorization", "Bearer not-a-token".to_string())];
+    let unsigned_events = format!("/apps/videoapp_sub/analytics?shop={SHOP}&timestamp=1");
+    let cases = [
+        (admin_target(), &bad_bearer[..], "UNAUTHORIZED"),
+        (
+            format!("/app/api/shops/{SHOP}/videos"),
+            &bad_bearer[..],
+            "INVALID_SESSION_TOKEN",
+        ),
+        (unsigned_events, &[][..], "INVALID_SIGNATURE"),
+    ];
+
+    for (target, headers, code) in cases {
+        // Act: a head announcing a body that never comes.
+        let mut stream = connect(&app).await;
+        stream
+            .write_all(&post_head_with(&target, headers, 100))
+            .await
+            .unwrap();
+
+        // Assert
+        let (status, body) = read_response(&mut stream, Duration::from_secs(2)).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{target}: {body}");
+        assert_eq!(body["error"]["code"], code, "{target}: {body}");
+    }
+}
+
+/// One unsigned webhook's answer, sent whole: its status and error code.
+async fn unsigned_webhook(app: &TestApp) -> (StatusCode, Value) {
+    let mut stream = connect(app).await;
+    stream.write_all(&unsigned_webhook_head(2)).await.unwrap();
+    stream.write_all(b"{}").await.unwrap();
+    let (status, body) = read_response(&mut stream, Duration::from_secs(2)).await;
+    (status, body["error"]["code"].clone())
+}
+
+#[tokio::test]
+async fn slow_unsigned_webhook_bodies_that_fill_the_memory_budget_turn_others_away_until_they_close(
+) {
+    // Arrange: a budget of 4 MiB, and four uploads announcing 1 MiB each, with an HMAC that
+    // matches nothing, that send a byte and then wait.
+    let app = spawn_app_with(|s| s.webhook_body_budget_bytes = 4 * 1024 * 1024).await;
+    app.create_shop(SHOP).await;
+    let mut slow = Vec::new();
+    for _ in 0..4 {
+        let mut stream = connect(&app).await;
+        stream
+            .write_all(&unsigned_webhook_head(1024 * 1024))
+            .await
+            .unwrap();
+        stream.write_all(b"{").await.unwrap();
+        slow.push(stream);
+    }
+
+    // Act: another unsigned webhook, until the four are all being read (it is 401 before).
+    let started = Instant::now();
+    let refused = loop {
+        let asked = Instant::now();
+        let (status, code) = unsigned_webhook(&app).await;
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            break (asked.elapsed(), code);
+        }
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{code}");
+        assert!(started.elapsed() < Duration::from_secs(5), "never refused");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let signed = Delivery::new("products/delete", &serde_json::json!({ "id": 7 }));
+    let while_full = signed.send(&app).await;
+    let video = serde_json::json!({
+        "title": "Beside the full budget",
+        "videoUrl": "https://cdn.example.com/v.mp4",
+    });
+    let admin = app
+        .send_admin_json(
+            reqwest::Method::POST,
+            &format!("/shops/{SHOP}/videos"),
+            &video,
+        )
+        .await;
+
+    // Assert: refused at once with a 503 that says when to come back, counted; other callers
+    // served; and once the slow uploads close, webhooks are taken again.
+    assert_eq!(refused.1, "SERVICE_BUSY");
+    assert!(refused.0 < Duration::from_secs(1), "{:?}", refused.0);
+    assert_eq!(while_full.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(while_full.headers()["retry-after"], "5");
+    let (status, body) = json_of(while_full).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(body["error"]["code"], "SERVICE_BUSY", "{body}");
+    assert_eq!(admin.status(), StatusCode::CREATED);
+    let metrics = app
+        .client
+        .get(format!("{}/metrics", app.metrics_address))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let busy = metric_value(&metrics, "webhooks_refused_total", &[("reason", "busy")]);
+    assert!(busy.is_some_and(|n| n >= 2.0), "{busy:?}");
+
+    drop(slow);
+    let started = Instant::now();
+    loop {
+        let response = signed.send(&app).await;
+        if response.status() == StatusCode::OK {
+            break;
+        }
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(started.elapsed() < Duration::from_secs(5), "still refused");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

@@ -14,7 +14,7 @@ use videoapp::platform::credentials::TokenKey;
 
 use crate::helpers::*;
 use crate::platform_standin::{Behaviour, StandIn, StandInProduct};
-use crate::platform_webhooks::Delivery;
+use crate::platform_webhooks::{uninstalled_body, Delivery};
 
 const SHOP: &str = "webhook-shop.myshopify.com";
 pub(crate) const CLIENT_ID: &str = "videoapp-client-id";
@@ -334,7 +334,7 @@ async fn uninstalling_forgets_the_access_token() {
     wait_for_import(&app).await;
 
     // Act
-    Delivery::new("app/uninstalled", &json!({ "id": 1, "domain": SHOP }))
+    Delivery::new("app/uninstalled", &uninstalled_body(SHOP))
         .send_ok(&app)
         .await;
     crate::platform_webhooks::wait_until_worked(&app).await;

@@ -171,7 +171,12 @@ async fn a_shop_redaction_leaves_no_row_of_the_shop_and_every_row_of_another() {
         act(&app, shop, &video).await;
         let mut request = Delivery::new(
             "customers/data_request",
-            &json!({ "shop_domain": shop, "customer": { "id": 42 }, "data_request": { "id": 1 } }),
+            &json!({
+                "shop_id": 954889,
+                "shop_domain": shop,
+                "customer": { "id": 42 },
+                "data_request": { "id": 1 },
+            }),
         );
         request.shop = shop;
         request.send_ok(&app).await;

@@ -1,11 +1,14 @@
 //! Platform webhooks over HTTP, signed as the platform signs them: base64 HMAC-SHA256 of the raw
-//! body under the app's secret. Refused without a matching signature; recorded once per delivery
-//! id; the catalog follows the platform's product states in the order of their own times.
+//! body under the app's secret. Refused without a matching signature, with a body that is not the
+//! topic's payload or names another shop, or sent before the replay window; recorded once per
+//! delivery id, and pruned after the retention; the catalog follows the platform's product states
+//! in the order of their own times.
 
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{DateTime, SubsecRound, Utc};
 use hmac::{Hmac, Mac};
 use rand::seq::SliceRandom;
 use reqwest::{Response, StatusCode};
@@ -16,12 +19,26 @@ use uuid::Uuid;
 use crate::helpers::*;
 
 pub(crate) const SHOP: &str = "webhook-shop.myshopify.com";
+const OTHER_SHOP: &str = "other-webhook-shop.myshopify.com";
 
 /// The `X-Shopify-Hmac-Sha256` of `body` under `secret`.
 fn hmac_of(secret: &str, body: &[u8]) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
     mac.update(body);
     base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+}
+
+/// `app/uninstalled`'s body: the platform's shop resource (a few of its many fields). Its
+/// `domain` is the shop's primary domain, here one of its own.
+pub(crate) fn uninstalled_body(shop: &str) -> Value {
+    json!({
+        "id": 548380009,
+        "name": "Super Toys",
+        "email": "owner@example.com",
+        "domain": "www.toys.example",
+        "myshopify_domain": shop,
+        "plan_name": "basic",
+    })
 }
 
 /// One delivery: its headers as the platform sends them, and its body.
@@ -31,21 +48,28 @@ pub(crate) struct Delivery {
     id: String,
     body: Vec<u8>,
     hmac: Option<String>,
+    /// `X-Shopify-Triggered-At`; sent without it when `None`.
+    triggered_at: Option<DateTime<Utc>>,
 }
 
 impl Delivery {
+    /// A delivery of `body`, sent now, signed with the app's secret.
     pub(crate) fn new(topic: &'static str, body: &Value) -> Delivery {
-        let body = serde_json::to_vec(body).unwrap();
+        Delivery::of_bytes(topic, serde_json::to_vec(body).unwrap())
+    }
+
+    fn of_bytes(topic: &'static str, body: Vec<u8>) -> Delivery {
         Delivery {
             topic,
             shop: SHOP,
             id: Uuid::new_v4().to_string(),
             hmac: Some(hmac_of(PROXY_SECRET, &body)),
             body,
+            triggered_at: Some(Utc::now()),
         }
     }
 
-    async fn send(&self, app: &impl Service) -> Response {
+    pub(crate) async fn send(&self, app: &impl Service) -> Response {
         let mut request = app
             .client
             .post(app.url("/webhooks/shopify"))
@@ -57,6 +81,9 @@ impl Delivery {
             .body(self.body.clone());
         if let Some(hmac) = &self.hmac {
             request = request.header("x-shopify-hmac-sha256", hmac);
+        }
+        if let Some(triggered_at) = self.triggered_at {
+            request = request.header("x-shopify-triggered-at", triggered_at.to_rfc3339());
         }
         request.send().await.unwrap()
     }
@@ -70,8 +97,11 @@ impl Delivery {
     }
 }
 
+/// `seconds` after a moment an hour before the tests began: inside the replay window.
 fn at(seconds: i64) -> DateTime<Utc> {
-    Utc.timestamp_opt(1_790_000_000 + seconds, 0).unwrap()
+    static START: LazyLock<DateTime<Utc>> =
+        LazyLock::new(|| Utc::now().trunc_subsecs(0) - chrono::TimeDelta::hours(1));
+    *START + chrono::TimeDelta::seconds(seconds)
 }
 
 /// A product webhook body as the platform sends it (a few of its many fields).
@@ -238,8 +268,8 @@ async fn a_product_state_older_than_the_one_held_or_than_its_deletion_does_not_w
         .send_ok(&app)
         .await;
     wait_until_worked(&app).await;
-    let (delete, when) = deletion(2, 30);
-    send_triggered_at(&app, &delete, at(when)).await;
+    let (mut delete, when) = deletion(2, 30);
+    send_triggered_at(&app, &mut delete, at(when)).await;
     Delivery::new("products/update", &product_body(2, "Late hat", at(25)))
         .send_ok(&app)
         .await;
@@ -259,20 +289,9 @@ async fn a_product_state_older_than_the_one_held_or_than_its_deletion_does_not_w
 }
 
 /// Sends `delivery` stamped `X-Shopify-Triggered-At: when`.
-async fn send_triggered_at(app: &TestApp, delivery: &Delivery, when: DateTime<Utc>) {
-    let response = app
-        .client
-        .post(app.url("/webhooks/shopify"))
-        .header("x-shopify-topic", delivery.topic)
-        .header("x-shopify-shop-domain", SHOP)
-        .header("x-shopify-webhook-id", &delivery.id)
-        .header("x-shopify-triggered-at", when.to_rfc3339())
-        .header("x-shopify-hmac-sha256", delivery.hmac.as_deref().unwrap())
-        .body(delivery.body.clone())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
+async fn send_triggered_at(app: &TestApp, delivery: &mut Delivery, when: DateTime<Utc>) {
+    delivery.triggered_at = Some(when);
+    delivery.send_ok(app).await;
 }
 
 #[tokio::test]
@@ -363,7 +382,7 @@ async fn app_uninstalled_uninstalls_the_shop_and_revokes_its_keys() {
     let secret = key["key"].as_str().unwrap().to_string();
 
     // Act
-    Delivery::new("app/uninstalled", &json!({ "id": 1, "domain": SHOP }))
+    Delivery::new("app/uninstalled", &uninstalled_body(SHOP))
         .send_ok(&app)
         .await;
     wait_until_worked(&app).await;
@@ -474,4 +493,211 @@ async fn failed_work_is_retried_with_backoff_and_counted_by_topic() {
         .await
         .unwrap();
     assert_eq!(left, 0);
+}
+
+/// Whether the storefront still serves `shop` (an uninstalled shop answers `SHOP_NOT_FOUND`).
+async fn storefront_serves(app: &TestApp, shop: &str) -> bool {
+    let response = app
+        .storefront("contextual-widgets", shop, &[("location", "home")])
+        .await;
+    response.status() == StatusCode::OK
+}
+
+#[tokio::test]
+async fn a_merchants_session_token_signature_forges_no_uninstall_or_redaction_of_another_shop() {
+    // Arrange: the merchant of SHOP gets a session token for their own shop, as App Bridge gives
+    // it. Signed with the app's secret, its signature is the HMAC of `header.payload`.
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    app.create_shop(OTHER_SHOP).await;
+    app.create_api_key(OTHER_SHOP, "Reporting").await;
+    let token = crate::platform_install::session_token_for(SHOP, PROXY_SECRET, |_| {});
+    let (signed_part, signature) = token.rsplit_once('.').unwrap();
+    let signature = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(signature)
+        .unwrap();
+    let forged_hmac = base64::engine::general_purpose::STANDARD.encode(signature);
+    assert_eq!(forged_hmac, hmac_of(PROXY_SECRET, signed_part.as_bytes()));
+
+    for topic in ["app/uninstalled", "shop/redact"] {
+        // Act: the token's signed part as the body, its signature as the HMAC, the other shop in
+        // the header.
+        let mut forged = Delivery::of_bytes(topic, signed_part.as_bytes().to_vec());
+        forged.shop = OTHER_SHOP;
+        forged.hmac = Some(forged_hmac.clone());
+        let response = forged.send(&app).await;
+
+        // Assert
+        assert_error(
+            response,
+            StatusCode::BAD_REQUEST,
+            "INVALID_BODY",
+            "body: not JSON",
+        )
+        .await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(deliveries_recorded(&app).await, 0);
+    assert!(storefront_serves(&app, OTHER_SHOP).await);
+    let keys: i64 = sqlx::query_scalar("SELECT count(*) FROM api_keys WHERE shop_domain = $1")
+        .bind(OTHER_SHOP)
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(keys, 1);
+}
+
+#[tokio::test]
+async fn a_signed_body_that_names_another_shop_than_the_header_is_refused_and_does_nothing() {
+    // Arrange: genuine payloads of SHOP, delivered as if for OTHER_SHOP.
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    app.create_shop(OTHER_SHOP).await;
+    let cases = [
+        (
+            "app/uninstalled",
+            uninstalled_body(SHOP),
+            "myshopify_domain",
+        ),
+        (
+            "shop/redact",
+            json!({ "shop_id": 954889, "shop_domain": SHOP }),
+            "shop_domain",
+        ),
+        (
+            "customers/redact",
+            json!({
+                "shop_id": 954889,
+                "shop_domain": SHOP,
+                "customer": { "id": 191167, "email": "john@example.com", "phone": "555-625-1199" },
+                "orders_to_redact": [299938],
+            }),
+            "shop_domain",
+        ),
+    ];
+
+    for (topic, body, field) in cases {
+        // Act
+        let mut delivery = Delivery::new(topic, &body);
+        delivery.shop = OTHER_SHOP;
+        let response = delivery.send(&app).await;
+
+        // Assert
+        let message =
+            format!("{field}: '{SHOP}' is not the shop of X-Shopify-Shop-Domain ({OTHER_SHOP})");
+        assert_error(response, StatusCode::BAD_REQUEST, "INVALID_BODY", &message).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(deliveries_recorded(&app).await, 0);
+    assert!(storefront_serves(&app, OTHER_SHOP).await);
+    assert!(storefront_serves(&app, SHOP).await);
+}
+
+#[tokio::test]
+async fn a_delivery_sent_before_the_replay_window_or_without_its_time_is_refused_and_a_retry_is_not(
+) {
+    // Arrange: the default window, 6 hours; the platform retries for 4.
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let hours_ago = |hours| Some(Utc::now() - chrono::TimeDelta::hours(hours));
+    let delivery = |triggered_at| {
+        let mut d = Delivery::new("products/delete", &json!({ "id": 7 }));
+        d.triggered_at = triggered_at;
+        d
+    };
+
+    // Act
+    let too_old = delivery(hours_ago(7)).send(&app).await;
+    let ahead = delivery(hours_ago(-1)).send(&app).await;
+    let undated = delivery(None).send(&app).await;
+    let last_retry = delivery(hours_ago(5));
+    last_retry.send_ok(&app).await;
+
+    // Assert
+    assert_error(
+        too_old,
+        StatusCode::BAD_REQUEST,
+        "STALE_DELIVERY",
+        "is more than 21600 seconds ago (the replay window)",
+    )
+    .await;
+    assert_error(
+        ahead,
+        StatusCode::BAD_REQUEST,
+        "STALE_DELIVERY",
+        "is more than 300 seconds ahead of this service's clock",
+    )
+    .await;
+    assert_error(
+        undated,
+        StatusCode::BAD_REQUEST,
+        "INVALID_PARAMETER",
+        "X-Shopify-Triggered-At: missing header",
+    )
+    .await;
+    let recorded: Vec<String> = sqlx::query_scalar("SELECT webhook_id FROM webhook_deliveries")
+        .fetch_all(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(recorded, vec![last_retry.id]);
+}
+
+#[tokio::test]
+async fn deliveries_whose_work_ended_before_the_retention_are_pruned_and_the_others_kept() {
+    // Arrange: an instance that does no work (and so prunes nothing) records four deliveries:
+    // one done and one given up three days ago, one done an hour ago, and one received three
+    // days ago whose work is still to be done.
+    let recorder = spawn_app_with(|s| s.webhook_work = false).await;
+    for (id, received, done, failed) in [
+        ("done-long-ago", "3 days", Some("3 days"), None),
+        ("given-up-long-ago", "4 days", None, Some("3 days")),
+        ("done-lately", "1 hour", Some("1 hour"), None),
+        ("still-to-do", "3 days", None, None),
+    ] {
+        sqlx::query(
+            "INSERT INTO webhook_deliveries \
+             (webhook_id, shop_domain, topic, work, received_at, next_attempt_at, done_at, \
+              failed_at) \
+             VALUES ($1, $2, 'app/uninstalled', '{\"kind\": \"uninstall\"}', \
+                     now() - $3::interval, now() + interval '1 day', \
+                     now() - $4::interval, now() - $5::interval)",
+        )
+        .bind(id)
+        .bind(SHOP)
+        .bind(received)
+        .bind(done)
+        .bind(failed)
+        .execute(&recorder.db)
+        .await
+        .unwrap();
+    }
+    recorder.shutdown().await;
+
+    // Act: an instance that works, with the default retention (48 hours).
+    let settings = test_settings(&recorder.database_url, &recorder.clickhouse_database);
+    let worker = spawn_with_settings(
+        settings,
+        recorder.database_url.clone(),
+        recorder.clickhouse_database.clone(),
+    )
+    .await;
+
+    // Assert
+    let started = Instant::now();
+    loop {
+        let left: Vec<String> =
+            sqlx::query_scalar("SELECT webhook_id FROM webhook_deliveries ORDER BY webhook_id")
+                .fetch_all(&worker.db)
+                .await
+                .unwrap();
+        if left == ["done-lately", "still-to-do"] {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "after {:?}: {left:?}",
+            started.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
