@@ -673,11 +673,20 @@ pub struct ProcessApp {
 /// Starts a [`ProcessApp`] with the test settings (small batches, a short shutdown grace), then
 /// `env` on top (e.g. `CLICKHOUSE_URL` of a fault proxy).
 pub async fn spawn_process_app(env: &[(&'static str, String)]) -> ProcessApp {
+    spawn_process_app_reaching_postgres(str::to_string, env).await
+}
+
+/// [`spawn_process_app`], the service reaching its fresh database at the URL `reach` makes of
+/// the database's own (e.g. through a fault proxy); the test's connections go to it directly.
+pub async fn spawn_process_app_reaching_postgres(
+    reach: impl FnOnce(&str) -> String,
+    env: &[(&'static str, String)],
+) -> ProcessApp {
     let database_url = fresh_database().await;
     let clickhouse_database = fresh_clickhouse_database();
     let spool_dir = fresh_spool_dir();
     let mut all = vec![
-        ("DATABASE_URL", database_url.clone()),
+        ("DATABASE_URL", reach(&database_url)),
         ("CLICKHOUSE_URL", clickhouse_url()),
         ("CLICKHOUSE_DATABASE", clickhouse_database.clone()),
         ("VIDEOAPP_SPOOL_DIR", spool_dir.display().to_string()),

@@ -30,6 +30,7 @@ mod platform_install;
 mod platform_privacy;
 mod platform_standin;
 mod platform_webhooks;
+mod postgres_outage;
 mod scale_out;
 mod storefront_cache;
 mod storefront_view_counts;
