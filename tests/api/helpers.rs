@@ -844,7 +844,7 @@ fn a_sample_is_found_by_its_name_and_exact_label_set() {
 
 // ---- the catalog's change listener ------------------------------------------------------------
 
-/// Waits until the service's change listener is live and has caught up: it has flushed the
+/// Waits until the service's change listener is live and has caught up: it has invalidated the
 /// catalog cache as it does once it starts listening, and has handled every notification sent
 /// before this call (the NOTIFY of each catalog write included). So a later change to the cache
 /// is the doing of what the test does next, not of a start-up flush or an old notification.
