@@ -212,4 +212,17 @@ mod tests {
         assert!(!reachability.probe().await);
         assert!(reachability.is_down());
     }
+
+    #[tokio::test]
+    async fn work_waiting_for_postgres_stops_waiting_once_it_is_found_unreachable() {
+        let reachability = Reachability::new("postgres://u:p@127.0.0.1:1/db").unwrap();
+        assert_eq!(reachability.unless_down(async { 7 }).await.ok(), Some(7));
+        let waiting = tokio::spawn({
+            let reachability = reachability.clone();
+            async move { reachability.unless_down(std::future::pending::<()>()).await }
+        });
+        reachability.observe(&sqlx::Error::PoolTimedOut);
+        assert!(waiting.await.unwrap().is_err());
+        assert!(reachability.unless_down(async { 7 }).await.is_err());
+    }
 }

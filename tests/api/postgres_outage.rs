@@ -191,6 +191,16 @@ async fn while_postgres_is_gone_the_store_serves_and_ingests_and_analytics_answe
         "retry",
     )
     .await;
+    let unseen_event = json!({ "eventType": "impression", "sessionId": "outage-session" });
+    let refused = app.post_events(UNSEEN_SHOP, &unseen_event).await;
+    assert!(refused.headers().contains_key("retry-after"));
+    assert_error(
+        refused,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "SERVICE_UNAVAILABLE",
+        "retry",
+    )
+    .await;
     shipping_failed(&app, failures).await;
     assert!(
         spooled_segments(&app.spool_dir) > 0,
