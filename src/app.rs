@@ -46,6 +46,8 @@ impl std::ops::Deref for AppState {
 pub struct Shared {
     pub config: Config,
     pub db: sqlx::PgPool,
+    /// Whether Postgres is known to be unreachable: work that needs it then fails at once.
+    pub postgres: db::Reachability,
     pub warehouse: Warehouse,
     pub admin_token: AdminToken,
     /// The app proxy's secret, as the HMAC state that checks storefront signatures.
@@ -84,9 +86,12 @@ impl Application {
     pub async fn build(config: Config) -> anyhow::Result<Application> {
         // Before anything takes a metric handle: handles taken earlier would count nowhere.
         telemetry::prometheus();
-        let db = db::connect(config.database_url.expose_secret())
-            .await
-            .context("cannot connect to Postgres (DATABASE_URL)")?;
+        let db = db::connect_with(
+            config.database_url.expose_secret(),
+            config.postgres_acquire_timeout,
+        )
+        .await
+        .context("cannot connect to Postgres (DATABASE_URL)")?;
         db::migrate(&db)
             .await
             .context("Postgres migrations failed")?;
@@ -128,12 +133,21 @@ impl Application {
                 config.spool_dir.display()
             )
         })?;
-        let catalog = CatalogCache::new(db.clone(), config.catalog_cache_ttl, 100_000);
+        let postgres =
+            db::Reachability::new(config.database_url.expose_secret()).context("DATABASE_URL")?;
+        postgres.spawn_prober();
+        let catalog = CatalogCache::new(
+            db.clone(),
+            postgres.clone(),
+            config.catalog_cache_ttl,
+            100_000,
+        );
         let api_keys = KeyCache::new(db.clone());
         cache_invalidation::spawn_listener(
             config.database_url.clone(),
             catalog.clone(),
             api_keys.clone(),
+            postgres.clone(),
         );
         let platform = config
             .platform
@@ -166,6 +180,7 @@ impl Application {
             proxy_secret: ProxySecret::new(config.proxy_secret.expose_secret()),
             config,
             db,
+            postgres,
             warehouse,
         }));
         let shutdown_grace = state.config.shutdown_grace;

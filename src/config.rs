@@ -286,6 +286,17 @@ pub struct Settings {
         value_parser = seconds
     )]
     pub catalog_cache_ttl: Duration,
+    /// Seconds a request waits for a Postgres connection before it fails (1 to 300). Once
+    /// Postgres is known to be unreachable, requests do not wait at all.
+    #[arg(
+        long = "postgres-acquire-timeout-seconds",
+        env = "VIDEOAPP_POSTGRES_ACQUIRE_TIMEOUT_SECONDS",
+        global = true,
+        value_name = "SECONDS",
+        default_value = "5",
+        value_parser = trim(value_parser!(u64).range(1..=300).map(Duration::from_secs))
+    )]
+    pub postgres_acquire_timeout: Duration,
     /// Past this many bytes of spooled events (1 GiB by default; at least 1), ingestion answers
     /// 503.
     #[arg(
@@ -528,6 +539,7 @@ pub struct Config {
     pub platform: Option<PlatformConfig>,
     pub dashboard_dir: PathBuf,
     pub catalog_cache_ttl: Duration,
+    pub postgres_acquire_timeout: Duration,
     pub spool_max_bytes: u64,
     pub batch_max_rows: usize,
     pub batch_max_age: Duration,
@@ -679,6 +691,7 @@ impl Settings {
             platform,
             dashboard_dir: self.dashboard_dir.clone(),
             catalog_cache_ttl: self.catalog_cache_ttl,
+            postgres_acquire_timeout: self.postgres_acquire_timeout,
             spool_max_bytes: self.spool_max_bytes,
             batch_max_rows: usize::try_from(self.batch_max_rows).unwrap_or(usize::MAX),
             batch_max_age: self.batch_max_age,

@@ -14,6 +14,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::catalog::cache::SnapshotError;
 use crate::catalog::CatalogError;
 use crate::storefront::signature::SignatureError;
 
@@ -32,7 +33,7 @@ pub struct ErrorDetail {
     pub message: String,
 }
 
-/// How long a client is asked to wait when analytics cannot reach ClickHouse.
+/// How long a client is asked to wait when ClickHouse or Postgres cannot be reached.
 const UNAVAILABLE_RETRY: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
@@ -124,9 +125,13 @@ pub enum ApiError {
         retry_seconds(*.0)
     )]
     Busy(Duration),
-    /// ClickHouse did not answer. The cause is logged, never sent.
+    /// ClickHouse or Postgres did not answer. The cause is logged, never sent.
     #[error("Analytics are unavailable right now; please retry")]
     Unavailable(#[source] anyhow::Error),
+    /// The shop's catalog cannot be read (Postgres is unreachable) and this instance holds no
+    /// copy of it. The cause is logged, never sent.
+    #[error("The shop's catalog cannot be read right now; please retry")]
+    CatalogUnavailable(#[source] anyhow::Error),
 
     // ---- 502
     /// The platform did not answer as it documents. The cause is logged, never sent.
@@ -205,7 +210,9 @@ impl ApiError {
             RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMIT_EXCEEDED"),
             SpoolFull(_) => (StatusCode::SERVICE_UNAVAILABLE, "SPOOL_FULL"),
             Busy(_) => (StatusCode::SERVICE_UNAVAILABLE, "SERVICE_BUSY"),
-            Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "SERVICE_UNAVAILABLE"),
+            Unavailable(_) | CatalogUnavailable(_) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "SERVICE_UNAVAILABLE")
+            }
             Platform(_) => (StatusCode::BAD_GATEWAY, "PLATFORM_ERROR"),
             Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL_ERROR"),
             NoBody(status) => (*status, ""),
@@ -229,7 +236,7 @@ impl ApiError {
             ApiError::RateLimited(wait) | ApiError::SpoolFull(wait) | ApiError::Busy(wait) => {
                 Some(*wait)
             }
-            ApiError::Unavailable(_) => Some(UNAVAILABLE_RETRY),
+            ApiError::Unavailable(_) | ApiError::CatalogUnavailable(_) => Some(UNAVAILABLE_RETRY),
             _ => None,
         }
     }
@@ -238,6 +245,7 @@ impl ApiError {
         match self {
             ApiError::Internal(cause)
             | ApiError::Unavailable(cause)
+            | ApiError::CatalogUnavailable(cause)
             | ApiError::Platform(cause) => Some(cause),
             _ => None,
         }
@@ -250,10 +258,14 @@ impl From<sqlx::Error> for ApiError {
     }
 }
 
-/// A failed catalog load, as the catalog cache shares it between the requests that waited on it.
-impl From<Arc<sqlx::Error>> for ApiError {
-    fn from(e: Arc<sqlx::Error>) -> Self {
-        ApiError::Internal(anyhow::anyhow!("catalog load failed: {e}"))
+/// A shop's snapshot the catalog cache could neither load nor fall back on: unavailable while
+/// Postgres is unreachable, an internal error otherwise.
+impl From<SnapshotError> for ApiError {
+    fn from(e: SnapshotError) -> Self {
+        match e {
+            SnapshotError::Unreachable(_) => ApiError::CatalogUnavailable(e.into()),
+            SnapshotError::Failed(_) => ApiError::Internal(e.into()),
+        }
     }
 }
 
@@ -350,8 +362,14 @@ mod tests {
             assert_eq!(header(&response, RETRY_AFTER), Some("3"));
             assert!(message.contains("retry after 3 seconds"), "{message}");
         }
-        let response = ApiError::Unavailable(anyhow::anyhow!("down")).into_response();
-        assert_eq!(header(&response, RETRY_AFTER), Some("5"));
+        for error in [
+            ApiError::Unavailable(anyhow::anyhow!("down")),
+            ApiError::CatalogUnavailable(anyhow::anyhow!("down")),
+        ] {
+            let response = error.into_response();
+            assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+            assert_eq!(header(&response, RETRY_AFTER), Some("5"));
+        }
     }
 
     #[test]

@@ -64,7 +64,7 @@ impl KeyCache {
         });
     }
 
-    async fn lookup(&self, key: &ApiKey) -> Result<Option<Caller>, ApiError> {
+    async fn lookup(&self, key: &ApiKey) -> Result<Option<Caller>, Arc<sqlx::Error>> {
         let hash = key.hash();
         let pool = self.pool.clone();
         self.entries
@@ -73,9 +73,6 @@ impl KeyCache {
                 Ok::<_, sqlx::Error>(holder.map(|(key_id, shop)| Caller { key_id, shop }))
             })
             .await
-            .map_err(|e: Arc<sqlx::Error>| {
-                ApiError::Internal(anyhow::anyhow!("API key lookup: {e}"))
-            })
     }
 
     /// Forget everything (a key was revoked somewhere).
@@ -154,7 +151,7 @@ impl KeyRateLimit {
 
     /// Takes a unit of the key's quota if one is left. When Postgres cannot be asked the request
     /// is refused as unavailable: a limit that failed open would be no limit.
-    async fn check(&self, key_id: Uuid) -> Result<Verdict, ApiError> {
+    async fn check(&self, key_id: Uuid) -> Result<Verdict, sqlx::Error> {
         let asked = Instant::now();
         let verdict = match self.refused.get(&key_id).filter(|r| asked < r.until) {
             Some(refusal) => Verdict::Refused {
@@ -166,9 +163,7 @@ impl KeyRateLimit {
                 wait: refusal.until - asked,
             },
             None => {
-                let decision = take_unit(&self.pool, key_id, &self.quota)
-                    .await
-                    .map_err(refusal_of)?;
+                let decision = take_unit(&self.pool, key_id, &self.quota).await?;
                 let verdict = self.quota.verdict(decision);
                 if let Verdict::Refused { headers, wait } = &verdict {
                     // From before the question: Postgres's now is no earlier, so this ends no
@@ -350,18 +345,39 @@ fn presented_key(headers: &HeaderMap) -> Result<ApiKey, ApiError> {
 
 /// Route layer of the analytics API: authenticate, record the key's use, rate-limit, then run
 /// the handler with the caller in the request's extensions. Every authenticated answer carries the rate headers.
+///
+/// Every request here needs Postgres (its quota is kept there, and a limit that failed open would
+/// be no limit), so while Postgres is known to be unreachable a well-formed key is answered 503
+/// at once, cached or not: a key held in memory could not be served anyway.
 pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let key = match presented_key(req.headers()) {
         Ok(key) => key,
         Err(e) => return e.into_response(),
     };
-    let caller = match state.api_keys.lookup(&key).await {
-        Ok(Some(caller)) => caller,
-        Ok(None) => return ApiError::InvalidApiKey.into_response(),
-        Err(e) => return e.into_response(),
+    if let Err(e) = postgres_available(&state) {
+        return e.into_response();
+    }
+    // Postgres found unreachable while a call waits ends the wait: 503 at once.
+    let caller = match state
+        .postgres
+        .unless_down(state.api_keys.lookup(&key))
+        .await
+    {
+        Ok(Ok(Some(caller))) => caller,
+        Ok(Ok(None)) => return ApiError::InvalidApiKey.into_response(),
+        Ok(Err(e)) => return postgres_failed(&state, &e, "looking up the API key").into_response(),
+        Err(down) => return ApiError::Unavailable(down.into()).into_response(),
     };
     state.api_keys.record_use(caller.key_id);
-    match state.rate_limit.check(caller.key_id).await {
+    let verdict = match state
+        .postgres
+        .unless_down(state.rate_limit.check(caller.key_id))
+        .await
+    {
+        Ok(verdict) => verdict,
+        Err(down) => return ApiError::Unavailable(down.into()).into_response(),
+    };
+    match verdict {
         Ok(Verdict::Allowed(headers)) => {
             req.extensions_mut().insert(caller);
             let mut response = next.run(req).await;
@@ -373,7 +389,28 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
             headers.apply(response.headers_mut());
             response
         }
-        Err(e) => e.into_response(),
+        Err(e) => {
+            state.postgres.observe(&e);
+            refusal_of(e).into_response()
+        }
+    }
+}
+
+/// 503 at once when Postgres is known to be unreachable, for analytics work that needs it.
+pub(super) fn postgres_available(state: &AppState) -> Result<(), ApiError> {
+    state
+        .postgres
+        .check()
+        .map_err(|e| ApiError::Unavailable(anyhow::Error::new(e)))
+}
+
+/// A failed Postgres call of the analytics API: 503 when Postgres could not be reached (and it is
+/// then known to be down), else an internal error.
+pub(super) fn postgres_failed(state: &AppState, e: &sqlx::Error, doing: &str) -> ApiError {
+    let cause = anyhow::anyhow!("{doing}: {e}");
+    match state.postgres.observe(e) {
+        true => ApiError::Unavailable(cause),
+        false => ApiError::Internal(cause),
     }
 }
 

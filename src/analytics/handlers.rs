@@ -17,7 +17,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::auth::Caller;
+use super::auth::{postgres_available, Caller};
 use super::dates::{iso_millis, strict_date, DateRange, DaySplit};
 use super::export::{self, CsvRow, FormatQuery};
 use super::list_cache::{
@@ -30,6 +30,7 @@ use super::AnalyticsErrors;
 use crate::app::AppState;
 use crate::catalog::domain::{VideoStatus, WidgetStatus, WidgetType};
 use crate::catalog::{videos, widgets, CatalogError};
+use crate::db;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{AppPath, AppQuery};
 use crate::warehouse::changes;
@@ -375,7 +376,8 @@ impl<S: Send + Sync> FromRequestParts<S> for ListRequest {
         (status = 400, description = "INVALID_DATE, INVALID_DATE_RANGE or INVALID_PARAMETER", body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED or INVALID_API_KEY", body = ErrorBody),
         (status = 429, description = "RATE_LIMIT_EXCEEDED", body = ErrorBody, headers(("Retry-After" = u64))),
-        (status = 503, description = "ClickHouse unavailable", body = ErrorBody),
+        (status = 503, description = "SERVICE_UNAVAILABLE: ClickHouse or Postgres cannot be reached; retry after `Retry-After` seconds", body = ErrorBody,
+         headers(("Retry-After" = u64))),
     ),
     security(("api_key" = []))
 )]
@@ -434,6 +436,7 @@ async fn list<T: Analysed, B: Serialize>(
     let parts = [Some(current), comparison].map(|s| s.unwrap_or(DaySplit::EMPTY));
     let days = parts.map(|s| [s.before, s.from]).concat();
     let days: Vec<_> = days.iter().map(|r| r.map(|r| r.days_pair())).collect();
+    postgres_available(state)?;
     // Read before anything is computed, so that no key claims newer data than its entry holds.
     let (versions, writes) = changes::versions(&state.db, &caller.shop, &days)
         .await
@@ -511,7 +514,9 @@ async fn one_record<T: Analysed, F>(
 where
     F: Future<Output = Result<T, CatalogError>>,
 {
-    let item = get(catalog_id(raw_id)?).await.map_err(catalog_error)?;
+    let id = catalog_id(raw_id)?;
+    postgres_available(state)?;
+    let item = get(id).await.map_err(catalog_error)?;
     let window = Window::resolve(state, caller, &range, &compare).await?;
     let id = item.sort_fields().0.to_string();
     let totals = |range| queries::totals_of(&state.warehouse, T::SUBJECT, &caller.shop, range, &id);
@@ -573,10 +578,12 @@ pub(super) fn catalog_id(raw: &str) -> Result<Uuid, ApiError> {
 }
 
 /// The key's shop is gone: its key no longer counts. Anything else missing is not found.
+/// Postgres out of reach is 503, like ClickHouse.
 pub(super) fn catalog_error(e: CatalogError) -> ApiError {
     match e {
         CatalogError::ShopNotFound => ApiError::InvalidApiKey,
         CatalogError::NotFound(_) => ApiError::NotFound("Resource"),
+        CatalogError::Db(e) if db::is_unreachable(&e) => ApiError::Unavailable(e.into()),
         other => ApiError::Internal(other.into()),
     }
 }
@@ -591,6 +598,8 @@ pub(super) fn catalog_error(e: CatalogError) -> ApiError {
         (status = 401, description = "UNAUTHORIZED or INVALID_API_KEY", body = ErrorBody),
         (status = 404, description = "NOT_FOUND: no such video in the key's shop", body = ErrorBody),
         (status = 429, description = "RATE_LIMIT_EXCEEDED", body = ErrorBody),
+        (status = 503, description = "SERVICE_UNAVAILABLE: ClickHouse or Postgres cannot be reached; retry after `Retry-After` seconds", body = ErrorBody,
+         headers(("Retry-After" = u64))),
     ),
     security(("api_key" = []))
 )]

@@ -46,7 +46,7 @@ fn routes() -> OpenApiRouter<AppState> {
 }
 
 /// The refusals any analytics call may answer: a bad range or parameter, a missing or unknown key,
-/// the key's quota. Documentation only.
+/// the key's quota, a database out of reach. Documentation only.
 #[derive(IntoResponses)]
 pub enum AnalyticsErrors {
     #[response(status = 400)]
@@ -55,4 +55,10 @@ pub enum AnalyticsErrors {
     Unauthorized(ErrorBody),
     #[response(status = 429)]
     RateLimited(ErrorBody),
+    #[response(
+        status = 503,
+        description = "SERVICE_UNAVAILABLE: ClickHouse or Postgres cannot be reached; retry after `Retry-After` seconds",
+        headers(("Retry-After" = u64))
+    )]
+    Unavailable(ErrorBody),
 }

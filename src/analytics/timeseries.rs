@@ -10,7 +10,7 @@ use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::auth::Caller;
+use super::auth::{postgres_available, Caller};
 use super::dates::DateRange;
 use super::export::{self, CsvRow, FormatQuery};
 use super::handlers::{
@@ -140,13 +140,17 @@ async fn series(
             "give video_id or widget_id, not both",
         )),
         (Some(video), None) => {
-            let video = videos::get(&state.db, &caller.shop, catalog_id(video)?)
+            let id = catalog_id(video)?;
+            postgres_available(state)?;
+            let video = videos::get(&state.db, &caller.shop, id)
                 .await
                 .map_err(catalog_error)?;
             Ok(Series::Video(video.id.to_string()))
         }
         (None, Some(widget)) => {
-            let widget = widgets::get(&state.db, &caller.shop, catalog_id(widget)?)
+            let id = catalog_id(widget)?;
+            postgres_available(state)?;
+            let widget = widgets::get(&state.db, &caller.shop, id)
                 .await
                 .map_err(catalog_error)?;
             Ok(Series::Widget(widget.id.to_string()))

@@ -59,7 +59,7 @@ fn reject(reason: &'static str, events: usize, error: ApiError) -> ApiError {
         (status = 408, description = "REQUEST_TIMEOUT: the body arrived too slowly", body = ErrorBody),
         (status = 413, description = "PAYLOAD_TOO_LARGE", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
-        (status = 503, description = "SPOOL_FULL: load is shed; retry after `Retry-After` seconds", body = ErrorBody,
+        (status = 503, description = "SPOOL_FULL: load is shed; or SERVICE_UNAVAILABLE: the shop's catalog cannot be read right now. Retry after `Retry-After` seconds", body = ErrorBody,
          headers(("Retry-After" = u64))),
     )
 )]

@@ -33,3 +33,13 @@ pub enum StorefrontErrors {
     #[response(status = 404, description = "SHOP_NOT_FOUND")]
     ShopNotFound(ErrorBody),
 }
+
+/// A shop this instance holds no catalog of while Postgres cannot be reached (a shop it has
+/// loaded is served from its last snapshot). Documentation only.
+#[derive(IntoResponses)]
+#[response(
+    status = 503,
+    description = "SERVICE_UNAVAILABLE: the shop's catalog cannot be read right now; retry after `Retry-After` seconds",
+    headers(("Retry-After" = u64))
+)]
+pub struct CatalogUnavailable(pub ErrorBody);

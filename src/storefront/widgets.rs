@@ -16,7 +16,7 @@ use super::caching::{NotModified, Validator};
 use super::display_rules::{location_admits, rules_admit};
 use super::presentation::{StorefrontWidget, WidgetJson};
 use super::request::{ProxyParams, Signed};
-use super::StorefrontErrors;
+use super::{CatalogUnavailable, StorefrontErrors};
 use crate::app::AppState;
 use crate::catalog::domain::{
     CollectionGid, Location, ProductGid, SourceType, WidgetStatus, WidgetType,
@@ -139,7 +139,7 @@ async fn answer(
     responses(
         (status = 200, body = ContextualWidgets, headers(("ETag" = String), ("Cache-Control" = String))),
         (status = 400, description = "MISSING_PARAMETER or INVALID_PARAMETER", body = ErrorBody),
-        NotModified, StorefrontErrors,
+        NotModified, StorefrontErrors, CatalogUnavailable,
     )
 )]
 pub async fn contextual_widgets(
@@ -252,6 +252,7 @@ pub struct WidgetById<'a> {
         (status = 400, description = "`id` is missing (no body); or INVALID_PARAMETER", body = ErrorBody),
         (status = 401, description = "INVALID_SIGNATURE", body = ErrorBody),
         (status = 404, description = "No such active widget in this shop (no body); or SHOP_NOT_FOUND", body = ErrorBody),
+        CatalogUnavailable,
     )
 )]
 pub async fn widget_by_id(
@@ -330,7 +331,7 @@ pub struct WidgetsList {
     responses(
         (status = 200, body = WidgetsList, headers(("ETag" = String), ("Cache-Control" = String))),
         (status = 400, description = "MISSING_PARAMETER or INVALID_PARAMETER (`type`)", body = ErrorBody),
-        NotModified, StorefrontErrors,
+        NotModified, StorefrontErrors, CatalogUnavailable,
     )
 )]
 pub async fn widgets_list(

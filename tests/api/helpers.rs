@@ -681,10 +681,27 @@ pub async fn spawn_process_app_on(
     spool_dir: std::path::PathBuf,
     env: &[(&'static str, String)],
 ) -> ProcessApp {
+    spawn_process_app_with(spool_dir, str::to_string, env).await
+}
+
+/// [`spawn_process_app`], the service reaching its fresh database at the URL `reach` makes of
+/// the database's own (e.g. through a fault proxy); the test's connections go to it directly.
+pub async fn spawn_process_app_reaching_postgres(
+    reach: impl FnOnce(&str) -> String,
+    env: &[(&'static str, String)],
+) -> ProcessApp {
+    spawn_process_app_with(fresh_spool_dir(), reach, env).await
+}
+
+async fn spawn_process_app_with(
+    spool_dir: std::path::PathBuf,
+    reach: impl FnOnce(&str) -> String,
+    env: &[(&'static str, String)],
+) -> ProcessApp {
     let database_url = fresh_database().await;
     let clickhouse_database = fresh_clickhouse_database();
     let mut all = vec![
-        ("DATABASE_URL", database_url.clone()),
+        ("DATABASE_URL", reach(&database_url)),
         ("CLICKHOUSE_URL", clickhouse_url()),
         ("CLICKHOUSE_DATABASE", clickhouse_database.clone()),
         ("VIDEOAPP_SPOOL_DIR", spool_dir.display().to_string()),
@@ -842,7 +859,7 @@ fn a_sample_is_found_by_its_name_and_exact_label_set() {
 
 // ---- the catalog's change listener ------------------------------------------------------------
 
-/// Waits until the service's change listener is live and has caught up: it has flushed the
+/// Waits until the service's change listener is live and has caught up: it has invalidated the
 /// catalog cache as it does once it starts listening, and has handled every notification sent
 /// before this call (the NOTIFY of each catalog write included). So a later change to the cache
 /// is the doing of what the test does next, not of a start-up flush or an old notification.

@@ -31,6 +31,7 @@ mod platform_install;
 mod platform_privacy;
 mod platform_standin;
 mod platform_webhooks;
+mod postgres_outage;
 mod scale_out;
 mod spool_formats;
 mod storefront_cache;

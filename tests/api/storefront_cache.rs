@@ -333,10 +333,11 @@ async fn the_ttl_bounds_staleness_when_a_notification_is_lost() {
 }
 
 #[tokio::test]
-async fn the_cache_is_flushed_when_the_listener_reconnects() {
+async fn the_cache_is_reloaded_when_the_listener_reconnects() {
     let app = spawn_app_with(|s| s.catalog_cache_ttl = Duration::from_secs(3600)).await;
     let video = shop_with_a_widget(&app).await;
-    // The listener's start-up flush is behind us: only the reconnect can flush what is cached now.
+    // The listener's start-up invalidation is behind us: only the reconnect can make what is
+    // cached now be read again.
     wait_until_listening(&app, Duration::from_secs(30)).await;
     assert_eq!(first_video_title(&app).await, "First title");
     rename_video_silently(&app, &video, "Changed while deaf").await;
