@@ -41,6 +41,10 @@ pub struct Readiness {
     pub unavailable: Vec<&'static str>,
     /// Each dependency's state: `ok` or `unavailable`.
     pub checks: BTreeMap<&'static str, &'static str>,
+    /// Spool segments this release cannot read (written by a newer release, before a rollback),
+    /// set aside whole in the spool's `unreadable/` for a release that can. They do not make the
+    /// instance unready: every other segment ships.
+    pub unreadable_spool_segments: u64,
 }
 
 /// Readiness: Postgres and ClickHouse both answer
@@ -91,6 +95,17 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Readines
         },
         unavailable,
         checks,
+        unreadable_spool_segments: unreadable_spool_segments(&state).await,
     };
     (status, Json(body))
+}
+
+/// The files in the spool's `unreadable/` (none when it does not exist or cannot be listed).
+async fn unreadable_spool_segments(state: &AppState) -> u64 {
+    let dir = state.ingest.spool.unreadable_dir();
+    let count = tokio::task::spawn_blocking(move || match std::fs::read_dir(dir) {
+        Ok(entries) => entries.filter_map(Result::ok).count() as u64,
+        Err(_) => 0,
+    });
+    count.await.unwrap_or(0)
 }

@@ -162,6 +162,9 @@ async fn a_segment_of_a_format_this_release_does_not_know_is_set_aside_and_the_r
         newer
     );
     assert_eq!(files_in(&spool_dir.join("dead")), Vec::<String>::new());
+    let (_, readiness) = json_of(app.get("/readyz").await).await;
+    assert_eq!(readiness["unreadable_spool_segments"], 1, "{readiness}");
+    assert_eq!(readiness["status"], "ready", "{readiness}");
     assert_eq!(
         metric_value(
             &app.process.metrics().await,
