@@ -21,6 +21,7 @@ use uuid::Uuid;
 
 use super::claims::Claims;
 use super::event::SpoolEvent;
+use super::redactions::Batch;
 use super::spool::{read_segment, sealed_segments, write_synced, ReadError, Segment, Spool};
 use crate::warehouse::changes;
 use crate::warehouse::error::WarehouseError;
@@ -280,6 +281,7 @@ impl Shipper {
             tracing::warn!(path = %segment.path.display(), bytes = contents.torn_bytes, "ignored a torn record at the end of a spool segment");
         }
         let mut events = contents.events;
+        let mut redactable = Batch::of(segment.batch_id, &events);
         // Every (shop, day) of the segment, including those of events that had already landed:
         // a previous attempt may have inserted them and failed before it recorded the change.
         let mut days: Vec<(String, NaiveDate)> = events
@@ -296,6 +298,9 @@ impl Shipper {
             }
             events.retain(|e| !landed.contains(&e.event_id));
         }
+        let db = self.claims()?.pool().clone();
+        (redactable.drop_redacted(&db, &mut events).await)
+            .map_err(|e| transient(format!("Postgres redactions: {e}")))?;
         // From here on a failure may leave claims, or rows, of this batch behind: the next
         // attempt looks for both.
         self.uncertain.insert(segment.batch_id);
@@ -322,9 +327,9 @@ impl Shipper {
         }
         // Before the segment goes: a failure here retries the segment, which then finds its
         // rows landed and records the change again.
-        changes::days_landed(self.claims()?.pool(), inserted, &days)
-            .await
-            .map_err(|e| transient(format!("Postgres analytics changes: {e}")))?;
+        redactable
+            .landed(&db, &self.warehouse, inserted, &days)
+            .await?;
         // Counted only once the batch is in, so a retried batch does not count them again.
         for (kind, count) in [("event_id", repeats.events), ("order_id", repeats.orders)] {
             if count > 0 {
