@@ -1,8 +1,7 @@
--- Every event held for a customer: theirs by id or order, and the rest of the sessions they
--- appeared in (what they did before they logged in). Oldest first.
--- Bound: the shop, the customer's ids, their order ids, their sessions.
--- (An empty list is bound as `[]`, which is Array(Nothing) to ClickHouse 18.16: hence the CAST.)
--- check-params: 'a.myshopify.com', ['7'], ['9'], ['s-1']
+-- A customer's events: those the platform's signed customer id bound to them (an event's
+-- `customer_id` is never the client's say). Oldest first.
+-- Bound: the shop, the customer's number.
+-- check-params: 'a.myshopify.com', '7'
 SELECT
     event_id,
     event_time,
@@ -17,5 +16,5 @@ SELECT
     revenue_e4,
     currency
 FROM events
-WHERE shop_domain = ? AND (has(CAST(? AS Array(String)), customer_id) OR has(CAST(? AS Array(String)), order_id) OR has(CAST(? AS Array(String)), session_id))
+WHERE shop_domain = ? AND customer_id = ?
 ORDER BY event_time, event_id

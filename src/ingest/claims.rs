@@ -224,3 +224,21 @@ pub async fn erase_shop(
     }
     Ok(())
 }
+
+/// Deletes a batch's claims of these shops: redacted while the batch went in, nothing of them
+/// stays (`ingest::redactions`).
+pub async fn erase_batch(
+    tx: &mut sqlx::Transaction<'_, Postgres>,
+    batch_id: Uuid,
+    shops: &[&str],
+) -> Result<(), sqlx::Error> {
+    for table in ["event_claims", "order_claims"] {
+        let sql = format!("DELETE FROM {table} WHERE batch_id = $1 AND shop_domain = ANY($2)");
+        sqlx::query(&sql)
+            .bind(batch_id)
+            .bind(shops)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}

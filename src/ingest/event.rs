@@ -237,6 +237,8 @@ impl<'de> serde::de::Visitor<'de> for ClientTimestamp {
 pub struct IncomingEvent {
     pub event_type: EventType,
     pub session_id: Option<Text>,
+    /// Ignored (checked as any id is): an event's customer is the one the platform signs as
+    /// `logged_in_customer_id`, never what the browser says.
     pub customer_id: Option<Text>,
     pub video_id: Option<Text>,
     pub widget_id: Option<Text>,
@@ -618,7 +620,9 @@ impl IncomingEvent {
             video_id: text(self.video_id),
             widget_id: text(self.widget_id),
             session_id: text(self.session_id),
-            customer_id: text(self.customer_id),
+            // The customer is the platform's to say (the signed `logged_in_customer_id`, which
+            // the endpoint sets): a browser's claim would put its events in another's data.
+            customer_id: String::new(),
             product_id: self.product_id.map(String::from).unwrap_or_default(),
             order_id: text(self.order_id),
             revenue_e4: self.revenue.map_or(0, Revenue::e4),
@@ -948,6 +952,25 @@ mod tests {
             "x".repeat(257)
         );
         assert_eq!(parse_body(long.as_bytes()).unwrap_err().field, "customerId");
+    }
+
+    /// Only the platform says who the customer is: a body's `customerId` is checked as any id,
+    /// and binds nothing.
+    #[test]
+    fn a_bodys_customer_id_binds_nothing() {
+        let shop = ShopDomain::parse("s.myshopify.com").unwrap();
+        let tz = Timezone::parse("UTC").unwrap();
+        let window = TimeWindow {
+            max_future: chrono::Duration::minutes(5),
+            max_past: chrono::Duration::days(7),
+        };
+        for claim in ["42", "\"gid://shopify/Customer/42\"", "\"someone\""] {
+            let body = format!(r#"{{"eventType":"view","customerId":{claim}}}"#);
+            let (events, _) = parse_body(body.as_bytes()).unwrap();
+            let event = events.into_iter().next().unwrap();
+            let record = event.into_spool_event(&shop, tz, Utc::now(), window);
+            assert_eq!(record.customer_id, "", "{claim}");
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 pub mod claims;
 pub mod event;
+pub mod redactions;
 pub mod shipper;
 pub mod spool;
 

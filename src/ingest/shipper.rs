@@ -26,6 +26,7 @@ use uuid::Uuid;
 
 use super::claims::Claims;
 use super::event::SpoolEvent;
+use super::redactions::Batch;
 use super::spool::{
     read_segment, sealed_segments, set_aside, sync_dir, write_synced, Damaged, ReadError, Segment,
     Spool,
@@ -287,6 +288,7 @@ impl Shipper {
             self.dead_letter_records(segment, &contents.undecodable);
         }
         let mut events = contents.events;
+        let mut redactable = Batch::of(segment.batch_id, &events);
         // Every (shop, day) of the segment, including those of events that had already landed:
         // a previous attempt may have inserted them and failed before it recorded the change.
         let mut days: Vec<(String, NaiveDate)> = events
@@ -303,6 +305,9 @@ impl Shipper {
             }
             events.retain(|e| !landed.contains(&e.event_id));
         }
+        let db = self.claims()?.pool().clone();
+        (redactable.drop_redacted(&db, &mut events).await)
+            .map_err(|e| transient(format!("Postgres redactions: {e}")))?;
         // From here on a failure may leave claims, or rows, of this batch behind: the next
         // attempt looks for both.
         self.uncertain.insert(segment.batch_id);
@@ -329,9 +334,9 @@ impl Shipper {
         }
         // Before the segment goes: a failure here retries the segment, which then finds its
         // rows landed and records the change again.
-        changes::days_landed(self.claims()?.pool(), inserted, &days)
-            .await
-            .map_err(|e| transient(format!("Postgres analytics changes: {e}")))?;
+        redactable
+            .landed(&db, &self.warehouse, inserted, &days)
+            .await?;
         // Counted only once the batch is in, so a retried batch does not count them again.
         for (kind, count) in [("event_id", repeats.events), ("order_id", repeats.orders)] {
             if count > 0 {

@@ -1,7 +1,12 @@
 //! The platform's mandatory privacy requests, as webhook work: a customer's data request (a
-//! report of every event held for them, kept for the merchant), a customer's redaction (their
-//! raw events deleted; the aggregates hold no personal data and stay), and a shop's redaction
+//! report of their events, kept for the merchant), a customer's redaction (their raw events and
+//! reports deleted; the aggregates hold no personal data and stay), and a shop's redaction
 //! (everything of the shop deleted, in ClickHouse and in Postgres).
+//!
+//! An event is a customer's when the platform's signed `logged_in_customer_id` bound it to them;
+//! what a browser says in an event's body binds nothing. A redaction is recorded
+//! (`ingest::redactions`) before anything is deleted, so that events received before it and still
+//! on their way are dropped by the shipper, or deleted after they land.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -9,6 +14,7 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use crate::catalog::domain::ShopDomain;
+use crate::ingest::redactions;
 use crate::warehouse::privacy::{self as held, Customer, ReportedEvent};
 use crate::warehouse::{changes, Warehouse};
 
@@ -21,13 +27,15 @@ pub struct PrivacyReport {
     pub customer_id: String,
     pub requested_at: DateTime<Utc>,
     pub reported_at: DateTime<Utc>,
-    /// Every event held for the customer when the request was worked on, oldest first.
+    /// The customer's events when the request was worked on, oldest first: those the platform's
+    /// signed customer id bound to them.
     #[schema(value_type = Vec<Object>)]
     pub events: Vec<ReportedEvent>,
 }
 
-/// Reports every event held for `customer`, under the request's id (a request worked on again
-/// replaces its report).
+/// Reports the customer's events, under the request's id (a request worked on again replaces its
+/// report). A request the customer's (or the shop's) redaction came after has nothing left to
+/// report, and its report would keep the customer's id past the redaction: none is written.
 pub async fn report(
     db: &PgPool,
     warehouse: &Warehouse,
@@ -37,23 +45,32 @@ pub async fn report(
     let events = held::customer_events(warehouse, shop.as_str(), customer)
         .await
         .map_err(|e| format!("ClickHouse: {e}"))?;
-    let customer_id = customer.ids.first().cloned().unwrap_or_default();
-    sqlx::query(
-        "INSERT INTO privacy_reports \
-             (shop_domain, data_request_id, customer_id, requested_at, events) \
-         VALUES ($1, $2, $3, $4, $5) \
-         ON CONFLICT (shop_domain, data_request_id) DO UPDATE \
-         SET events = EXCLUDED.events, reported_at = now()",
-    )
-    .bind(shop.as_str())
-    .bind(data_request_id)
-    .bind(customer_id)
-    .bind(requested_at)
-    .bind(sqlx::types::Json(events))
-    .execute(db)
-    .await
-    .map_err(|e| format!("Postgres: {e}"))?;
-    Ok(())
+    let write = async {
+        let mut tx = db.begin().await?;
+        let (shop, number) = (shop.as_str(), customer.number());
+        // Locked until the report is written: a redaction recorded after deletes it.
+        if redactions::redacted_since(&mut tx, shop, number, requested_at).await? {
+            return tx.commit().await;
+        }
+        sqlx::query(
+            "INSERT INTO privacy_reports \
+                 (shop_domain, data_request_id, customer_id, requested_at, events) \
+             VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (shop_domain, data_request_id) DO UPDATE \
+             SET events = EXCLUDED.events, reported_at = now()",
+        )
+        .bind(shop)
+        .bind(data_request_id)
+        .bind(number)
+        .bind(requested_at)
+        .bind(sqlx::types::Json(events))
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await
+    };
+    write
+        .await
+        .map_err(|e: sqlx::Error| format!("Postgres: {e}"))
 }
 
 /// The shop's data request reports, newest request first. Kept after an uninstall, until the
@@ -88,27 +105,56 @@ pub async fn reports(db: &PgPool, shop: &ShopDomain) -> Result<Vec<PrivacyReport
         .collect())
 }
 
-/// Deletes the customer's raw events.
+/// Deletes the customer's data: the raw events received until the request arrived (theirs, and
+/// their named orders'), their reports, and the finished deliveries that name them. `delivery` is
+/// the request's own (its id and when it arrived), which stays until it is marked done.
+///
+/// The redaction is recorded first: from then on the shipper drops the events it covers, and
+/// deletes those of a batch that was going in meanwhile, so that the deletion here, made after
+/// the record, and the shipper's between them leave none.
 pub async fn redact_customer(
+    db: &PgPool,
     warehouse: &Warehouse,
     shop: &ShopDomain,
     customer: &Customer,
+    (delivery, asked_at): (&str, DateTime<Utc>),
 ) -> Result<(), String> {
-    held::redact_customer(warehouse, shop.as_str(), customer)
+    let until = redactions::record_customer(db, shop.as_str(), customer, asked_at)
         .await
-        .map_err(|e| format!("ClickHouse: {e}"))
+        .map_err(|e| format!("Postgres: {e}"))?;
+    held::redact_customer(warehouse, shop.as_str(), customer, until)
+        .await
+        .map_err(|e| format!("ClickHouse: {e}"))?;
+    let erase = async {
+        let mut tx = db.begin().await?;
+        sqlx::query("DELETE FROM privacy_reports WHERE shop_domain = $1 AND customer_id = $2")
+            .bind(shop.as_str())
+            .bind(customer.number())
+            .execute(&mut *tx)
+            .await?;
+        super::work::erase_customer(&mut *tx, shop.as_str(), customer.number(), delivery).await?;
+        tx.commit().await
+    };
+    erase
+        .await
+        .map_err(|e: sqlx::Error| format!("Postgres: {e}"))
 }
 
-/// Deletes everything of the shop: ClickHouse first (a failure there leaves Postgres as it was,
-/// and the request is tried again), then every Postgres row in one transaction, each module
-/// deleting from its own tables. `delivery` is the request's own delivery, which stays until it
-/// is marked done.
+/// Deletes everything of the shop: the redaction is recorded (so that the shipper drops the
+/// shop's events still on their way, writes nothing of it in Postgres, and deletes again rows of
+/// a batch that was going in); then ClickHouse (a failure there leaves Postgres as it was, and
+/// the request is tried again); then every Postgres row in one transaction, each module deleting
+/// from its own tables. `delivery` is the request's own delivery (its id and when it arrived),
+/// which stays until it is marked done.
 pub async fn redact_shop(
     db: &PgPool,
     warehouse: &Warehouse,
     shop: &ShopDomain,
-    delivery: &str,
+    (delivery, asked_at): (&str, DateTime<Utc>),
 ) -> Result<(), String> {
+    redactions::record_shop(db, shop.as_str(), asked_at)
+        .await
+        .map_err(|e| format!("Postgres: {e}"))?;
     held::redact_shop(warehouse, shop.as_str())
         .await
         .map_err(|e| format!("ClickHouse: {e}"))?;

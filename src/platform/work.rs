@@ -96,6 +96,27 @@ pub async fn erase_shop<'e>(
     Ok(())
 }
 
+/// Deletes the shop's finished deliveries whose work names the customer (their number), but
+/// `except` (the customer's redaction, marked done after).
+pub async fn erase_customer<'e>(
+    executor: impl sqlx::PgExecutor<'e>,
+    shop: &str,
+    customer: &str,
+    except: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "DELETE FROM webhook_deliveries WHERE shop_domain = $1 AND webhook_id <> $3 \
+         AND (done_at IS NOT NULL OR failed_at IS NOT NULL) \
+         AND jsonb_exists(work -> 'customer' -> 'ids', $2)",
+    )
+    .bind(shop)
+    .bind(customer)
+    .bind(except)
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
 /// Saves a long piece of work's progress (an import's cursor) and extends its lease: a worker
 /// that takes it after a crash goes on from there.
 pub async fn save_progress(db: &PgPool, webhook_id: &str, work: &Work) -> Result<(), sqlx::Error> {
@@ -311,9 +332,13 @@ async fn privacy_work(worker: &Worker, shop: &ShopDomain, delivery: &Taken) -> R
             privacy::report(db, warehouse, shop, request).await
         }
         Work::CustomerRedact { customer } => {
-            privacy::redact_customer(warehouse, shop, customer).await
+            let request = (delivery.webhook_id.as_str(), delivery.received_at);
+            privacy::redact_customer(db, warehouse, shop, customer, request).await
         }
-        Work::ShopRedact => privacy::redact_shop(db, warehouse, shop, &delivery.webhook_id).await,
+        Work::ShopRedact => {
+            let request = (delivery.webhook_id.as_str(), delivery.received_at);
+            privacy::redact_shop(db, warehouse, shop, request).await
+        }
         Work::Uninstall | Work::Product { .. } | Work::ImportProducts { .. } => Ok(()),
     }
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::request::{ProxyParams, Signed};
+use super::signature::CustomerId;
 use super::StorefrontErrors;
 use crate::app::AppState;
 use crate::error::{ApiError, ErrorBody};
@@ -54,7 +55,8 @@ fn reject(reason: &'static str, events: usize, error: ApiError) -> ApiError {
     ),
     responses(
         (status = 202, description = "Durably recorded", body = EventsAccepted),
-        (status = 400, description = "INVALID_BODY or INVALID_EVENT; the message names the field", body = ErrorBody),
+        (status = 400, description = "INVALID_BODY or INVALID_EVENT; the message names the field. \
+                                      INVALID_PARAMETER: `logged_in_customer_id` is not a customer id", body = ErrorBody),
         StorefrontErrors,
         (status = 408, description = "REQUEST_TIMEOUT: the body arrived too slowly", body = ErrorBody),
         (status = 413, description = "PAYLOAD_TOO_LARGE", body = ErrorBody),
@@ -114,8 +116,9 @@ pub async fn record_events(
 
     let received_at = Utc::now();
     let ingest = &state.ingest;
-    // Identity comes from the platform: its signed customer id overrides whatever the client says.
-    let customer = proxy.logged_in_customer_id.as_deref();
+    // Identity comes from the platform alone: its signed customer id, or none (a body's
+    // `customerId` binds nothing).
+    let customer = proxy.logged_in_customer_id.as_ref().map(CustomerId::as_str);
     let records: Vec<SpoolEvent> = events
         .into_iter()
         .map(|e: IncomingEvent| {

@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::signature;
+use super::signature::{self, CustomerId};
 use crate::app::AppState;
 use crate::catalog::domain::ShopDomain;
 use crate::error::ApiError;
@@ -27,8 +27,11 @@ pub struct ProxyParams {
     /// The shop's domain, e.g. example.myshopify.com.
     #[param(inline)]
     pub shop: ShopDomain,
-    /// The logged-in customer's id; absent or empty when none.
-    pub logged_in_customer_id: Option<String>,
+    /// The logged-in customer's id (digits); absent or empty when none. The only thing that
+    /// binds an event to a customer.
+    // The pattern is `CustomerId::PATTERN` (the attribute takes a literal only).
+    #[param(value_type = Option<String>, pattern = "^[0-9]{1,20}$", max_length = 20)]
+    pub logged_in_customer_id: Option<CustomerId>,
     /// The proxy path prefix, e.g. /apps/videoapp_sub.
     pub path_prefix: Option<String>,
     /// Unix seconds; refused when more than 90 s (configurable) from now.

@@ -129,6 +129,50 @@ pub fn signed_query(
     query.finish()
 }
 
+/// The logged-in customer's id as the app proxy signs it (`logged_in_customer_id`): the platform's
+/// number for the customer, digits only, at most [`CustomerId::MAX_DIGITS`]. The only thing that
+/// binds an event to a customer.
+///
+/// Why digits only: the signed string joins the `key=value` pieces with no separator, so a query
+/// can be split differently and keep its signature. A logged-out shopper's
+/// `logged_in_customer_id=` followed by `path_prefix=/apps/…` also reads as one parameter,
+/// `logged_in_customer_id` = `path_prefix=/apps/…`; more generally, another split moves where the
+/// value ends into the pieces around it. The routes take only their documented parameters
+/// (`crate::extract::known`), and the pieces that follow this one in the signed string (they sort
+/// after it) start with a letter: a value of digits can end only where the platform's own value
+/// ends, so it is the platform's. Any other value is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomerId(String);
+
+impl CustomerId {
+    /// The platform's ids are 64-bit numbers: 20 digits hold every one.
+    pub const MAX_DIGITS: usize = 20;
+    /// The documented form.
+    pub const PATTERN: &'static str = "^[0-9]{1,20}$";
+
+    pub fn parse(text: &str) -> Result<CustomerId, String> {
+        let digits = text.bytes().all(|b| b.is_ascii_digit());
+        match digits && (1..=Self::MAX_DIGITS).contains(&text.len()) {
+            true => Ok(CustomerId(text.to_string())),
+            false => Err(format!(
+                "must be the platform's customer id: 1 to {} digits",
+                Self::MAX_DIGITS
+            )),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CustomerId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        CustomerId::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum SignatureError {
     #[error("the signature parameter is missing")]
@@ -338,6 +382,79 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_customer_id_is_digits_and_nothing_else() {
+        for id in [
+            "1",
+            "42",
+            "007",
+            "18446744073709551615",
+            "99999999999999999999",
+        ] {
+            assert_eq!(
+                CustomerId::parse(id).map(|c| c.0),
+                Ok(id.to_string()),
+                "{id}"
+            );
+        }
+        for refused in [
+            "",
+            "4 2",
+            "-1",
+            "+1",
+            "4e2",
+            "42,43",
+            "gid://shopify/Customer/42",
+            "path_prefix=/apps/videoapp_sub",
+            "42path_prefix=/apps/videoapp_sub",
+            "١٢",
+            "123456789012345678901",
+        ] {
+            assert!(CustomerId::parse(refused).is_err(), "{refused:?}");
+        }
+        let pattern = regex::Regex::new(CustomerId::PATTERN).unwrap();
+        for id in [
+            "0",
+            "42",
+            "12345678901234567890",
+            "123456789012345678901",
+            "a1",
+            "",
+        ] {
+            assert_eq!(
+                pattern.is_match(id),
+                CustomerId::parse(id).is_ok(),
+                "{id:?}"
+            );
+        }
+    }
+
+    /// A logged-out shopper's signed query, split again so that `logged_in_customer_id` takes in
+    /// the piece after it, keeps its signature: only the value's form tells it apart.
+    #[test]
+    fn a_query_split_again_keeps_its_signature_but_not_a_customer_id() {
+        let secret = ProxySecret::new("hush");
+        let now = at(1_700_000_000);
+        let platform = [
+            ("logged_in_customer_id", ""),
+            ("path_prefix", "/apps/videoapp_sub"),
+            ("shop", "s.myshopify.com"),
+        ];
+        let owned: Vec<(String, String)> = (platform.iter())
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let query = signed_query(&secret, &owned, now);
+        let signature = query.rsplit_once("&signature=").unwrap().1;
+        let resplit = format!(
+            "logged_in_customer_id=path_prefix%3D%2Fapps%2Fvideoapp_sub&shop=s.myshopify.com\
+             &timestamp=1700000000&signature={signature}"
+        );
+        assert_eq!(verify(&secret, &resplit, now, 90), Ok(()));
+        let value = decode_pairs(&resplit)[0].1.to_string();
+        assert_eq!(value, "path_prefix=/apps/videoapp_sub");
+        assert!(CustomerId::parse(&value).is_err());
     }
 
     #[test]

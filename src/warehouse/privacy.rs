@@ -1,7 +1,8 @@
-//! The privacy requests' ClickHouse side: what the raw events hold about one customer, deleting
-//! it, and deleting everything of a shop. Deletions are mutations, which ClickHouse runs after
-//! the statement returns: each function waits until they are done, so that a request marked done
-//! has had its effect.
+//! The privacy requests' ClickHouse side: the raw events of one customer, deleting them, and
+//! deleting everything of a shop. Deletions are mutations, which ClickHouse runs after the
+//! statement returns: each function waits until they are done, so that a request marked done has
+//! had its effect. A mutation changes the rows there are when it is made, not those an insert
+//! still writing adds after: `ingest::redactions` covers those.
 
 use std::time::{Duration, Instant};
 
@@ -16,9 +17,10 @@ use super::error::WarehouseError;
 use super::migrations::statements;
 use super::{Warehouse, AGGREGATES};
 
-const SESSIONS_SQL: &str = include_str!("../../sql/30_privacy_customer_sessions.sql");
 const EVENTS_SQL: &str = include_str!("../../sql/31_privacy_customer_events.sql");
 const REDACT_CUSTOMER_SQL: &str = include_str!("../../sql/32_privacy_customer_redact.sql");
+const REDACT_CUSTOMER_IN_BATCH_SQL: &str =
+    include_str!("../../sql/38_privacy_customer_redact_in_batch.sql");
 const REDACT_SHOP_SQL: &str = include_str!("../../sql/33_privacy_shop_redact.sql");
 const MUTATIONS_SQL: &str = include_str!("../../sql/34_mutations_running.sql");
 const CLUSTER_MUTATIONS_SQL: &str = include_str!("../../sql/35_mutations_running_on_cluster.sql");
@@ -31,11 +33,20 @@ pub fn shop_tables() -> impl Iterator<Item = &'static str> {
 /// A deletion not done after this is a failure, and the request is tried again later.
 const MUTATION_WAIT: Duration = Duration::from_secs(60);
 
-/// One customer, in every form events carry their ids: the customer's own, and their orders'.
+/// One customer, in every form events carry their ids: the customer's own (their number first),
+/// and their orders'.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Customer {
     pub ids: Vec<String>,
     pub order_ids: Vec<String>,
+}
+
+impl Customer {
+    /// The customer's number: the form the platform signs (`logged_in_customer_id`), and so the
+    /// only one an event is bound to them by.
+    pub fn number(&self) -> &str {
+        self.ids.first().map_or("", String::as_str)
+    }
 }
 
 #[derive(Row, Deserialize)]
@@ -93,38 +104,42 @@ impl From<HeldEvent> for ReportedEvent {
     }
 }
 
-/// The sessions in which the customer appeared.
-async fn sessions(w: &Warehouse, shop: &str, c: &Customer) -> Result<Vec<String>, WarehouseError> {
-    let query = w.client().query(SESSIONS_SQL);
-    let query = query.bind(shop).bind(&c.ids).bind(&c.order_ids);
-    Ok(query.fetch_all::<String>().await?)
-}
-
-/// Every event held for the customer (theirs, and the rest of their sessions), oldest first.
+/// The customer's events: those bound to them by the platform's signed id, oldest first.
 pub async fn customer_events(
     w: &Warehouse,
     shop: &str,
     c: &Customer,
 ) -> Result<Vec<ReportedEvent>, WarehouseError> {
-    let sessions = sessions(w, shop, c).await?;
-    let query = w.client().query(EVENTS_SQL).bind(shop);
-    let query = query.bind(&c.ids).bind(&c.order_ids).bind(&sessions);
+    let query = w.client().query(EVENTS_SQL).bind(shop).bind(c.number());
     let held: Vec<HeldEvent> = query.fetch_all().await?;
     Ok(held.into_iter().map(ReportedEvent::from).collect())
 }
 
-/// Deletes the events [`customer_events`] reports, and waits until they are gone.
+/// Deletes the customer's raw events received until `until` (Unix seconds): theirs by any form of
+/// their id, and those of the orders named with them; waits until they are gone.
 pub async fn redact_customer(
     w: &Warehouse,
     shop: &str,
     c: &Customer,
+    until: i64,
 ) -> Result<(), WarehouseError> {
-    let sessions = sessions(w, shop, c).await?;
-    let query = w
-        .client()
-        .query(&deletion(w, REDACT_CUSTOMER_SQL))
-        .bind(shop);
-    let query = query.bind(&c.ids).bind(&c.order_ids).bind(&sessions);
+    let sql = deletion(w, REDACT_CUSTOMER_SQL);
+    let query = w.client().query(&sql).bind(shop).bind(&c.ids);
+    query.bind(&c.order_ids).bind(until).execute().await?;
+    mutations_done(w, "events").await
+}
+
+/// [`redact_customer`] within the rows of one spool batch (`batch_id`).
+pub async fn redact_customer_in_batch(
+    w: &Warehouse,
+    batch_id: Uuid,
+    shop: &str,
+    c: &Customer,
+    until: i64,
+) -> Result<(), WarehouseError> {
+    let sql = deletion(w, REDACT_CUSTOMER_IN_BATCH_SQL);
+    let query = w.client().query(&sql).bind(batch_id.to_string()).bind(shop);
+    let query = query.bind(&c.ids).bind(&c.order_ids).bind(until);
     query.execute().await?;
     mutations_done(w, "events").await
 }

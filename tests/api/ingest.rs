@@ -676,7 +676,7 @@ async fn text_plain_beacons_single_events_and_numeric_ids_are_accepted() {
     app.create_shop(SHOP).await;
     let url = app.url(&format!(
         "/apps/videoapp_sub/analytics?{}",
-        signed(SHOP, &[])
+        signed(SHOP, &[("logged_in_customer_id", "42")])
     ));
     let response = app
         .client

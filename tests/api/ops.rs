@@ -3,6 +3,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use sqlx::{Connection, Executor, PgConnection};
+use videoapp::storefront::signature::CustomerId;
 
 use crate::helpers::*;
 
@@ -396,7 +397,11 @@ async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
             "/apps/videoapp_sub/analytics",
             &[
                 ("shop", true, json!({ "type": "string" })),
-                ("logged_in_customer_id", false, json!({ "type": "string" })),
+                (
+                    "logged_in_customer_id",
+                    false,
+                    json!({ "type": "string", "pattern": CustomerId::PATTERN, "maxLength": CustomerId::MAX_DIGITS }),
+                ),
             ],
         ),
     ];

@@ -434,12 +434,13 @@ async fn privacy_deletions_reach_every_shard_and_replica() {
     let customer_views: Vec<Value> = (0..5)
         .map(|_| {
             json!({ "eventId": Uuid::new_v4(), "eventType": "view", "videoId": near_video,
-                    "customerId": 4242, "sessionId": "their-session" })
+                    "sessionId": "their-session" })
         })
         .collect();
-    let response = app
-        .post_events(&near, &json!({ "events": customer_views }))
-        .await;
+    let signed_in = signed(&near, &[("logged_in_customer_id", "4242")]);
+    let url = app.url(&format!("/apps/videoapp_sub/analytics?{signed_in}"));
+    let body = json!({ "events": customer_views });
+    let response = app.client.post(url).json(&body).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::ACCEPTED);
     let others = post_views(&app, &near, &near_video, 2, 10).await;
     post_views(&app, &far, &far_video, 2, 10).await;
@@ -450,7 +451,9 @@ async fn privacy_deletions_reach_every_shard_and_replica() {
         ids: vec!["4242".into()],
         order_ids: vec![],
     };
-    redact_customer(&warehouse, &near, &customer).await.unwrap();
+    redact_customer(&warehouse, &near, &customer, i64::MAX)
+        .await
+        .unwrap();
     redact_shop(&warehouse, &far).await.unwrap();
 
     // Gone from both replicas of each shard, the raw rows and every aggregate of the shop.
