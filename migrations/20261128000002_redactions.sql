@@ -3,8 +3,9 @@
 -- A redaction covers the events received up to its time (with an allowance for clocks that
 -- differ): what a customer, or a reinstalled shop, does after it is new data.
 
--- `shop/redact`: every event of the shop received until `redacted_at`. Kept for good, like an
--- audit of the redaction: a spool may hold the shop's events for as long as ClickHouse is away.
+-- `shop/redact`: every event of the shop received until `redacted_at`. Both tables' records are
+-- deleted 30 days after their request (the platform's deadline for a redaction), by the webhook
+-- worker: past that, nothing of the shop or the customer is kept.
 -- The shipper locks this table in SHARE mode while it records a batch in Postgres, so that a
 -- redaction is written either before that record (which then leaves the shop out) or after it
 -- (and the redaction's own deletion, which follows, removes it).

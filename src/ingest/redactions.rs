@@ -96,6 +96,30 @@ pub async fn record_shop(
     Ok(())
 }
 
+/// How long a redaction's record is kept: the platform's own deadline for carrying out a
+/// redaction (30 days). Its only use is to catch events received before it that are still on
+/// their way, and a spool holds events that long only if ClickHouse was away for a month. Past
+/// it, nothing of the shop or the customer is kept, not even the record that it was redacted.
+pub const REDACTIONS_KEPT: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Deletes the records of redactions asked for more than `kept` ago; how many.
+pub async fn forget_older_than(db: &PgPool, kept: Duration) -> Result<u64, sqlx::Error> {
+    let forgotten = sqlx::query(
+        "WITH shops AS ( \
+             DELETE FROM redacted_shops \
+             WHERE redacted_at < now() - make_interval(secs => $1) RETURNING 1), \
+         customers AS ( \
+             DELETE FROM redacted_customers \
+             WHERE redacted_at < now() - make_interval(secs => $1) RETURNING 1) \
+         SELECT (SELECT count(*) FROM shops) + (SELECT count(*) FROM customers)",
+    )
+    .bind(kept.as_secs_f64())
+    .fetch_one(db)
+    .await
+    .map(|row| sqlx::Row::get::<i64, _>(&row, 0))?;
+    Ok(u64::try_from(forgotten).unwrap_or(0))
+}
+
 /// Whether the customer, or the shop, was redacted at or after `since`. Locks the redactions
 /// until `tx` ends, so that none is recorded between this answer and what the caller writes on
 /// it: a redaction recorded after the caller's write deletes it.

@@ -7,7 +7,7 @@
 //! are applied as one catalog write, so a burst of product webhooks costs a few transactions.
 //! A failed delivery is retried with exponential backoff, and given up after its last attempt.
 //! Deliveries whose work ended longer ago than the retention are deleted by the worker, every
-//! few minutes.
+//! few minutes, and so are the records of redactions past theirs (`ingest::redactions`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -24,6 +24,7 @@ use crate::catalog::cache::CatalogCache;
 use crate::catalog::domain::ShopDomain;
 use crate::catalog::products::{self, PlatformChange};
 use crate::catalog::{shops, CatalogError};
+use crate::ingest::redactions;
 use crate::warehouse::Warehouse;
 
 /// Deliveries taken at once.
@@ -167,6 +168,12 @@ pub fn spawn_worker(worker: Worker, wake: Arc<Notify>) {
                     Ok(0) => {}
                     Ok(deleted) => tracing::info!(deleted, "pruned old webhook deliveries"),
                     Err(e) => tracing::warn!(error = %e, "cannot prune webhook deliveries"),
+                }
+                let kept = redactions::REDACTIONS_KEPT;
+                match redactions::forget_older_than(&worker.db, kept).await {
+                    Ok(0) => {}
+                    Ok(forgotten) => tracing::info!(forgotten, "forgot old redaction records"),
+                    Err(e) => tracing::warn!(error = %e, "cannot forget old redaction records"),
                 }
             }
             let taken = match take_due(&worker.db).await {

@@ -563,3 +563,74 @@ async fn a_logged_in_customer_id_that_is_not_a_customer_id_is_refused_however_si
     ];
     refused(post_resplit(&app, &logged_in, &smuggled).await).await;
 }
+
+/// A redaction's record exists only to catch what was on its way when it arrived: 30 days after
+/// its request the worker forgets it, so nothing of the shop or the customer stays for good.
+#[tokio::test]
+async fn the_records_of_redactions_are_forgotten_thirty_days_after_their_request() {
+    // Arrange: an instance that does no work records a shop's and two customers' redactions,
+    // one of each past 30 days.
+    let recorder = spawn_app_with(|s| s.webhook_work = false).await;
+    for (shop, age) in [(SHOP, "31 days"), (OTHER_SHOP, "29 days")] {
+        sqlx::query(
+            "INSERT INTO redacted_shops (shop_domain, redacted_at) \
+             VALUES ($1, now() - $2::interval)",
+        )
+        .bind(shop)
+        .bind(age)
+        .execute(&recorder.db)
+        .await
+        .unwrap();
+    }
+    for (customer, age) in [("42", "31 days"), ("43", "29 days")] {
+        sqlx::query(
+            "INSERT INTO redacted_customers \
+             (shop_domain, customer_id, customer_ids, order_ids, redacted_at) \
+             VALUES ($1, $2, ARRAY[$2], ARRAY[]::text[], now() - $3::interval)",
+        )
+        .bind("third-shop.myshopify.com")
+        .bind(customer)
+        .bind(age)
+        .execute(&recorder.db)
+        .await
+        .unwrap();
+    }
+    recorder.shutdown().await;
+
+    // Act: an instance that works.
+    let settings = test_settings(&recorder.database_url, &recorder.clickhouse_database);
+    let worker = spawn_with_settings(
+        settings,
+        recorder.database_url.clone(),
+        recorder.clickhouse_database.clone(),
+    )
+    .await;
+
+    // Assert
+    let left = || async {
+        let shops: Vec<String> =
+            sqlx::query_scalar("SELECT shop_domain FROM redacted_shops ORDER BY 1")
+                .fetch_all(&worker.db)
+                .await
+                .unwrap();
+        let customers: Vec<String> =
+            sqlx::query_scalar("SELECT customer_id FROM redacted_customers ORDER BY 1")
+                .fetch_all(&worker.db)
+                .await
+                .unwrap();
+        (shops, customers)
+    };
+    let started = Instant::now();
+    loop {
+        let (shops, customers) = left().await;
+        if shops == [OTHER_SHOP] && customers == ["43"] {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "after {:?}: {shops:?} {customers:?}",
+            started.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
