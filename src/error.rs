@@ -132,6 +132,10 @@ pub enum ApiError {
     /// copy of it. The cause is logged, never sent.
     #[error("The shop's catalog cannot be read right now; please retry")]
     CatalogUnavailable(#[source] anyhow::Error),
+    /// Postgres, which holds every shop's catalog, keys and settings, cannot be reached: the
+    /// admin API and the dashboard wait for it. The cause is logged, never sent.
+    #[error("The catalog cannot be read or written right now; please retry")]
+    DatabaseUnavailable(#[source] anyhow::Error),
 
     // ---- 502
     /// The platform did not answer as it documents. The cause is logged, never sent.
@@ -210,7 +214,7 @@ impl ApiError {
             RateLimited(_) => (StatusCode::TOO_MANY_REQUESTS, "RATE_LIMIT_EXCEEDED"),
             SpoolFull(_) => (StatusCode::SERVICE_UNAVAILABLE, "SPOOL_FULL"),
             Busy(_) => (StatusCode::SERVICE_UNAVAILABLE, "SERVICE_BUSY"),
-            Unavailable(_) | CatalogUnavailable(_) => {
+            Unavailable(_) | CatalogUnavailable(_) | DatabaseUnavailable(_) => {
                 (StatusCode::SERVICE_UNAVAILABLE, "SERVICE_UNAVAILABLE")
             }
             Platform(_) => (StatusCode::BAD_GATEWAY, "PLATFORM_ERROR"),
@@ -236,7 +240,9 @@ impl ApiError {
             ApiError::RateLimited(wait) | ApiError::SpoolFull(wait) | ApiError::Busy(wait) => {
                 Some(*wait)
             }
-            ApiError::Unavailable(_) | ApiError::CatalogUnavailable(_) => Some(UNAVAILABLE_RETRY),
+            ApiError::Unavailable(_)
+            | ApiError::CatalogUnavailable(_)
+            | ApiError::DatabaseUnavailable(_) => Some(UNAVAILABLE_RETRY),
             _ => None,
         }
     }
@@ -252,9 +258,14 @@ impl ApiError {
     }
 }
 
+/// A failed Postgres call: 503 when Postgres could not be reached (the client may retry), an
+/// internal error otherwise.
 impl From<sqlx::Error> for ApiError {
     fn from(e: sqlx::Error) -> Self {
-        ApiError::Internal(e.into())
+        match crate::db::is_unreachable(&e) {
+            true => ApiError::DatabaseUnavailable(e.into()),
+            false => ApiError::Internal(e.into()),
+        }
     }
 }
 
@@ -283,7 +294,7 @@ impl From<CatalogError> for ApiError {
             CatalogError::ShopNotFound => ApiError::NotFound("shop"),
             CatalogError::NotFound(what) => ApiError::NotFound(what),
             CatalogError::Invalid { field, message } => ApiError::Validation { field, message },
-            CatalogError::Db(e) => ApiError::Internal(e.into()),
+            CatalogError::Db(e) => e.into(),
         }
     }
 }
@@ -365,6 +376,8 @@ mod tests {
         for error in [
             ApiError::Unavailable(anyhow::anyhow!("down")),
             ApiError::CatalogUnavailable(anyhow::anyhow!("down")),
+            ApiError::from(sqlx::Error::PoolTimedOut),
+            ApiError::from(CatalogError::Db(sqlx::Error::PoolTimedOut)),
         ] {
             let response = error.into_response();
             assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);

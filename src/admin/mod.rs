@@ -13,7 +13,7 @@ mod widgets;
 use axum::extract::{Request, State};
 use axum::http::Method;
 use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use utoipa::IntoResponses;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -38,6 +38,10 @@ pub fn router(state: AppState) -> OpenApiRouter<AppState> {
             state.clone(),
             invalidate_after_write,
         ))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            unless_postgres_is_down,
+        ))
         // Authentication runs before any extractor, so a caller without the token learns
         // nothing about which shops or objects exist.
         .route_layer(middleware::from_fn_with_state(state, auth::require_admin));
@@ -48,10 +52,30 @@ pub fn router(state: AppState) -> OpenApiRouter<AppState> {
 /// read, its catalog listed, its videos, widgets and keys managed. The caller (the dashboard's
 /// session, checked by the router that nests this one) may only name its own shop.
 pub fn dashboard_routes(state: AppState) -> OpenApiRouter<AppState> {
-    shop_routes().route_layer(middleware::from_fn_with_state(
-        state,
-        invalidate_after_write,
-    ))
+    shop_routes()
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            invalidate_after_write,
+        ))
+        .route_layer(middleware::from_fn_with_state(
+            state,
+            unless_postgres_is_down,
+        ))
+}
+
+/// Every provisioning call reads or writes Postgres: while it is known to be unreachable the
+/// call is answered 503 at once, after its caller was authenticated, rather than after waiting
+/// out the pool's acquire timeout. A call that finds it unreachable is a 503 too
+/// (`ApiError::from(sqlx::Error)`).
+async fn unless_postgres_is_down(
+    State(state): State<AppState>,
+    req: Request,
+    next: Next,
+) -> Response {
+    match state.postgres.check() {
+        Ok(()) => next.run(req).await,
+        Err(down) => ApiError::DatabaseUnavailable(down.into()).into_response(),
+    }
 }
 
 /// The routes the admin and the dashboard share, relative to where they are nested.
@@ -98,14 +122,19 @@ async fn invalidate_after_write(
     response
 }
 
-/// The errors of a provisioning route without a request body: a missing or wrong admin token, or
-/// an unknown shop or object. Documentation only.
+/// The errors of a provisioning route without a request body: a missing or wrong admin token, an
+/// unknown shop or object, or Postgres out of reach. Documentation only.
 #[derive(IntoResponses)]
 pub enum AdminErrors {
     #[response(status = 401)]
     Unauthorized(ErrorBody),
     #[response(status = 404)]
     NotFound(ErrorBody),
+    #[response(
+        status = 503,
+        description = "SERVICE_UNAVAILABLE: the catalog's database cannot be reached; retry after `Retry-After` seconds"
+    )]
+    Unavailable(ErrorBody),
 }
 
 /// [`AdminErrors`] and a request body that is invalid, too slow or too large. Documentation only.
@@ -121,4 +150,9 @@ pub enum AdminBodyErrors {
     TimedOut(ErrorBody),
     #[response(status = 413)]
     TooLarge(ErrorBody),
+    #[response(
+        status = 503,
+        description = "SERVICE_UNAVAILABLE: the catalog's database cannot be reached; retry after `Retry-After` seconds"
+    )]
+    Unavailable(ErrorBody),
 }

@@ -64,6 +64,23 @@ async fn post_views(app: &impl Service, fixture: &Fixture, n: usize) -> (StatusC
     (response.status(), ids)
 }
 
+/// Asserts the admin API's answer while Postgres is away: 503 with a code and `Retry-After`,
+/// never a 500, and the token is still checked first.
+async fn assert_admin_unavailable(app: &impl Service) {
+    let path = format!("/shops/{SHOP}/videos");
+    let refused = app.get(&format!("/admin/v1{path}")).await;
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    let response = app.send_admin(Method::GET, &path).await;
+    assert!(response.headers().contains_key("retry-after"));
+    assert_error(
+        response,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "SERVICE_UNAVAILABLE",
+        "retry",
+    )
+    .await;
+}
+
 /// Asserts the analytics API's answer while Postgres is away: 503 with a code and `Retry-After`.
 async fn assert_analytics_unavailable(app: &impl Service, fixture: &Fixture, path: &str) {
     let (status, headers, code, _) = error_of(analytics(app, &fixture.key, path).await).await;
@@ -181,6 +198,7 @@ async fn while_postgres_is_gone_the_store_serves_and_ingests_and_analytics_answe
     for path in ["/summary", "/videos", &format!("/video/{}", fixture.video)] {
         assert_analytics_unavailable(&app, &fixture, path).await;
     }
+    assert_admin_unavailable(&app).await;
     let unseen = app
         .storefront("contextual-widgets", UNSEEN_SHOP, &[("location", "home")])
         .await;
@@ -279,6 +297,7 @@ async fn a_stopped_postgres_makes_no_request_wait_for_it_past_the_catalog_ttl() 
         assert_eq!(status, StatusCode::ACCEPTED, "round {rounds}");
         acknowledged.extend(&during);
         assert_analytics_unavailable(&app, &fixture, "/videos").await;
+        assert_admin_unavailable(&app).await;
         let took = asked.elapsed();
         assert!(
             took < ACQUIRE_TIMEOUT / 6,
