@@ -46,10 +46,12 @@ pub fn is_unreachable(e: &sqlx::Error) -> bool {
         | sqlx::Error::Io(_)
         | sqlx::Error::Tls(_)
         | sqlx::Error::WorkerCrashed => true,
-        // Class 08: connection exceptions; 57P01–57P03: shutting down, crashed, starting up.
-        sqlx::Error::Database(db) => db
-            .code()
-            .is_some_and(|code| code.starts_with("08") || code.starts_with("57P")),
+        // Class 08: connection exceptions; 57P01–57P03: shutting down, crashed, starting up;
+        // class 53: insufficient resources (too many connections during a restart or failover,
+        // a full disk), which pass as Postgres recovers.
+        sqlx::Error::Database(db) => db.code().is_some_and(|code| {
+            code.starts_with("08") || code.starts_with("57P") || code.starts_with("53")
+        }),
         _ => false,
     }
 }

@@ -29,8 +29,6 @@ pub async fn list_privacy_reports(
     State(state): State<AppState>,
     ShopPath { shop }: ShopPath,
 ) -> Result<Json<PrivacyReportList>, ApiError> {
-    let reports = privacy::reports(&state.db, &shop)
-        .await
-        .map_err(|e| ApiError::Internal(e.into()))?;
+    let reports = privacy::reports(&state.db, &shop).await?;
     Ok(Json(PrivacyReportList { reports }))
 }

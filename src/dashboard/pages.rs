@@ -82,7 +82,7 @@ async fn shell(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Respon
     response
 }
 
-/// The shell's policy: its scripts come from the service and App Bridge's own address, its styles
+/// The shell's policy: its scripts come from the service and App Bridge's own folder, its styles
 /// from the service and inline (the player's preview injects its own `<style>`, as on a store,
 /// and Polaris sets `style` attributes to measure; neither can run script), nothing is a plugin,
 /// and only the platform's admin may frame it.
@@ -91,23 +91,25 @@ async fn shell(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Respon
 /// Without a shop domain, nothing may frame it.
 async fn content_security_policy(state: &AppState, shop: Option<&str>) -> String {
     let ancestors = match shop.map(ShopDomain::parse) {
-        Some(Ok(shop)) => match state.catalog.get(&shop).await {
-            Ok(Some(_)) => format!("https://{shop} {ADMIN}"),
+        // Read from Postgres, not through the catalog cache: a page anyone may ask for must not
+        // load snapshots, or evict real shops', for made-up names.
+        Some(Ok(shop)) => match crate::catalog::shops::get(&state.db, &shop).await {
+            Ok(_) => format!("https://{shop} {ADMIN}"),
             // A shop installing the app for the first time opens it from the admin too.
             _ => ADMIN.to_string(),
         },
         // The admin always names the shop: a page without one is not framed at all.
         _ => "'none'".to_string(),
     };
-    let app_bridge_origin = APP_BRIDGE
-        .split("/shopifycloud")
-        .next()
-        .expect("split yields at least one part");
     format!(
-        "script-src 'self' {app_bridge_origin}; style-src 'self' 'unsafe-inline'; object-src 'none'; \
+        "script-src 'self' {APP_BRIDGE_SCRIPTS}; style-src 'self' 'unsafe-inline'; object-src 'none'; \
          base-uri 'none'; frame-ancestors {ancestors};"
     )
 }
+
+/// Where App Bridge and the scripts it loads live: the platform's own scripts, not the whole
+/// CDN, which also serves files merchants upload.
+const APP_BRIDGE_SCRIPTS: &str = "https://cdn.shopify.com/shopifycloud/";
 
 /// The platform's admin, which frames embedded apps.
 const ADMIN: &str = "https://admin.shopify.com";

@@ -285,7 +285,9 @@ impl Shipper {
     async fn ship(&mut self, segment: &Segment) -> Result<(), ShipError> {
         let contents = read_segment(&segment.path).map_err(ShipError::Unreadable)?;
         if !contents.undecodable.is_empty() {
-            self.dead_letter_records(segment, &contents.undecodable);
+            // Kept before anything of the segment ships: it is deleted once its events are in.
+            self.dead_letter_records(segment, &contents.undecodable)
+                .map_err(|e| transient(format!("cannot keep undecodable spool records: {e}")))?;
         }
         let mut events = contents.events;
         let mut redactable = Batch::of(segment.batch_id, &events);
@@ -480,7 +482,9 @@ impl Shipper {
         Ok(())
     }
 
-    fn dead_letter_records(&self, segment: &Segment, payloads: &[Vec<u8>]) {
+    /// Copies the records of a segment that are not events to `dead/<segment>.undecodable`,
+    /// durably: a failure is an error, so the segment is retried rather than deleted.
+    fn dead_letter_records(&self, segment: &Segment, payloads: &[Vec<u8>]) -> std::io::Result<()> {
         let name = segment
             .path
             .file_stem()
@@ -491,11 +495,11 @@ impl Shipper {
         for payload in payloads {
             data.extend_from_slice(&super::spool::encode_record(payload));
         }
-        if let Err(e) = write_synced(&target, &data) {
-            tracing::error!(error = %e, "cannot write undecodable spool records to dead letters");
-        }
+        write_synced(&target, &data)?;
+        sync_dir(&self.spool.dead_dir())?;
         metrics::counter!("spool_records_dead_lettered_total").increment(payloads.len() as u64);
         tracing::error!(records = payloads.len(), path = %target.display(), "spool records that are not events were set aside");
+        Ok(())
     }
 }
 

@@ -362,7 +362,7 @@ async fn the_dashboard_page_loads_its_bundle_and_app_bridge_only_when_embedded()
     );
     assert_eq!(
         csp,
-        "script-src 'self' https://cdn.shopify.com; style-src 'self' 'unsafe-inline'; object-src 'none'; \
+        "script-src 'self' https://cdn.shopify.com/shopifycloud/; style-src 'self' 'unsafe-inline'; object-src 'none'; \
          base-uri 'none'; frame-ancestors https://dashboard-shop.myshopify.com \
          https://admin.shopify.com;"
     );
@@ -396,6 +396,7 @@ async fn only_a_shop_the_service_knows_may_frame_the_dashboard_beside_the_admin(
         }
     };
 
+    let loads = app.catalog.loads();
     let (known_policy, known) = policy("?shop=framing-shop.myshopify.com").await;
     let (_, unknown) = policy("?shop=attacker-shop.myshopify.com").await;
     let (_, not_a_shop) = policy("?shop=evil.example%20https://evil.example").await;
@@ -406,11 +407,13 @@ async fn only_a_shop_the_service_knows_may_frame_the_dashboard_beside_the_admin(
         Some("https://framing-shop.myshopify.com https://admin.shopify.com")
     );
     assert_eq!(unknown.as_deref(), Some("https://admin.shopify.com"));
+    // A page anyone may ask for loads no catalog snapshot, for a made-up shop or a real one.
+    assert_eq!(app.catalog.loads(), loads);
     for ancestors in [not_a_shop, none] {
         assert_eq!(ancestors.as_deref(), Some("'none'"));
     }
     assert!(
-        known_policy.contains("script-src 'self' https://cdn.shopify.com;"),
+        known_policy.contains("script-src 'self' https://cdn.shopify.com/shopifycloud/;"),
         "{known_policy}"
     );
     assert!(

@@ -327,3 +327,34 @@ async fn a_stopped_postgres_makes_no_request_wait_for_it_past_the_catalog_ttl() 
         "Renamed once back"
     );
 }
+
+/// A Postgres that refuses connections for want of resources (too many of them, as during a
+/// restart or a failover) is out of reach, as one that is down: 503 with `Retry-After`, not 500.
+#[tokio::test]
+async fn too_many_connections_is_postgres_out_of_reach() {
+    let database_url = fresh_database().await;
+    let role = format!("limited_{}", Uuid::new_v4().simple());
+    let mut admin = PgConnection::connect(&database_url).await.unwrap();
+    sqlx::query(&format!(
+        "CREATE ROLE {role} LOGIN PASSWORD 'limited' CONNECTION LIMIT 0"
+    ))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    let mut url = url::Url::parse(&database_url).unwrap();
+    url.set_username(&role).unwrap();
+    url.set_password(Some("limited")).unwrap();
+
+    let refused = PgConnection::connect(url.as_str()).await.unwrap_err();
+
+    let code = refused
+        .as_database_error()
+        .and_then(|e| e.code())
+        .map(|code| code.into_owned());
+    assert_eq!(code.as_deref(), Some("53300"), "{refused}");
+    assert!(videoapp::db::is_unreachable(&refused));
+    sqlx::query(&format!("DROP ROLE {role}"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+}
