@@ -152,6 +152,18 @@ pub async fn redact_shop(
     shop: &ShopDomain,
     (delivery, asked_at): (&str, DateTime<Utc>),
 ) -> Result<(), String> {
+    // The platform asks for a shop's redaction 48 hours after its uninstall, and never for a shop
+    // that is installed. Its headers are not signed, so a captured delivery sent again with a new
+    // id and time passes the checks at the edge: for an installed shop it erases nothing.
+    match crate::catalog::shops::get(db, shop).await {
+        Ok(_) => {
+            metrics::counter!("webhooks_ignored_total", "reason" => "shop_installed").increment(1);
+            tracing::warn!(%shop, "a shop redaction for an installed shop was ignored");
+            return Ok(());
+        }
+        Err(crate::catalog::CatalogError::ShopNotFound) => {}
+        Err(e) => return Err(format!("Postgres: {e}")),
+    }
     redactions::record_shop(db, shop.as_str(), asked_at)
         .await
         .map_err(|e| format!("Postgres: {e}"))?;

@@ -427,7 +427,11 @@ async fn shop_redaction_with_events_on_their_way(arrives: Arrives) {
         on_the_way.push(ids(&events));
     }
 
-    // Act
+    // Act: the merchant uninstalls the app; the platform asks for the shop's redaction later.
+    let uninstalled = app
+        .send_admin(Method::DELETE, &format!("/shops/{SHOP}"))
+        .await;
+    assert_eq!(uninstalled.status(), StatusCode::NO_CONTENT);
     let mut redact = Delivery::new("shop/redact", &json!({ "shop_id": 1, "shop_domain": SHOP }));
     redact.shop = SHOP;
     let deleted = || {
@@ -633,4 +637,47 @@ async fn the_records_of_redactions_are_forgotten_thirty_days_after_their_request
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// The platform asks for a shop's redaction only after its uninstall. A `shop/redact` for an
+/// installed shop (a captured delivery sent again: its id and time are not signed) erases
+/// nothing, and is not retried.
+#[tokio::test]
+async fn a_shop_redaction_for_an_installed_shop_erases_nothing() {
+    // Arrange: an installed shop with a catalog, a key and events.
+    let app = spawn_app().await;
+    let (video, _) = app.create_shop_showing_a_video(SHOP, json!({})).await;
+    app.create_api_key(SHOP, "Reporting").await;
+    act(&app, SHOP, &video).await;
+    let before = raw_event_ids(&app, SHOP).await;
+    assert!(!before.is_empty());
+
+    // Act
+    let mut redact = Delivery::new("shop/redact", &json!({ "shop_id": 1, "shop_domain": SHOP }));
+    redact.shop = SHOP;
+    redact.send_ok(&app).await;
+    wait_until_worked(&app).await;
+
+    // Assert: the shop, its key, its catalog and its events are all there; nothing is recorded
+    // as redacted.
+    assert_eq!(raw_event_ids(&app, SHOP).await, before);
+    let shop = app.send_admin(Method::GET, &format!("/shops/{SHOP}")).await;
+    assert_eq!(shop.status(), StatusCode::OK);
+    assert_eq!(
+        app.admin_list(&format!("/shops/{SHOP}/videos"), "videos")
+            .await
+            .len(),
+        1
+    );
+    let keys: i64 = sqlx::query_scalar("SELECT count(*) FROM api_keys WHERE shop_domain = $1")
+        .bind(SHOP)
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(keys, 1);
+    let redacted: i64 = sqlx::query_scalar("SELECT count(*) FROM redacted_shops")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(redacted, 0);
 }
