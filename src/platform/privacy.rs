@@ -42,16 +42,23 @@ pub async fn report(
     shop: &ShopDomain,
     (customer, data_request_id, requested_at): (&Customer, &str, DateTime<Utc>),
 ) -> Result<(), String> {
-    let events = held::customer_events(warehouse, shop.as_str(), customer)
-        .await
-        .map_err(|e| format!("ClickHouse: {e}"))?;
     let write = async {
-        let mut tx = db.begin().await?;
+        let mut tx = db.begin().await.map_err(postgres)?;
         let (shop, number) = (shop.as_str(), customer.number());
-        // Locked until the report is written: a redaction recorded after deletes it.
-        if redactions::redacted_since(&mut tx, shop, number, requested_at).await? {
-            return tx.commit().await;
+        // Locked until the report is written: a redaction recorded after deletes it, and one
+        // whose reports' deletion runs meanwhile waits for it ([`lock_reports`]).
+        if redactions::redacted_since(&mut tx, shop, number, requested_at)
+            .await
+            .map_err(postgres)?
+        {
+            return tx.commit().await.map_err(postgres);
         }
+        // Read under the lock, not before: a redaction recorded earlier has deleted the events
+        // it covers before it deletes reports, and that deletion waits for this one to commit.
+        // Read before, the events of a redaction racing this request would outlive it here.
+        let events = held::customer_events(warehouse, shop, customer)
+            .await
+            .map_err(|e| format!("ClickHouse: {e}"))?;
         sqlx::query(
             "INSERT INTO privacy_reports \
                  (shop_domain, data_request_id, customer_id, requested_at, events) \
@@ -65,12 +72,25 @@ pub async fn report(
         .bind(requested_at)
         .bind(sqlx::types::Json(events))
         .execute(&mut *tx)
-        .await?;
-        tx.commit().await
-    };
-    write
         .await
-        .map_err(|e: sqlx::Error| format!("Postgres: {e}"))
+        .map_err(postgres)?;
+        tx.commit().await.map_err(postgres)
+    };
+    write.await
+}
+
+fn postgres(e: sqlx::Error) -> String {
+    format!("Postgres: {e}")
+}
+
+/// Before a redaction deletes reports: waits for any report being written (which holds the
+/// redactions in SHARE mode, [`redactions::redacted_since`]) to commit, so that it is deleted
+/// too, and keeps new ones from starting until this transaction ends.
+async fn lock_reports(tx: &mut sqlx::Transaction<'_, sqlx::Postgres>) -> Result<(), sqlx::Error> {
+    sqlx::query("LOCK TABLE redacted_customers IN SHARE ROW EXCLUSIVE MODE")
+        .execute(&mut **tx)
+        .await
+        .map(drop)
 }
 
 /// The shop's data request reports, newest request first. Kept after an uninstall, until the
@@ -127,6 +147,7 @@ pub async fn redact_customer(
         .map_err(|e| format!("ClickHouse: {e}"))?;
     let erase = async {
         let mut tx = db.begin().await?;
+        lock_reports(&mut tx).await?;
         sqlx::query("DELETE FROM privacy_reports WHERE shop_domain = $1 AND customer_id = $2")
             .bind(shop.as_str())
             .bind(customer.number())
@@ -172,6 +193,7 @@ pub async fn redact_shop(
         .map_err(|e| format!("ClickHouse: {e}"))?;
     let erase = async {
         let mut tx = db.begin().await?;
+        lock_reports(&mut tx).await?;
         crate::catalog::shops::erase(&mut tx, shop).await?;
         crate::ingest::claims::erase_shop(&mut tx, shop.as_str()).await?;
         changes::erase_shop(&mut *tx, shop.as_str()).await?;

@@ -681,3 +681,75 @@ async fn a_shop_redaction_for_an_installed_shop_erases_nothing() {
         .unwrap();
     assert_eq!(redacted, 0);
 }
+
+/// A data request worked on while the customer's redaction (of an earlier request, on another
+/// instance) deletes their events reads the events only once no redaction can be half-way: it
+/// never keeps a report of events the redaction removes.
+#[tokio::test]
+async fn a_data_request_racing_a_redaction_reports_none_of_the_events_it_removes() {
+    // Arrange: 42's events are held; the redactions are locked as a redaction's deletion of
+    // reports locks them, so the data request waits for it.
+    let app = spawn_app().await;
+    let (video, _) = app.create_shop_showing_a_video(SHOP, json!({})).await;
+    let activity = act(&app, SHOP, &video).await;
+    assert!(!activity.bound.is_empty());
+    let mut redaction = app.db.begin().await.unwrap();
+    sqlx::query("LOCK TABLE redacted_customers IN SHARE ROW EXCLUSIVE MODE")
+        .execute(&mut *redaction)
+        .await
+        .unwrap();
+
+    // Act: the data request arrives and its worker waits on the lock; meanwhile the redaction,
+    // asked for an hour before, is recorded, deletes 42's events and ends.
+    let request = json!({
+        "shop_id": 954889,
+        "shop_domain": SHOP,
+        "customer": { "id": 42 },
+        "data_request": { "id": 7777 },
+    });
+    Delivery::new("customers/data_request", &request)
+        .send_ok(&app)
+        .await;
+    let waiting = "SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation \
+                   WHERE c.relname = 'redacted_customers' AND NOT l.granted \
+                   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))";
+    let started = Instant::now();
+    while !sqlx::query_scalar::<_, bool>(waiting)
+        .fetch_one(&app.db)
+        .await
+        .unwrap()
+    {
+        assert!(
+            started.elapsed() < SHIPPED_WITHIN,
+            "the request never waited"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    sqlx::query(
+        "INSERT INTO redacted_customers \
+         (shop_domain, customer_id, customer_ids, order_ids, redacted_at) \
+         VALUES ($1, '42', ARRAY['42'], ARRAY[]::text[], now() - interval '1 hour')",
+    )
+    .bind(SHOP)
+    .execute(&mut *redaction)
+    .await
+    .unwrap();
+    let warehouse = warehouse_on(&clickhouse_url(), &app.clickhouse_database, None);
+    let customer = videoapp::warehouse::privacy::Customer {
+        ids: vec!["42".into()],
+        order_ids: vec![],
+    };
+    videoapp::warehouse::privacy::redact_customer(&warehouse, SHOP, &customer, i64::MAX)
+        .await
+        .unwrap();
+    assert_eq!(events_of(&app, SHOP, "42").await, 0);
+    redaction.commit().await.unwrap();
+    wait_until_worked(&app).await;
+
+    // Assert: the report was written after the redaction, and holds none of its events.
+    let reports = app
+        .admin_list(&format!("/shops/{SHOP}/privacy-reports"), "reports")
+        .await;
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert_eq!(reports[0]["events"], json!([]), "{reports:?}");
+}
