@@ -163,6 +163,15 @@ enum Arrives {
 /// to insert them), as `arrives` says; holds the shipper's batch (its claims wait on a lock)
 /// until the redaction's ClickHouse deletion is done (`deleted`), so that the batch goes in after
 /// it; then waits until the spool is empty and every delivery is done.
+/// Whether a transaction of the test's database waits for a lock on `table`.
+fn lock_awaited(table: &str) -> String {
+    format!(
+        "SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation \
+         WHERE c.relname = '{table}' AND NOT l.granted \
+         AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))"
+    )
+}
+
 async fn redact_while_events_are_on_their_way(
     app: &TestApp,
     proxy: &FaultProxy,
@@ -178,9 +187,9 @@ async fn redact_while_events_are_on_their_way(
         .await
         .unwrap();
     let started = Instant::now();
-    let wait_for = |sql: &'static str, what: &'static str| async move {
+    let wait_for = |sql: String, what: &'static str| async move {
         loop {
-            let holds: bool = sqlx::query_scalar(sql).fetch_one(&app.db).await.unwrap();
+            let holds: bool = sqlx::query_scalar(&sql).fetch_one(&app.db).await.unwrap();
             if holds {
                 return;
             }
@@ -190,16 +199,17 @@ async fn redact_while_events_are_on_their_way(
     };
     if arrives == Arrives::WhileGoingIn {
         proxy.set(Mode::Up);
-        let claiming = "SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation \
-                        WHERE c.relname = 'event_claims' AND NOT l.granted \
-                        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))";
-        wait_for(claiming, "the shipper never tried again").await;
+        wait_for(
+            lock_awaited("event_claims"),
+            "the shipper never tried again",
+        )
+        .await;
     }
     delivery.send_ok(app).await;
     if arrives == Arrives::WhileSpooled {
         let failed = "SELECT EXISTS (SELECT 1 FROM webhook_deliveries \
                       WHERE topic LIKE '%redact' AND done_at IS NULL AND last_error IS NOT NULL)";
-        wait_for(failed, "the redaction never ran").await;
+        wait_for(failed.to_string(), "the redaction never ran").await;
         proxy.set(Mode::Up);
     }
     while !deleted().await {
@@ -710,11 +720,8 @@ async fn a_data_request_racing_a_redaction_reports_none_of_the_events_it_removes
     Delivery::new("customers/data_request", &request)
         .send_ok(&app)
         .await;
-    let waiting = "SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation \
-                   WHERE c.relname = 'redacted_customers' AND NOT l.granted \
-                   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))";
     let started = Instant::now();
-    while !sqlx::query_scalar::<_, bool>(waiting)
+    while !sqlx::query_scalar::<_, bool>(&lock_awaited("redacted_customers"))
         .fetch_one(&app.db)
         .await
         .unwrap()
