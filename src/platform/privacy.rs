@@ -141,7 +141,7 @@ pub async fn redact_customer(
 ) -> Result<(), String> {
     let until = redactions::record_customer(db, shop.as_str(), customer, asked_at)
         .await
-        .map_err(|e| format!("Postgres: {e}"))?;
+        .map_err(postgres)?;
     held::redact_customer(warehouse, shop.as_str(), customer, until)
         .await
         .map_err(|e| format!("ClickHouse: {e}"))?;
@@ -156,9 +156,7 @@ pub async fn redact_customer(
         super::work::erase_customer(&mut *tx, shop.as_str(), customer.number(), delivery).await?;
         tx.commit().await
     };
-    erase
-        .await
-        .map_err(|e: sqlx::Error| format!("Postgres: {e}"))
+    erase.await.map_err(postgres)
 }
 
 /// Deletes everything of the shop: the redaction is recorded (so that the shipper drops the
@@ -187,7 +185,7 @@ pub async fn redact_shop(
     }
     redactions::record_shop(db, shop.as_str(), asked_at)
         .await
-        .map_err(|e| format!("Postgres: {e}"))?;
+        .map_err(postgres)?;
     held::redact_shop(warehouse, shop.as_str())
         .await
         .map_err(|e| format!("ClickHouse: {e}"))?;
@@ -204,7 +202,5 @@ pub async fn redact_shop(
             .await?;
         tx.commit().await
     };
-    erase
-        .await
-        .map_err(|e: sqlx::Error| format!("Postgres: {e}"))
+    erase.await.map_err(postgres)
 }

@@ -396,15 +396,7 @@ async fn slow_unsigned_webhook_bodies_that_fill_the_memory_budget_turn_others_aw
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(body["error"]["code"], "SERVICE_BUSY", "{body}");
     assert_eq!(admin.status(), StatusCode::CREATED);
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.metrics_address))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.metrics().await;
     let busy = metric_value(&metrics, "webhooks_refused_total", &[("reason", "busy")]);
     assert!(busy.is_some_and(|n| n >= 2.0), "{busy:?}");
 

@@ -15,7 +15,7 @@ use videoapp::storefront::signature::canonical_message;
 
 use crate::fault_proxy::{FaultProxy, Mode};
 use crate::helpers::*;
-use crate::platform_webhooks::{wait_until_worked, Delivery, SHOP};
+use crate::platform_webhooks::{wait_until_worked, worker_after, Delivery, SHOP};
 
 const OTHER_SHOP: &str = "other-webhook-shop.myshopify.com";
 const SHIPPED_WITHIN: Duration = Duration::from_secs(30);
@@ -609,16 +609,9 @@ async fn the_records_of_redactions_are_forgotten_thirty_days_after_their_request
         .await
         .unwrap();
     }
-    recorder.shutdown().await;
 
     // Act: an instance that works.
-    let settings = test_settings(&recorder.database_url, &recorder.clickhouse_database);
-    let worker = spawn_with_settings(
-        settings,
-        recorder.database_url.clone(),
-        recorder.clickhouse_database.clone(),
-    )
-    .await;
+    let worker = worker_after(recorder).await;
 
     // Assert
     let left = || async {

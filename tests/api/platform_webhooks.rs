@@ -413,16 +413,9 @@ async fn work_recorded_by_an_instance_that_stopped_before_doing_it_is_done_after
         .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let before = products(&recorder).await;
-    recorder.shutdown().await;
 
     // Act
-    let settings = test_settings(&recorder.database_url, &recorder.clickhouse_database);
-    let restarted = spawn_with_settings(
-        settings,
-        recorder.database_url.clone(),
-        recorder.clickhouse_database.clone(),
-    )
-    .await;
+    let restarted = worker_after(recorder).await;
     wait_until_worked(&restarted).await;
 
     // Assert
@@ -642,6 +635,20 @@ async fn a_delivery_sent_before_the_replay_window_or_without_its_time_is_refused
     assert_eq!(recorded, vec![last_retry.id]);
 }
 
+/// An instance that does the webhook work (pruning included, at once) on the databases of
+/// `recorder`, an instance that did none, once it has stopped: rows a test wrote beside the
+/// recorder meet a worker that has not looked at them yet.
+pub async fn worker_after(recorder: TestApp) -> TestApp {
+    recorder.shutdown().await;
+    let settings = test_settings(&recorder.database_url, &recorder.clickhouse_database);
+    spawn_with_settings(
+        settings,
+        recorder.database_url.clone(),
+        recorder.clickhouse_database.clone(),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn deliveries_whose_work_ended_before_the_retention_are_pruned_and_the_others_kept() {
     // Arrange: an instance that does no work (and so prunes nothing) records four deliveries:
@@ -671,16 +678,9 @@ async fn deliveries_whose_work_ended_before_the_retention_are_pruned_and_the_oth
         .await
         .unwrap();
     }
-    recorder.shutdown().await;
 
     // Act: an instance that works, with the default retention (48 hours).
-    let settings = test_settings(&recorder.database_url, &recorder.clickhouse_database);
-    let worker = spawn_with_settings(
-        settings,
-        recorder.database_url.clone(),
-        recorder.clickhouse_database.clone(),
-    )
-    .await;
+    let worker = worker_after(recorder).await;
 
     // Assert
     let started = Instant::now();
