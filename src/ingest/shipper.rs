@@ -284,11 +284,6 @@ impl Shipper {
 
     async fn ship(&mut self, segment: &Segment) -> Result<(), ShipError> {
         let contents = read_segment(&segment.path).map_err(ShipError::Unreadable)?;
-        if !contents.undecodable.is_empty() {
-            // Kept before anything of the segment ships: it is deleted once its events are in.
-            self.dead_letter_records(segment, &contents.undecodable)
-                .map_err(|e| transient(format!("cannot keep undecodable spool records: {e}")))?;
-        }
         let mut events = contents.events;
         let mut redactable = Batch::of(segment.batch_id, &events);
         // Every (shop, day) of the segment, including those of events that had already landed:
@@ -328,7 +323,7 @@ impl Shipper {
             let mut shops: Vec<&str> = days.iter().map(|(shop, _)| *shop).collect();
             shops.dedup();
             let lease = self.config.insert_timeout + INSERT_AFTERLIFE;
-            changes::inserting(self.claims()?.pool(), insert_id, &shops, lease)
+            changes::inserting(&db, insert_id, &shops, lease)
                 .await
                 .map_err(|e| transient(format!("Postgres analytics changes: {e}")))?;
             self.insert(segment.batch_id, &events).await?;
@@ -347,6 +342,12 @@ impl Shipper {
         }
         metrics::counter!("events_shipped_total").increment(events.len() as u64);
         metrics::histogram!("ingest_batch_rows").record(events.len() as f64);
+        // What is not events is kept, durably, just before the segment goes: once, however
+        // often the segment was retried, and a failure keeps the segment for another attempt.
+        if !contents.undecodable.is_empty() {
+            self.dead_letter_records(segment, &contents.undecodable)
+                .map_err(|e| transient(format!("cannot keep undecodable spool records: {e}")))?;
+        }
         if !contents.damaged.is_empty() {
             self.keep_damaged(segment, &contents.damaged).map_err(|e| {
                 transient(format!("cannot keep the damaged bytes of a segment: {e}"))
