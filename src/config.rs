@@ -19,6 +19,9 @@ use url::Url;
 
 use crate::platform::credentials::TokenKey;
 
+mod media;
+pub use media::{MediaConfig, MediaLimits, MediaSettings, MediaStorage, S3Config};
+
 /// Where `serve` listens unless told otherwise.
 pub const SERVE_LISTEN: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(LOOPBACK), 8080);
 /// Where `dev-store` listens unless told otherwise: beside the service.
@@ -491,6 +494,8 @@ pub struct Settings {
         value_parser = trim(value_parser!(u64).range(MIN_WEBHOOK_BODY_BUDGET_BYTES..))
     )]
     pub webhook_body_budget_bytes: u64,
+    #[command(flatten)]
+    pub media: MediaSettings,
 }
 
 impl Default for Settings {
@@ -553,6 +558,7 @@ pub struct Config {
     pub shutdown_grace: Duration,
     pub connections: ConnectionLimits,
     pub webhooks: WebhookLimits,
+    pub media: MediaConfig,
 }
 
 /// How old a webhook delivery may be, how long recorded ones are kept, and how many bytes of
@@ -666,7 +672,10 @@ impl Settings {
 
     /// Everything `serve` needs, or every required setting that is missing.
     pub fn server_config(&self) -> Result<Config, ConfigErrors> {
-        let ((((database_url, clickhouse), (proxy_secret, admin_token)), platform), webhooks) =
+        let (
+            ((((database_url, clickhouse), (proxy_secret, admin_token)), platform), webhooks),
+            media,
+        ) = both(
             both(
                 both(
                     both(
@@ -676,7 +685,9 @@ impl Settings {
                     self.platform(),
                 ),
                 self.webhook_limits(),
-            )?;
+            ),
+            self.media.media_config(),
+        )?;
         Ok(Config {
             database_url: database_url.clone(),
             clickhouse,
@@ -712,6 +723,7 @@ impl Settings {
                 max_connections: self.max_connections,
             },
             webhooks,
+            media,
         })
     }
 }

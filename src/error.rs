@@ -65,6 +65,15 @@ pub enum ApiError {
     /// A value is well-formed JSON but not acceptable; the message starts with the field's name.
     #[error("{field}: {message}")]
     Validation { field: String, message: String },
+    /// Media refused for what it is or how it was sent: a file that is not a playable video, a
+    /// limit passed, an upload out of step with the tus protocol, a video not yet playable. The
+    /// code names the problem (`media::Refusal`).
+    #[error("{message}")]
+    Media {
+        status: StatusCode,
+        code: &'static str,
+        message: String,
+    },
 
     // ---- 401
     #[error("Missing or invalid admin token. Use: Authorization: Bearer <admin token>")]
@@ -195,6 +204,7 @@ impl ApiError {
             InvalidEvent { .. } => (StatusCode::BAD_REQUEST, "INVALID_EVENT"),
             StaleDelivery(_) => (StatusCode::BAD_REQUEST, "STALE_DELIVERY"),
             Validation { .. } => (StatusCode::BAD_REQUEST, "VALIDATION_ERROR"),
+            Media { status, code, .. } => (*status, code),
             AdminTokenRequired | ApiKeyRequired => (StatusCode::UNAUTHORIZED, "UNAUTHORIZED"),
             InvalidApiKey => (StatusCode::UNAUTHORIZED, "INVALID_API_KEY"),
             InvalidSignature(_) => (StatusCode::UNAUTHORIZED, "INVALID_SIGNATURE"),
@@ -294,6 +304,11 @@ impl From<CatalogError> for ApiError {
             CatalogError::ShopNotFound => ApiError::NotFound("shop"),
             CatalogError::NotFound(what) => ApiError::NotFound(what),
             CatalogError::Invalid { field, message } => ApiError::Validation { field, message },
+            CatalogError::NotReady(message) => ApiError::Media {
+                status: StatusCode::BAD_REQUEST,
+                code: "VIDEO_NOT_READY",
+                message,
+            },
             CatalogError::Db(e) => e.into(),
         }
     }

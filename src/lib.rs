@@ -19,6 +19,7 @@ pub mod error;
 pub mod extract;
 pub mod generate;
 pub mod ingest;
+pub mod media;
 pub mod openapi;
 pub mod ops;
 pub mod platform;

@@ -26,6 +26,9 @@ pub enum CatalogError {
     NotFound(&'static str),
     #[error("{field}: {message}")]
     Invalid { field: String, message: String },
+    /// A video that cannot play yet (its upload or processing is not done) cannot be published.
+    #[error("{0}")]
+    NotReady(String),
     #[error(transparent)]
     Db(#[from] sqlx::Error),
 }

@@ -1,0 +1,37 @@
+//! The names of media objects. Every name of a shop's video starts with `videos/{shop}/{video}/`,
+//! and an upload's parts with `uploads/{video}/`, so a video's objects are deleted by prefix.
+
+use object_store::path::Path;
+use uuid::Uuid;
+
+use crate::catalog::domain::ShopDomain;
+
+/// Every object of a shop's videos.
+pub fn shop_prefix(shop: &ShopDomain) -> Path {
+    Path::from(format!("videos/{shop}"))
+}
+
+/// Every output of every processing run of one video.
+pub fn video_prefix(shop: &ShopDomain, video: Uuid) -> Path {
+    Path::from(format!("videos/{shop}/{video}"))
+}
+
+/// The outputs of one processing run: never written again once published.
+pub fn run_prefix(shop: &ShopDomain, video: Uuid, run: Uuid) -> Path {
+    Path::from(format!("videos/{shop}/{video}/{run}"))
+}
+
+/// An output of a run; `name` is relative (`poster-480.jpg`, `hls/master.m3u8`).
+pub fn output(run: &Path, name: &str) -> Path {
+    Path::from(format!("{run}/{name}"))
+}
+
+/// The received bytes of an upload (its source once complete).
+pub fn upload_prefix(video: Uuid) -> Path {
+    Path::from(format!("uploads/{video}"))
+}
+
+/// The part of an upload that begins at `offset`; zero-padded so names sort by offset.
+pub fn upload_part(video: Uuid, offset: u64) -> Path {
+    Path::from(format!("uploads/{video}/{offset:020}"))
+}

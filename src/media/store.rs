@@ -1,0 +1,169 @@
+//! Object storage for media: one interface (the `object_store` crate) over a directory, the
+//! embedded default served at `/media`, or an S3-compatible bucket behind a CDN.
+//!
+//! Names carry a content version (`videos/{shop}/{video}/{run}/…`): an object, once written, is
+//! never changed, so browsers and CDNs may keep it for a year.
+
+use std::path::Path as FilePath;
+use std::sync::Arc;
+
+use anyhow::Context;
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt};
+use object_store::aws::AmazonS3Builder;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+use object_store::{ObjectStore, PutPayload, WriteMultipart};
+use secrecy::ExposeSecret;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use url::Url;
+
+use crate::config::MediaStorage;
+
+/// Files larger than this are written in parts of this size (S3's multipart upload).
+const PART_BYTES: usize = 8 * 1024 * 1024;
+
+#[derive(Clone)]
+pub struct MediaStore {
+    objects: Arc<dyn ObjectStore>,
+    /// Ends with `/`; an object's public URL is this with its name appended.
+    public_base: Url,
+    /// Whether this service serves the objects itself (`/media`): the directory store.
+    served_here: bool,
+}
+
+impl std::fmt::Debug for MediaStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MediaStore")
+            .field("objects", &self.objects.to_string())
+            .field("public_base", &self.public_base.as_str())
+            .finish()
+    }
+}
+
+impl MediaStore {
+    /// Opens the configured store; objects are read by browsers at `public_base`.
+    pub fn open(storage: &MediaStorage, public_base: &Url) -> anyhow::Result<MediaStore> {
+        let (objects, served_here): (Arc<dyn ObjectStore>, bool) = match storage {
+            MediaStorage::Directory(dir) => {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+                let store = LocalFileSystem::new_with_prefix(dir)
+                    .with_context(|| format!("cannot open {}", dir.display()))?
+                    // A deleted object's empty directories go with it.
+                    .with_automatic_cleanup(true);
+                (Arc::new(store), true)
+            }
+            MediaStorage::S3(s3) => {
+                let mut builder = AmazonS3Builder::new()
+                    .with_bucket_name(&s3.bucket)
+                    .with_region(&s3.region);
+                if let Some(endpoint) = &s3.endpoint {
+                    let endpoint = endpoint.as_str().trim_end_matches('/');
+                    builder = builder
+                        .with_endpoint(endpoint)
+                        .with_allow_http(endpoint.starts_with("http:"))
+                        // Self-hosted servers name buckets in the path, not the host.
+                        .with_virtual_hosted_style_request(false);
+                }
+                if let Some(id) = &s3.access_key_id {
+                    builder = builder.with_access_key_id(id);
+                }
+                if let Some(secret) = &s3.secret_access_key {
+                    builder = builder.with_secret_access_key(secret.expose_secret());
+                }
+                let store = builder.build().context("the S3 settings")?;
+                (Arc::new(store), false)
+            }
+        };
+        let mut public_base = public_base.clone();
+        if !public_base.path().ends_with('/') {
+            public_base.set_path(&format!("{}/", public_base.path()));
+        }
+        Ok(MediaStore {
+            objects,
+            public_base,
+            served_here,
+        })
+    }
+
+    pub fn objects(&self) -> &Arc<dyn ObjectStore> {
+        &self.objects
+    }
+
+    /// Whether `/media` serves this store's objects (the directory store).
+    pub fn served_here(&self) -> bool {
+        self.served_here
+    }
+
+    /// The URL browsers read `name` at.
+    pub fn public_url(&self, name: &Path) -> String {
+        format!("{}{}", self.public_base, name)
+    }
+
+    pub async fn put(&self, name: &Path, bytes: Bytes) -> object_store::Result<()> {
+        self.objects.put(name, PutPayload::from(bytes)).await?;
+        Ok(())
+    }
+
+    /// Writes the file at `file` as `name`, in parts when it is large; returns its size.
+    pub async fn put_file(&self, name: &Path, file: &FilePath) -> anyhow::Result<u64> {
+        let mut source = tokio::fs::File::open(file)
+            .await
+            .with_context(|| format!("cannot open {}", file.display()))?;
+        let size = source.metadata().await?.len();
+        if size <= PART_BYTES as u64 {
+            let mut bytes = Vec::with_capacity(size as usize);
+            source.read_to_end(&mut bytes).await?;
+            self.put(name, bytes.into()).await?;
+            return Ok(size);
+        }
+        let upload = self.objects.put_multipart(name).await?;
+        let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_BYTES);
+        let mut buffer = vec![0u8; 1024 * 1024];
+        loop {
+            let read = source.read(&mut buffer).await?;
+            if read == 0 {
+                break;
+            }
+            writer.wait_for_capacity(2).await?;
+            writer.write(&buffer[..read]);
+        }
+        writer.finish().await?;
+        Ok(size)
+    }
+
+    /// Writes every object under `prefix`, in the order of their names, one after another into
+    /// `file`; returns the bytes written.
+    pub async fn concatenate_into(&self, prefix: &Path, file: &FilePath) -> anyhow::Result<u64> {
+        let mut names: Vec<Path> = self
+            .objects
+            .list(Some(prefix))
+            .map_ok(|meta| meta.location)
+            .try_collect()
+            .await?;
+        names.sort_by(|a, b| a.as_ref().cmp(b.as_ref()));
+        let mut out = tokio::fs::File::create(file)
+            .await
+            .with_context(|| format!("cannot create {}", file.display()))?;
+        let mut written = 0;
+        for name in names {
+            let mut stream = self.objects.get(&name).await?.into_stream();
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk?;
+                out.write_all(&chunk).await?;
+                written += chunk.len() as u64;
+            }
+        }
+        out.flush().await?;
+        out.sync_all().await?;
+        Ok(written)
+    }
+
+    /// Deletes every object under `prefix`; returns how many there were.
+    pub async fn delete_prefix(&self, prefix: &Path) -> object_store::Result<usize> {
+        let names = self.objects.list(Some(prefix)).map_ok(|meta| meta.location).boxed();
+        let deleted: Vec<Path> = self.objects.delete_stream(names).try_collect().await?;
+        Ok(deleted.len())
+    }
+}
