@@ -14,9 +14,11 @@ ALTER TABLE videos
     ADD COLUMN processing_error TEXT,
     ADD COLUMN hls_url TEXT NOT NULL DEFAULT '',
     ADD COLUMN poster_url TEXT NOT NULL DEFAULT '',
-    -- The object prefix of the outputs the video shows now (`…/{version}/`): one processing
-    -- run's outputs, never changed; a new run writes a new prefix and the old one is deleted.
+    -- The object prefix of the outputs the video shows now (`…/{run}/`): one processing run's
+    -- outputs, never changed; a new run writes a new prefix and the old one is deleted. A poster
+    -- chosen later is a run of its own.
     ADD COLUMN media_prefix TEXT,
+    ADD COLUMN poster_prefix TEXT,
     -- Bytes of the outputs and of the source, for the shop's storage quota.
     ADD COLUMN media_bytes BIGINT NOT NULL DEFAULT 0,
     -- Where in the video the poster was taken, in milliseconds; NULL: chosen by the service.
@@ -27,8 +29,10 @@ ALTER TABLE videos
     ADD COLUMN frame_rate DOUBLE PRECISION,
     ADD COLUMN has_audio BOOLEAN;
 
--- A tus upload; its id is its video's. The bytes received so far are objects named
--- `uploads/{video_id}/{offset}` (one per PATCH that stored anything), in offset order.
+-- A tus upload; its id is its video's. The bytes received so far are the objects `parts` names,
+-- in order (`uploads/{video_id}/{offset}-{id}`, one per PATCH that stored anything). A part is
+-- written before it is listed here, under a name no other request uses: two requests racing at
+-- one offset each write their own object, one is listed, and the other deletes its own.
 CREATE TABLE media_uploads (
     video_id     UUID PRIMARY KEY REFERENCES videos (id) ON DELETE CASCADE,
     shop_domain  TEXT NOT NULL,
@@ -36,6 +40,7 @@ CREATE TABLE media_uploads (
     -- always set today).
     length       BIGINT NOT NULL CHECK (length >= 0),
     received     BIGINT NOT NULL DEFAULT 0 CHECK (received >= 0 AND received <= length),
+    parts        TEXT[] NOT NULL DEFAULT '{}',
     filename     TEXT NOT NULL DEFAULT '',
     expires_at   TIMESTAMPTZ NOT NULL,
     completed_at TIMESTAMPTZ,
@@ -52,8 +57,10 @@ CREATE TABLE media_jobs (
     id           BIGSERIAL PRIMARY KEY,
     video_id     UUID NOT NULL REFERENCES videos (id) ON DELETE CASCADE,
     shop_domain  TEXT NOT NULL,
-    -- `process`: every output from the source; `poster`: the poster again, at `poster_time_ms`.
-    kind         TEXT NOT NULL CHECK (kind IN ('process', 'poster')),
+    -- `import`: fetch `source_url`, then as `process`; `process`: every output from the
+    -- source; `poster`: the poster again, at the video's `poster_time_ms`.
+    kind         TEXT NOT NULL CHECK (kind IN ('import', 'process', 'poster')),
+    source_url   TEXT,
     state        TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'done', 'failed')),
     attempts     INTEGER NOT NULL DEFAULT 0,
     run_after    TIMESTAMPTZ NOT NULL DEFAULT now(),

@@ -28,7 +28,8 @@ use crate::storefront::signature::ProxySecret;
 use crate::storefront::view_counts::ViewCounts;
 use crate::warehouse::{compaction, migrations, Warehouse};
 use crate::{
-    analytics, cache_invalidation, dashboard, db, ops, platform, serve, storefront, telemetry,
+    analytics, cache_invalidation, dashboard, db, media, ops, platform, serve, storefront,
+    telemetry,
 };
 
 /// What every handler can reach. One `Arc`: axum clones the state for every request, and the
@@ -67,6 +68,8 @@ pub struct Shared {
     /// Session tokens, the platform's endpoints and the token key; `None` when the platform
     /// settings are off.
     pub platform: Option<Arc<platform::Platform>>,
+    /// Uploaded and processed videos: their store, limits and workers' wake-up.
+    pub media: media::Media,
 }
 
 /// A built service with its listeners bound, so callers (and tests, with port 0) can learn the
@@ -164,6 +167,14 @@ impl Application {
             };
             platform::work::spawn_worker(worker, webhook_work.clone());
         }
+        let media = media::Media::open(&config.media, listener.local_addr()?)?;
+        if config.media.workers > 0 {
+            let worker = media::worker::Worker {
+                db: db.clone(),
+                media: media.clone(),
+            };
+            media::worker::spawn(worker, config.media.workers);
+        }
         let rate_limit = KeyRateLimit::new(config.rate_limit_per_minute, db.clone());
         let state = AppState(Arc::new(Shared {
             view_counts: ViewCounts::new(warehouse.clone(), config.view_count_refresh),
@@ -172,6 +183,7 @@ impl Application {
             webhook_work,
             webhook_bodies: BodyBudget::new(config.webhooks.body_budget_bytes),
             platform,
+            media,
             api_keys,
             rate_limit,
             ingest: pipeline.ingest.clone(),
@@ -316,12 +328,14 @@ fn router(state: AppState) -> PublicService {
     crate::openapi::document_the_edge(&mut openapi);
     let known_params = KnownParamsLayer::from_document(&openapi);
     let openapi = Arc::new(openapi);
+    let media = state.media.store.clone();
     let routes: Router = api
         .route(
             "/openapi.json",
             get(move || async move { Json(openapi.as_ref().clone()) }),
         )
         .route_layer(known_params)
+        .nest_service("/media", media::serve::service(media))
         // The dashboard's page takes whatever the platform's admin adds to its URL.
         .merge(dashboard::pages())
         .route_layer(telemetry::HttpMetricsLayer)

@@ -7,6 +7,7 @@ use videoapp::catalog::domain::ShopDomain;
 use videoapp::config::{self, Settings};
 use videoapp::devstore::dashboard::DemoAdmin;
 use videoapp::devstore::{DevStoreConfig, DevStoreServer};
+use videoapp::media::{worker, Media};
 use videoapp::storefront::signature::{signed_query, ProxySecret};
 use videoapp::warehouse::cluster::{Cluster, Step};
 use videoapp::warehouse::{migrations, Warehouse};
@@ -34,6 +35,9 @@ struct Cli {
 enum Command {
     /// Run the HTTP service (applies pending migrations first).
     Serve,
+    /// Run media processing workers only (no HTTP): they take jobs from the queue in Postgres
+    /// and share the media store with the service (an S3 bucket, or the same directory).
+    Worker,
     /// Apply the Postgres and ClickHouse migrations, then exit.
     Migrate,
     /// Print every ClickHouse statement the migrations run, in the form they take with these
@@ -143,6 +147,29 @@ fn main() -> ExitCode {
                 let app = Application::build(config).await?;
                 tracing::info!(listen = %app.local_addr(), metrics = %app.metrics_addr(), "videoapp serving");
                 app.run_until(shutdown).await
+            })
+        }
+        Command::Worker => {
+            let (database_url, media) = match problems.and(config::both(
+                settings.database_url(),
+                settings.media.media_config(),
+            )) {
+                Ok((url, media)) => (url.clone(), media),
+                Err(e) => return config_error(e),
+            };
+            let listen = settings.serve_listen();
+            telemetry::init_tracing(log_format);
+            run(async move {
+                let shutdown = shutdown_signal()?;
+                telemetry::prometheus();
+                let pool = db::connect(database_url.expose_secret()).await?;
+                db::migrate(&pool).await?;
+                let media = Media::open(&media, listen)?;
+                let workers = media.config.workers.max(1);
+                worker::spawn(worker::Worker { db: pool, media }, workers);
+                tracing::info!(workers, "videoapp media workers running");
+                shutdown.await;
+                Ok(())
             })
         }
         Command::Generate(plan) => {

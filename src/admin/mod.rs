@@ -7,6 +7,7 @@ mod path;
 mod privacy;
 mod products;
 mod shops;
+mod uploads;
 mod videos;
 mod widgets;
 
@@ -84,6 +85,15 @@ fn shop_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(shops::get_shop))
         .routes(routes!(products::list_products))
         .routes(routes!(videos::create_video, videos::list_videos))
+        .routes(routes!(uploads::upload_options, uploads::create_upload))
+        .routes(routes!(
+            uploads::upload_offset,
+            uploads::append_upload,
+            uploads::terminate_upload
+        ))
+        .routes(routes!(uploads::import_video))
+        .routes(routes!(uploads::retry_video))
+        .routes(routes!(uploads::choose_poster))
         .routes(routes!(
             videos::get_video,
             videos::patch_video,
@@ -109,7 +119,7 @@ async fn invalidate_after_write(
     req: Request,
     next: Next,
 ) -> Response {
-    let is_write = req.method() != Method::GET;
+    let is_write = ![Method::GET, Method::HEAD, Method::OPTIONS].contains(req.method());
     let is_delete = req.method() == Method::DELETE;
     let response = next.run(req).await;
     if let (true, true, Ok(ShopPath { shop })) = (is_write, response.status().is_success(), shop) {

@@ -84,6 +84,19 @@ pub(crate) async fn delete_one(
     Ok(())
 }
 
+/// Marks a change to a shop's catalog made outside [`begin_write`] (processing publishing a
+/// video's media): its version moves and caches learn of it when the transaction commits.
+pub(crate) async fn bump_version(
+    tx: &mut Transaction<'static, Postgres>,
+    shop: &ShopDomain,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE shops SET catalog_version = catalog_version + 1 WHERE domain = $1")
+        .bind(shop.as_str())
+        .execute(&mut **tx)
+        .await?;
+    notify_change(tx, shop).await
+}
+
 pub(crate) async fn notify_change(
     tx: &mut Transaction<'static, Postgres>,
     shop: &ShopDomain,

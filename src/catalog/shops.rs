@@ -144,6 +144,7 @@ pub async fn erase(
         .bind(domain.as_str())
         .execute(&mut **tx)
         .await?;
+    crate::media::forget_shop(tx, domain).await?;
     sqlx::query("DELETE FROM shops WHERE domain = $1")
         .bind(domain.as_str())
         .execute(&mut **tx)
@@ -165,6 +166,7 @@ pub async fn uninstall(pool: &PgPool, domain: &ShopDomain) -> Result<(), Catalog
     if found.is_none() {
         return Err(CatalogError::ShopNotFound);
     }
+    crate::media::forget_shop(&mut tx, domain).await?;
     // Widgets first: their video links cascade from either side, but this order keeps each
     // delete touching only its own table.
     for table in ["widgets", "videos", "products"] {

@@ -17,20 +17,131 @@ use super::{
 const MAX_DURATION_SECONDS: f64 = 24.0 * 3600.0;
 const MAX_LINKED_PRODUCTS: usize = 250;
 
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Video {
     pub id: Uuid,
     pub title: String,
+    /// The poster, for a video made from a file.
     pub thumbnail: String,
+    /// The progressive MP4, for a video made from a file.
     pub video_url: String,
     pub mini_version_url: String,
     /// Seconds.
     pub duration: f64,
     pub status: VideoStatus,
     pub product_ids: Vec<ProductGid>,
+    /// Where a video made from a file stands; `null` for a video given as URLs.
+    pub processing: Option<Processing>,
+    /// The HLS master playlist of a processed video; empty otherwise.
+    pub hls_url: String,
+    /// The poster of a processed video (as `thumbnail`); empty otherwise.
+    pub poster_url: String,
+    /// The moment of the video the poster shows, in milliseconds; `null`: chosen by the service.
+    pub poster_time_ms: Option<i32>,
+    /// Display size of a processed video's source, in pixels; `null` when unknown.
+    pub width: Option<i32>,
+    pub height: Option<i32>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+/// The processing of a video made from an upload or an import.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Processing {
+    pub state: ProcessingState,
+    /// 0–100, within the current state.
+    pub progress: i16,
+    /// Why it failed, when `state` is `failed`.
+    pub error: Option<ProcessingError>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ProcessingError {
+    /// e.g. `NOT_A_VIDEO`, `VIDEO_TOO_LONG`, `PROCESSING_FAILED`.
+    pub code: String,
+    /// What went wrong and what to do, for the merchant.
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema, sqlx::Type)]
+#[serde(rename_all = "lowercase")]
+#[sqlx(type_name = "text", rename_all = "lowercase")]
+pub enum ProcessingState {
+    /// The file is still arriving.
+    Uploading,
+    /// Waiting for a worker.
+    Queued,
+    Processing,
+    /// Every output is made: the video can be published.
+    Ready,
+    /// See `error`; the merchant may retry.
+    Failed,
+}
+
+/// A `videos` row as stored; [`Video`] is what the API shows of it.
+#[derive(sqlx::FromRow)]
+pub(crate) struct VideoRow {
+    id: Uuid,
+    title: String,
+    thumbnail: String,
+    video_url: String,
+    mini_version_url: String,
+    duration: f64,
+    status: VideoStatus,
+    product_ids: Vec<ProductGid>,
+    processing_state: Option<ProcessingState>,
+    processing_progress: i16,
+    processing_error_code: Option<String>,
+    processing_error: Option<String>,
+    hls_url: String,
+    poster_url: String,
+    poster_time_ms: Option<i32>,
+    width: Option<i32>,
+    height: Option<i32>,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl From<VideoRow> for Video {
+    fn from(row: VideoRow) -> Video {
+        let processing = row.processing_state.map(|state| Processing {
+            state,
+            progress: row.processing_progress,
+            error: row.processing_error_code.map(|code| ProcessingError {
+                code,
+                message: row.processing_error.unwrap_or_default(),
+            }),
+        });
+        Video {
+            id: row.id,
+            title: row.title,
+            thumbnail: row.thumbnail,
+            video_url: row.video_url,
+            mini_version_url: row.mini_version_url,
+            duration: row.duration,
+            status: row.status,
+            product_ids: row.product_ids,
+            processing,
+            hls_url: row.hls_url,
+            poster_url: row.poster_url,
+            poster_time_ms: row.poster_time_ms,
+            width: row.width,
+            height: row.height,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        }
+    }
+}
+
+impl Video {
+    /// Whether the video can play on a store: given as URLs, or processed.
+    pub fn playable(&self) -> bool {
+        self.processing
+            .as_ref()
+            .is_none_or(|p| p.state == ProcessingState::Ready)
+    }
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -105,8 +216,12 @@ fn validate(v: &NewVideo) -> Result<(), CatalogError> {
             format!("must be between 0 and {MAX_DURATION_SECONDS} seconds"),
         ));
     }
-    check_unique("productIds", &v.product_ids, ProductGid::to_string)?;
-    if v.product_ids.len() > MAX_LINKED_PRODUCTS {
+    check_product_ids(&v.product_ids)
+}
+
+fn check_product_ids(ids: &[ProductGid]) -> Result<(), CatalogError> {
+    check_unique("productIds", ids, ProductGid::to_string)?;
+    if ids.len() > MAX_LINKED_PRODUCTS {
         return Err(CatalogError::invalid(
             "productIds",
             format!("at most {MAX_LINKED_PRODUCTS} products"),
@@ -115,8 +230,10 @@ fn validate(v: &NewVideo) -> Result<(), CatalogError> {
     Ok(())
 }
 
-const VIDEO_COLUMNS: &str = "id, title, thumbnail, video_url, mini_version_url, duration, status, \
-                             product_ids, created_at, updated_at";
+pub(crate) const VIDEO_COLUMNS: &str =
+    "id, title, thumbnail, video_url, mini_version_url, duration, status, product_ids, \
+     processing_state, processing_progress, processing_error_code, processing_error, hls_url, \
+     poster_url, poster_time_ms, width, height, created_at, updated_at";
 
 pub async fn create(
     pool: &PgPool,
@@ -144,7 +261,7 @@ async fn write_row(
     id: Uuid,
     video: &NewVideo,
 ) -> Result<Video, sqlx::Error> {
-    sqlx::query_as(sql)
+    sqlx::query_as::<_, VideoRow>(sql)
         .bind(shop.as_str())
         .bind(id)
         .bind(&video.title)
@@ -156,17 +273,18 @@ async fn write_row(
         .bind(&video.product_ids)
         .fetch_one(&mut **tx)
         .await
+        .map(Video::from)
 }
 
 pub async fn list(pool: &PgPool, shop: &ShopDomain) -> Result<Vec<Video>, CatalogError> {
     super::require_shop(pool, shop).await?;
-    let videos = sqlx::query_as(&format!(
+    let videos: Vec<VideoRow> = sqlx::query_as(&format!(
         "SELECT {VIDEO_COLUMNS} FROM videos WHERE shop_domain = $1 ORDER BY created_at, id"
     ))
     .bind(shop.as_str())
     .fetch_all(pool)
     .await?;
-    Ok(videos)
+    Ok(videos.into_iter().map(Video::from).collect())
 }
 
 /// The shop's published videos, oldest first.
@@ -174,25 +292,28 @@ pub(crate) async fn list_published(
     conn: &mut sqlx::PgConnection,
     shop: &ShopDomain,
 ) -> Result<Vec<Video>, sqlx::Error> {
-    sqlx::query_as(&format!(
+    let videos: Vec<VideoRow> = sqlx::query_as(&format!(
         "SELECT {VIDEO_COLUMNS} FROM videos WHERE shop_domain = $1 AND status = 'PUBLISHED' \
-         ORDER BY created_at, id"
+         AND (processing_state IS NULL OR processing_state = 'ready') ORDER BY created_at, id"
     ))
     .bind(shop.as_str())
     .fetch_all(conn)
-    .await
+    .await?;
+    Ok(videos.into_iter().map(Video::from).collect())
 }
 
 pub async fn get(pool: &PgPool, shop: &ShopDomain, id: Uuid) -> Result<Video, CatalogError> {
     super::require_shop(pool, shop).await?;
-    let video: Option<Video> = sqlx::query_as(&format!(
+    let video: Option<VideoRow> = sqlx::query_as(&format!(
         "SELECT {VIDEO_COLUMNS} FROM videos WHERE shop_domain = $1 AND id = $2"
     ))
     .bind(shop.as_str())
     .bind(id)
     .fetch_optional(pool)
     .await?;
-    video.ok_or(CatalogError::NotFound("video"))
+    video
+        .map(Video::from)
+        .ok_or(CatalogError::NotFound("video"))
 }
 
 pub async fn update(
@@ -202,14 +323,54 @@ pub async fn update(
     patch: VideoPatch,
 ) -> Result<Video, CatalogError> {
     let (mut tx, _) = begin_write(pool, shop).await?;
-    let current: Option<Video> = sqlx::query_as(&format!(
+    let current: Option<VideoRow> = sqlx::query_as(&format!(
         "SELECT {VIDEO_COLUMNS} FROM videos WHERE shop_domain = $1 AND id = $2 FOR UPDATE"
     ))
     .bind(shop.as_str())
     .bind(id)
     .fetch_optional(&mut *tx)
     .await?;
-    let current = current.ok_or(CatalogError::NotFound("video"))?;
+    let current = Video::from(current.ok_or(CatalogError::NotFound("video"))?);
+    if current.processing.is_some() {
+        // A video made from a file has its media fields filled from the outputs.
+        let filled = [
+            ("thumbnail", patch.thumbnail.is_some()),
+            ("videoUrl", patch.video_url.is_some()),
+            ("miniVersionUrl", patch.mini_version_url.is_some()),
+            ("duration", patch.duration.is_some()),
+        ];
+        if let Some((field, _)) = filled.iter().find(|(_, given)| *given) {
+            return Err(CatalogError::invalid(
+                *field,
+                "is made from the uploaded file and cannot be set; choose the poster with \
+                 POST …/videos/{id}/poster",
+            ));
+        }
+        if patch.status == Some(VideoStatus::Published) && !current.playable() {
+            return Err(not_ready(&current));
+        }
+        let sql = format!(
+            "UPDATE videos SET title = COALESCE($3, title), status = COALESCE($4, status), \
+             product_ids = COALESCE($5, product_ids), updated_at = now() \
+             WHERE shop_domain = $1 AND id = $2 RETURNING {VIDEO_COLUMNS}"
+        );
+        if let Some(title) = &patch.title {
+            check_required_text("title", title, TITLE_CHARS)?;
+        }
+        if let Some(ids) = &patch.product_ids {
+            check_product_ids(ids)?;
+        }
+        let row: VideoRow = sqlx::query_as(&sql)
+            .bind(shop.as_str())
+            .bind(id)
+            .bind(patch.title.as_deref())
+            .bind(patch.status)
+            .bind(patch.product_ids.as_ref())
+            .fetch_one(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        return Ok(row.into());
+    }
     let merged = NewVideo {
         title: TextLine::or_stored(patch.title, current.title),
         thumbnail: TextLine::or_stored(patch.thumbnail, current.thumbnail),
@@ -230,8 +391,35 @@ pub async fn update(
     Ok(video)
 }
 
-/// Deletes a video; the foreign key removes it from every widget in the same transaction.
+/// Why a video cannot be published yet, for the merchant.
+fn not_ready(video: &Video) -> CatalogError {
+    let state = video.processing.as_ref().map(|p| p.state);
+    let message = match state {
+        Some(ProcessingState::Uploading) => "the video is still uploading",
+        Some(ProcessingState::Failed) => {
+            "the video could not be processed; retry it or upload it again"
+        }
+        _ => "the video is still being processed",
+    };
+    CatalogError::NotReady(format!(
+        "status: cannot be PUBLISHED yet: {message}; it can be once its processing state is ready"
+    ))
+}
+
+/// Deletes a video; the foreign key removes it from every widget in the same transaction, and
+/// its stored media (outputs and upload) are queued for deletion in it too.
 pub async fn delete(pool: &PgPool, shop: &ShopDomain, id: Uuid) -> Result<(), CatalogError> {
-    let sql = "DELETE FROM videos WHERE shop_domain = $1 AND id = $2";
-    super::delete_one(pool, shop, id, sql, "video").await
+    let (mut tx, _) = begin_write(pool, shop).await?;
+    let deleted = sqlx::query("DELETE FROM videos WHERE shop_domain = $1 AND id = $2")
+        .bind(shop.as_str())
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    if deleted == 0 {
+        return Err(CatalogError::NotFound("video"));
+    }
+    crate::media::forget_video(&mut tx, shop, id).await?;
+    tx.commit().await?;
+    Ok(())
 }

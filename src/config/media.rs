@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::TypedValueParser;
 use clap::{value_parser, Args};
 use secrecy::SecretString;
 use url::Url;
@@ -63,7 +64,12 @@ pub struct MediaSettings {
     )]
     pub s3_region: String,
     /// The access key id for the bucket.
-    #[arg(long, env = "VIDEOAPP_S3_ACCESS_KEY_ID", global = true, value_name = "ID")]
+    #[arg(
+        long,
+        env = "VIDEOAPP_S3_ACCESS_KEY_ID",
+        global = true,
+        value_name = "ID"
+    )]
     pub s3_access_key_id: Option<String>,
     /// The secret access key for the bucket.
     #[arg(
@@ -156,6 +162,28 @@ pub struct MediaSettings {
         value_parser = positive_seconds()
     )]
     pub ffmpeg_timeout: Duration,
+    /// A processing job's lease: a worker renews it while it works; one that stops renewing (it
+    /// died or hangs) loses the job to another worker this long after its last renewal.
+    #[arg(
+        long,
+        env = "VIDEOAPP_MEDIA_JOB_LEASE_SECONDS",
+        global = true,
+        value_name = "SECONDS",
+        default_value = "60",
+        value_parser = trim(value_parser!(u64).range(3..=3600).map(Duration::from_secs))
+    )]
+    pub media_job_lease: Duration,
+    /// Objects no video references are deleted once they are this old (younger ones may belong
+    /// to an upload or a run in progress).
+    #[arg(
+        long,
+        env = "VIDEOAPP_MEDIA_SWEEP_GRACE_SECONDS",
+        global = true,
+        value_name = "SECONDS",
+        default_value = "86400",
+        value_parser = trim(value_parser!(u64).range(1..).map(Duration::from_secs))
+    )]
+    pub media_sweep_grace: Duration,
     /// Lets URL imports fetch plain http from loopback addresses: for tests and the demo only.
     #[arg(
         long,
@@ -203,6 +231,8 @@ pub struct MediaConfig {
     pub public_url: Option<Url>,
     pub limits: MediaLimits,
     pub workers: u32,
+    pub job_lease: Duration,
+    pub sweep_grace: Duration,
     pub ffmpeg_threads: u32,
     pub ffmpeg_timeout: Duration,
     pub import_allow_loopback_http: bool,
@@ -244,6 +274,8 @@ impl MediaSettings {
                 upload_expiry: self.upload_expiry,
             },
             workers: self.media_workers,
+            job_lease: self.media_job_lease,
+            sweep_grace: self.media_sweep_grace,
             ffmpeg_threads: self.ffmpeg_threads,
             ffmpeg_timeout: self.ffmpeg_timeout,
             import_allow_loopback_http: self.import_allow_loopback_http,

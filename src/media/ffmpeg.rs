@@ -66,7 +66,11 @@ pub struct Renditions {
 
 impl Ffmpeg {
     /// Probes `source` and refuses anything that is not a playable video within `limits`.
-    pub async fn probe(&self, source: &Path, limits: &MediaLimits) -> Result<SourceFacts, StepError> {
+    pub async fn probe(
+        &self,
+        source: &Path,
+        limits: &MediaLimits,
+    ) -> Result<SourceFacts, StepError> {
         let _ = (source, limits);
         Err(StepError::Failed(anyhow::anyhow!("not built yet")))
     }
@@ -84,7 +88,12 @@ impl Ffmpeg {
     }
 
     /// The mini version (`mini.mp4`) into `dir`.
-    pub async fn mini(&self, source: &Path, facts: &SourceFacts, dir: &Path) -> Result<Output, StepError> {
+    pub async fn mini(
+        &self,
+        source: &Path,
+        facts: &SourceFacts,
+        dir: &Path,
+    ) -> Result<Output, StepError> {
         let _ = (source, facts, dir);
         Err(StepError::Failed(anyhow::anyhow!("not built yet")))
     }

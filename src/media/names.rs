@@ -31,7 +31,8 @@ pub fn upload_prefix(video: Uuid) -> Path {
     Path::from(format!("uploads/{video}"))
 }
 
-/// The part of an upload that begins at `offset`; zero-padded so names sort by offset.
-pub fn upload_part(video: Uuid, offset: u64) -> Path {
-    Path::from(format!("uploads/{video}/{offset:020}"))
+/// A part of an upload that begins at `offset`, written by one request (`attempt`): a name no
+/// other request writes. Zero-padded so names sort by offset.
+pub fn upload_part(video: Uuid, offset: u64, attempt: Uuid) -> Path {
+    Path::from(format!("uploads/{video}/{offset:020}-{attempt}"))
 }

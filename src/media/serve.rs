@@ -3,8 +3,9 @@
 
 use axum::Router;
 
-use crate::app::AppState;
+use super::MediaStore;
 
-pub fn router() -> Router<AppState> {
+pub fn service(store: MediaStore) -> Router {
+    let _ = store;
     Router::new()
 }

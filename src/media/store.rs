@@ -143,12 +143,18 @@ impl MediaStore {
             .try_collect()
             .await?;
         names.sort_by(|a, b| a.as_ref().cmp(b.as_ref()));
+        self.concatenate(&names, file).await
+    }
+
+    /// Writes the objects `names`, in that order, one after another into `file`; returns the
+    /// bytes written.
+    pub async fn concatenate(&self, names: &[Path], file: &FilePath) -> anyhow::Result<u64> {
         let mut out = tokio::fs::File::create(file)
             .await
             .with_context(|| format!("cannot create {}", file.display()))?;
         let mut written = 0;
         for name in names {
-            let mut stream = self.objects.get(&name).await?.into_stream();
+            let mut stream = self.objects.get(name).await?.into_stream();
             while let Some(chunk) = stream.next().await {
                 let chunk = chunk?;
                 out.write_all(&chunk).await?;
@@ -162,7 +168,11 @@ impl MediaStore {
 
     /// Deletes every object under `prefix`; returns how many there were.
     pub async fn delete_prefix(&self, prefix: &Path) -> object_store::Result<usize> {
-        let names = self.objects.list(Some(prefix)).map_ok(|meta| meta.location).boxed();
+        let names = self
+            .objects
+            .list(Some(prefix))
+            .map_ok(|meta| meta.location)
+            .boxed();
         let deleted: Vec<Path> = self.objects.delete_stream(names).try_collect().await?;
         Ok(deleted.len())
     }

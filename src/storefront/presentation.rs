@@ -49,6 +49,15 @@ pub struct StorefrontVideo<'a> {
     pub thumbnail: &'a str,
     pub video_url: &'a str,
     pub mini_version_url: &'a str,
+    /// The HLS master playlist, for a video made from a file (absent otherwise): players that
+    /// play HLS natively start with it; others play `videoUrl`, a progressive MP4.
+    #[serde(skip_serializing_if = "str::is_empty")]
+    #[schema(required = false)]
+    pub hls_url: &'a str,
+    /// The poster, for a video made from a file (absent otherwise).
+    #[serde(skip_serializing_if = "str::is_empty")]
+    #[schema(required = false)]
+    pub poster_url: &'a str,
     /// Seconds.
     pub duration: f64,
     /// 1-based position within the widget.
@@ -173,6 +182,8 @@ fn render(
                 thumbnail: &v.thumbnail,
                 video_url: &v.video_url,
                 mini_version_url: &v.mini_version_url,
+                hls_url: &v.hls_url,
+                poster_url: &v.poster_url,
                 duration: v.duration,
                 order: i + 1,
                 view_count: counts.counts.get(&v.id).copied().unwrap_or(0).to_string(),

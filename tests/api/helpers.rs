@@ -9,7 +9,7 @@ use sqlx::{Connection, Executor, PgConnection, PgPool};
 use uuid::Uuid;
 use videoapp::app::Application;
 use videoapp::catalog::cache::CatalogCache;
-use videoapp::config::Settings;
+use videoapp::config::{MediaSettings, Settings};
 use videoapp::storefront::signature::{signed_query, ProxySecret};
 
 pub const ADMIN_TOKEN: &str = "test-admin-token-0123456789";
@@ -106,8 +106,19 @@ pub fn test_settings(database_url: &str, clickhouse_database: &str) -> Settings 
         spool_dir: fresh_spool_dir(),
         // Small batches ship fast, so tests see their rows quickly.
         batch_max_age: Duration::from_millis(100),
+        media: MediaSettings {
+            media_dir: fresh_media_dir(),
+            // Tests that process videos start workers of their own.
+            media_workers: 0,
+            ..Settings::default().media
+        },
         ..Settings::default()
     }
+}
+
+/// A media directory of the test's own.
+pub fn fresh_media_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("videoapp-test-media-{}", Uuid::new_v4().simple()))
 }
 
 /// A spool directory of the test's own.
