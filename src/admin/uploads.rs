@@ -301,7 +301,7 @@ pub async fn terminate_upload(
 ) -> Response {
     let ended = async {
         uploads::require_tus(&headers)?;
-        uploads::terminate(&state.db, &shop, id).await
+        uploads::terminate(&state.media, &state.db, &shop, id).await
     }
     .await;
     match ended {

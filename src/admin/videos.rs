@@ -94,5 +94,13 @@ pub async fn delete_video(
     ObjectPath { shop, id, .. }: ObjectPath<Video>,
 ) -> Result<StatusCode, ApiError> {
     videos::delete(&state.db, &shop, id).await?;
+    // Its objects were queued for deletion with it; most go at once.
+    let media = &state.media;
+    media
+        .delete_now(&state.db, &crate::media::names::upload_prefix(id))
+        .await;
+    media
+        .delete_now(&state.db, &crate::media::names::video_prefix(&shop, id))
+        .await;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -74,6 +74,22 @@ impl Media {
     }
 }
 
+impl Media {
+    /// Deletes the objects under `prefix` now, and with them their queued deletion; when the
+    /// store fails, the queued deletion stays for a worker to retry.
+    pub async fn delete_now(&self, db: &sqlx::PgPool, prefix: &object_store::path::Path) {
+        match self.store.delete_prefix(prefix).await {
+            Ok(_) => {
+                let _ = sqlx::query("DELETE FROM media_deletions WHERE prefix = $1")
+                    .bind(prefix.as_ref())
+                    .execute(db)
+                    .await;
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot delete media objects; a worker will"),
+        }
+    }
+}
+
 impl From<Refusal> for ApiError {
     fn from(r: Refusal) -> ApiError {
         ApiError::Media {

@@ -493,7 +493,7 @@ async fn commit_chunk(
     }
     if offset == 0 {
         if let Some(refused) = sniff(&received.head) {
-            refuse_upload(db, upload.video_id, &refused).await?;
+            refuse_upload(media, db, upload.video_id, &refused).await?;
             return Err(refused.into());
         }
     }
@@ -571,7 +571,7 @@ async fn finish(
     let facts = match probed {
         Ok(Ok(facts)) => Some(facts),
         Ok(Err(StepError::Refused(refused))) => {
-            refuse_upload(db, video, &refused).await?;
+            refuse_upload(media, db, video, &refused).await?;
             return Err(refused.into());
         }
         // The worker probes again and retries; the upload itself is complete.
@@ -604,11 +604,18 @@ async fn finish(
 }
 
 /// A refused file: the video says why, and none of its bytes stay.
-async fn refuse_upload(db: &PgPool, video: Uuid, refused: &Refusal) -> Result<(), ApiError> {
+async fn refuse_upload(
+    media: &Media,
+    db: &PgPool,
+    video: Uuid,
+    refused: &Refusal,
+) -> Result<(), ApiError> {
     let mut tx = db.begin().await?;
     mark_failed(&mut tx, video, refused.code, &refused.message).await?;
     discard_source(&mut tx, video).await?;
     tx.commit().await?;
+    // At once rather than when a worker next looks: the client is told none of it stays.
+    media.delete_now(db, &names::upload_prefix(video)).await;
     metrics::counter!("media_uploads_refused_total", "reason" => refused.code).increment(1);
     Ok(())
 }
@@ -664,7 +671,12 @@ pub fn sniff(head: &[u8]) -> Option<Refusal> {
 
 /// Ends an upload at the client's request (tus termination), expired or not: the video and
 /// all its bytes go.
-pub async fn terminate(db: &PgPool, shop: &ShopDomain, video: Uuid) -> Result<(), ApiError> {
+pub async fn terminate(
+    media: &Media,
+    db: &PgPool,
+    shop: &ShopDomain,
+    video: Uuid,
+) -> Result<(), ApiError> {
     let found: Option<i32> =
         sqlx::query_scalar("SELECT 1 FROM media_uploads WHERE video_id = $1 AND shop_domain = $2")
             .bind(video)
@@ -673,6 +685,10 @@ pub async fn terminate(db: &PgPool, shop: &ShopDomain, video: Uuid) -> Result<()
             .await?;
     found.ok_or(ApiError::NotFound("upload"))?;
     catalog::videos::delete(db, shop, video).await?;
+    media.delete_now(db, &names::upload_prefix(video)).await;
+    media
+        .delete_now(db, &names::video_prefix(shop, video))
+        .await;
     Ok(())
 }
 

@@ -27,6 +27,7 @@ mod fault_proxy;
 mod ingest;
 mod ingest_repeats;
 mod media_s3;
+mod media_uploads;
 mod ops;
 mod platform_install;
 mod platform_privacy;

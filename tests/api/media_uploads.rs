@@ -1,0 +1,605 @@
+//! tus uploads at `/admin/v1/shops/{shop}/uploads` (and the dashboard's): creation, offsets,
+//! resuming, checksums, termination, expiry, limits, and files refused from their first bytes.
+
+use std::time::Duration;
+
+use base64::Engine;
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use sha1::Digest;
+
+use crate::helpers::*;
+
+const SHOP: &str = "uploads-shop.myshopify.com";
+
+fn b64(s: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(s)
+}
+
+/// A tus client's requests, by hand, so each header can be got wrong on purpose.
+pub struct Tus<'a, A: Service> {
+    pub app: &'a A,
+    pub shop: &'a str,
+}
+
+impl<A: Service> Tus<'_, A> {
+    pub fn uploads_path(&self) -> String {
+        format!("/admin/v1/shops/{}/uploads", self.shop)
+    }
+
+    pub fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.app
+            .client
+            .request(method, self.app.url(path))
+            .bearer_auth(ADMIN_TOKEN)
+            .header("Tus-Resumable", "1.0.0")
+    }
+
+    /// Creates an upload of `length` bytes titled `title`; returns its path (the `Location`).
+    pub async fn create(&self, length: u64, title: &str) -> String {
+        let response = self
+            .request(Method::POST, &self.uploads_path())
+            .header("Upload-Length", length.to_string())
+            .header(
+                "Upload-Metadata",
+                format!("title {},filename {}", b64(title), b64("clip.mp4")),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            response.status(),
+            StatusCode::CREATED,
+            "{:?}",
+            response.text().await
+        );
+        assert_eq!(response.headers()["tus-resumable"], "1.0.0");
+        response.headers()["location"].to_str().unwrap().to_string()
+    }
+
+    pub async fn patch(&self, location: &str, offset: u64, bytes: Vec<u8>) -> reqwest::Response {
+        self.request(Method::PATCH, location)
+            .header("Upload-Offset", offset.to_string())
+            .header("Content-Type", "application/offset+octet-stream")
+            .body(bytes)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn offset(&self, location: &str) -> (StatusCode, Option<u64>) {
+        let response = self.request(Method::HEAD, location).send().await.unwrap();
+        let offset = response
+            .headers()
+            .get("upload-offset")
+            .map(|v| v.to_str().unwrap().parse().unwrap());
+        (response.status(), offset)
+    }
+
+    /// Uploads all of `file` in chunks of `chunk` bytes; returns the last answer.
+    pub async fn upload(&self, location: &str, file: &[u8], chunk: usize) -> reqwest::Response {
+        let mut offset = 0;
+        loop {
+            let end = (offset + chunk).min(file.len());
+            let response = self
+                .patch(location, offset as u64, file[offset..end].to_vec())
+                .await;
+            if response.status() != StatusCode::NO_CONTENT || end == file.len() {
+                return response;
+            }
+            offset = end;
+        }
+    }
+}
+
+pub fn video_id_of(location: &str) -> &str {
+    location.rsplit('/').next().unwrap()
+}
+
+async fn video(app: &TestApp, id: &str) -> Value {
+    let (status, body) = json_of(
+        app.send_admin(Method::GET, &format!("/shops/{SHOP}/videos/{id}"))
+            .await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
+/// The objects of the media directory whose names contain `needle`.
+pub fn stored_objects(dir: &std::path::Path, needle: &str) -> Vec<String> {
+    fn walk(dir: &std::path::Path, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, found);
+            } else {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(dir, &mut found);
+    found.retain(|p| p.contains(needle));
+    found
+}
+
+async fn spawn_with_media_dir() -> (TestApp, std::path::PathBuf) {
+    let dir = fresh_media_dir();
+    let media_dir = dir.clone();
+    let app = spawn_app_with(|s| s.media.media_dir = media_dir).await;
+    app.create_shop(SHOP).await;
+    (app, dir)
+}
+
+#[tokio::test]
+async fn discovery_names_the_version_the_extensions_the_checksums_and_the_largest_file() {
+    let app = spawn_app_with(|s| s.media.upload_max_bytes = 5_000_000).await;
+    app.create_shop(SHOP).await;
+    let tus = Tus {
+        app: &app,
+        shop: SHOP,
+    };
+    let response = app
+        .client
+        .request(Method::OPTIONS, app.url(&tus.uploads_path()))
+        .bearer_auth(ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    let h = response.headers();
+    assert_eq!(h["tus-version"], "1.0.0");
+    assert_eq!(h["tus-resumable"], "1.0.0");
+    assert_eq!(h["tus-max-size"], "5000000");
+    let extensions = h["tus-extension"].to_str().unwrap();
+    for extension in [
+        "creation",
+        "creation-with-upload",
+        "expiration",
+        "termination",
+        "checksum",
+    ] {
+        assert!(
+            extensions.split(',').any(|e| e == extension),
+            "{extensions}"
+        );
+    }
+    assert_eq!(h["tus-checksum-algorithm"], "sha1,sha256");
+}
+
+#[tokio::test]
+async fn a_created_upload_is_a_video_uploading_at_once_and_head_follows_its_bytes() {
+    let (app, _) = spawn_with_media_dir().await;
+    let tus = Tus {
+        app: &app,
+        shop: SHOP,
+    };
+    let location = tus.create(1000, "Red dress").await;
+    assert!(
+        location.starts_with(&format!("/admin/v1/shops/{SHOP}/uploads/")),
+        "{location}"
+    );
+    let id = video_id_of(&location);
+    let body = video(&app, id).await;
+    assert_eq!(body["title"], "Red dress");
+    assert_eq!(body["status"], "DRAFT");
+    assert_eq!(body["processing"]["state"], "uploading");
+    assert_eq!(body["processing"]["error"], Value::Null);
+
+    assert_eq!(tus.offset(&location).await, (StatusCode::OK, Some(0)));
+    let response = tus.patch(&location, 0, vec![0u8; 400]).await;
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    assert_eq!(response.headers()["upload-offset"], "400");
+    assert_eq!(response.headers()["tus-resumable"], "1.0.0");
+    let head = tus.request(Method::HEAD, &location).send().await.unwrap();
+    assert_eq!(head.headers()["upload-offset"], "400");
+    assert_eq!(head.headers()["upload-length"], "1000");
+    assert_eq!(head.headers()["cache-control"], "no-store");
+    assert!(head.headers().contains_key("upload-expires"));
+
+    // A PATCH that is not where the upload stands is refused and changes nothing.
+    let response = tus.patch(&location, 100, vec![1u8; 10]).await;
+    assert_error(
+        response,
+        StatusCode::CONFLICT,
+        "UPLOAD_OFFSET_MISMATCH",
+        "400",
+    )
+    .await;
+    assert_eq!(tus.offset(&location).await.1, Some(400));
+    // Nor can it go past the upload's length.
+    let response = tus.patch(&location, 400, vec![1u8; 601]).await;
+    assert_error(
+        response,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "FILE_TOO_LARGE",
+        "Upload-Length",
+    )
+    .await;
+    assert_eq!(tus.offset(&location).await.1, Some(400));
+
+    // Publishing is refused until the video is processed.
+    let response = app
+        .send_admin_json(
+            Method::PATCH,
+            &format!("/shops/{SHOP}/videos/{id}"),
+            &serde_json::json!({ "status": "PUBLISHED" }),
+        )
+        .await;
+    assert_error(
+        response,
+        StatusCode::BAD_REQUEST,
+        "VIDEO_NOT_READY",
+        "still uploading",
+    )
+    .await;
+    // Its title and products may change meanwhile; its media fields are the file's.
+    let response = app
+        .send_admin_json(
+            Method::PATCH,
+            &format!("/shops/{SHOP}/videos/{id}"),
+            &serde_json::json!({ "title": "Blue dress", "productIds": ["1"] }),
+        )
+        .await;
+    let (status, body) = json_of(response).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["title"], "Blue dress");
+    let response = app
+        .send_admin_json(
+            Method::PATCH,
+            &format!("/shops/{SHOP}/videos/{id}"),
+            &serde_json::json!({ "videoUrl": "https://cdn.example.com/x.mp4" }),
+        )
+        .await;
+    assert_error(
+        response,
+        StatusCode::BAD_REQUEST,
+        "VALIDATION_ERROR",
+        "videoUrl",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn requests_that_do_not_speak_tus_1_0_0_are_refused_with_the_version_it_speaks() {
+    let (app, _) = spawn_with_media_dir().await;
+    let tus = Tus {
+        app: &app,
+        shop: SHOP,
+    };
+    for version in [None, Some("0.2.2")] {
+        let mut request = app
+            .client
+            .post(app.url(&tus.uploads_path()))
+            .bearer_auth(ADMIN_TOKEN)
+            .header("Upload-Length", "10");
+        if let Some(version) = version {
+            request = request.header("Tus-Resumable", version);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.headers()["tus-version"], "1.0.0");
+        assert_error(
+            response,
+            StatusCode::PRECONDITION_FAILED,
+            "TUS_VERSION_UNSUPPORTED",
+            "1.0.0",
+        )
+        .await;
+    }
+    let response = tus
+        .request(Method::POST, &tus.uploads_path())
+        .send()
+        .await
+        .unwrap();
+    assert_error(
+        response,
+        StatusCode::BAD_REQUEST,
+        "INVALID_HEADER",
+        "Upload-Length",
+    )
+    .await;
+    let location = tus.create(10, "x").await;
+    let response = tus
+        .request(Method::PATCH, &location)
+        .header("Upload-Offset", "0")
+        .header("Content-Type", "application/octet-stream")
+        .body(vec![0u8; 10])
+        .send()
+        .await
+        .unwrap();
+    assert_error(
+        response,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "UNSUPPORTED_MEDIA_TYPE",
+        "offset+octet-stream",
+    )
+    .await;
+    // Without the admin token nothing is said about uploads.
+    let response = app
+        .client
+        .head(app.url(&location))
+        .header("Tus-Resumable", "1.0.0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_chunk_whose_checksum_does_not_match_is_refused_with_460_and_not_kept() {
+    let (app, _) = spawn_with_media_dir().await;
+    let tus = Tus {
+        app: &app,
+        shop: SHOP,
+    };
+    let location = tus.create(2000, "Checked").await;
+    let chunk = vec![7u8; 1000];
+    let wrong = base64::engine::general_purpose::STANDARD.encode(sha1::Sha1::digest(b"other"));
+    let response = tus
+        .request(Method::PATCH, &location)
+        .header("Upload-Offset", "0")
+        .header("Content-Type", "application/offset+octet-stream")
+        .header("Upload-Checksum", format!("sha1 {wrong}"))
+        .body(chunk.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_error(
+        response,
+        StatusCode::from_u16(460).unwrap(),
+        "CHECKSUM_MISMATCH",
+        "checksum",
+    )
+    .await;
+    assert_eq!(tus.offset(&location).await.1, Some(0));
+    let right = base64::engine::general_purpose::STANDARD.encode(sha1::Sha1::digest(&chunk));
+    let response = tus
+        .request(Method::PATCH, &location)
+        .header("Upload-Offset", "0")
+        .header("Content-Type", "application/offset+octet-stream")
+        .header("Upload-Checksum", format!("sha1 {right}"))
+        .body(chunk)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    assert_eq!(tus.offset(&location).await.1, Some(1000));
+    let response = tus
+        .request(Method::PATCH, &location)
+        .header("Upload-Offset", "1000")
+        .header("Content-Type", "application/offset+octet-stream")
+        .header("Upload-Checksum", "md5 AAAA")
+        .body(vec![1u8; 10])
+        .send()
+        .await
+        .unwrap();
+    assert_error(
+        response,
+        StatusCode::BAD_REQUEST,
+        "CHECKSUM_ALGORITHM_UNSUPPORTED",
+        "md5",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn an_image_is_refused_at_its_first_chunk_and_none_of_its_bytes_stay() {
+    let (app, dir) = spawn_with_media_dir().await;
+    let tus = Tus {
+        app: &app,
+        shop: SHOP,
+    };
+    let location = tus.create(5000, "Not a video").await;
+    let id = video_id_of(&location).to_string();
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.resize(5000, 0);
+    let response = tus.patch(&location, 0, png).await;
+    assert_error(
+        response,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "NOT_A_VIDEO",
+        "PNG",
+    )
+    .await;
+    let body = video(&app, &id).await;
+    assert_eq!(body["processing"]["state"], "failed");
+    assert_eq!(body["processing"]["error"]["code"], "NOT_A_VIDEO");
+    assert!(
+        stored_objects(&dir, &id).is_empty(),
+        "{:?}",
+        stored_objects(&dir, &id)
+    );
+    assert_eq!(tus.offset(&location).await.0, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn files_over_the_limits_or_empty_are_refused_before_a_video_is_made() {
+    let app = spawn_app_with(|s| {
+        s.media.upload_max_bytes = 10_000;
+        s.media.shop_quota_bytes = 25_000;
+    })
+    .await;
+    app.create_shop(SHOP).await;
+    let tus = Tus {
+        app: &app,
+        shop: SHOP,
+    };
+    let create = |length: u64| {
+        tus.request(Method::POST, &tus.uploads_path())
+            .header("Upload-Length", length.to_string())
+            .send()
+    };
+    assert_error(
+        create(10_001).await.unwrap(),
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "FILE_TOO_LARGE",
+        "10.0 KB",
+    )
+    .await;
+    assert_error(
+        create(0).await.unwrap(),
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "EMPTY_FILE",
+        "empty",
+    )
+    .await;
+    // Two uploads of 10 KB fit the quota of 25 KB, a third does not.
+    tus.create(10_000, "one").await;
+    tus.create(10_000, "two").await;
+    assert_error(
+        create(10_000).await.unwrap(),
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "QUOTA_EXCEEDED",
+        "storage is full",
+    )
+    .await;
+    assert_eq!(
+        app.admin_list(&format!("/shops/{SHOP}/videos"), "videos")
+            .await
+            .len(),
+        2
+    );
+    let response = tus
+        .request(Method::POST, &tus.uploads_path())
+        .header("Upload-Length", "-5")
+        .send()
+        .await
+        .unwrap();
+    assert_error(
+        response,
+        StatusCode::BAD_REQUEST,
+        "INVALID_HEADER",
+        "Upload-Length",
+    )
+    .await;
+    let response = tus
+        .request(Method::POST, &tus.uploads_path())
+        .header("Upload-Length", "10")
+        .header("Upload-Metadata", "title not-base64!")
+        .send()
+        .await
+        .unwrap();
+    assert_error(
+        response,
+        StatusCode::BAD_REQUEST,
+        "INVALID_HEADER",
+        "'title' is not base64",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn terminating_an_upload_deletes_its_video_and_its_bytes() {
+    let (app, dir) = spawn_with_media_dir().await;
+    let tus = Tus {
+        app: &app,
+        shop: SHOP,
+    };
+    let location = tus.create(3000, "Cancelled").await;
+    let id = video_id_of(&location).to_string();
+    let mut mp4_start = b"\0\0\0\x20ftypisom".to_vec();
+    mp4_start.resize(1000, 0);
+    assert_eq!(
+        tus.patch(&location, 0, mp4_start).await.status(),
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(stored_objects(&dir, &id).len(), 1);
+    let response = tus.request(Method::DELETE, &location).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    assert_eq!(tus.offset(&location).await.0, StatusCode::NOT_FOUND);
+    let response = app
+        .send_admin(Method::GET, &format!("/shops/{SHOP}/videos/{id}"))
+        .await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    assert!(stored_objects(&dir, &id).is_empty());
+}
+
+#[tokio::test]
+async fn a_connection_that_drops_mid_chunk_keeps_what_it_delivered_and_the_upload_resumes() {
+    use tokio::io::AsyncWriteExt;
+    let (app, _) = spawn_with_media_dir().await;
+    let tus = Tus {
+        app: &app,
+        shop: SHOP,
+    };
+    let location = tus.create(100_000, "Dropped").await;
+    let address = app.address.trim_start_matches("http://").to_string();
+    let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let head = format!(
+        "PATCH {location} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {ADMIN_TOKEN}\r\n\
+         Tus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\n\
+         Content-Type: application/offset+octet-stream\r\nContent-Length: 100000\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut first = b"\0\0\0\x20ftypisom".to_vec();
+    first.resize(40_000, 3);
+    stream.write_all(&first).await.unwrap();
+    stream.flush().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(stream);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, offset) = tus.offset(&location).await;
+        if offset == Some(40_000) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "offset stayed {offset:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let response = tus.patch(&location, 40_000, vec![3u8; 10_000]).await;
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    assert_eq!(response.headers()["upload-offset"], "50000");
+}
+
+#[tokio::test]
+async fn an_upload_not_finished_in_time_expires_and_its_bytes_are_removed() {
+    let dir = fresh_media_dir();
+    let media_dir = dir.clone();
+    let app = spawn_app_with(|s| {
+        s.media.media_dir = media_dir;
+        s.media.upload_expiry = Duration::from_secs(1);
+    })
+    .await;
+    app.create_shop(SHOP).await;
+    let tus = Tus {
+        app: &app,
+        shop: SHOP,
+    };
+    let location = tus.create(3000, "Forgotten").await;
+    let id = video_id_of(&location).to_string();
+    let mut start = b"\0\0\0\x20ftypisom".to_vec();
+    start.resize(1000, 0);
+    assert_eq!(
+        tus.patch(&location, 0, start).await.status(),
+        StatusCode::NO_CONTENT
+    );
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (status, _) = tus.offset(&location).await;
+    assert_eq!(status, StatusCode::GONE);
+    let response = tus.patch(&location, 1000, vec![0u8; 100]).await;
+    assert_error(response, StatusCode::GONE, "UPLOAD_EXPIRED", "expired").await;
+
+    let worker = media_worker(&app, &dir).await;
+    assert_eq!(worker.expire_uploads().await.unwrap(), 1);
+    worker.delete_due().await.unwrap();
+    assert!(stored_objects(&dir, &id).is_empty());
+    let body = video(&app, &id).await;
+    assert_eq!(body["processing"]["state"], "failed");
+    assert_eq!(body["processing"]["error"]["code"], "UPLOAD_EXPIRED");
+}
+
+/// A worker on the app's database and media directory, for tests that drive its steps.
+pub async fn media_worker(app: &TestApp, dir: &std::path::Path) -> videoapp::media::worker::Worker {
+    let mut settings = videoapp::config::Settings::default().media;
+    settings.media_dir = dir.to_path_buf();
+    let config = settings.media_config().unwrap();
+    let media = videoapp::media::Media::open(&config, "127.0.0.1:1".parse().unwrap()).unwrap();
+    videoapp::media::worker::Worker {
+        db: app.db.clone(),
+        media,
+    }
+}
