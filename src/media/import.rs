@@ -296,7 +296,6 @@ fn form_problem(url: &Url, rules: &ImportRules) -> Option<&'static str> {
     match url.scheme() {
         "https" => {}
         "http" if rules.allow_loopback_http => {}
-        "http" => return Some("must be an https URL"),
         _ => return Some("must be an https URL"),
     }
     if url.host_str().is_none_or(str::is_empty) {
@@ -312,28 +311,40 @@ fn is_plain_http(url: &Url) -> bool {
     url.scheme() == "http"
 }
 
+/// Why an import may not connect to an address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AddressProblem {
+    /// Plain http, to an address other than an allowed loopback one.
+    PlainHttp,
+    /// Not the public internet: "a private address", "a cloud metadata address", …
+    NotPublic(&'static str),
+}
+
 /// Why an import may not connect to `ip`, if it may not.
-fn address_problem(ip: IpAddr, plain_http: bool, rules: &ImportRules) -> Option<&'static str> {
-    let kind = address_kind(ip);
-    match kind {
+fn address_problem(ip: IpAddr, plain_http: bool, rules: &ImportRules) -> Option<AddressProblem> {
+    let not_public = |what| Some(AddressProblem::NotPublic(what));
+    match address_kind(ip) {
         AddressKind::Loopback if rules.allow_loopback_http => None,
-        _ if plain_http => Some("plain http is fetched from loopback addresses only; use https"),
+        _ if plain_http => Some(AddressProblem::PlainHttp),
         AddressKind::Public => None,
-        AddressKind::Loopback => Some("a loopback address"),
-        AddressKind::Private => Some("a private address"),
-        AddressKind::LinkLocal => Some("a link-local address"),
-        AddressKind::Metadata => Some("a cloud metadata address"),
-        AddressKind::Reserved => Some("a reserved address"),
+        AddressKind::Loopback => not_public("a loopback address"),
+        AddressKind::Private => not_public("a private address"),
+        AddressKind::LinkLocal => not_public("a link-local address"),
+        AddressKind::Metadata => not_public("a cloud metadata address"),
+        AddressKind::Reserved => not_public("a reserved address"),
     }
 }
 
 /// The refusal of a URL whose host is (or, for a name, resolves to) an address we do not reach.
-fn url_refused(host: &str, problem: &str, resolved: bool) -> Refusal {
-    let message = if problem.starts_with("a ") {
-        let verb = if resolved { "resolves to" } else { "is" };
-        format!("url: {host} {verb} {problem}; only public addresses are fetched")
-    } else {
-        format!("url: {host}: {problem}")
+fn url_refused(host: &str, problem: AddressProblem, resolved: bool) -> Refusal {
+    let message = match problem {
+        AddressProblem::PlainHttp => {
+            format!("url: {host}: plain http is fetched from loopback addresses only; use https")
+        }
+        AddressProblem::NotPublic(what) => {
+            let verb = if resolved { "resolves to" } else { "is" };
+            format!("url: {host} {verb} {what}; only public addresses are fetched")
+        }
     };
     Refusal::new(StatusCode::BAD_REQUEST, "IMPORT_URL_REFUSED", message)
 }
