@@ -27,11 +27,10 @@ use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectMeta};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
+use super::store::{content_type, IMMUTABLE_CACHE_CONTROL as CACHE_FOREVER};
 use crate::error::ApiError;
 use crate::media::{MediaStore, Refusal};
 
-/// Names are immutable (they carry a content version), so any cache may keep an object a year.
-const CACHE_FOREVER: &str = "public, max-age=31536000, immutable";
 /// How long a browser may keep a preflight's answer.
 const PREFLIGHT_MAX_AGE: Duration = Duration::from_secs(86_400);
 const NOT_FOUND: ApiError = ApiError::NotFound("media object");
@@ -152,18 +151,6 @@ fn public_name(path: &str) -> Option<Path> {
         return None;
     }
     Path::parse(name).ok()
-}
-
-/// Our own content types, by extension, for the kinds of object we write; anything else is bytes.
-fn content_type(name: &str) -> &'static str {
-    match name.rsplit_once('.').map(|(_, extension)| extension) {
-        Some("m3u8") => "application/vnd.apple.mpegurl",
-        Some("m4s") => "video/iso.segment",
-        Some("mp4") => "video/mp4",
-        Some("jpg") => "image/jpeg",
-        Some("webp") => "image/webp",
-        _ => "application/octet-stream",
-    }
 }
 
 /// What a client may hold a copy by: the store's entity tag (quoted) and modification time.

@@ -104,9 +104,24 @@ pub fn integer_header(headers: &HeaderMap, name: &HeaderName) -> Result<Option<u
         Some(n) => Ok(Some(n)),
         None => Err(bad_header(
             "INVALID_HEADER",
-            format!("{name}: must be a whole number of bytes"),
+            format!("{}: must be a whole number of bytes", display_name(name)),
         )),
     }
+}
+
+/// A tus header's name as the protocol writes it (`HeaderName`s are lowercase).
+fn display_name(name: &HeaderName) -> String {
+    name.as_str()
+        .split('-')
+        .map(|word| {
+            let mut chars = word.chars();
+            chars
+                .next()
+                .map(|first| first.to_uppercase().chain(chars).collect())
+                .unwrap_or_default()
+        })
+        .collect::<Vec<String>>()
+        .join("-")
 }
 
 /// `Upload-Metadata`: comma-separated `key base64-value` pairs (a key alone has no value).
@@ -202,8 +217,8 @@ pub async fn create(
         .collect();
     let (mut tx, _) = catalog::begin_write(db, shop).await?;
     let used: i64 = sqlx::query_scalar(
-        "SELECT (SELECT COALESCE(SUM(media_bytes), 0) FROM videos WHERE shop_domain = $1) \
-              + (SELECT COALESCE(SUM(length), 0) FROM media_uploads WHERE shop_domain = $1)",
+        "SELECT ((SELECT COALESCE(SUM(media_bytes), 0) FROM videos WHERE shop_domain = $1) \
+              + (SELECT COALESCE(SUM(length), 0) FROM media_uploads WHERE shop_domain = $1))::BIGINT",
     )
     .bind(shop.as_str())
     .fetch_one(&mut *tx)
