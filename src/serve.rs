@@ -12,7 +12,9 @@
 //!   head, right after each response too, so it would close idle keep-alive connections after
 //!   the header timeout and leave no room for a longer idle one.
 //! - A request body must arrive within `body_read_timeout` of its head: reading it later fails
-//!   with [`BodyReadTimedOut`], which the body readers answer with 408.
+//!   with [`BodyReadTimedOut`], which the body readers answer with 408. A tus upload's chunk
+//!   (`POST`/`PATCH` under `…/uploads`) has [`UPLOAD_BODY_READ_TIMEOUT`] instead: megabytes over a
+//!   phone's uplink take minutes, and what arrived by the deadline is kept.
 //! - A request head over [`MAX_URI_BYTES`], [`MAX_HEADERS`] or [`MAX_HEADER_BYTES`] is answered
 //!   414 or 431 with the error body before the router sees it.
 //! - On shutdown nothing more is accepted, idle connections close, busy ones finish their request
@@ -144,7 +146,7 @@ impl Connection {
         let body_read_timeout = self.limits.body_read_timeout;
         let handler = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
             let in_flight = InFlight::begin(Arc::clone(&activity));
-            let deadline = Instant::now() + body_read_timeout;
+            let deadline = Instant::now() + body_deadline(&request, body_read_timeout);
             let oversized = oversized_head(&request);
             let request = request.map(|body| Body::new(DeadlineBody::new(body, deadline)));
             let response = match oversized {
@@ -219,6 +221,21 @@ pub const MAX_HEADER_BYTES: usize = 32 * 1024;
 /// hyper refuses heads past its own limits itself, without a body: a request target over 64 KiB
 /// (414), over 100 header fields or a head over its read buffer, about 400 KiB (431); these
 /// limits are set below them so that every head a client can reasonably send is answered here.
+/// How long an upload's chunk may take to arrive: an 8 MiB chunk at 50 KB/s, a weak phone uplink,
+/// with room to spare.
+pub const UPLOAD_BODY_READ_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+
+/// The time a request's body has: longer for a tus chunk, whose sender is authenticated before
+/// its body is read and whose partial body is kept.
+fn body_deadline<B>(request: &hyper::Request<B>, body_read_timeout: Duration) -> Duration {
+    let uploads_chunk = matches!(*request.method(), hyper::Method::PATCH | hyper::Method::POST)
+        && request.uri().path().contains("/uploads");
+    match uploads_chunk {
+        true => body_read_timeout.max(UPLOAD_BODY_READ_TIMEOUT),
+        false => body_read_timeout,
+    }
+}
+
 fn oversized_head<B>(request: &hyper::Request<B>) -> Option<ApiError> {
     let target = request
         .uri()

@@ -498,6 +498,9 @@ impl Worker {
                     if let Err(e) = self.expire_uploads().await {
                         tracing::warn!(error = format!("{e:#}"), "cannot expire uploads");
                     }
+                    if let Err(e) = self.report_storage().await {
+                        tracing::warn!(error = %e, "cannot read the shops' media storage");
+                    }
                 }
                 _ = sweep.tick() => {
                     if let Err(e) = self.sweep().await {
@@ -576,6 +579,23 @@ impl Worker {
             metrics::counter!("media_uploads_expired_total").increment(expired.len() as u64);
         }
         Ok(expired.len())
+    }
+
+    /// Sets `media_storage_bytes{shop}` from Postgres: each shop's sources and outputs, what its
+    /// quota counts.
+    pub async fn report_storage(&self) -> Result<(), sqlx::Error> {
+        let shops: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT shop_domain, SUM(bytes)::BIGINT FROM ( \
+               SELECT shop_domain, media_bytes AS bytes FROM videos WHERE media_bytes > 0 \
+               UNION ALL SELECT shop_domain, length FROM media_uploads) AS stored \
+             GROUP BY shop_domain",
+        )
+        .fetch_all(&self.db)
+        .await?;
+        for (shop, bytes) in shops {
+            metrics::gauge!("media_storage_bytes", "shop" => shop).set(bytes as f64);
+        }
+        Ok(())
     }
 
     /// Deletes objects that no video, upload or deletion refers to and that are older than the
