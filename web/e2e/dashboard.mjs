@@ -426,9 +426,18 @@ describe("The merchant's dashboard", () => {
       await passesAxe('videos');
     });
 
+    it('adding videos', async () => {
+      await goTo(page, 'Videos');
+      await page.getByRole('button', { name: 'Add videos', exact: true }).click();
+      await pageHeading(page, 'Add videos').waitFor();
+      await passesAxe('add-videos');
+    });
+
     it('the video form', async () => {
       await goTo(page, 'Videos');
-      await page.getByRole('button', { name: 'Add video', exact: true }).click();
+      await page.getByRole('button', { name: 'Add videos', exact: true }).click();
+      await pageHeading(page, 'Add videos').waitFor();
+      await page.getByRole('button', { name: 'Add by URL', exact: true }).click();
       await pageHeading(page, 'Add a video').waitFor();
       await passesAxe('video-form');
     });
