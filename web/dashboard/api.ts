@@ -39,7 +39,8 @@ export type Query = Record<string, string | number | null | undefined>;
 export const shopPath = (shop: string, ...parts: string[]): string =>
   ['/shops', shop, ...parts].map((p, i) => (i === 0 ? p : encodeURIComponent(p))).join('/');
 
-function target(path: string, query?: Query): string {
+/** The full URL of an API path, as `fetch` (and the upload client) ask for it. */
+export function apiUrl(path: string, query?: Query): string {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(query ?? {})) if (v != null && v !== '') q.set(k, String(v));
   const s = q.toString();
@@ -53,20 +54,37 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'videoapp is briefly unavailable. Try again in a moment.',
 };
 
-async function toError(response: Response): Promise<ApiError> {
-  let body: unknown = null;
+/** The error a failed answer's status and body (text) mean. */
+export function errorOf(status: number, body: string): ApiError {
+  let parsed: unknown = null;
   try {
-    body = await response.json();
+    parsed = JSON.parse(body);
   } catch {
     /* not our JSON error body */
   }
-  const error = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  const error = (parsed as { error?: { code?: unknown; message?: unknown } } | null)?.error;
   if (error && typeof error.code === 'string' && typeof error.message === 'string') {
-    return new ApiError(error.code, error.message, response.status);
+    return new ApiError(error.code, error.message, status);
   }
-  const text = STATUS_TEXT[response.status] ?? `The request failed (HTTP ${response.status}). Try again.`;
-  return new ApiError(`HTTP_${response.status}`, text, response.status);
+  const text = STATUS_TEXT[status] ?? `The request failed (HTTP ${status}). Try again.`;
+  return new ApiError(`HTTP_${status}`, text, status);
 }
+
+async function toError(response: Response): Promise<ApiError> {
+  let body = '';
+  try {
+    body = await response.text();
+  } catch {
+    /* the body is lost: the status still says something */
+  }
+  return errorOf(response.status, body);
+}
+
+export const networkError = (): ApiError =>
+  new ApiError('NETWORK_ERROR', 'Could not reach videoapp. Check your connection and try again.', 0);
+
+/** The `authorization` header of one request: a fresh session token each time. */
+export const authorization = async (): Promise<string> => `Bearer ${await sessionToken()}`;
 
 interface Options {
   query?: Query;
@@ -75,19 +93,18 @@ interface Options {
 }
 
 async function send(method: string, path: string, { query, body, accept = 'application/json' }: Options = {}): Promise<Response> {
-  const token = await sessionToken();
-  const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept };
+  const headers: Record<string, string> = { authorization: await authorization(), accept };
   if (body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
   try {
-    response = await fetch(target(path, query), {
+    response = await fetch(apiUrl(path, query), {
       method,
       headers,
       body: body === undefined ? null : JSON.stringify(body),
       credentials: 'same-origin',
     });
   } catch {
-    throw new ApiError('NETWORK_ERROR', 'Could not reach videoapp. Check your connection and try again.', 0);
+    throw networkError();
   }
   if (!response.ok) throw await toError(response);
   return response;

@@ -81,3 +81,17 @@ export function formatDuration(seconds: number): string {
   const s = String(t % 60).padStart(2, '0');
   return h ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
 }
+
+const byteUnits = ['B', 'KB', 'MB', 'GB', 'TB'];
+const bytesFormat = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 });
+
+/** "12.3 MB" (units of 1,000, as operating systems show file sizes). */
+export function formatBytes(bytes: number): string {
+  let value = Math.max(0, bytes);
+  let unit = 0;
+  while (value >= 1000 && unit < byteUnits.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return `${bytesFormat.format(unit ? value : Math.round(value))} ${byteUnits[unit]}`;
+}

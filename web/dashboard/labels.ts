@@ -1,5 +1,5 @@
 /** The words the dashboard uses for the API's enumerations. */
-import type { ClickBehavior, Location, ModalLayout, SourceType, VideoStatus, ViewStyle, WidgetStatus, WidgetType } from './types';
+import type { ClickBehavior, Location, ModalLayout, ProcessingState, SourceType, VideoStatus, ViewStyle, WidgetStatus, WidgetType } from './types';
 
 type Options<T extends string> = { value: T; label: string; help?: string }[];
 
@@ -19,6 +19,14 @@ export const VIDEO_STATUSES: Options<VideoStatus> = [
   { value: 'PUBLISHED', label: 'Published', help: 'Can appear in your store' },
   { value: 'DRAFT', label: 'Draft', help: 'Never shown in your store' },
   { value: 'ARCHIVED', label: 'Archived', help: 'Hidden and kept for later' },
+];
+
+export const PROCESSING_STATES: Options<ProcessingState> = [
+  { value: 'uploading', label: 'Uploading', help: 'The file is on its way' },
+  { value: 'queued', label: 'Waiting', help: 'Processing starts shortly' },
+  { value: 'processing', label: 'Processing', help: 'Making the versions shoppers play' },
+  { value: 'ready', label: 'Ready', help: 'Can be published' },
+  { value: 'failed', label: 'Failed', help: 'Could not be made playable' },
 ];
 
 export const VIEW_STYLES: Options<ViewStyle> = [

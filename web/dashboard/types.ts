@@ -22,21 +22,46 @@ export interface Product {
 
 export type VideoStatus = 'PUBLISHED' | 'DRAFT' | 'ARCHIVED';
 
+/** Where a video made from a file (uploaded or imported) is on its way to being playable. */
+export type ProcessingState = 'uploading' | 'queued' | 'processing' | 'ready' | 'failed';
+
+export interface Processing {
+  state: ProcessingState;
+  /** 0–100: of the upload while uploading, of the processing while processing. */
+  progress: number;
+  /** Why it failed, in words a merchant can act on (`NOT_A_VIDEO`, …). */
+  error: { code: string; message: string } | null;
+}
+
 export interface Video {
   id: string;
   title: string;
   thumbnail: string;
+  /** The progressive MP4. */
   videoUrl: string;
   miniVersionUrl: string;
   duration: number;
   status: VideoStatus;
   productIds: string[];
+  /** Null for a video given by URL; a video made from a file is processed by the service. */
+  processing: Processing | null;
+  /** The HLS master playlist; "" when there is none. */
+  hlsUrl: string;
+  /** The poster made from the video; "" when there is none. */
+  posterUrl: string;
+  width: number | null;
+  height: number | null;
+  /** The moment the poster shows, in ms; null while the service chooses it. */
+  posterTimeMs: number | null;
   createdAt: string;
   updatedAt: string;
 }
 
-/** What POST creates and PATCH replaces. */
-export type VideoInput = Omit<Video, 'id' | 'createdAt' | 'updatedAt'>;
+/** What POST creates, for a video given by URL; PATCH changes any of it. */
+export type VideoInput = Pick<Video, 'title' | 'thumbnail' | 'videoUrl' | 'miniVersionUrl' | 'duration' | 'status' | 'productIds'>;
+
+/** What a merchant may change of a video made from a file: the service owns its media. */
+export type UploadedVideoPatch = Pick<Video, 'title' | 'status' | 'productIds'>;
 
 export type WidgetType = 'carousel' | 'story' | 'productpage';
 export type WidgetStatus = 'active' | 'draft' | 'archived';

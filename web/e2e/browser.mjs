@@ -66,11 +66,12 @@ export const problemsOf = (label) => pageProblems.filter((p) => p.label === labe
 
 /**
  * A shopper: a fresh browser context (its own cookies and storage) and one page in it.
- * Visible-card arithmetic in the tests relies on the viewport: 1280 × 800.
+ * Visible-card arithmetic in the tests relies on the viewport: 1280 × 800, unless `device`
+ * gives another screen (Playwright's context options: `viewport`, `isMobile`, `hasTouch`, …).
  */
-export async function newShopper(label, { origin } = {}) {
+export async function newShopper(label, { origin, device = {} } = {}) {
   const b = await launchBrowser();
-  const context = await b.newContext({ viewport: { width: 1280, height: 800 }, baseURL: origin });
+  const context = await b.newContext({ viewport: { width: 1280, height: 800 }, ...device, baseURL: origin });
   context.setDefaultTimeout(15_000);
   context.on('page', (page) => watchProblems(page, label));
   const page = await context.newPage();
@@ -218,4 +219,29 @@ export async function pixelDone(page) {
 export async function screenshot(target, name) {
   mkdirSync(config.artifacts, { recursive: true });
   await target.screenshot({ path: path.join(config.artifacts, name) });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The merchant's dashboard
+
+/**
+ * Waits until nothing on a dashboard page loads any more: no skeleton, busy region, spinner or
+ * table loading (a table keeps its hidden loading panel, which is shown by its "Entered" class),
+ * and every image is in.
+ */
+export function dashboardSettled(page) {
+  return page.waitForFunction(() =>
+    !document.querySelector('.Polaris-SkeletonBodyText, [aria-busy="true"], .Polaris-IndexTable__LoadingPanelEntered') &&
+    [...document.querySelectorAll('.Polaris-Spinner')].every((s) => s.closest('.Polaris-IndexTable__LoadingPanel')) &&
+    [...document.images].every((img) => img.complete));
+}
+
+/** The dashboard page's heading (Polaris' page title), which tells which page or form is open. */
+export const pageHeading = (page, name) => page.getByRole('heading', { level: 1, name, exact: true });
+
+/** Goes to one of the dashboard's pages by its link in the navigation. */
+export async function goTo(page, name) {
+  await page.getByRole('navigation', { name: 'videoapp' }).getByRole('link', { name, exact: true }).click();
+  await pageHeading(page, name).waitFor();
+  await dashboardSettled(page);
 }

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { newShopper, renderedWidgets, slotsSettled } from './browser.mjs';
+import { dashboardSettled as settled, goTo, newShopper, pageHeading, renderedWidgets, slotsSettled } from './browser.mjs';
 import { config, newShop, priceCents, productGid, theService, utcDay, waitFor } from './stack.mjs';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
@@ -19,21 +19,6 @@ const BLOCKING = ['serious', 'critical'];
 const DAY_MS = 86_400_000;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Waits until nothing on the page loads any more: no skeleton, busy region, spinner or table
- * loading (a table keeps its hidden loading panel, which is shown by its "Entered" class), and
- * every image is in.
- */
-function settled(page) {
-  return page.waitForFunction(() =>
-    !document.querySelector('.Polaris-SkeletonBodyText, [aria-busy="true"], .Polaris-IndexTable__LoadingPanelEntered') &&
-    [...document.querySelectorAll('.Polaris-Spinner')].every((s) => s.closest('.Polaris-IndexTable__LoadingPanel')) &&
-    [...document.images].every((img) => img.complete));
-}
-
-/** The page's heading (Polaris' page title), which tells which page or form is open. */
-const pageHeading = (page, name) => page.getByRole('heading', { level: 1, name, exact: true });
 
 describe("The merchant's dashboard", () => {
   const open = [];
@@ -64,13 +49,6 @@ describe("The merchant's dashboard", () => {
     assert.equal(new URL(page.url()).searchParams.get('shop'), shop.shop);
     await pageHeading(page, 'Analytics').waitFor();
     return merchant;
-  }
-
-  /** Goes to one of the dashboard's pages by its link in the navigation. */
-  async function goTo(page, name) {
-    await page.getByRole('navigation', { name: 'videoapp' }).getByRole('link', { name, exact: true }).click();
-    await pageHeading(page, name).waitFor();
-    await settled(page);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -426,9 +404,18 @@ describe("The merchant's dashboard", () => {
       await passesAxe('videos');
     });
 
+    it('adding videos', async () => {
+      await goTo(page, 'Videos');
+      await page.getByRole('button', { name: 'Add videos', exact: true }).click();
+      await pageHeading(page, 'Add videos').waitFor();
+      await passesAxe('add-videos');
+    });
+
     it('the video form', async () => {
       await goTo(page, 'Videos');
-      await page.getByRole('button', { name: 'Add video', exact: true }).click();
+      await page.getByRole('button', { name: 'Add videos', exact: true }).click();
+      await pageHeading(page, 'Add videos').waitFor();
+      await page.getByRole('button', { name: 'Add by URL', exact: true }).click();
       await pageHeading(page, 'Add a video').waitFor();
       await passesAxe('video-form');
     });

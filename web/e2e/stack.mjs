@@ -110,6 +110,7 @@ process.on('exit', () => {
 
 let service = null;
 let spoolDir = null;
+let mediaDir = null;
 
 /** The running service: `{ base, metrics }`. */
 export function theService() {
@@ -128,6 +129,8 @@ export async function startService(overrides = {}) {
     if (/^store-.*\.log$/.test(file)) rmSync(path.join(config.artifacts, file), { force: true });
   }
   spoolDir = mkdtempSync(path.join(tmpdir(), 'videoapp-e2e-spool-'));
+  // Uploaded and processed videos: the service's own directory store, served at its /media.
+  mediaDir = mkdtempSync(path.join(tmpdir(), 'videoapp-e2e-media-'));
   const serviceEnv = {
     DATABASE_URL: config.databaseUrl,
     CLICKHOUSE_URL: config.clickhouseUrl,
@@ -140,6 +143,7 @@ export async function startService(overrides = {}) {
     VIDEOAPP_TOKEN_KEY: config.tokenKey,
     VIDEOAPP_DASHBOARD_DIR: config.dashboardDir,
     VIDEOAPP_SPOOL_DIR: spoolDir,
+    VIDEOAPP_MEDIA_DIR: mediaDir,
     VIDEOAPP_BATCH_MAX_AGE_MS: '100',
     VIDEOAPP_LOG_FORMAT: 'json',
     RUST_LOG: 'info',
@@ -158,8 +162,9 @@ export async function startService(overrides = {}) {
 export async function stopService() {
   if (service) await stopChild(service.child);
   service = null;
-  if (spoolDir) rmSync(spoolDir, { recursive: true, force: true });
+  for (const dir of [spoolDir, mediaDir]) if (dir) rmSync(dir, { recursive: true, force: true });
   spoolDir = null;
+  mediaDir = null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -261,6 +266,8 @@ export async function newShop(name) {
       }, [201]);
       return id;
     },
+    /** The video `id` as the admin API gives it. */
+    getVideo: (id) => admin('GET', `/shops/${shop}/videos/${id}`),
     /** A widget (the admin API's NewWidget) → its id. */
     async widget(fields) {
       const { id } = await admin('POST', `/shops/${shop}/widgets`, {

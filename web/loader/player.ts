@@ -20,7 +20,7 @@ export function watch(video: HTMLVideoElement, w: Widget, v: Video): void {
   });
 }
 
-/** A `<video>` that loads nothing until played; `poster` is the thumbnail. */
+/** A `<video>` that loads nothing until played; `poster` is the poster image. */
 export const video = (cls: string, src: string | null, poster: string | null, extra: Record<string, string> = {}) =>
   h('video', cls, { src, poster: poster, preload: 'none', playsinline: '', ...extra });
 
@@ -28,6 +28,41 @@ export const play = (v: HTMLVideoElement) => {
   const p = v.play();
   if (p) p.catch(() => {});
 };
+
+/** Stops `v` and drops its source: a paused video would otherwise go on buffering. */
+export const detach = (v: HTMLVideoElement | null): null => {
+  if (v) {
+    v.pause();
+    v.removeAttribute('src');
+    v.load();
+    v.remove();
+  }
+  return null;
+};
+
+export const posterOf = (v: Video) => url(v.posterUrl) || url(v.thumbnail);
+
+let nativeHls: boolean | undefined;
+
+/**
+ * The full video, loading nothing until played: the HLS renditions where the browser plays them
+ * itself (it then picks the rendition for the player's size and the network), the progressive
+ * MP4 elsewhere, and when the browser's HLS fails after all.
+ */
+export function fullVideo(cls: string, v: Video, extra: Record<string, string>): HTMLVideoElement {
+  const hls = url(v.hlsUrl);
+  const mp4 = url(v.videoUrl);
+  nativeHls ??= !!h('video').canPlayType('application/vnd.apple.mpegurl');
+  const el = video(cls, (nativeHls && hls) || mp4, posterOf(v), extra);
+  on(el, 'error', () => {
+    // Only while the HLS source is attached: a detached player has no `src` and stays silent.
+    if (mp4 && hls && el.getAttribute('src') === hls) {
+      el.src = mp4;
+      play(el);
+    }
+  });
+  return el;
+}
 
 const FOCUSABLE = 'button:not([disabled]),a[href],video[controls],[tabindex]:not([tabindex="-1"])';
 
@@ -52,8 +87,8 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, full: 
   const show = (i: number) => {
     index = (i + count) % count;
     const v = w.videos[index]!;
-    current?.pause();
-    current = video('videoapp-video', url(v.videoUrl), url(v.thumbnail), { controls: '', autoplay: '' });
+    detach(current);
+    current = fullVideo('videoapp-video', v, { controls: '', autoplay: '' });
     overlay.setAttribute('aria-label', v.title || 'Video');
     overlay.setAttribute('data-videoapp-video-id', v.id);
     watch(current, w, v);
@@ -73,7 +108,7 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, full: 
   };
 
   const shut = () => {
-    current?.pause();
+    current = detach(current);
     overlay.remove();
     root.style.overflow = overflow;
     doc.removeEventListener('keydown', keys, true);

@@ -1,6 +1,6 @@
 /** Widgets in slots: cards, previews, impressions and what a click does. */
 import { track } from './events';
-import { openPlayer, play, video, watch } from './player';
+import { detach, fullVideo, openPlayer, play, posterOf, video, watch } from './player';
 import type { Video, Widget } from './types';
 import { h, matches, on, url } from './util';
 
@@ -57,7 +57,7 @@ export function renderWidget(w: Widget, removeBranding: boolean): HTMLElement {
 }
 
 function card(w: Widget, v: Video, i: number, story: boolean, width: number, height: number): HTMLLIElement {
-  const poster = url(v.thumbnail);
+  const poster = posterOf(v);
   const media = h('span', 'videoapp-media', {}, [
     poster && h('img', '', { src: poster, alt: '', loading: 'lazy', decoding: 'async', width, height }),
     !story && v.duration > 0 && h('span', 'videoapp-dur', { 'aria-hidden': 'true' }, [clock(v.duration)]),
@@ -76,8 +76,10 @@ function card(w: Widget, v: Video, i: number, story: boolean, width: number, hei
       seen.add(w.id + v.id);
       track('impression', w.id, v.id);
     }
-    // The preview plays only while visible, never under reduced motion or data saving.
-    if (!e.isIntersecting || inline || document.querySelector('[data-videoapp-player]')) return preview?.pause();
+    // The preview exists only while its card is on screen, never under reduced motion or data
+    // saving; off screen it is detached, so a long page never buffers previews nobody sees.
+    if (!e.isIntersecting) return (preview = detach(preview));
+    if (inline || document.querySelector('[data-videoapp-player]')) return preview?.pause();
     if (!mini || matches('(prefers-reduced-motion: reduce)') || (navigator as { connection?: { saveData?: boolean } }).connection?.saveData) return;
     if (!preview) {
       preview = video('videoapp-preview', mini, poster, { muted: '', loop: '', 'aria-hidden': 'true' });
@@ -95,8 +97,8 @@ function card(w: Widget, v: Video, i: number, story: boolean, width: number, hei
       location.assign(target);
     } else if (w.clickBehavior === 'none' && !story) {
       if (inline) return;
-      preview?.pause();
-      inline = video('videoapp-inline', url(v.videoUrl), poster, { controls: '' });
+      preview = detach(preview);
+      inline = fullVideo('videoapp-inline', v, { controls: '' });
       watch(inline, w, v);
       item.append(inline);
       track('click', w.id, v.id);

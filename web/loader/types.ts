@@ -20,10 +20,17 @@ export interface Widget {
 export interface Video {
   id: string;
   title: string;
+  /** The poster (for a video made from an upload, the same frame as `posterUrl`). */
   thumbnail: string;
+  /** The progressive MP4, which plays everywhere. */
   videoUrl: string;
+  /** The short, muted version that plays on the card. */
   miniVersionUrl: string;
   duration: number;
+  /** The HLS master playlist; absent or "" for a video given by URL. */
+  hlsUrl?: string;
+  /** The poster made from the video; absent or "" for a video given by URL. */
+  posterUrl?: string;
   products: Product[];
 }
 

@@ -64,7 +64,7 @@ export function VideoOrder({
                 <Text as="span" tone="subdued" numeric>
                   {i + 1}.
                 </Text>
-                {v?.thumbnail ? <Thumbnail source={v.thumbnail} alt="" size="small" /> : <span className="vd-thumb-empty" />}
+                {v?.posterUrl || v?.thumbnail ? <Thumbnail source={v.posterUrl || v.thumbnail} alt="" size="small" /> : <span className="vd-thumb-empty" />}
                 <div className="vd-grow">
                   <BlockStack gap="050">
                     <Text as="span" fontWeight="semibold">

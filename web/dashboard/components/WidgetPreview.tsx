@@ -50,6 +50,8 @@ function toLoaderVideo(v: Video, products: Map<string, Product>): LoaderVideo {
     videoUrl: v.videoUrl,
     miniVersionUrl: v.miniVersionUrl,
     duration: v.duration,
+    hlsUrl: v.hlsUrl ?? '',
+    posterUrl: v.posterUrl ?? '',
     products: v.productIds.flatMap((id) => {
       const p = products.get(id);
       return p ? [toLoaderProduct(p)] : [];

@@ -1,29 +1,60 @@
-/** Videos: the shop's video catalog, and the form to add or change one. */
+/** Videos: the shop's video catalog, adding videos, and the form to change one. */
 import { Badge, BlockStack, Button, ButtonGroup, Card, IndexTable, Layout, Page, Text, Thumbnail } from '@shopify/polaris';
 import { useState } from 'react';
 
 import { del, get, shopPath } from '../api';
 import { ConfirmModal } from '../components/ConfirmModal';
+import { ProcessingStatus } from '../components/ProcessingStatus';
 import { ErrorBanner, LoadingCard } from '../components/States';
 import { VideoForm } from '../components/VideoForm';
 import { useShop, useToast } from '../context';
 import { formatDuration } from '../format';
 import { useLoad } from '../hooks';
 import { labelOf, statusTone, VIDEO_STATUSES } from '../labels';
+import { useLiveVideos } from '../live';
 import type { Product, Video } from '../types';
+import { AddVideosPage } from './AddVideos';
+
+/** Where the merchant is on this page; a form goes back to where it was opened from. */
+type View =
+  | { kind: 'list' }
+  | { kind: 'add' }
+  | { kind: 'by-url' }
+  | { kind: 'edit'; video: Video; from: 'list' | 'add' };
+
+const NO_VIDEOS: Video[] = [];
 
 export function VideosPage() {
   const { domain } = useShop();
   const notify = useToast();
   const videos = useLoad(() => get<{ videos: Video[] }>(shopPath(domain, 'videos')), [domain]);
   const products = useLoad(() => get<{ products: Product[] }>(shopPath(domain, 'products')), [domain]);
-  const [editing, setEditing] = useState<Video | 'new' | null>(null);
+  const [view, setView] = useState<View>({ kind: 'list' });
   const [deleting, setDeleting] = useState<Video | null>(null);
+  const list = useLiveVideos(domain, videos.data?.videos ?? NO_VIDEOS);
 
-  if (editing) {
+  if (view.kind === 'add') {
+    return (
+      <AddVideosPage
+        onBack={() => {
+          setView({ kind: 'list' });
+          videos.reload();
+        }}
+        onAddByUrl={() => setView({ kind: 'by-url' })}
+        onEdit={(video) => setView({ kind: 'edit', video, from: 'add' })}
+      />
+    );
+  }
+
+  if (view.kind === 'edit' || view.kind === 'by-url') {
+    const editing = view.kind === 'edit' ? view.video : undefined;
+    const back = () => {
+      setView(view.kind === 'by-url' || view.from === 'add' ? { kind: 'add' } : { kind: 'list' });
+      videos.reload();
+    };
     if (!products.data) {
       return (
-        <Page title={editing === 'new' ? 'Add a video' : 'Edit video'} backAction={{ content: 'Videos', onAction: () => setEditing(null) }}>
+        <Page title={editing ? 'Edit video' : 'Add a video'} backAction={{ content: 'Videos', onAction: back }}>
           {products.error ? (
             <ErrorBanner title="Your products could not be loaded" error={products.error} onRetry={products.reload} />
           ) : (
@@ -34,25 +65,25 @@ export function VideosPage() {
     }
     return (
       <VideoForm
-        video={editing === 'new' ? undefined : editing}
+        video={editing}
         products={products.data.products}
-        onCancel={() => setEditing(null)}
+        onCancel={back}
         onSaved={(v) => {
-          notify(editing === 'new' ? `Added ${v.title}` : `Saved ${v.title}`);
-          setEditing(null);
+          notify(editing ? `Saved ${v.title}` : `Added ${v.title}`);
+          setView({ kind: 'list' });
           videos.reload();
         }}
       />
     );
   }
 
-  const list = videos.data?.videos ?? [];
+  const addVideos = () => setView({ kind: 'add' });
 
   return (
     <Page
       title="Videos"
       subtitle="The videos your widgets can show, each with the products shoppers can buy from it."
-      primaryAction={{ content: 'Add video', onAction: () => setEditing('new') }}
+      primaryAction={{ content: 'Add videos', onAction: addVideos }}
     >
       <Layout>
         <Layout.Section>
@@ -82,8 +113,8 @@ export function VideosPage() {
                     <div className="vd-empty">
                       <BlockStack gap="200" inlineAlign="center">
                         <Text as="p">No videos yet. Add your first video, then show it in a widget.</Text>
-                        <Button variant="primary" onClick={() => setEditing('new')}>
-                          Add video
+                        <Button variant="primary" onClick={addVideos}>
+                          Add videos
                         </Button>
                       </BlockStack>
                     </div>
@@ -92,7 +123,11 @@ export function VideosPage() {
                   {list.map((v, i) => (
                     <IndexTable.Row id={v.id} key={v.id} position={i}>
                       <IndexTable.Cell>
-                        {v.thumbnail ? <Thumbnail source={v.thumbnail} alt="" size="small" /> : <span className="vd-thumb-empty" />}
+                        {v.posterUrl || v.thumbnail ? (
+                          <Thumbnail source={v.posterUrl || v.thumbnail} alt="" size="small" />
+                        ) : (
+                          <span className="vd-thumb-empty" />
+                        )}
                       </IndexTable.Cell>
                       <IndexTable.Cell as="th" scope="row">
                         <Text as="span" fontWeight="semibold">
@@ -100,7 +135,10 @@ export function VideosPage() {
                         </Text>
                       </IndexTable.Cell>
                       <IndexTable.Cell>
-                        <Badge tone={statusTone(v.status)}>{labelOf(VIDEO_STATUSES, v.status)}</Badge>
+                        <BlockStack gap="150" inlineAlign="start">
+                          <Badge tone={statusTone(v.status)}>{labelOf(VIDEO_STATUSES, v.status)}</Badge>
+                          {v.processing && v.processing.state !== 'ready' && <ProcessingStatus video={v} onRetried={videos.reload} />}
+                        </BlockStack>
                       </IndexTable.Cell>
                       <IndexTable.Cell>
                         <Text as="span" alignment="end" numeric>
@@ -114,7 +152,7 @@ export function VideosPage() {
                       </IndexTable.Cell>
                       <IndexTable.Cell>
                         <ButtonGroup>
-                          <Button onClick={() => setEditing(v)} accessibilityLabel={`Edit ${v.title}`}>
+                          <Button onClick={() => setView({ kind: 'edit', video: v, from: 'list' })} accessibilityLabel={`Edit ${v.title}`}>
                             Edit
                           </Button>
                           <Button tone="critical" variant="plain" onClick={() => setDeleting(v)} accessibilityLabel={`Delete ${v.title}`}>
