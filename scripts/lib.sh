@@ -76,6 +76,8 @@ ensure_packages() {
     command -v clickhouse-server >/dev/null 2>&1 || missing+=(clickhouse-server)
     command -v clickhouse-client >/dev/null 2>&1 || missing+=(clickhouse-client)
     command -v curl >/dev/null 2>&1 || missing+=(curl ca-certificates)
+    # Media processing runs Debian's ffmpeg and ffprobe (one package).
+    command -v ffprobe >/dev/null 2>&1 || missing+=(ffmpeg)
     command -v python3 >/dev/null 2>&1 || missing+=(python3)
     # A pyenv build has venv/ensurepip built in; Debian's python3 needs the python3-venv package.
     python_has_venv || missing+=(python3-venv)

@@ -22,14 +22,34 @@ pub struct DemoAdmin {
     pub secret: SecretString,
 }
 
-const REQUEST_HEADERS: [header::HeaderName; 3] =
-    [header::AUTHORIZATION, header::CONTENT_TYPE, header::ACCEPT];
-const RESPONSE_HEADERS: [header::HeaderName; 5] = [
+/// The largest body passed to the service: a tus chunk, with room.
+pub(super) const MAX_FORWARDED_BODY: usize = 32 * 1024 * 1024;
+
+const REQUEST_HEADERS: [header::HeaderName; 9] = [
+    header::AUTHORIZATION,
+    header::CONTENT_TYPE,
+    header::ACCEPT,
+    header::HeaderName::from_static("tus-resumable"),
+    header::HeaderName::from_static("upload-length"),
+    header::HeaderName::from_static("upload-offset"),
+    header::HeaderName::from_static("upload-metadata"),
+    header::HeaderName::from_static("upload-checksum"),
+    header::HeaderName::from_static("upload-defer-length"),
+];
+const RESPONSE_HEADERS: [header::HeaderName; 13] = [
     header::CONTENT_TYPE,
     header::CONTENT_DISPOSITION,
     header::CACHE_CONTROL,
     header::VARY,
     header::RETRY_AFTER,
+    header::LOCATION,
+    header::HeaderName::from_static("upload-offset"),
+    header::HeaderName::from_static("upload-length"),
+    header::HeaderName::from_static("upload-expires"),
+    header::HeaderName::from_static("tus-resumable"),
+    header::HeaderName::from_static("tus-version"),
+    header::HeaderName::from_static("tus-extension"),
+    header::HeaderName::from_static("tus-max-size"),
 ];
 
 pub(super) async fn open_app(State(store): State<DevStore>) -> Redirect {

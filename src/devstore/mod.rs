@@ -140,7 +140,13 @@ fn router(state: DevStore) -> Router {
         .route("/admin", get(dashboard::open_app))
         .route("/admin/session-token", get(dashboard::session_token))
         .route("/app", any(dashboard::forward))
-        .route("/app/{*rest}", any(dashboard::forward))
+        .route(
+            "/app/{*rest}",
+            // An upload's chunk (8 MiB from the dashboard) passes whole.
+            any(dashboard::forward).layer(axum::extract::DefaultBodyLimit::max(
+                dashboard::MAX_FORWARDED_BODY,
+            )),
+        )
         .route("/cdn/{file}", get(built_asset))
         .route("/media/{file}", get(media::file))
         .fallback(not_found)
