@@ -9,6 +9,7 @@
 pub mod ffmpeg;
 pub mod import;
 pub mod names;
+pub mod samples;
 pub mod serve;
 pub mod store;
 
