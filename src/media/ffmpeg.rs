@@ -114,7 +114,7 @@ impl Ffmpeg {
         source: &Path,
         limits: &MediaLimits,
     ) -> Result<SourceFacts, StepError> {
-        let source = run::absolute(source).context("the source's path")?;
+        let source = std::path::absolute(source).context("the source's path")?;
         let size = tokio::fs::metadata(&source)
             .await
             .with_context(|| format!("reading {}", source.display()))?
@@ -167,7 +167,8 @@ impl Ffmpeg {
         at_ms: Option<u64>,
         dir: &Path,
     ) -> Result<Poster, StepError> {
-        self.make_poster(source, facts, at_ms, dir).await
+        let (source, dir) = absolute(source, dir)?;
+        self.make_poster(&source, facts, at_ms, &dir).await
     }
 
     /// The mini version (`mini.mp4`) into `dir`.
@@ -188,7 +189,8 @@ impl Ffmpeg {
         dir: &Path,
         progress: &(dyn Fn(u8) + Send + Sync),
     ) -> Result<Renditions, StepError> {
-        self.make_renditions(source, facts, dir, progress).await
+        let (source, dir) = absolute(source, dir)?;
+        self.make_renditions(&source, facts, &dir, progress).await
     }
 
     /// The length of a source whose container does not state it, by reading (not decoding)
@@ -262,4 +264,13 @@ impl Ffmpeg {
         }
         Ok(())
     }
+}
+
+/// The source and output directory as absolute paths: the children run elsewhere (in `dir` or
+/// below it), and outputs are listed by where they are.
+fn absolute(source: &Path, dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    Ok((
+        std::path::absolute(source).context("the source's path")?,
+        std::path::absolute(dir).context("the output directory's path")?,
+    ))
 }

@@ -21,7 +21,6 @@ impl Ffmpeg {
         facts: &SourceFacts,
         dir: &Path,
     ) -> Result<Output, StepError> {
-        let source = super::run::absolute(source).map_err(anyhow::Error::from)?;
         let output = Output::new(dir, "mini.mp4".to_string(), "video/mp4");
         let size = picture::fit(facts, SHORT_SIDE);
         let rate = picture::output_rate(facts);
@@ -32,7 +31,7 @@ impl Ffmpeg {
         let mut line = CommandLine::ffmpeg(self.threads);
         line.args(["-max_pixels", &picture::max_pixels(facts).to_string()])
             .args(["-t", &SECONDS.to_string()])
-            .input(&source, SOURCE_DEMUXERS)
+            .input(source, SOURCE_DEMUXERS)
             .args([
                 "-filter_complex",
                 &format!(

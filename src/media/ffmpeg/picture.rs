@@ -84,11 +84,12 @@ pub(super) fn scale_filter(size: Size) -> String {
     )
 }
 
-/// Pixels a decoder may allocate for one frame of this source: its own size, with room for
-/// coded padding. A stream that grows beyond it midway is not decoded.
+/// Pixels a decoder may allocate for one frame of this source: a square twice its long side,
+/// room for coded padding and pixels stored narrower than shown. A stream that grows beyond it
+/// midway is not decoded.
 pub(super) fn max_pixels(facts: &SourceFacts) -> u64 {
-    let long = u64::from(facts.width.max(facts.height)) + 128;
-    long * long
+    let side = 2 * u64::from(facts.width.max(facts.height)) + 128;
+    side * side
 }
 
 #[cfg(test)]

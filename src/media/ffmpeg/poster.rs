@@ -41,7 +41,6 @@ impl Ffmpeg {
         at_ms: Option<u64>,
         dir: &Path,
     ) -> Result<Poster, StepError> {
-        let source = super::run::absolute(source).map_err(anyhow::Error::from)?;
         let mut sizes: Vec<Size> = SHORT_SIDES
             .iter()
             .map(|s| picture::fit(facts, *s))
@@ -68,7 +67,7 @@ impl Ffmpeg {
             Some(at_ms) => {
                 // A moment past the end shows the last frames rather than nothing.
                 let at_ms = at_ms.min(facts.duration_ms.saturating_sub(250));
-                self.write_poster(&source, facts, Some(at_ms), "", &stills, dir)
+                self.write_poster(source, facts, Some(at_ms), "", &stills, dir)
                     .await?;
             }
             None => {
@@ -83,14 +82,14 @@ impl Ffmpeg {
                      value={DARK_PIXELS_PERCENT}:function=less,\
                      trim=duration={CHOICE_SECONDS},thumbnail={frames},"
                 );
-                self.write_poster(&source, facts, None, &bright, &stills, dir)
+                self.write_poster(source, facts, None, &bright, &stills, dir)
                     .await?;
                 if !all_written(&stills).await {
                     // Dark from start to end of the search: the most representative of its
                     // first seconds all the same.
                     let any =
                         format!("{sampling}trim=duration={CHOICE_SECONDS},thumbnail={frames},");
-                    self.write_poster(&source, facts, None, &any, &stills, dir)
+                    self.write_poster(source, facts, None, &any, &stills, dir)
                         .await?;
                 }
             }

@@ -56,7 +56,6 @@ impl Ffmpeg {
         dir: &Path,
         progress: &(dyn Fn(u8) + Send + Sync),
     ) -> Result<Renditions, StepError> {
-        let source = super::run::absolute(source).map_err(anyhow::Error::from)?;
         let rate = picture::output_rate(facts);
         let rungs = ladder(facts, rate);
         let hls = dir.join("hls");
@@ -76,7 +75,7 @@ impl Ffmpeg {
                 progress(percent);
             }
         };
-        let line = self.ladder_command(&source, facts, rate, &rungs);
+        let line = self.ladder_command(source, facts, rate, &rungs);
         super::run::run(&line, &hls, self.timeout, Stdout::Progress(&on_time))
             .await
             .map_err(anyhow::Error::from)?;

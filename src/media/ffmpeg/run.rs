@@ -4,7 +4,7 @@
 
 use std::ffi::OsString;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -309,9 +309,4 @@ async fn read_stderr(err: Option<impl AsyncRead + Unpin>) -> std::io::Result<Str
     err.read_to_end(&mut kept).await?;
     tokio::io::copy(&mut err.into_inner(), &mut tokio::io::sink()).await?;
     Ok(String::from_utf8_lossy(&kept).trim().to_string())
-}
-
-/// `path` made absolute, as children run in another working directory.
-pub(crate) fn absolute(path: &Path) -> std::io::Result<PathBuf> {
-    std::path::absolute(path)
 }
