@@ -1,12 +1,39 @@
 //! ffprobe and ffmpeg, run as locked-down child processes: only the `file` and `pipe` protocols,
 //! no standard input, bounded threads, a wall-clock limit, in a private working directory, and
 //! no argument taken from user text (inputs and outputs are paths this service chose).
+//!
+//! Every output is H.264 (High, 4:2:0, 8-bit) with AAC, from the source as shown: ffmpeg turns
+//! a rotated phone video upright as it decodes, and pixels are made square. Nothing of the
+//! source's metadata is copied. The outputs of a run, by name:
+//!
+//! - poster: `poster-360.jpg`, `poster-360.webp`, `poster-720.jpg`, `poster-720.webp` (named by
+//!   their short side, never larger than the source's), the largest JPEG the main one;
+//! - mini version: `mini.mp4`;
+//! - renditions: `hls/master.m3u8`; per rung `hls/{360,540,720,1080}/playlist.m3u8`, its
+//!   `init_N.mp4` and `seg-NNN.m4s`; the shared sound `hls/audio/…` likewise; and the
+//!   progressive `video-720.mp4` (`video-540.mp4` or smaller for smaller sources).
+
+mod mini;
+mod picture;
+mod poster;
+mod probe;
+mod renditions;
+pub(crate) mod run;
+#[cfg(test)]
+mod tests;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use anyhow::Context;
+
 use crate::config::MediaLimits;
 use crate::media::Refusal;
+use picture::Size;
+use run::{CommandLine, RunError, Stdout};
+
+/// The most ffprobe may print for one file: a real one's streams and format take a few KB.
+const PROBE_OUTPUT_LIMIT: usize = 1 << 20;
 
 /// How ffmpeg runs: its threads and the longest one run may take.
 #[derive(Debug, Clone, Copy)]
@@ -64,6 +91,22 @@ pub struct Renditions {
     pub progressive: String,
 }
 
+impl Output {
+    fn new(dir: &Path, name: String, content_type: &'static str) -> Output {
+        Output {
+            path: dir.join(&name),
+            name,
+            content_type,
+        }
+    }
+}
+
+impl From<RunError> for StepError {
+    fn from(e: RunError) -> StepError {
+        StepError::Failed(e.into())
+    }
+}
+
 impl Ffmpeg {
     /// Probes `source` and refuses anything that is not a playable video within `limits`.
     pub async fn probe(
@@ -71,8 +114,49 @@ impl Ffmpeg {
         source: &Path,
         limits: &MediaLimits,
     ) -> Result<SourceFacts, StepError> {
-        let _ = (source, limits);
-        Err(StepError::Failed(anyhow::anyhow!("not built yet")))
+        let source = std::path::absolute(source).context("the source's path")?;
+        let size = tokio::fs::metadata(&source)
+            .await
+            .with_context(|| format!("reading {}", source.display()))?
+            .len();
+        if size == 0 {
+            return Err(StepError::Refused(Refusal::unprocessable(
+                "EMPTY_FILE",
+                "This file is empty (0 bytes). Upload the video again.",
+            )));
+        }
+        let dir = source.parent().unwrap_or(Path::new("/"));
+        let mut line = CommandLine::ffprobe(self.threads);
+        // Decoders allocate no frame beyond the largest we take, so a decompression bomb is
+        // refused from its headers before any frame of it is made.
+        let side = u64::from(limits.max_side) + 128;
+        line.args(["-max_pixels", &(side * side).to_string()])
+            .args(["-show_streams", "-show_format", "-of", "json"])
+            .probe_input(&source, probe::PROBE_DEMUXERS);
+        let json = match run::run(&line, dir, self.timeout, Stdout::Keep(PROBE_OUTPUT_LIMIT)).await
+        {
+            Ok(json) => json,
+            // ffprobe could not read it: frames beyond the largest we take, or a file
+            // truncated, damaged, or in a format we do not know.
+            Err(e) if e.exited_with_error() => {
+                tracing::debug!(error = format!("{e:#}"), "ffprobe refused a source");
+                let refusal = e
+                    .stderr()
+                    .and_then(|stderr| probe::too_many_pixels(stderr, limits))
+                    .unwrap_or_else(probe::damaged);
+                return Err(StepError::Refused(refusal));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let probed: probe::Probed =
+            serde_json::from_slice(&json).context("reading ffprobe's answer")?;
+        let classified = probe::classify(&probed, limits).map_err(StepError::Refused)?;
+        let mut facts = classified.facts;
+        if !classified.duration_known {
+            facts.duration_ms = self.measure_duration(&source, &facts, dir).await?;
+            probe::check_duration(facts.duration_ms, limits).map_err(StepError::Refused)?;
+        }
+        Ok(facts)
     }
 
     /// The poster at `at_ms` (None: a representative frame of the first seconds), into `dir`.
@@ -83,8 +167,8 @@ impl Ffmpeg {
         at_ms: Option<u64>,
         dir: &Path,
     ) -> Result<Poster, StepError> {
-        let _ = (source, facts, at_ms, dir);
-        Err(StepError::Failed(anyhow::anyhow!("not built yet")))
+        let (source, dir) = absolute(source, dir)?;
+        self.make_poster(&source, facts, at_ms, &dir).await
     }
 
     /// The mini version (`mini.mp4`) into `dir`.
@@ -94,8 +178,7 @@ impl Ffmpeg {
         facts: &SourceFacts,
         dir: &Path,
     ) -> Result<Output, StepError> {
-        let _ = (source, facts, dir);
-        Err(StepError::Failed(anyhow::anyhow!("not built yet")))
+        self.make_mini(source, facts, dir).await
     }
 
     /// HLS renditions and the progressive MP4 into `dir`; `progress` is told 0–100 as it goes.
@@ -106,7 +189,88 @@ impl Ffmpeg {
         dir: &Path,
         progress: &(dyn Fn(u8) + Send + Sync),
     ) -> Result<Renditions, StepError> {
-        let _ = (source, facts, dir, progress);
-        Err(StepError::Failed(anyhow::anyhow!("not built yet")))
+        let (source, dir) = absolute(source, dir)?;
+        self.make_renditions(&source, facts, &dir, progress).await
     }
+
+    /// The length of a source whose container does not state it, by reading (not decoding)
+    /// its video to the end.
+    async fn measure_duration(
+        &self,
+        source: &Path,
+        facts: &SourceFacts,
+        dir: &Path,
+    ) -> Result<u64, StepError> {
+        let end = std::sync::atomic::AtomicU64::new(0);
+        let on_time = |us: u64| {
+            end.fetch_max(us, std::sync::atomic::Ordering::Relaxed);
+        };
+        let mut line = CommandLine::ffmpeg(self.threads);
+        line.args(["-max_pixels", &picture::max_pixels(facts).to_string()])
+            .input(source, probe::SOURCE_DEMUXERS)
+            .args([
+                "-map",
+                "0:V:0",
+                "-c",
+                "copy",
+                "-f",
+                "null",
+                "-progress",
+                "pipe:1",
+            ])
+            .arg("-");
+        match run::run(&line, dir, self.timeout, Stdout::Progress(&on_time)).await {
+            Ok(_) => Ok(end.into_inner() / 1000),
+            Err(e) if e.exited_with_error() => Err(StepError::Refused(probe::damaged())),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Fails unless `path` holds H.264 at `size`: ffmpeg's exit code alone does not prove an
+    /// output is what was asked for.
+    async fn check_h264(&self, path: &Path, size: Size, dir: &Path) -> Result<(), StepError> {
+        let mut line = CommandLine::ffprobe(self.threads);
+        line.args([
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            "stream=codec_name,width,height",
+        ])
+        .args(["-of", "json"])
+        .probe_input(path, "mov");
+        let json = run::run(&line, dir, self.timeout, Stdout::Keep(PROBE_OUTPUT_LIMIT)).await?;
+        let found: serde_json::Value =
+            serde_json::from_slice(&json).context("reading ffprobe's answer")?;
+        let stream = &found["streams"][0];
+        let seen = (
+            stream["codec_name"].as_str(),
+            stream["width"].as_u64(),
+            stream["height"].as_u64(),
+        );
+        if seen
+            != (
+                Some("h264"),
+                Some(u64::from(size.width)),
+                Some(u64::from(size.height)),
+            )
+        {
+            return Err(anyhow::anyhow!(
+                "{} is {seen:?}, not H.264 at {}x{}",
+                path.display(),
+                size.width,
+                size.height
+            )
+            .into());
+        }
+        Ok(())
+    }
+}
+
+/// The source and output directory as absolute paths: the children run elsewhere (in `dir` or
+/// below it), and outputs are listed by where they are.
+fn absolute(source: &Path, dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    Ok((
+        std::path::absolute(source).context("the source's path")?,
+        std::path::absolute(dir).context("the output directory's path")?,
+    ))
 }

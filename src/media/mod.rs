@@ -10,6 +10,7 @@ pub mod ffmpeg;
 pub mod import;
 pub mod jobs;
 pub mod names;
+pub mod samples;
 pub mod serve;
 pub mod store;
 pub mod uploads;

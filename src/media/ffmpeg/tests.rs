@@ -1,0 +1,738 @@
+//! The steps on real files made by `samples`, their outputs checked with ffprobe and ffmpeg's
+//! own measurements.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::*;
+use crate::media::samples::{self, Sample};
+
+/// A private directory, removed when the test ends.
+struct TestDir(PathBuf);
+
+impl TestDir {
+    fn new() -> TestDir {
+        let dir = std::env::temp_dir().join(format!("videoapp-ffmpeg-test-{}", Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).expect("a test directory");
+        TestDir(dir)
+    }
+
+    /// An empty directory inside, for one step's outputs.
+    fn sub(&self, name: &str) -> PathBuf {
+        let dir = self.0.join(name);
+        std::fs::create_dir_all(&dir).expect("a test directory");
+        dir
+    }
+
+    async fn sample(&self, sample: Sample) -> PathBuf {
+        samples::make_in(sample, &self.0)
+            .await
+            .expect("sample made")
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn ffmpeg() -> Ffmpeg {
+    Ffmpeg {
+        threads: 2,
+        timeout: Duration::from_secs(120),
+    }
+}
+
+fn limits() -> MediaLimits {
+    MediaLimits {
+        max_bytes: 1 << 30,
+        max_duration: Duration::from_secs(600),
+        max_side: 4096,
+        shop_quota_bytes: 1 << 40,
+        upload_expiry: Duration::from_secs(86_400),
+    }
+}
+
+/// ffprobe's streams and format of `path`, run directly (not through the code under test).
+async fn ffprobe(path: &Path) -> Value {
+    let out = tokio::process::Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-show_streams",
+            "-show_format",
+            "-of",
+            "json",
+        ])
+        .arg(path)
+        .output()
+        .await
+        .expect("ffprobe runs");
+    assert!(
+        out.status.success(),
+        "ffprobe {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("ffprobe's JSON")
+}
+
+fn streams<'a>(probed: &'a Value, kind: &str) -> Vec<&'a Value> {
+    probed["streams"]
+        .as_array()
+        .map(|s| s.iter().filter(|s| s["codec_type"] == kind).collect())
+        .unwrap_or_default()
+}
+
+fn size_of(stream: &Value) -> (u64, u64) {
+    (
+        stream["width"].as_u64().unwrap_or(0),
+        stream["height"].as_u64().unwrap_or(0),
+    )
+}
+
+fn seconds(value: &Value) -> f64 {
+    value.as_str().and_then(|s| s.parse().ok()).unwrap_or(0.0)
+}
+
+/// The average of a signalstats value (`YAVG`, `VAVG`) over `path`'s frames, after `crop`.
+async fn mean(path: &Path, crop: &str, key: &str) -> f64 {
+    let filter = format!("{crop}signalstats,metadata=print:key=lavfi.signalstats.{key}:file=-");
+    let out = tokio::process::Command::new("ffmpeg")
+        .args(["-v", "error", "-i"])
+        .arg(path)
+        .args(["-vf", &filter, "-f", "null", "-"])
+        .output()
+        .await
+        .expect("ffmpeg runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let values: Vec<f64> = text
+        .lines()
+        .filter_map(|l| l.split_once('=').filter(|(k, _)| k.ends_with(key)))
+        .filter_map(|(_, v)| v.trim().parse().ok())
+        .collect();
+    assert!(
+        !values.is_empty(),
+        "no {key} from {}: {text}",
+        path.display()
+    );
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+/// The top-level boxes of an MP4, in order.
+fn boxes(bytes: &[u8]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut at = 0usize;
+    while at + 8 <= bytes.len() {
+        let size =
+            u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]) as usize;
+        found.push(String::from_utf8_lossy(&bytes[at + 4..at + 8]).into_owned());
+        if size < 8 {
+            break;
+        }
+        at += size;
+    }
+    found
+}
+
+async fn assert_fast_start(path: &Path) {
+    let top = boxes(&tokio::fs::read(path).await.expect("output read"));
+    let moov = top.iter().position(|b| b == "moov");
+    let mdat = top.iter().position(|b| b == "mdat");
+    assert!(moov.is_some() && moov < mdat, "{}: {top:?}", path.display());
+}
+
+async fn renditions(source: &Path, facts: &SourceFacts, dir: &Path) -> (Renditions, Vec<u8>) {
+    let seen = Mutex::new(Vec::new());
+    let report = |p: u8| seen.lock().expect("progress").push(p);
+    let made = ffmpeg()
+        .renditions(source, facts, dir, &report)
+        .await
+        .expect("renditions made");
+    (made, seen.into_inner().expect("progress"))
+}
+
+/// The `#EXT-X-STREAM-INF` lines of the master playlist and what each names.
+async fn variants(dir: &Path, made: &Renditions) -> Vec<(String, String)> {
+    let text = tokio::fs::read_to_string(dir.join(&made.master))
+        .await
+        .expect("master read");
+    let lines: Vec<&str> = text.lines().collect();
+    lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("#EXT-X-STREAM-INF:"))
+        .map(|(i, l)| (l.to_string(), lines.get(i + 1).unwrap_or(&"").to_string()))
+        .collect()
+}
+
+fn attribute<'a>(stream_inf: &'a str, name: &str) -> Option<&'a str> {
+    let start = stream_inf.find(&format!("{name}="))? + name.len() + 1;
+    let rest = &stream_inf[start..];
+    if let Some(quoted) = rest.strip_prefix('"') {
+        return quoted.split('"').next();
+    }
+    rest.split(',').next()
+}
+
+async fn probe_sample(dir: &TestDir, sample: Sample) -> (PathBuf, SourceFacts) {
+    let source = dir.sample(sample).await;
+    let facts = ffmpeg().probe(&source, &limits()).await.expect("a video");
+    (source, facts)
+}
+
+#[tokio::test]
+async fn an_h264_source_becomes_a_ladder_with_a_master_playlist_and_a_progressive_mp4() {
+    let dir = TestDir::new();
+    let sample = Sample::H264 {
+        width: 960,
+        height: 540,
+        seconds: 5,
+        audio: true,
+    };
+    let (source, facts) = probe_sample(&dir, sample).await;
+    assert_eq!(
+        (facts.width, facts.height, facts.duration_ms),
+        (960, 540, 5000)
+    );
+    assert!(facts.has_audio);
+    let out = dir.sub("out");
+
+    let (made, progress) = renditions(&source, &facts, &out).await;
+
+    // Every output is listed with its type, and is there.
+    for o in &made.outputs {
+        assert!(o.path.is_file(), "{} listed but not written", o.name);
+        assert_eq!(o.path, out.join(&o.name));
+        let expected = match o.name.rsplit('.').next() {
+            Some("m3u8") => "application/vnd.apple.mpegurl",
+            Some("m4s") => "video/iso.segment",
+            Some("mp4") => "video/mp4",
+            other => panic!("unexpected output {other:?}"),
+        };
+        assert_eq!(o.content_type, expected, "{}", o.name);
+    }
+    assert_eq!(made.master, "hls/master.m3u8");
+    assert_eq!(made.progressive, "video-540.mp4");
+
+    let variants = variants(&out, &made).await;
+    let mut resolutions: Vec<&str> = variants
+        .iter()
+        .filter_map(|(l, _)| attribute(l, "RESOLUTION"))
+        .collect();
+    resolutions.sort();
+    assert_eq!(resolutions, ["640x360", "960x540"]);
+    for (line, uri) in &variants {
+        let bandwidth: u64 = attribute(line, "BANDWIDTH")
+            .and_then(|b| b.parse().ok())
+            .unwrap_or(0);
+        assert!(bandwidth > 100_000, "{line}");
+        let codecs = attribute(line, "CODECS").unwrap_or("");
+        assert!(
+            codecs.starts_with("avc1.64") && codecs.ends_with(",mp4a.40.2"),
+            "{line}"
+        );
+        assert!(out.join("hls").join(uri).is_file(), "{uri}");
+    }
+
+    // Segments of 2 s in every rung, each starting on a keyframe (or they could not be cut so).
+    for folder in ["360", "540", "audio"] {
+        let playlist =
+            tokio::fs::read_to_string(out.join("hls").join(folder).join("playlist.m3u8"))
+                .await
+                .expect("media playlist");
+        let durations: Vec<f64> = playlist
+            .lines()
+            .filter_map(|l| l.strip_prefix("#EXTINF:"))
+            .filter_map(|d| d.trim_end_matches(',').parse().ok())
+            .collect();
+        assert!(durations.len() >= 2, "{folder}: {durations:?}");
+        let (last, whole) = durations.split_last().expect("segments");
+        assert!(
+            whole.iter().all(|d| (d - 2.0).abs() < 0.05),
+            "{folder}: {durations:?}"
+        );
+        assert!(*last <= 2.05, "{folder}: {durations:?}");
+    }
+
+    let progressive = out.join(&made.progressive);
+    let probed = ffprobe(&progressive).await;
+    let video = streams(&probed, "video");
+    assert_eq!(video[0]["codec_name"], "h264");
+    assert_eq!(video[0]["profile"], "High");
+    assert_eq!(size_of(video[0]), (960, 540));
+    assert_eq!(streams(&probed, "audio")[0]["codec_name"], "aac");
+    assert!((seconds(&probed["format"]["duration"]) - 5.0).abs() < 0.2);
+    assert_fast_start(&progressive).await;
+
+    assert_eq!(progress.first(), Some(&0));
+    assert_eq!(progress.last(), Some(&100));
+    assert!(progress.windows(2).all(|w| w[0] < w[1]), "{progress:?}");
+}
+
+#[tokio::test]
+async fn hevc_vp9_and_prores_sources_become_h264() {
+    let dir = TestDir::new();
+    for (sample, codec) in [
+        (Sample::Hevc, "hevc"),
+        (Sample::Vp9, "vp9"),
+        (Sample::ProRes, "prores"),
+    ] {
+        let (source, facts) = probe_sample(&dir, sample).await;
+        assert_eq!(facts.video_codec, codec);
+        let out = dir.sub(codec);
+
+        let (made, _) = renditions(&source, &facts, &out).await;
+        let mini = ffmpeg()
+            .mini(&source, &facts, &out)
+            .await
+            .expect("mini made");
+
+        let progressive = ffprobe(&out.join(&made.progressive)).await;
+        assert_eq!(
+            streams(&progressive, "video")[0]["codec_name"],
+            "h264",
+            "{codec}"
+        );
+        assert_eq!(
+            streams(&progressive, "video")[0]["pix_fmt"],
+            "yuv420p",
+            "{codec}"
+        );
+        assert_eq!(
+            streams(&progressive, "audio")[0]["codec_name"],
+            "aac",
+            "{codec}"
+        );
+        let segment = made
+            .outputs
+            .iter()
+            .find(|o| o.name.starts_with("hls/360/seg-"))
+            .expect("a segment");
+        let init = made
+            .outputs
+            .iter()
+            .find(|o| o.name.starts_with("hls/360/init"))
+            .expect("an init");
+        let mut joined = tokio::fs::read(&init.path).await.expect("init");
+        joined.extend(tokio::fs::read(&segment.path).await.expect("segment"));
+        let joined_path = out.join("joined.mp4");
+        tokio::fs::write(&joined_path, joined)
+            .await
+            .expect("written");
+        assert_eq!(
+            streams(&ffprobe(&joined_path).await, "video")[0]["codec_name"],
+            "h264",
+            "{codec}"
+        );
+        assert_eq!(
+            streams(&ffprobe(&mini.path).await, "video")[0]["codec_name"],
+            "h264",
+            "{codec}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_rotated_phone_video_comes_out_upright() {
+    let dir = TestDir::new();
+    let (source, facts) = probe_sample(&dir, Sample::Rotated).await;
+    assert_eq!((facts.width, facts.height, facts.rotation), (360, 640, 90));
+    let out = dir.sub("out");
+
+    let poster = ffmpeg()
+        .poster(&source, &facts, None, &out)
+        .await
+        .expect("poster made");
+    let (made, _) = renditions(&source, &facts, &out).await;
+    let mini = ffmpeg()
+        .mini(&source, &facts, &out)
+        .await
+        .expect("mini made");
+
+    for path in [
+        out.join(&poster.main),
+        out.join(&made.progressive),
+        mini.path.clone(),
+    ] {
+        let probed = ffprobe(&path).await;
+        let video = streams(&probed, "video")[0];
+        assert_eq!(size_of(video), (360, 640), "{}", path.display());
+        assert!(
+            video.get("side_data_list").is_none(),
+            "{}: still asks to be turned",
+            path.display()
+        );
+        // Upright, the colour bars stand: red down the left edge, cyan down the right. Turned
+        // either way, each edge would cross every bar.
+        let left = mean(&path, "crop=iw/12:ih:0:0,", "VAVG").await;
+        let right = mean(&path, "crop=iw/12:ih:iw-iw/12:0,", "VAVG").await;
+        assert!(
+            left > 200.0 && right < 60.0,
+            "{}: left V {left}, right V {right}",
+            path.display()
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_variable_frame_rate_source_is_cut_into_even_segments() {
+    let dir = TestDir::new();
+    let (source, facts) = probe_sample(&dir, Sample::VariableFrameRate).await;
+    assert_eq!(facts.duration_ms / 100, 30);
+    let out = dir.sub("out");
+
+    let (made, _) = renditions(&source, &facts, &out).await;
+
+    let probed = ffprobe(&out.join(&made.progressive)).await;
+    let video = streams(&probed, "video")[0];
+    assert_eq!(video["codec_name"], "h264");
+    assert_eq!(
+        video["avg_frame_rate"], video["r_frame_rate"],
+        "frames evenly spaced"
+    );
+    assert!((seconds(&probed["format"]["duration"]) - 3.0).abs() < 0.2);
+    let playlist = tokio::fs::read_to_string(out.join("hls/360/playlist.m3u8"))
+        .await
+        .expect("playlist");
+    assert!(playlist.contains("#EXTINF:2.000000,"), "{playlist}");
+}
+
+#[tokio::test]
+async fn a_silent_source_gets_no_sound_anywhere() {
+    let dir = TestDir::new();
+    let (source, facts) = probe_sample(&dir, Sample::NoAudio).await;
+    assert!(!facts.has_audio);
+    let out = dir.sub("out");
+
+    let (made, _) = renditions(&source, &facts, &out).await;
+
+    let master = tokio::fs::read_to_string(out.join(&made.master))
+        .await
+        .expect("master");
+    assert!(master.contains("CODECS=\"avc1."), "{master}");
+    assert!(
+        !master.contains("mp4a") && !master.contains("TYPE=AUDIO"),
+        "{master}"
+    );
+    assert!(made
+        .outputs
+        .iter()
+        .all(|o| !o.name.starts_with("hls/audio/")));
+    assert!(streams(&ffprobe(&out.join(&made.progressive)).await, "audio").is_empty());
+}
+
+#[tokio::test]
+async fn a_4k_source_tops_out_at_1080() {
+    let dir = TestDir::new();
+    let (source, facts) = probe_sample(&dir, Sample::FourK).await;
+    assert_eq!((facts.width, facts.height), (3840, 2160));
+    let out = dir.sub("out");
+
+    let (made, _) = renditions(&source, &facts, &out).await;
+
+    let mut resolutions: Vec<String> = variants(&out, &made)
+        .await
+        .iter()
+        .filter_map(|(l, _)| attribute(l, "RESOLUTION").map(str::to_string))
+        .collect();
+    resolutions.sort_by_key(|r| r.split('x').next().and_then(|w| w.parse::<u32>().ok()));
+    assert_eq!(resolutions, ["640x360", "960x540", "1280x720", "1920x1080"]);
+    assert_eq!(made.progressive, "video-720.mp4");
+    assert_eq!(
+        size_of(streams(&ffprobe(&out.join(&made.progressive)).await, "video")[0]),
+        (1280, 720)
+    );
+}
+
+#[tokio::test]
+async fn the_poster_comes_at_the_cards_size_and_twice_it_in_jpeg_and_webp() {
+    let dir = TestDir::new();
+    let (source, facts) = probe_sample(
+        &dir,
+        Sample::H264 {
+            width: 1280,
+            height: 720,
+            seconds: 2,
+            audio: false,
+        },
+    )
+    .await;
+    let out = dir.sub("out");
+
+    let poster = ffmpeg()
+        .poster(&source, &facts, None, &out)
+        .await
+        .expect("poster made");
+
+    let mut names: Vec<&str> = poster.outputs.iter().map(|o| o.name.as_str()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "poster-360.jpg",
+            "poster-360.webp",
+            "poster-720.jpg",
+            "poster-720.webp"
+        ]
+    );
+    assert_eq!(poster.main, "poster-720.jpg");
+    for o in &poster.outputs {
+        let probed = ffprobe(&o.path).await;
+        let video = streams(&probed, "video")[0];
+        let (codec, kind) = if o.name.ends_with(".jpg") {
+            ("mjpeg", "image/jpeg")
+        } else {
+            ("webp", "image/webp")
+        };
+        assert_eq!(
+            (video["codec_name"].as_str(), o.content_type),
+            (Some(codec), kind)
+        );
+        let expected = if o.name.contains("-360.") {
+            (640, 360)
+        } else {
+            (1280, 720)
+        };
+        assert_eq!(size_of(video), expected, "{}", o.name);
+    }
+}
+
+#[tokio::test]
+async fn the_poster_skips_a_black_start() {
+    let dir = TestDir::new();
+    let (source, facts) = probe_sample(&dir, Sample::BlackStart).await;
+    let out = dir.sub("out");
+
+    let poster = ffmpeg()
+        .poster(&source, &facts, None, &out)
+        .await
+        .expect("poster made");
+
+    // A 640x360 source: one size, never enlarged.
+    assert_eq!(poster.main, "poster-360.jpg");
+    assert_eq!(poster.outputs.len(), 2);
+    let bright = mean(&out.join(&poster.main), "", "YAVG").await;
+    assert!(bright > 60.0, "the poster is dark: mean luma {bright}");
+
+    // The measure sees black when it is there: the frame at 0 ms, chosen, is dark.
+    let chosen = dir.sub("chosen");
+    let at_start = ffmpeg()
+        .poster(&source, &facts, Some(0), &chosen)
+        .await
+        .expect("poster made");
+    let dark = mean(&chosen.join(&at_start.main), "", "YAVG").await;
+    assert!(dark < 20.0, "mean luma {dark}");
+}
+
+#[tokio::test]
+async fn the_mini_version_is_short_muted_small_and_starts_on_a_keyframe() {
+    let dir = TestDir::new();
+    let (source, facts) = probe_sample(
+        &dir,
+        Sample::H264 {
+            width: 1280,
+            height: 720,
+            seconds: 8,
+            audio: true,
+        },
+    )
+    .await;
+    let out = dir.sub("out");
+
+    let mini = ffmpeg()
+        .mini(&source, &facts, &out)
+        .await
+        .expect("mini made");
+
+    assert_eq!(
+        (mini.name.as_str(), mini.content_type),
+        ("mini.mp4", "video/mp4")
+    );
+    let probed = ffprobe(&mini.path).await;
+    let video = streams(&probed, "video")[0];
+    assert_eq!(video["codec_name"], "h264");
+    assert_eq!(size_of(video), (640, 360));
+    assert!(streams(&probed, "audio").is_empty());
+    let duration = seconds(&probed["format"]["duration"]);
+    assert!((3.0..=6.0).contains(&duration), "{duration} s");
+    let bytes = tokio::fs::metadata(&mini.path).await.expect("mini").len();
+    assert!(bytes <= 400_000, "{bytes} bytes");
+    assert_fast_start(&mini.path).await;
+
+    let first = tokio::process::Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-select_streams",
+            "v:0",
+            "-read_intervals",
+            "%+#1",
+        ])
+        .args([
+            "-show_entries",
+            "frame=key_frame,pict_type",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(&mini.path)
+        .output()
+        .await
+        .expect("ffprobe runs");
+    let first = String::from_utf8_lossy(&first.stdout);
+    assert!(first.starts_with("1,I"), "the first frame: {first}");
+}
+
+#[tokio::test]
+async fn nothing_of_the_sources_metadata_reaches_the_outputs() {
+    let dir = TestDir::new();
+    let plain = dir.sample(Sample::NoAudio).await;
+    let tagged = dir.0.join("tagged.mp4");
+    let status = tokio::process::Command::new("ffmpeg")
+        .args(["-v", "error", "-i"])
+        .arg(&plain)
+        .args([
+            "-c",
+            "copy",
+            "-metadata",
+            "title=Secret place",
+            "-metadata:s:v:0",
+            "handler_name=Secret place",
+        ])
+        .args(["-metadata", "location=+48.8577+002.2950/"])
+        .arg(&tagged)
+        .status()
+        .await
+        .expect("ffmpeg runs");
+    assert!(status.success());
+    let facts = ffmpeg().probe(&tagged, &limits()).await.expect("a video");
+    let out = dir.sub("out");
+
+    let mini = ffmpeg()
+        .mini(&tagged, &facts, &out)
+        .await
+        .expect("mini made");
+    let (made, _) = renditions(&tagged, &facts, &out).await;
+
+    for path in [mini.path, out.join(&made.progressive)] {
+        let text = ffprobe(&path).await.to_string();
+        assert!(
+            !text.contains("Secret") && !text.contains("48.8577"),
+            "{}: {text}",
+            path.display()
+        );
+    }
+}
+
+async fn refusal(source: &Path, limits: &MediaLimits) -> Refusal {
+    match ffmpeg().probe(source, limits).await {
+        Err(StepError::Refused(refusal)) => refusal,
+        Err(StepError::Failed(e)) => {
+            panic!("{}: failed instead of refused: {e:#}", source.display())
+        }
+        Ok(facts) => panic!("{}: taken as {facts:?}", source.display()),
+    }
+}
+
+#[tokio::test]
+async fn files_that_are_not_videos_are_refused_with_a_code_and_a_reason() {
+    let dir = TestDir::new();
+    let cases = [
+        (Sample::Empty, "EMPTY_FILE", "empty"),
+        (Sample::Corrupt, "NOT_A_VIDEO", "damaged or incomplete"),
+        (Sample::Renamed, "NOT_A_VIDEO", "is an image (PNG)"),
+        (Sample::Image, "NOT_A_VIDEO", "is an image (PNG)"),
+        (Sample::AudioOnly, "NOT_A_VIDEO", "sound but no picture"),
+    ];
+    for (sample, code, words) in cases {
+        let source = dir.sample(sample).await;
+        let refused = refusal(&source, &limits()).await;
+        assert_eq!(
+            (refused.status.as_u16(), refused.code),
+            (422, code),
+            "{sample:?}"
+        );
+        assert!(
+            refused.message.contains(words),
+            "{sample:?}: {}",
+            refused.message
+        );
+    }
+}
+
+#[tokio::test]
+async fn videos_beyond_the_limits_are_refused() {
+    let dir = TestDir::new();
+    let source = dir.sample(Sample::NoAudio).await;
+
+    let short = MediaLimits {
+        max_duration: Duration::from_secs(1),
+        ..limits()
+    };
+    let refused = refusal(&source, &short).await;
+    assert_eq!(refused.code, "VIDEO_TOO_LONG");
+    assert!(
+        refused.message.contains("2 s long") && refused.message.contains("1 s"),
+        "{}",
+        refused.message
+    );
+
+    let narrow = MediaLimits {
+        max_side: 320,
+        ..limits()
+    };
+    let refused = refusal(&source, &narrow).await;
+    assert_eq!(refused.code, "VIDEO_TOO_LARGE");
+    assert!(
+        refused.message.contains("640×360") && refused.message.contains("320"),
+        "{}",
+        refused.message
+    );
+}
+
+#[tokio::test]
+async fn a_run_past_its_time_limit_is_killed() {
+    let dir = TestDir::new();
+    let (source, facts) = probe_sample(
+        &dir,
+        Sample::H264 {
+            width: 1280,
+            height: 720,
+            seconds: 8,
+            audio: true,
+        },
+    )
+    .await;
+    let out = dir.sub("out");
+    let hurried = Ffmpeg {
+        threads: 1,
+        timeout: Duration::from_millis(200),
+    };
+
+    let result = hurried.renditions(&source, &facts, &out, &|_| {}).await;
+
+    match result {
+        Err(StepError::Failed(e)) => assert!(
+            matches!(
+                e.downcast_ref::<RunError>(),
+                Some(RunError::TimedOut { .. })
+            ),
+            "{e:#}"
+        ),
+        Err(StepError::Refused(r)) => panic!("refused: {r:?}"),
+        Ok(_) => panic!("finished within 200 ms"),
+    }
+    // Killed and reaped: no process is left working in the run's directory.
+    let hls = out.join("hls");
+    let left: Vec<_> = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(Result::ok)
+        .filter(|p| std::fs::read_link(p.path().join("cwd")).is_ok_and(|cwd| cwd == hls))
+        .collect();
+    assert!(left.is_empty(), "still running: {left:?}");
+}
