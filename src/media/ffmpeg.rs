@@ -59,7 +59,7 @@ pub struct SourceFacts {
 /// A file a step made, to be stored under the run's prefix as `name`.
 #[derive(Debug, Clone)]
 pub struct Output {
-    /// Relative object name: `poster-480.jpg`, `mini.mp4`, `hls/master.m3u8`, `video-720.mp4`.
+    /// Relative object name: `poster-720.jpg`, `mini.mp4`, `hls/master.m3u8`, `video-720.mp4`.
     pub name: String,
     pub path: PathBuf,
     pub content_type: &'static str,
