@@ -59,7 +59,7 @@ pub struct SourceFacts {
 /// A file a step made, to be stored under the run's prefix as `name`.
 #[derive(Debug, Clone)]
 pub struct Output {
-    /// Relative object name: `poster-480.jpg`, `mini.mp4`, `hls/master.m3u8`, `video-720.mp4`.
+    /// Relative object name: `poster-720.jpg`, `mini.mp4`, `hls/master.m3u8`, `video-720.mp4`.
     pub name: String,
     pub path: PathBuf,
     pub content_type: &'static str,
@@ -178,7 +178,8 @@ impl Ffmpeg {
         facts: &SourceFacts,
         dir: &Path,
     ) -> Result<Output, StepError> {
-        self.make_mini(source, facts, dir).await
+        let (source, dir) = absolute(source, dir)?;
+        self.make_mini(&source, facts, &dir).await
     }
 
     /// HLS renditions and the progressive MP4 into `dir`; `progress` is told 0–100 as it goes.
@@ -230,30 +231,13 @@ impl Ffmpeg {
     /// output is what was asked for.
     async fn check_h264(&self, path: &Path, size: Size, dir: &Path) -> Result<(), StepError> {
         let mut line = CommandLine::ffprobe(self.threads);
-        line.args([
-            "-select_streams",
-            "v:0",
-            "-show_entries",
-            "stream=codec_name,width,height",
-        ])
-        .args(["-of", "json"])
-        .probe_input(path, "mov");
+        line.args(["-select_streams", "v:0", "-show_streams", "-of", "json"])
+            .probe_input(path, "mov");
         let json = run::run(&line, dir, self.timeout, Stdout::Keep(PROBE_OUTPUT_LIMIT)).await?;
-        let found: serde_json::Value =
+        let probed: probe::Probed =
             serde_json::from_slice(&json).context("reading ffprobe's answer")?;
-        let stream = &found["streams"][0];
-        let seen = (
-            stream["codec_name"].as_str(),
-            stream["width"].as_u64(),
-            stream["height"].as_u64(),
-        );
-        if seen
-            != (
-                Some("h264"),
-                Some(u64::from(size.width)),
-                Some(u64::from(size.height)),
-            )
-        {
+        let seen = probed.picture();
+        if seen != Some(("h264", size.width, size.height)) {
             return Err(anyhow::anyhow!(
                 "{} is {seen:?}, not H.264 at {}x{}",
                 path.display(),

@@ -43,6 +43,9 @@ pub enum Sample {
     Vp9,
     /// ProRes 422 Proxy (10-bit 4:2:2) with PCM sound in a MOV, as editors export it.
     ProRes,
+    /// VP8 with Opus in a WebM written as a stream, as a browser records one: its header states
+    /// no duration.
+    Recorded,
     /// Stored landscape (640×360) with a display matrix that turns it a quarter clockwise,
     /// as a phone held upright records: shown 360×640, upright only when turned. Shown, its
     /// colour bars stand upright, red on the left and cyan on the right.
@@ -86,6 +89,7 @@ impl Sample {
             Sample::Hevc => "hevc.mp4".into(),
             Sample::Vp9 => "vp9.webm".into(),
             Sample::ProRes => "prores.mov".into(),
+            Sample::Recorded => "recorded.webm".into(),
             Sample::Rotated => "rotated.mp4".into(),
             Sample::VariableFrameRate => "vfr.mp4".into(),
             Sample::NoAudio => "no-audio.mp4".into(),
@@ -165,6 +169,17 @@ pub async fn make(sample: Sample, dest: &Path) -> anyhow::Result<()> {
             .args(["-c:a", "pcm_s16le", "-f", "mov"])
             .output(&dest);
             ffmpeg(&line, &dir).await
+        }
+        Sample::Recorded => {
+            // Written to a pipe, the muxer cannot go back to fill in the duration.
+            let mut line = generated(width, height, SECONDS, true);
+            line.args(["-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8"])
+                .args(["-b:v", "1M", "-c:a", "libopus", "-f", "webm", "pipe:1"]);
+            let bytes = run::run(&line, &dir, TIME_LIMIT, Stdout::Keep(64 << 20))
+                .await
+                .map_err(|e| anyhow::anyhow!("{e:#}"))?;
+            tokio::fs::write(&dest, bytes).await?;
+            Ok(())
         }
         Sample::Rotated => {
             // The upright picture is stored turned a quarter counter-clockwise; the display

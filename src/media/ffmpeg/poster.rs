@@ -72,7 +72,7 @@ impl Ffmpeg {
             }
             None => {
                 let sampling = format!(
-                    "fps={SAMPLE_RATE:.0},scale={}:{}:flags=bilinear,",
+                    "fps={SAMPLE_RATE:.0},scale={}:{}:flags=bicubic,",
                     top.width, top.height
                 );
                 let frames = (SAMPLE_RATE as u32 * CHOICE_SECONDS).to_string();

@@ -66,6 +66,14 @@ struct Format {
     duration: Option<String>,
 }
 
+impl Probed {
+    /// The first picture stream's codec and stored size.
+    pub(super) fn picture(&self) -> Option<(&str, u32, u32)> {
+        let video = self.streams.iter().find(|s| s.is_picture())?;
+        Some((video.codec(), video.width?, video.height?))
+    }
+}
+
 impl Stream {
     fn is(&self, kind: &str) -> bool {
         self.codec_type.as_deref() == Some(kind)

@@ -339,6 +339,23 @@ async fn hevc_vp9_and_prores_sources_become_h264() {
 }
 
 #[tokio::test]
+async fn a_webm_that_states_no_duration_is_measured() {
+    let dir = TestDir::new();
+    let source = dir.sample(Sample::Recorded).await;
+    assert_eq!(ffprobe(&source).await["format"]["duration"], Value::Null);
+
+    let facts = ffmpeg().probe(&source, &limits()).await.expect("a video");
+
+    assert_eq!(facts.video_codec, "vp8");
+    assert!((1900..=2100).contains(&facts.duration_ms), "{facts:?}");
+    let short = MediaLimits {
+        max_duration: Duration::from_secs(1),
+        ..limits()
+    };
+    assert_eq!(refusal(&source, &short).await.code, "VIDEO_TOO_LONG");
+}
+
+#[tokio::test]
 async fn a_rotated_phone_video_comes_out_upright() {
     let dir = TestDir::new();
     let (source, facts) = probe_sample(&dir, Sample::Rotated).await;
@@ -636,6 +653,46 @@ async fn refusal(source: &Path, limits: &MediaLimits) -> Refusal {
             panic!("{}: failed instead of refused: {e:#}", source.display())
         }
         Ok(facts) => panic!("{}: taken as {facts:?}", source.display()),
+    }
+}
+
+#[tokio::test]
+async fn steps_take_paths_relative_to_the_services_directory() {
+    let dir = TestDir::new();
+    let source = dir.sample(Sample::NoAudio).await;
+    let out = dir.sub("out");
+    // The same places, reached from the working directory.
+    let up = std::env::current_dir()
+        .expect("a working directory")
+        .components()
+        .count()
+        - 1;
+    let relative = |path: &Path| {
+        let mut relative: PathBuf = std::iter::repeat_n("..", up).collect();
+        relative.push(path.strip_prefix("/").expect("an absolute path"));
+        relative
+    };
+    let facts = ffmpeg()
+        .probe(&relative(&source), &limits())
+        .await
+        .expect("a video");
+
+    let mini = ffmpeg()
+        .mini(&relative(&source), &facts, &relative(&out))
+        .await
+        .expect("mini made");
+    let poster = ffmpeg()
+        .poster(&relative(&source), &facts, None, &relative(&out))
+        .await
+        .expect("poster made");
+
+    for output in poster.outputs.iter().chain([&mini]) {
+        assert!(
+            output.path.is_absolute() && output.path.is_file(),
+            "{}",
+            output.path.display()
+        );
+        assert!(out.join(&output.name).is_file(), "{}", output.name);
     }
 }
 
