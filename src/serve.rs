@@ -228,8 +228,10 @@ pub const UPLOAD_BODY_READ_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 /// The time a request's body has: longer for a tus chunk, whose sender is authenticated before
 /// its body is read and whose partial body is kept.
 fn body_deadline<B>(request: &hyper::Request<B>, body_read_timeout: Duration) -> Duration {
-    let uploads_chunk = matches!(*request.method(), hyper::Method::PATCH | hyper::Method::POST)
-        && request.uri().path().contains("/uploads");
+    let uploads_chunk = matches!(
+        *request.method(),
+        hyper::Method::PATCH | hyper::Method::POST
+    ) && request.uri().path().contains("/uploads");
     match uploads_chunk {
         true => body_read_timeout.max(UPLOAD_BODY_READ_TIMEOUT),
         false => body_read_timeout,

@@ -191,7 +191,7 @@ impl Worker {
         let started = std::time::Instant::now();
         let at_ms = video.poster_time_ms.and_then(|ms| u64::try_from(ms).ok());
         let poster = ffmpeg
-            .poster(&source, &facts, at_ms, &dir.join("poster"))
+            .poster(&source, &facts, at_ms, &step_dir(dir, "poster").await?)
             .await?;
         bytes += self.store_outputs(&run, &poster.outputs).await?;
         let poster_name = poster.main.clone();
@@ -209,7 +209,9 @@ impl Worker {
 
         set_step("mini");
         let started = std::time::Instant::now();
-        let mini = ffmpeg.mini(&source, &facts, &dir.join("mini")).await?;
+        let mini = ffmpeg
+            .mini(&source, &facts, &step_dir(dir, "mini").await?)
+            .await?;
         bytes += self
             .store_outputs(&run, std::slice::from_ref(&mini))
             .await?;
@@ -224,7 +226,12 @@ impl Worker {
             move |percent: u8| progress.store(percent.min(99), Ordering::Relaxed)
         };
         let renditions = ffmpeg
-            .renditions(&source, &facts, &dir.join("renditions"), &report)
+            .renditions(
+                &source,
+                &facts,
+                &step_dir(dir, "renditions").await?,
+                &report,
+            )
             .await?;
         bytes += self.store_outputs(&run, &renditions.outputs).await?;
         step_seconds("renditions", started);
@@ -697,6 +704,15 @@ async fn private_dir(dir: &Path) -> anyhow::Result<()> {
             .with_context(|| format!("cannot create {}", dir.display()))
     })
     .await?
+}
+
+/// A step's own directory inside the job's.
+async fn step_dir(job_dir: &Path, step: &str) -> Result<PathBuf, StepError> {
+    let dir = job_dir.join(step);
+    tokio::fs::create_dir_all(&dir)
+        .await
+        .with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
 }
 
 fn kind_label(kind: JobKind) -> &'static str {

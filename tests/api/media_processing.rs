@@ -44,26 +44,38 @@ async fn spawn_processing(workers: u32) -> (TestApp, PathBuf) {
 }
 
 async fn video(app: &impl Service, id: &str) -> Value {
-    let response = app.send_admin(Method::GET, &format!("/shops/{SHOP}/videos/{id}")).await;
+    let response = app
+        .send_admin(Method::GET, &format!("/shops/{SHOP}/videos/{id}"))
+        .await;
     let (status, body) = json_of(response).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     body
 }
 
-/// Waits until the video's processing state is `state`; fails at once on another end state.
+/// Waits until the video's processing state is `state`; fails at once on another end state,
+/// saying what its jobs last failed with.
 async fn wait_for_state(app: &impl Service, id: &str, state: &str) -> Value {
     let deadline = tokio::time::Instant::now() + PROCESSING;
     loop {
         let body = video(app, id).await;
-        let now = body["processing"]["state"].as_str().unwrap_or_default().to_string();
+        let now = body["processing"]["state"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         if now == state {
             return body;
         }
-        assert!(
-            !matches!(now.as_str(), "ready" | "failed"),
-            "the video ended {now}, not {state}: {body}"
-        );
-        assert!(tokio::time::Instant::now() < deadline, "still {now}: {body}");
+        let ended = matches!(now.as_str(), "ready" | "failed");
+        if ended || tokio::time::Instant::now() > deadline {
+            let db = sqlx::PgPool::connect(&app.database_url).await.unwrap();
+            let errors: Vec<Option<String>> =
+                sqlx::query_scalar("SELECT last_error FROM media_jobs WHERE video_id = $1::uuid")
+                    .bind(id)
+                    .fetch_all(&db)
+                    .await
+                    .unwrap();
+            panic!("the video is {now}, not {state}: {body}; its jobs' errors: {errors:?}");
+        }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
@@ -92,11 +104,20 @@ async fn an_uploaded_video_is_processed_into_every_output_served_and_shown_on_th
     let body = wait_for_state(&app, &id, "ready").await;
     assert_eq!(body["processing"]["progress"], 100);
     assert_eq!(body["processing"]["error"], Value::Null);
-    assert_eq!((body["width"].as_i64(), body["height"].as_i64()), (Some(360), Some(640)));
+    assert_eq!(
+        (body["width"].as_i64(), body["height"].as_i64()),
+        (Some(360), Some(640))
+    );
     let duration = body["duration"].as_f64().unwrap();
     assert!((2.9..=3.1).contains(&duration), "{duration}");
     let prefix = format!("{}/media/videos/{SHOP}/{id}/", app.address);
-    for field in ["videoUrl", "hlsUrl", "posterUrl", "thumbnail", "miniVersionUrl"] {
+    for field in [
+        "videoUrl",
+        "hlsUrl",
+        "posterUrl",
+        "thumbnail",
+        "miniVersionUrl",
+    ] {
         let url = body[field].as_str().unwrap();
         assert!(url.starts_with(&prefix), "{field}: {url}");
     }
@@ -106,19 +127,32 @@ async fn an_uploaded_video_is_processed_into_every_output_served_and_shown_on_th
     let mp4 = get(&app, body["videoUrl"].as_str().unwrap()).await;
     assert_eq!(mp4.status(), StatusCode::OK);
     assert_eq!(mp4.headers()["content-type"], "video/mp4");
-    assert_eq!(mp4.headers()["cache-control"], "public, max-age=31536000, immutable");
+    assert_eq!(
+        mp4.headers()["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
     let poster = get(&app, body["posterUrl"].as_str().unwrap()).await;
     assert_eq!(poster.headers()["content-type"], "image/jpeg");
     let master_url = body["hlsUrl"].as_str().unwrap();
     let master = get(&app, master_url).await;
-    assert_eq!(master.headers()["content-type"], "application/vnd.apple.mpegurl");
+    assert_eq!(
+        master.headers()["content-type"],
+        "application/vnd.apple.mpegurl"
+    );
     let master = master.text().await.unwrap();
     assert!(master.contains("RESOLUTION=360x640"), "{master}");
     assert!(master.contains("CODECS=\"avc1."), "{master}");
     let variant = master.lines().find(|l| l.ends_with(".m3u8")).unwrap();
     let base = master_url.rsplit_once('/').unwrap().0;
-    let playlist = get(&app, &format!("{base}/{variant}")).await.text().await.unwrap();
-    let segment = playlist.lines().find(|l| l.ends_with(".m4s")).expect(&playlist);
+    let playlist = get(&app, &format!("{base}/{variant}"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    let segment = playlist
+        .lines()
+        .find(|l| l.ends_with(".m4s"))
+        .expect(&playlist);
     let variant_base = format!("{base}/{variant}");
     let variant_base = variant_base.rsplit_once('/').unwrap().0;
     let part = app
@@ -133,11 +167,19 @@ async fn an_uploaded_video_is_processed_into_every_output_served_and_shown_on_th
 
     // Published, the store shows it with its HLS playlist and poster.
     let response = app
-        .send_admin_json(Method::PATCH, &format!("/shops/{SHOP}/videos/{id}"), &json!({ "status": "PUBLISHED" }))
+        .send_admin_json(
+            Method::PATCH,
+            &format!("/shops/{SHOP}/videos/{id}"),
+            &json!({ "status": "PUBLISHED" }),
+        )
         .await;
     assert_eq!(response.status(), StatusCode::OK);
     app.create_widget(SHOP, json!({ "videoIds": [id] })).await;
-    let (status, widgets) = json_of(app.storefront("contextual-widgets", SHOP, &[("location", "home")]).await).await;
+    let (status, widgets) = json_of(
+        app.storefront("contextual-widgets", SHOP, &[("location", "home")])
+            .await,
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{widgets}");
     let shown = &widgets["widgets"][0]["videos"][0];
     assert_eq!(shown["hlsUrl"], body["hlsUrl"], "{widgets}");
@@ -146,7 +188,8 @@ async fn an_uploaded_video_is_processed_into_every_output_served_and_shown_on_th
 }
 
 #[tokio::test]
-async fn files_that_are_not_playable_videos_are_refused_with_their_reason_and_none_of_their_bytes_stay() {
+async fn files_that_are_not_playable_videos_are_refused_with_their_reason_and_none_of_their_bytes_stay(
+) {
     let dir = fresh_media_dir();
     let media_dir = dir.clone();
     let app = spawn_app_with(|s| {
@@ -156,8 +199,18 @@ async fn files_that_are_not_playable_videos_are_refused_with_their_reason_and_no
     })
     .await;
     app.create_shop(SHOP).await;
-    let too_long = Sample::H264 { width: 320, height: 180, seconds: 3, audio: false };
-    let too_large = Sample::H264 { width: 960, height: 540, seconds: 1, audio: false };
+    let too_long = Sample::H264 {
+        width: 320,
+        height: 180,
+        seconds: 3,
+        audio: false,
+    };
+    let too_large = Sample::H264 {
+        width: 960,
+        height: 540,
+        seconds: 1,
+        audio: false,
+    };
     for (kind, code, says) in [
         (Sample::Corrupt, "NOT_A_VIDEO", "damaged"),
         (Sample::Renamed, "NOT_A_VIDEO", "PNG"),
@@ -175,11 +228,25 @@ async fn files_that_are_not_playable_videos_are_refused_with_their_reason_and_no
         assert_eq!(body["processing"]["error"]["code"], code, "{kind:?}");
         let message = body["processing"]["error"]["message"].as_str().unwrap();
         assert!(message.len() > 20, "{kind:?}: {message}");
-        assert!(stored_objects(&dir, &id).is_empty(), "{kind:?}: {:?}", stored_objects(&dir, &id));
+        assert!(
+            stored_objects(&dir, &id).is_empty(),
+            "{kind:?}: {:?}",
+            stored_objects(&dir, &id)
+        );
         let response = app
-            .send_admin_json(Method::PATCH, &format!("/shops/{SHOP}/videos/{id}"), &json!({ "status": "PUBLISHED" }))
+            .send_admin_json(
+                Method::PATCH,
+                &format!("/shops/{SHOP}/videos/{id}"),
+                &json!({ "status": "PUBLISHED" }),
+            )
             .await;
-        assert_error(response, StatusCode::BAD_REQUEST, "VIDEO_NOT_READY", "could not be processed").await;
+        assert_error(
+            response,
+            StatusCode::BAD_REQUEST,
+            "VIDEO_NOT_READY",
+            "could not be processed",
+        )
+        .await;
     }
 }
 
@@ -198,13 +265,30 @@ async fn two_instances_take_the_chunks_of_one_upload_and_either_processes_it() {
     let second = instance(1).await;
     first.create_shop(SHOP).await;
     let (_, bytes) = sample(SMALL).await;
-    let tus_first = Tus { app: &first, shop: SHOP };
-    let tus_second = Tus { app: &second, shop: SHOP };
+    let tus_first = Tus {
+        app: &first,
+        shop: SHOP,
+    };
+    let tus_second = Tus {
+        app: &second,
+        shop: SHOP,
+    };
     let location = tus_first.create(bytes.len() as u64, "Shared").await;
     let half = bytes.len() / 2;
-    assert_eq!(tus_first.patch(&location, 0, bytes[..half].to_vec()).await.status(), StatusCode::NO_CONTENT);
-    assert_eq!(tus_second.offset(&location).await, (StatusCode::OK, Some(half as u64)));
-    let last = tus_second.patch(&location, half as u64, bytes[half..].to_vec()).await;
+    assert_eq!(
+        tus_first
+            .patch(&location, 0, bytes[..half].to_vec())
+            .await
+            .status(),
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        tus_second.offset(&location).await,
+        (StatusCode::OK, Some(half as u64))
+    );
+    let last = tus_second
+        .patch(&location, half as u64, bytes[half..].to_vec())
+        .await;
     assert_eq!(last.status(), StatusCode::NO_CONTENT);
     let id = video_id_of(&location).to_string();
     wait_for_state(&first, &id, "ready").await;
@@ -244,7 +328,10 @@ async fn a_worker_killed_mid_job_leaves_nothing_half_visible_and_another_finishe
         if step.as_deref() == Some("renditions") {
             break;
         }
-        assert!(tokio::time::Instant::now() < deadline, "the worker never reached the renditions");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the worker never reached the renditions"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     nix::sys::signal::kill(
@@ -260,26 +347,19 @@ async fn a_worker_killed_mid_job_leaves_nothing_half_visible_and_another_finishe
 
     // Another worker takes the job once the lease runs out, and finishes it.
     let mut other = media_worker(&app, &dir).await;
-    other.media = videoapp::media::Media::open(
-        &{
-            let mut settings = videoapp::config::Settings::default().media;
-            settings.media_dir = dir.clone();
-            settings.media_public_url = Some(public_url.parse().unwrap());
-            settings.media_job_lease = Duration::from_secs(3);
-            settings.media_config().unwrap()
-        },
-        "127.0.0.1:1".parse().unwrap(),
-    )
-    .unwrap();
+    let mut config = (*other.media.config).clone();
+    config.job_lease = Duration::from_secs(3);
+    other.media.config = std::sync::Arc::new(config);
     let runner = other.clone();
     let running = tokio::spawn(async move { runner.run_jobs().await });
     let body = wait_for_state(&app, &id, "ready").await;
     running.abort();
-    let attempts: i32 = sqlx::query_scalar("SELECT attempts FROM media_jobs WHERE video_id = $1::uuid")
-        .bind(&id)
-        .fetch_one(&app.db)
-        .await
-        .unwrap();
+    let attempts: i32 =
+        sqlx::query_scalar("SELECT attempts FROM media_jobs WHERE video_id = $1::uuid")
+            .bind(&id)
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
     assert_eq!(attempts, 2);
     let published = body["hlsUrl"].as_str().unwrap();
     assert_eq!(get(&app, published).await.status(), StatusCode::OK);
@@ -289,7 +369,15 @@ async fn a_worker_killed_mid_job_leaves_nothing_half_visible_and_another_finishe
     let runs = |dir: &Path| -> std::collections::BTreeSet<String> {
         stored_objects(dir, &format!("videos/{SHOP}/{id}/"))
             .iter()
-            .map(|p| p.split(&format!("{id}/")).nth(1).unwrap().split('/').next().unwrap().to_string())
+            .map(|p| {
+                p.split(&format!("{id}/"))
+                    .nth(1)
+                    .unwrap()
+                    .split('/')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
             .collect()
     };
     assert_eq!(runs(&dir).len(), 2, "{:?}", runs(&dir));
@@ -300,7 +388,12 @@ async fn a_worker_killed_mid_job_leaves_nothing_half_visible_and_another_finishe
     assert!(sweeper.sweep().await.unwrap() > 0);
     assert_eq!(runs(&dir).len(), 1);
     assert_eq!(get(&app, published).await.status(), StatusCode::OK);
-    assert_eq!(get(&app, body["posterUrl"].as_str().unwrap()).await.status(), StatusCode::OK);
+    assert_eq!(
+        get(&app, body["posterUrl"].as_str().unwrap())
+            .await
+            .status(),
+        StatusCode::OK
+    );
 }
 
 #[tokio::test]
@@ -341,7 +434,10 @@ async fn an_import_from_a_url_is_fetched_processed_and_ready_and_a_private_addre
     let id = body["id"].as_str().unwrap().to_string();
     let body = wait_for_state(&app, &id, "ready").await;
     assert_eq!(body["title"], "Imported");
-    assert_eq!(get(&app, body["videoUrl"].as_str().unwrap()).await.status(), StatusCode::OK);
+    assert_eq!(
+        get(&app, body["videoUrl"].as_str().unwrap()).await.status(),
+        StatusCode::OK
+    );
 
     let response = app
         .send_admin_json(
@@ -362,7 +458,10 @@ async fn an_import_from_a_url_is_fetched_processed_and_ready_and_a_private_addre
     let (status, body) = json_of(response).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     let failed = wait_for_state(&app, body["id"].as_str().unwrap(), "failed").await;
-    assert_eq!(failed["processing"]["error"]["code"], "IMPORT_FAILED", "{failed}");
+    assert_eq!(
+        failed["processing"]["error"]["code"], "IMPORT_FAILED",
+        "{failed}"
+    );
 }
 
 #[tokio::test]
@@ -381,55 +480,94 @@ async fn a_failed_video_is_retried_and_a_chosen_poster_replaces_the_old_one() {
     let mut config = (*hurried.media.config).clone();
     config.ffmpeg_timeout = Duration::from_millis(1);
     hurried.media.config = std::sync::Arc::new(config);
-    let job = videoapp::media::jobs::claim(&app.db, Duration::from_secs(60)).await.unwrap().unwrap();
+    let job = videoapp::media::jobs::claim(&app.db, Duration::from_secs(60))
+        .await
+        .unwrap()
+        .unwrap();
     hurried.run(job).await;
     let body = video(&app, &id).await;
     assert_eq!(body["processing"]["state"], "failed", "{body}");
     assert_eq!(body["processing"]["error"]["code"], "PROCESSING_FAILED");
 
-    let response = app.send_admin(Method::POST, &format!("/shops/{SHOP}/videos/{id}/retry")).await;
+    let response = app
+        .send_admin(Method::POST, &format!("/shops/{SHOP}/videos/{id}/retry"))
+        .await;
     let (status, body) = json_of(response).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     assert_eq!(body["processing"]["state"], "queued");
     let worker = media_worker(&app, &dir).await;
-    let job = videoapp::media::jobs::claim(&app.db, Duration::from_secs(60)).await.unwrap().unwrap();
+    let job = videoapp::media::jobs::claim(&app.db, Duration::from_secs(60))
+        .await
+        .unwrap()
+        .unwrap();
     worker.run(job).await;
     let ready = video(&app, &id).await;
     assert_eq!(ready["processing"]["state"], "ready", "{ready}");
-    let response = app.send_admin(Method::POST, &format!("/shops/{SHOP}/videos/{id}/retry")).await;
+    let response = app
+        .send_admin(Method::POST, &format!("/shops/{SHOP}/videos/{id}/retry"))
+        .await;
     assert_error(response, StatusCode::CONFLICT, "VIDEO_NOT_FAILED", "failed").await;
 
     // Another poster, from 2 s in: a new object; the old one is deleted.
     let old_poster = ready["posterUrl"].as_str().unwrap().to_string();
     let response = app
-        .send_admin_json(Method::POST, &format!("/shops/{SHOP}/videos/{id}/poster"), &json!({ "atMs": 2000 }))
+        .send_admin_json(
+            Method::POST,
+            &format!("/shops/{SHOP}/videos/{id}/poster"),
+            &json!({ "atMs": 2000 }),
+        )
         .await;
     let (status, body) = json_of(response).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     assert_eq!(body["posterTimeMs"], 2000);
-    let job = videoapp::media::jobs::claim(&app.db, Duration::from_secs(60)).await.unwrap().unwrap();
+    let job = videoapp::media::jobs::claim(&app.db, Duration::from_secs(60))
+        .await
+        .unwrap()
+        .unwrap();
     worker.run(job).await;
     let after = video(&app, &id).await;
     assert_eq!(after["processing"]["state"], "ready");
     assert_ne!(after["posterUrl"], old_poster.as_str());
     assert_eq!(after["thumbnail"], after["posterUrl"]);
-    assert_eq!(get(&app, after["posterUrl"].as_str().unwrap()).await.status(), StatusCode::OK);
+    assert_eq!(
+        get(&app, after["posterUrl"].as_str().unwrap())
+            .await
+            .status(),
+        StatusCode::OK
+    );
     assert_eq!(after["hlsUrl"], ready["hlsUrl"]);
     let response = app
-        .send_admin_json(Method::POST, &format!("/shops/{SHOP}/videos/{id}/poster"), &json!({ "atMs": 60000 }))
+        .send_admin_json(
+            Method::POST,
+            &format!("/shops/{SHOP}/videos/{id}/poster"),
+            &json!({ "atMs": 60000 }),
+        )
         .await;
-    assert_error(response, StatusCode::BAD_REQUEST, "VALIDATION_ERROR", "atMs").await;
+    assert_error(
+        response,
+        StatusCode::BAD_REQUEST,
+        "VALIDATION_ERROR",
+        "atMs",
+    )
+    .await;
 
     // Deleting the video removes every object of it.
-    let response = app.send_admin(Method::DELETE, &format!("/shops/{SHOP}/videos/{id}")).await;
+    let response = app
+        .send_admin(Method::DELETE, &format!("/shops/{SHOP}/videos/{id}"))
+        .await;
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
-    assert!(stored_objects(&dir, &id).is_empty(), "{:?}", stored_objects(&dir, &id));
+    assert!(
+        stored_objects(&dir, &id).is_empty(),
+        "{:?}",
+        stored_objects(&dir, &id)
+    );
 }
 
 #[tokio::test]
 async fn the_s3_store_takes_uploads_and_serves_outputs_at_its_public_url() {
     let env = |name: &str| {
-        std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run scripts/test, which starts Garage"))
+        std::env::var(name)
+            .unwrap_or_else(|_| panic!("{name} is not set: run scripts/test, which starts Garage"))
     };
     let app = spawn_app_with(|s| {
         s.media.s3_bucket = Some(env("VIDEOAPP_TEST_S3_BUCKET"));
@@ -457,10 +595,18 @@ async fn the_s3_store_takes_uploads_and_serves_outputs_at_its_public_url() {
     let mp4 = get(&app, body["videoUrl"].as_str().unwrap()).await;
     assert_eq!(mp4.headers()["content-type"], "video/mp4");
     // The service does not serve the bucket's objects itself.
-    let path = body["videoUrl"].as_str().unwrap().trim_start_matches(&public);
+    let path = body["videoUrl"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches(&public);
     let here = get(&app, &format!("{}/media/{path}", app.address)).await;
     assert_eq!(here.status(), StatusCode::NOT_FOUND);
-    let response = app.send_admin(Method::DELETE, &format!("/shops/{SHOP}/videos/{id}")).await;
+    let response = app
+        .send_admin(Method::DELETE, &format!("/shops/{SHOP}/videos/{id}"))
+        .await;
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
-    assert_eq!(get(&app, body["videoUrl"].as_str().unwrap()).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        get(&app, body["videoUrl"].as_str().unwrap()).await.status(),
+        StatusCode::NOT_FOUND
+    );
 }

@@ -592,10 +592,12 @@ async fn an_upload_not_finished_in_time_expires_and_its_bytes_are_removed() {
     assert_eq!(body["processing"]["error"]["code"], "UPLOAD_EXPIRED");
 }
 
-/// A worker on the app's database and media directory, for tests that drive its steps.
+/// A worker on the app's database and media directory (whose objects the app serves), for tests
+/// that drive its steps.
 pub async fn media_worker(app: &TestApp, dir: &std::path::Path) -> videoapp::media::worker::Worker {
     let mut settings = videoapp::config::Settings::default().media;
     settings.media_dir = dir.to_path_buf();
+    settings.media_public_url = Some(format!("{}/media", app.address).parse().unwrap());
     let config = settings.media_config().unwrap();
     let media = videoapp::media::Media::open(&config, "127.0.0.1:1".parse().unwrap()).unwrap();
     videoapp::media::worker::Worker {
