@@ -352,7 +352,8 @@ export_env() {
     export VIDEOAPP_LISTEN=127.0.0.1:8080
     export VIDEOAPP_METRICS_LISTEN=127.0.0.1:9464
     export VIDEOAPP_SPOOL_DIR="$DATA/spool"
-    mkdir -p "$VIDEOAPP_SPOOL_DIR"
+    export VIDEOAPP_MEDIA_DIR="$DATA/media"
+    mkdir -p "$VIDEOAPP_SPOOL_DIR" "$VIDEOAPP_MEDIA_DIR"
 }
 
 # Debian's Chromium for the browser tests (playwright-core drives it; nothing downloads a browser).
