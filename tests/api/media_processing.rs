@@ -610,3 +610,51 @@ async fn the_s3_store_takes_uploads_and_serves_outputs_at_its_public_url() {
         StatusCode::NOT_FOUND
     );
 }
+
+#[tokio::test]
+async fn an_uninstall_and_then_the_shops_redaction_remove_every_object_of_its_videos() {
+    use crate::platform_webhooks::{wait_until_worked, Delivery};
+    let (app, dir) = spawn_processing(0).await;
+    let (_, bytes) = sample(SMALL).await;
+    let (location, _) = upload(&app, &bytes, "Gone with the shop").await;
+    let id = video_id_of(&location).to_string();
+    let worker = media_worker(&app, &dir).await;
+    let job = videoapp::media::jobs::claim(&app.db, Duration::from_secs(60))
+        .await
+        .unwrap()
+        .unwrap();
+    worker.run(job).await;
+    assert_eq!(video(&app, &id).await["processing"]["state"], "ready");
+    assert!(stored_objects(&dir, &format!("uploads/{id}")).len() >= 2);
+    assert!(!stored_objects(&dir, &format!("videos/{SHOP}/{id}")).is_empty());
+
+    let response = app
+        .send_admin(Method::DELETE, &format!("/shops/{SHOP}"))
+        .await;
+    assert!(response.status().is_success());
+    worker.delete_due().await.unwrap();
+    assert!(
+        stored_objects(&dir, &id).is_empty(),
+        "{:?}",
+        stored_objects(&dir, &id)
+    );
+
+    // A run that was still writing when the shop left: its objects go with the redaction.
+    let stray = object_store::path::Path::from(format!("videos/{SHOP}/{id}/late/poster-360.jpg"));
+    worker
+        .media
+        .store
+        .put(&stray, bytes::Bytes::from_static(b"late"))
+        .await
+        .unwrap();
+    let mut redact = Delivery::new("shop/redact", &json!({ "shop_id": 1, "shop_domain": SHOP }));
+    redact.shop = SHOP;
+    redact.send_ok(&app).await;
+    wait_until_worked(&app).await;
+    worker.delete_due().await.unwrap();
+    assert!(
+        stored_objects(&dir, SHOP).is_empty(),
+        "{:?}",
+        stored_objects(&dir, SHOP)
+    );
+}
