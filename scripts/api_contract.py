@@ -48,6 +48,7 @@ def serve(binary, database_url, clickhouse_url, clickhouse_database, spool_dir):
         VIDEOAPP_CLIENT_ID=CLIENT_ID,
         VIDEOAPP_TOKEN_KEY="00" * 32,
         VIDEOAPP_SPOOL_DIR=spool_dir,
+        VIDEOAPP_MEDIA_DIR=spool_dir + "-media",
         # Generated requests come fast; the analytics rate limit is not what is tested here.
         VIDEOAPP_RATE_LIMIT_PER_MINUTE="1000000",
         RUST_LOG="warn,videoapp=info",
