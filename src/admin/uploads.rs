@@ -16,6 +16,7 @@ use crate::catalog::domain::{text_schema, TextLine};
 use crate::catalog::videos::{self, Video};
 use crate::error::ApiError;
 use crate::extract::AppJson;
+use crate::media::uploads::TusResumable;
 use crate::media::uploads::{
     self, TUS_CHECKSUMS, TUS_EXTENSIONS, TUS_RESUMABLE, TUS_VERSION, UPLOAD_DEFER_LENGTH,
     UPLOAD_EXPIRES, UPLOAD_LENGTH, UPLOAD_METADATA, UPLOAD_OFFSET,
@@ -62,7 +63,10 @@ fn header(value: impl ToString) -> HeaderValue {
 #[utoipa::path(
     options, path = "/shops/{shop}/uploads", tag = "admin",
     params(ShopPath),
-    responses((status = 204, description = "The tus version, extensions, largest size and checksums, in headers"))
+    responses(
+        (status = 204, description = "The tus version, extensions, largest size and checksums, in headers"),
+        AdminErrors
+    )
 )]
 pub async fn upload_options(State(state): State<AppState>, _shop: ShopPath) -> Response {
     let mut response = StatusCode::NO_CONTENT.into_response();
@@ -88,7 +92,7 @@ pub async fn upload_options(State(state): State<AppState>, _shop: ShopPath) -> R
     post, path = "/shops/{shop}/uploads", tag = "admin",
     params(
         ShopPath,
-        ("Tus-Resumable" = String, Header, description = "1.0.0"),
+        ("Tus-Resumable" = TusResumable, Header, description = "The tus version: 1.0.0"),
         ("Upload-Length" = u64, Header, description = "The file's size in bytes"),
         ("Upload-Metadata" = Option<String>, Header, description = "`title` and `filename`, base64"),
     ),
@@ -173,7 +177,7 @@ fn content_type_is_offset_stream(headers: &HeaderMap) -> bool {
 /// Where an upload stands (tus)
 #[utoipa::path(
     head, path = "/shops/{shop}/uploads/{id}", tag = "admin",
-    params(ObjectPath<Upload>, ("Tus-Resumable" = String, Header, description = "1.0.0")),
+    params(ObjectPath<Upload>, ("Tus-Resumable" = TusResumable, Header, description = "The tus version: 1.0.0")),
     responses(
         (status = 200, description = "`Upload-Offset`, `Upload-Length` and `Upload-Expires` in headers"),
         (status = 410, description = "The upload expired"),
@@ -224,7 +228,7 @@ pub async fn upload_offset(
     patch, path = "/shops/{shop}/uploads/{id}", tag = "admin",
     params(
         ObjectPath<Upload>,
-        ("Tus-Resumable" = String, Header, description = "1.0.0"),
+        ("Tus-Resumable" = TusResumable, Header, description = "The tus version: 1.0.0"),
         ("Upload-Offset" = u64, Header, description = "Where these bytes begin"),
         ("Upload-Checksum" = Option<String>, Header, description = "`sha1 <base64>` or `sha256 <base64>`"),
     ),
@@ -291,7 +295,7 @@ pub async fn append_upload(
 /// The video and every byte of it are deleted.
 #[utoipa::path(
     delete, path = "/shops/{shop}/uploads/{id}", tag = "admin",
-    params(ObjectPath<Upload>, ("Tus-Resumable" = String, Header, description = "1.0.0")),
+    params(ObjectPath<Upload>, ("Tus-Resumable" = TusResumable, Header, description = "The tus version: 1.0.0")),
     responses((status = 204, description = "Deleted"), AdminErrors)
 )]
 pub async fn terminate_upload(
@@ -347,7 +351,11 @@ pub async fn import_video(
 #[utoipa::path(
     post, path = "/shops/{shop}/videos/{id}/retry", tag = "admin",
     params(ObjectPath<Video>),
-    responses((status = 202, body = Video), AdminErrors)
+    responses(
+        (status = 202, body = Video),
+        (status = 409, description = "VIDEO_NOT_FAILED: not a failed video; SOURCE_MISSING: its file is gone", body = crate::error::ErrorBody),
+        AdminErrors
+    )
 )]
 pub async fn retry_video(
     State(state): State<AppState>,
@@ -362,8 +370,9 @@ pub async fn retry_video(
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PosterChoice {
     /// The moment of the video to show, in milliseconds from its start.
+    #[serde(deserialize_with = "crate::catalog::domain::json_i32")]
     #[schema(minimum = 0, maximum = 86_400_000)]
-    pub at_ms: u32,
+    pub at_ms: i32,
 }
 
 /// Choose the poster's moment
@@ -381,7 +390,9 @@ pub async fn choose_poster(
     ObjectPath { shop, id, .. }: ObjectPath<Video>,
     AppJson(choice): AppJson<PosterChoice>,
 ) -> Result<(StatusCode, Json<Video>), ApiError> {
-    crate::media::choose_poster(&state.media, &state.db, &shop, id, choice.at_ms).await?;
+    let at_ms = u32::try_from(choice.at_ms)
+        .map_err(|_| ApiError::validation("atMs", "must be 0 or more"))?;
+    crate::media::choose_poster(&state.media, &state.db, &shop, id, at_ms).await?;
     let video = videos::get(&state.db, &shop, id).await?;
     Ok((StatusCode::ACCEPTED, Json(video)))
 }

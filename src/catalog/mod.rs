@@ -71,16 +71,28 @@ pub(crate) async fn delete_one(
     what: &'static str,
 ) -> Result<(), CatalogError> {
     let (mut tx, _) = begin_write(pool, shop).await?;
+    delete_in(&mut tx, shop, id, delete_sql, what).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// [`delete_one`] inside the caller's catalog write, which may do more before it commits.
+pub(crate) async fn delete_in(
+    tx: &mut Transaction<'static, Postgres>,
+    shop: &ShopDomain,
+    id: uuid::Uuid,
+    delete_sql: &str,
+    what: &'static str,
+) -> Result<(), CatalogError> {
     let deleted = sqlx::query(delete_sql)
         .bind(shop.as_str())
         .bind(id)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?
         .rows_affected();
     if deleted == 0 {
         return Err(CatalogError::NotFound(what));
     }
-    tx.commit().await?;
     Ok(())
 }
 

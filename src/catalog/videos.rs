@@ -410,15 +410,8 @@ fn not_ready(video: &Video) -> CatalogError {
 /// its stored media (outputs and upload) are queued for deletion in it too.
 pub async fn delete(pool: &PgPool, shop: &ShopDomain, id: Uuid) -> Result<(), CatalogError> {
     let (mut tx, _) = begin_write(pool, shop).await?;
-    let deleted = sqlx::query("DELETE FROM videos WHERE shop_domain = $1 AND id = $2")
-        .bind(shop.as_str())
-        .bind(id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-    if deleted == 0 {
-        return Err(CatalogError::NotFound("video"));
-    }
+    let sql = "DELETE FROM videos WHERE shop_domain = $1 AND id = $2";
+    super::delete_in(&mut tx, shop, id, sql, "video").await?;
     crate::media::forget_video(&mut tx, shop, id).await?;
     tx.commit().await?;
     Ok(())

@@ -11,8 +11,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::domain::{
-    hyphenated_uuid, text_schema, ClickBehavior, CollectionGid, Location, ModalLayout, ProductGid,
-    ShopDomain, SourceType, TextLine, ViewStyle, WidgetStatus, WidgetType,
+    hyphenated_uuid, json_i32, text_schema, ClickBehavior, CollectionGid, Location, ModalLayout,
+    ProductGid, ShopDomain, SourceType, TextLine, ViewStyle, WidgetStatus, WidgetType,
 };
 use super::{begin_write, check_text, check_unique, CatalogError, NAME_CHARS};
 
@@ -67,7 +67,7 @@ pub struct NewWidget {
     #[serde(default = "draft")]
     pub status: WidgetStatus,
     /// An integer; `92.0` is taken as 92.
-    #[serde(default, deserialize_with = "priority")]
+    #[serde(default, deserialize_with = "json_i32")]
     #[schema(minimum = -2147483648, maximum = 2147483647)]
     pub priority: i32,
     #[serde(default)]
@@ -98,30 +98,10 @@ fn video_ids_or_null() -> ArrayBuilder {
     video_ids().schema_type(SchemaType::from_iter([Type::Array, Type::Null]))
 }
 
-/// A priority as JSON clients send it: an integer, which some write as `92.0` (JSON Schema's
-/// `integer` includes it); a fraction or a value beyond 32 bits is refused.
-fn priority<'de, D: Deserializer<'de>>(d: D) -> Result<i32, D::Error> {
-    let n = serde_json::Number::deserialize(d)?;
-    let integral = match (n.as_i64(), n.as_f64()) {
-        (Some(i), _) => i32::try_from(i).ok(),
-        (None, Some(f)) if f.fract() == 0.0 && f.abs() <= f64::from(i32::MAX) + 1.0 => {
-            format!("{f:.0}").parse().ok()
-        }
-        _ => None,
-    };
-    integral.ok_or_else(|| {
-        D::Error::custom(format!(
-            "must be an integer from {} to {}, got {n}",
-            i32::MIN,
-            i32::MAX
-        ))
-    })
-}
-
 fn priority_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i32>, D::Error> {
     match Option::<serde_json::Value>::deserialize(d)? {
         None => Ok(None),
-        Some(value) => priority(value).map(Some).map_err(D::Error::custom),
+        Some(value) => json_i32(value).map(Some).map_err(D::Error::custom),
     }
 }
 

@@ -64,21 +64,28 @@ pub struct Metadata {
     pub filename: Option<String>,
 }
 
-/// Refuses a request that does not speak tus 1.0.0 (tus answers 412 with the versions it takes).
+/// Refuses a request that does not speak tus 1.0.0: another version is answered 412 with the
+/// version we speak (as tus says), a missing or empty header 400.
 pub fn require_tus(headers: &HeaderMap) -> Result<(), ApiError> {
     match headers.get(&TUS_RESUMABLE).map(HeaderValue::as_bytes) {
         Some(b"1.0.0") => Ok(()),
-        Some(_) => Err(refusal(
+        Some(version) if !version.trim_ascii().is_empty() => Err(refusal(
             StatusCode::PRECONDITION_FAILED,
             "TUS_VERSION_UNSUPPORTED",
             "Tus-Resumable: only version 1.0.0 is supported",
         )),
-        None => Err(refusal(
-            StatusCode::PRECONDITION_FAILED,
-            "TUS_VERSION_UNSUPPORTED",
+        _ => Err(bad_header(
+            "INVALID_HEADER",
             "Tus-Resumable: required, with the value 1.0.0",
         )),
     }
+}
+
+/// The value of `Tus-Resumable`, for the document.
+#[derive(utoipa::ToSchema)]
+pub enum TusResumable {
+    #[schema(rename = "1.0.0")]
+    V1,
 }
 
 fn refusal(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {

@@ -268,22 +268,33 @@ async fn requests_that_do_not_speak_tus_1_0_0_are_refused_with_the_version_it_sp
         app: &app,
         shop: SHOP,
     };
-    for version in [None, Some("0.2.2")] {
-        let mut request = app
+    let request = |version: Option<&str>| {
+        let request = app
             .client
             .post(app.url(&tus.uploads_path()))
             .bearer_auth(ADMIN_TOKEN)
             .header("Upload-Length", "10");
-        if let Some(version) = version {
-            request = request.header("Tus-Resumable", version);
+        match version {
+            Some(version) => request.header("Tus-Resumable", version),
+            None => request,
         }
-        let response = request.send().await.unwrap();
-        assert_eq!(response.headers()["tus-version"], "1.0.0");
+    };
+    let response = request(Some("0.2.2")).send().await.unwrap();
+    assert_eq!(response.headers()["tus-version"], "1.0.0");
+    assert_error(
+        response,
+        StatusCode::PRECONDITION_FAILED,
+        "TUS_VERSION_UNSUPPORTED",
+        "1.0.0",
+    )
+    .await;
+    for missing in [None, Some("")] {
+        let response = request(missing).send().await.unwrap();
         assert_error(
             response,
-            StatusCode::PRECONDITION_FAILED,
-            "TUS_VERSION_UNSUPPORTED",
-            "1.0.0",
+            StatusCode::BAD_REQUEST,
+            "INVALID_HEADER",
+            "Tus-Resumable",
         )
         .await;
     }
