@@ -92,8 +92,8 @@ pub async fn upload_options(State(state): State<AppState>, _shop: ShopPath) -> R
     post, path = "/shops/{shop}/uploads", tag = "admin",
     params(
         ShopPath,
-        ("Tus-Resumable" = TusResumable, Header, description = "The tus version: 1.0.0"),
-        ("Upload-Length" = u64, Header, description = "The file's size in bytes"),
+        ("Tus-Resumable" = inline(TusResumable), Header, description = "The tus version: 1.0.0"),
+        ("Upload-Length" = u64, Header, minimum = 1, description = "The file's size in bytes"),
         ("Upload-Metadata" = Option<String>, Header, description = "`title` and `filename`, base64"),
     ),
     request_body(content = Vec<u8>, content_type = "application/offset+octet-stream", description = "Optional: the file's first bytes"),
@@ -177,7 +177,7 @@ fn content_type_is_offset_stream(headers: &HeaderMap) -> bool {
 /// Where an upload stands (tus)
 #[utoipa::path(
     head, path = "/shops/{shop}/uploads/{id}", tag = "admin",
-    params(ObjectPath<Upload>, ("Tus-Resumable" = TusResumable, Header, description = "The tus version: 1.0.0")),
+    params(ObjectPath<Upload>, ("Tus-Resumable" = inline(TusResumable), Header, description = "The tus version: 1.0.0")),
     responses(
         (status = 200, description = "`Upload-Offset`, `Upload-Length` and `Upload-Expires` in headers"),
         (status = 410, description = "The upload expired"),
@@ -228,7 +228,7 @@ pub async fn upload_offset(
     patch, path = "/shops/{shop}/uploads/{id}", tag = "admin",
     params(
         ObjectPath<Upload>,
-        ("Tus-Resumable" = TusResumable, Header, description = "The tus version: 1.0.0"),
+        ("Tus-Resumable" = inline(TusResumable), Header, description = "The tus version: 1.0.0"),
         ("Upload-Offset" = u64, Header, description = "Where these bytes begin"),
         ("Upload-Checksum" = Option<String>, Header, description = "`sha1 <base64>` or `sha256 <base64>`"),
     ),
@@ -295,7 +295,7 @@ pub async fn append_upload(
 /// The video and every byte of it are deleted.
 #[utoipa::path(
     delete, path = "/shops/{shop}/uploads/{id}", tag = "admin",
-    params(ObjectPath<Upload>, ("Tus-Resumable" = TusResumable, Header, description = "The tus version: 1.0.0")),
+    params(ObjectPath<Upload>, ("Tus-Resumable" = inline(TusResumable), Header, description = "The tus version: 1.0.0")),
     responses((status = 204, description = "Deleted"), AdminErrors)
 )]
 pub async fn terminate_upload(
@@ -383,7 +383,11 @@ pub struct PosterChoice {
     post, path = "/shops/{shop}/videos/{id}/poster", tag = "admin",
     params(ObjectPath<Video>),
     request_body = PosterChoice,
-    responses((status = 202, body = Video), AdminBodyErrors)
+    responses(
+        (status = 202, body = Video),
+        (status = 409, description = "VIDEO_NOT_READY: not processed yet; NOT_FROM_A_FILE: a video given as URLs", body = crate::error::ErrorBody),
+        AdminBodyErrors
+    )
 )]
 pub async fn choose_poster(
     State(state): State<AppState>,

@@ -259,14 +259,16 @@ pub async fn choose_poster(
     match state.as_deref() {
         Some("ready") => {}
         None => {
-            return Err(ApiError::validation(
-                "atMs",
+            return Err(Refusal::new(
+                StatusCode::CONFLICT,
+                "NOT_FROM_A_FILE",
                 "this video was given as URLs: set its thumbnail instead",
-            ))
+            )
+            .into())
         }
         Some(_) => {
             return Err(Refusal::new(
-                StatusCode::BAD_REQUEST,
+                StatusCode::CONFLICT,
                 "VIDEO_NOT_READY",
                 "the poster can be chosen once the video is processed (state ready)",
             )
