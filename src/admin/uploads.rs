@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 use super::{AdminBodyErrors, AdminErrors, Object, ObjectPath, ShopPath};
 use crate::app::AppState;
 use crate::catalog::domain::{text_schema, TextLine};
-use crate::catalog::videos::{self, Video};
+use crate::catalog::videos::Video;
 use crate::error::ApiError;
 use crate::extract::AppJson;
 use crate::media::uploads::TusResumable;
@@ -361,8 +361,7 @@ pub async fn retry_video(
     State(state): State<AppState>,
     ObjectPath { shop, id, .. }: ObjectPath<Video>,
 ) -> Result<(StatusCode, Json<Video>), ApiError> {
-    crate::media::retry(&state.media, &state.db, &shop, id).await?;
-    let video = videos::get(&state.db, &shop, id).await?;
+    let video = crate::media::retry(&state.media, &state.db, &shop, id).await?;
     Ok((StatusCode::ACCEPTED, Json(video)))
 }
 
@@ -396,7 +395,6 @@ pub async fn choose_poster(
 ) -> Result<(StatusCode, Json<Video>), ApiError> {
     let at_ms = u32::try_from(choice.at_ms)
         .map_err(|_| ApiError::validation("atMs", "must be 0 or more"))?;
-    crate::media::choose_poster(&state.media, &state.db, &shop, id, at_ms).await?;
-    let video = videos::get(&state.db, &shop, id).await?;
+    let video = crate::media::choose_poster(&state.media, &state.db, &shop, id, at_ms).await?;
     Ok((StatusCode::ACCEPTED, Json(video)))
 }

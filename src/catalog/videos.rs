@@ -316,6 +316,19 @@ pub async fn get(pool: &PgPool, shop: &ShopDomain, id: Uuid) -> Result<Video, Ca
         .ok_or(CatalogError::NotFound("video"))
 }
 
+/// A video as the caller's transaction sees it (e.g. just made, before another worker moves it).
+pub(crate) async fn get_in(
+    tx: &mut Transaction<'static, Postgres>,
+    id: Uuid,
+) -> Result<Video, sqlx::Error> {
+    let row: VideoRow =
+        sqlx::query_as(&format!("SELECT {VIDEO_COLUMNS} FROM videos WHERE id = $1"))
+            .bind(id)
+            .fetch_one(&mut **tx)
+            .await?;
+    Ok(row.into())
+}
+
 pub async fn update(
     pool: &PgPool,
     shop: &ShopDomain,

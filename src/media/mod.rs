@@ -158,9 +158,11 @@ pub async fn start_import(
     .execute(&mut *tx)
     .await?;
     jobs::enqueue_from(&mut tx, shop, id, jobs::JobKind::Import, Some(url.as_str())).await?;
+    // As it is queued: a worker may take it the moment this commits.
+    let video = crate::catalog::videos::get_in(&mut tx, id).await?;
     tx.commit().await?;
     media.work.notify_one();
-    Ok(crate::catalog::videos::get(db, shop, id).await?)
+    Ok(video)
 }
 
 /// Queues a failed video's processing again: from its stored source, or, for an import that
@@ -170,7 +172,7 @@ pub async fn retry(
     db: &sqlx::PgPool,
     shop: &ShopDomain,
     video: uuid::Uuid,
-) -> Result<(), ApiError> {
+) -> Result<Video, ApiError> {
     let (mut tx, _) = crate::catalog::begin_write(db, shop).await?;
     let state: Option<Option<String>> = sqlx::query_scalar(
         "SELECT processing_state FROM videos WHERE shop_domain = $1 AND id = $2 FOR UPDATE",
@@ -233,9 +235,10 @@ pub async fn retry(
     .bind(video)
     .execute(&mut *tx)
     .await?;
+    let queued = crate::catalog::videos::get_in(&mut tx, video).await?;
     tx.commit().await?;
     media.work.notify_one();
-    Ok(())
+    Ok(queued)
 }
 
 /// Makes the poster again from the moment `at_ms` of a processed video.
@@ -245,7 +248,7 @@ pub async fn choose_poster(
     shop: &ShopDomain,
     video: uuid::Uuid,
     at_ms: u32,
-) -> Result<(), ApiError> {
+) -> Result<Video, ApiError> {
     let (mut tx, _) = crate::catalog::begin_write(db, shop).await?;
     let found: Option<(Option<String>, f64)> = sqlx::query_as(
         "SELECT processing_state, duration FROM videos WHERE shop_domain = $1 AND id = $2 \
@@ -290,7 +293,8 @@ pub async fn choose_poster(
         .execute(&mut *tx)
         .await?;
     jobs::enqueue(&mut tx, shop, video, jobs::JobKind::Poster).await?;
+    let chosen = crate::catalog::videos::get_in(&mut tx, video).await?;
     tx.commit().await?;
     media.work.notify_one();
-    Ok(())
+    Ok(chosen)
 }
