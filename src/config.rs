@@ -881,10 +881,12 @@ fn parse_from<P: FromArgMatches>(
     argv: impl IntoIterator<Item = OsString>,
 ) -> (P, ConfigErrors) {
     let mut argv: Vec<OsString> = argv.into_iter().collect();
-    let ids: Vec<clap::Id> = Settings::group_id()
-        .and_then(|id| command.get_groups().find(|group| group.get_id() == &id))
-        .map(|group| group.get_args().cloned().collect())
-        .unwrap_or_default();
+    // The settings' arguments, those flattened into them (the media's) too: a group with a
+    // flattened part names no members, so they are read off the settings alone.
+    let ids: Vec<clap::Id> = Settings::augment_args(Command::new("videoapp"))
+        .get_arguments()
+        .map(|arg| arg.get_id().clone())
+        .collect();
     let settings: Vec<Arg> = command
         .get_arguments()
         .filter(|arg| ids.contains(arg.get_id()))
