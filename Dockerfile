@@ -12,20 +12,22 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
     cargo build --release --locked \
     && install -m 0755 target/release/videoapp /usr/local/bin/videoapp
 
-# Run: a slim Debian with CA roots (for TLS to a managed ClickHouse / Postgres), as a non-root user.
+# Run: a slim Debian with CA roots (for TLS to a managed ClickHouse / Postgres) and ffmpeg (media
+# processing), as a non-root user.
 FROM debian:bookworm-slim
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends ca-certificates \
+    && apt-get install -y --no-install-recommends ca-certificates ffmpeg \
     && rm -rf /var/lib/apt/lists/*
 RUN useradd --system --uid 10001 --user-group --home-dir /var/lib/videoapp --shell /usr/sbin/nologin videoapp \
-    && mkdir -p /var/lib/videoapp/spool \
+    && mkdir -p /var/lib/videoapp/spool /var/lib/videoapp/media \
     && chown -R videoapp:videoapp /var/lib/videoapp
 COPY --from=builder /usr/local/bin/videoapp /usr/local/bin/videoapp
 USER videoapp
 WORKDIR /var/lib/videoapp
 ENV VIDEOAPP_LISTEN=0.0.0.0:8080 \
     VIDEOAPP_METRICS_LISTEN=0.0.0.0:9464 \
-    VIDEOAPP_SPOOL_DIR=/var/lib/videoapp/spool
+    VIDEOAPP_SPOOL_DIR=/var/lib/videoapp/spool \
+    VIDEOAPP_MEDIA_DIR=/var/lib/videoapp/media
 EXPOSE 8080 9464
 # SIGTERM starts the graceful shutdown (stop accepting, flush the spool).
 STOPSIGNAL SIGTERM
