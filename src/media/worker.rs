@@ -626,12 +626,17 @@ impl Worker {
                 if meta.last_modified > cutoff {
                     continue;
                 }
+                // An upload's part is referenced by its name; a run's output by its run's prefix,
+                // `videos/{shop}/{video}/{run}`, its first four segments.
                 let name = meta.location.as_ref();
-                let kept = referenced.contains(name)
-                    || referenced.iter().any(|prefix| {
-                        name.strip_prefix(prefix.as_str())
-                            .is_some_and(|rest| rest.starts_with('/'))
-                    });
+                let run: String = meta
+                    .location
+                    .parts()
+                    .take(4)
+                    .map(|p| p.as_ref().to_string())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                let kept = referenced.contains(name) || referenced.contains(&run);
                 if !kept {
                     stale.push(meta.location);
                 }
