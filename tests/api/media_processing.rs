@@ -294,6 +294,16 @@ async fn two_instances_take_the_chunks_of_one_upload_and_either_processes_it() {
     wait_for_state(&first, &id, "ready").await;
 }
 
+/// A child process that a failing test does not leave behind.
+struct KilledOnDrop(std::process::Child);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[tokio::test]
 async fn a_worker_killed_mid_job_leaves_nothing_half_visible_and_another_finishes_the_job() {
     let (app, dir) = spawn_processing(0).await;
@@ -302,18 +312,20 @@ async fn a_worker_killed_mid_job_leaves_nothing_half_visible_and_another_finishe
     assert_eq!(last.status(), StatusCode::NO_CONTENT);
     let id = video_id_of(&location).to_string();
     let public_url = format!("{}/media", app.address);
-    let mut worker = std::process::Command::new(env!("CARGO_BIN_EXE_videoapp"))
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("DATABASE_URL", &app.database_url)
-        .env("VIDEOAPP_MEDIA_DIR", &dir)
-        .env("VIDEOAPP_MEDIA_PUBLIC_URL", &public_url)
-        .env("VIDEOAPP_MEDIA_JOB_LEASE_SECONDS", "3")
-        .arg("worker")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start videoapp worker");
+    let mut worker = KilledOnDrop(
+        std::process::Command::new(env!("CARGO_BIN_EXE_videoapp"))
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("DATABASE_URL", &app.database_url)
+            .env("VIDEOAPP_MEDIA_DIR", &dir)
+            .env("VIDEOAPP_MEDIA_PUBLIC_URL", &public_url)
+            .env("VIDEOAPP_MEDIA_JOB_LEASE_SECONDS", "3")
+            .arg("worker")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start videoapp worker"),
+    );
     // Killed once it is making the renditions: the poster and mini version exist by then.
     let deadline = tokio::time::Instant::now() + PROCESSING;
     loop {
@@ -335,11 +347,11 @@ async fn a_worker_killed_mid_job_leaves_nothing_half_visible_and_another_finishe
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(worker.id() as i32),
+        nix::unistd::Pid::from_raw(worker.0.id() as i32),
         nix::sys::signal::Signal::SIGKILL,
     )
     .unwrap();
-    worker.wait().unwrap();
+    worker.0.wait().unwrap();
     let body = video(&app, &id).await;
     assert_eq!(body["processing"]["state"], "processing");
     assert_eq!(body["hlsUrl"], "", "{body}");
