@@ -1,0 +1,304 @@
+//! The media pipeline beside plain baselines measured in the same run (only ratios hold from one
+//! hour to the next on a shared machine), on a 30 s 1080×1920 phone clip (`Sample::PhoneClip`):
+//! 1. probe, poster, mini version and renditions (`Ffmpeg`, as the worker runs them), alternating
+//!    with one plain `ffmpeg -preset veryfast` transcode of the clip to H.264 + AAC;
+//! 2. a tus upload (8 MiB `PATCH`es of the clip padded with an MP4 `free` box) to `videoapp serve`
+//!    with the directory store, beside a copy of the file on the same disk, fsynced as the
+//!    service's assembled upload is;
+//! 3. wrk asking `/media` for 1 MiB ranges of the progressive MP4 in turn, beside tower-http's
+//!    `ServeDir` over the same directory (the same HTTP stack without what `/media` adds).
+//!
+//! Settings: `MEDIA_BENCH_ROUNDS` (3), `MEDIA_BENCH_UPLOAD_MIB` (256), `MEDIA_BENCH_CHUNK_MIB`
+//! (8), `MEDIA_BENCH_RANGE_SECONDS` (10), `MEDIA_BENCH_RANGE_CONNECTIONS` (16).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use reqwest::StatusCode;
+use videoapp::config::{MediaConfig, Settings};
+use videoapp::media::ffmpeg::Ffmpeg;
+use videoapp::media::samples::{self, Sample};
+
+use support::helpers::ADMIN_TOKEN;
+use support::load::{self, median, setting, Cpu, Measured};
+use support::{Databases, ServiceProcess, SHOP};
+
+const MIB: u64 = 1 << 20;
+/// wrk's script: each request the next 1 MiB of the file, from the start again at its end.
+const RANGES: &str = "local size, at = 0, 0\n\
+    function init(args) size = tonumber(args[1]) end\n\
+    function request()\n  local first = at\n  at = at + 1048576\n  if at >= size then at = 0 end\n\
+    local last = math.min(first + 1048575, size - 1)\n\
+    return wrk.format('GET', nil, { Range = 'bytes=' .. first .. '-' .. last })\nend\n";
+
+fn main() -> ExitCode {
+    if !load::benching("media") {
+        return ExitCode::SUCCESS;
+    }
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    let work = tempfile::tempdir().unwrap_or_else(|e| support::fail(format!("a work dir: {e}")));
+    let mut databases = None;
+    let outcome = runtime.block_on(async {
+        let clip = samples::make_in(Sample::PhoneClip { seconds: 30 }, work.path()).await;
+        let clip = clip.map_err(|e| format!("making the phone clip: {e:#}"))?;
+        let size = std::fs::metadata(&clip).map_err(say)?.len();
+        let load = std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .replace('\n', "");
+        let cores = load::cores();
+        println!(
+            "\nmedia run: {}, {size} bytes; {cores} cores, load {load}",
+            clip.display()
+        );
+        let rounds = setting("MEDIA_BENCH_ROUNDS", 3);
+        let progressive = processing(&clip, work.path(), rounds).await?;
+        let (created, database_url) = Databases::create().await;
+        let store = work.path().join("store");
+        let env = [
+            ("VIDEOAPP_MEDIA_DIR", store.display().to_string()),
+            ("VIDEOAPP_MEDIA_WORKERS", "0".to_string()),
+        ];
+        let service = ServiceProcess::start_with(&created, &database_url, &env).await;
+        databases = Some(created);
+        let service = service?;
+        upload(&service, &clip, work.path(), rounds).await?;
+        ranges(&service, &progressive, &store, rounds).await
+    });
+    drop(runtime);
+    if let Some(databases) = databases {
+        databases.drop_all();
+    }
+    support::exit(outcome)
+}
+
+/// Every output as the worker makes them, into `dir`: how long until the poster and the mini
+/// version were made (what the dashboard shows first), then until everything was, and the
+/// progressive MP4.
+async fn process(
+    media: &MediaConfig,
+    clip: &Path,
+    dir: &Path,
+) -> Result<([Duration; 2], PathBuf), String> {
+    let ffmpeg = Ffmpeg {
+        threads: media.ffmpeg_threads,
+        timeout: media.ffmpeg_timeout,
+    };
+    let step = |e: videoapp::media::ffmpeg::StepError| format!("processing the clip: {e:#}");
+    let [poster, mini, renditions] = ["poster", "mini", "renditions"].map(|step| dir.join(step));
+    for dir in [&poster, &mini, &renditions] {
+        let _ = std::fs::remove_dir_all(dir);
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let started = Instant::now();
+    let facts = ffmpeg.probe(clip, &media.limits).await.map_err(step)?;
+    let made = ffmpeg.poster(clip, &facts, None, &poster);
+    made.await.map_err(step)?;
+    ffmpeg.mini(clip, &facts, &mini).await.map_err(step)?;
+    let preview = started.elapsed();
+    let made = ffmpeg.renditions(clip, &facts, &renditions, &|_| {});
+    let progressive = renditions.join(made.await.map_err(step)?.progressive);
+    Ok(([preview, started.elapsed()], progressive))
+}
+
+/// Figure 1: rounds of every output, then the plain transcode; returns the progressive MP4.
+async fn processing(clip: &Path, work: &Path, rounds: u64) -> Result<PathBuf, String> {
+    let media = Settings::default().media.media_config().map_err(say)?;
+    println!(
+        "\nprocessing: ffmpeg threads {}; plain: ffmpeg -preset veryfast, H.264 + AAC, default threads",
+        media.ffmpeg_threads
+    );
+    let columns = "everything  plain transcode  everything/plain  poster+mini/plain";
+    println!("  round  poster+mini  {columns}");
+    let (mut all, mut previews, mut progressive) = (Vec::new(), Vec::new(), PathBuf::new());
+    for round in 1..=rounds {
+        let ([preview, everything], made) = process(&media, clip, &work.join("outputs")).await?;
+        progressive = made;
+        let started = Instant::now();
+        let plain = tokio::process::Command::new("ffmpeg")
+            .args(["-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-i"])
+            .arg(clip)
+            .args(["-c:v", "libx264", "-preset", "veryfast", "-c:a", "aac"])
+            .args(["-movflags", "+faststart"])
+            .arg(work.join("plain.mp4"))
+            .status()
+            .await;
+        if !plain.as_ref().is_ok_and(|s| s.success()) {
+            return Err(format!("the plain transcode failed: {plain:?}"));
+        }
+        let plain = started.elapsed().as_secs_f64();
+        let (preview, everything) = (preview.as_secs_f64(), everything.as_secs_f64());
+        all.push(everything / plain);
+        previews.push(preview / plain);
+        println!(
+            "  #{round}     {preview:>9.2} s  {everything:>8.2} s  {plain:>13.2} s  {:>15.2}×  {:>16.2}×",
+            everything / plain,
+            preview / plain
+        );
+    }
+    println!(
+        "  median: everything {:.2}× the plain transcode (goal ≤ 1.5×), poster + mini version \
+         {:.2}× (goal ≤ 0.3×)",
+        median(all),
+        median(previews)
+    );
+    Ok(progressive)
+}
+
+/// Figure 2: tus uploads of the clip padded to `MEDIA_BENCH_UPLOAD_MIB`, alternating with a copy.
+async fn upload(
+    service: &ServiceProcess,
+    clip: &Path,
+    work: &Path,
+    rounds: u64,
+) -> Result<(), String> {
+    let (total, chunk) = (
+        setting("MEDIA_BENCH_UPLOAD_MIB", 256) * MIB,
+        setting("MEDIA_BENCH_CHUNK_MIB", 8) * MIB,
+    );
+    let mut file = std::fs::read(clip).map_err(say)?;
+    // A `free` box after the clip: still the same video to ffprobe, of the size asked for.
+    let padding = u32::try_from(total.saturating_sub(file.len() as u64))
+        .ok()
+        .filter(|p| *p >= 8);
+    let padding = padding.ok_or("MEDIA_BENCH_UPLOAD_MIB: over the clip's size, under 4 GiB")?;
+    file.extend_from_slice(&padding.to_be_bytes());
+    file.extend_from_slice(b"free");
+    file.resize(total as usize, 0);
+    let source = work.join("upload.mp4");
+    std::fs::write(&source, &file).map_err(say)?;
+    let (file, client) = (Bytes::from(file), reqwest::Client::new());
+    let tus = |request: reqwest::RequestBuilder| {
+        request
+            .bearer_auth(ADMIN_TOKEN)
+            .header("Tus-Resumable", "1.0.0")
+    };
+    let mib_per_s = |started: Instant| (total / MIB) as f64 / started.elapsed().as_secs_f64();
+    println!(
+        "\nupload: {} MiB in {} MiB PATCHes, one connection; copy: tokio::fs::copy + fsync",
+        total / MIB,
+        chunk / MIB
+    );
+    println!("  round  service        last PATCH  copy           service/copy");
+    let mut ratios = Vec::new();
+    for round in 1..=rounds {
+        let started = Instant::now();
+        let created = tus(client.post(format!(
+            "{}/admin/v1/shops/{SHOP}/uploads",
+            service.base_url
+        )))
+        .header("Upload-Length", total.to_string())
+        // base64 of the title, "bench"
+        .header("Upload-Metadata", "title YmVuY2g=");
+        let created = created.send().await.map_err(say)?;
+        let location = created
+            .headers()
+            .get("location")
+            .and_then(|l| l.to_str().ok());
+        let location = location.map(|l| format!("{}{l}", service.base_url));
+        let location =
+            location.ok_or_else(|| format!("the creation answered {}", created.status()))?;
+        let (mut offset, mut last) = (0, Duration::ZERO);
+        while offset < total {
+            let (end, sent) = ((offset + chunk).min(total), Instant::now());
+            let answer = tus(client.patch(&location))
+                .header("Upload-Offset", offset.to_string())
+                .header("Content-Type", "application/offset+octet-stream")
+                .body(file.slice(offset as usize..end as usize));
+            let answer = answer.send().await.map_err(say)?;
+            if answer.status() != StatusCode::NO_CONTENT {
+                let text = answer.text().await.unwrap_or_default();
+                return Err(format!("PATCH at {offset} answered: {text}"));
+            }
+            (offset, last) = (end, sent.elapsed());
+        }
+        let uploaded = mib_per_s(started);
+        let (copy, started) = (work.join("copy.mp4"), Instant::now());
+        tokio::fs::copy(&source, &copy).await.map_err(say)?;
+        let copied = tokio::fs::File::open(&copy).await.map_err(say)?;
+        copied.sync_all().await.map_err(say)?;
+        let copied = mib_per_s(started);
+        let _ = std::fs::remove_file(&copy);
+        ratios.push(uploaded / copied);
+        let last = last.as_secs_f64();
+        println!(
+            "  #{round}     {uploaded:>7.1} MiB/s  {last:>7.3} s  {copied:>7.1} MiB/s  {:>11.2}×",
+            uploaded / copied
+        );
+    }
+    println!(
+        "  median: the service {:.2}× the copy's rate (goal ≥ 0.8×)",
+        median(ratios)
+    );
+    Ok(())
+}
+
+/// Figure 3: wrk's 1 MiB ranges of the progressive MP4 from `/media` and from `ServeDir`.
+async fn ranges(
+    service: &ServiceProcess,
+    progressive: &Path,
+    store: &Path,
+    rounds: u64,
+) -> Result<(), String> {
+    let name = format!("videos/{SHOP}/bench/run/video-720.mp4");
+    let stored = store.join(&name);
+    std::fs::create_dir_all(stored.parent().unwrap_or(store)).map_err(say)?;
+    let size = std::fs::copy(progressive, &stored).map_err(say)?;
+    let router =
+        axum::Router::new().nest_service("/media", tower_http::services::ServeDir::new(store));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(say)?;
+    let ceiling = format!("http://{}", listener.local_addr().map_err(say)?);
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let urls = [&service.base_url, &ceiling].map(|base| format!("{base}/media/{name}"));
+    let client = reqwest::Client::new();
+    let range = |url: &str| load::answer(client.get(url).header("Range", "bytes=0-1048575"));
+    let (served, ceiling) = (range(&urls[0]).await?, range(&urls[1]).await?);
+    if served.0 != StatusCode::PARTIAL_CONTENT || served != ceiling {
+        return Err(format!(
+            "a range: /media {}, the ceiling {}",
+            served.0, ceiling.0
+        ));
+    }
+    let script = store.join("ranges.lua");
+    std::fs::write(&script, RANGES).map_err(say)?;
+    let (seconds, connections) = (
+        setting("MEDIA_BENCH_RANGE_SECONDS", 10),
+        setting("MEDIA_BENCH_RANGE_CONNECTIONS", 16),
+    );
+    println!(
+        "\nranges: {size} bytes' progressive MP4 in 1 MiB ranges, wrk {connections} connections, \
+         {} threads, 2 s warm-up + {seconds} s per target, {rounds} rounds",
+        load::cores()
+    );
+    let names = ["service (/media)", "ceiling (tower-http ServeDir)"];
+    let arguments = [size.to_string()];
+    let measure = async |t: usize| {
+        let script = Some((script.clone(), &arguments[..]));
+        load::wrk(&urls[t], connections, 2, script.clone()).await?;
+        let before = Cpu::take(&[service.pid]);
+        let output = load::wrk(&urls[t], connections, seconds, script).await?;
+        let cpu = before.until(&Cpu::take(&[service.pid]));
+        let (rate, _, _, errors) = load::parse_wrk(&output)?;
+        if errors > 0 {
+            return Err(format!("{errors} requests failed:\n{output}"));
+        }
+        let server = if t == 0 { cpu.watched[0] } else { cpu.own };
+        let mib = rate * size as f64 / size.div_ceil(MIB) as f64 / MIB as f64;
+        Ok((
+            Measured::new(&output, rate, server, cpu)?,
+            format!("{mib:>7.0} MiB/s"),
+        ))
+    };
+    load::rounds(&names, rounds, "bytes", measure)
+        .await
+        .map(drop)
+}
+
+fn say(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
