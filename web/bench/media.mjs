@@ -111,7 +111,8 @@ async function tap(origin, widgetId, videoId, isFull) {
     const card = page.locator(`[data-videoapp-widget="${widgetId}"] [data-videoapp-video="${videoId}"]`);
     await card.scrollIntoViewIfNeeded();
     // The page and the cards' previews loaded first, so the tap has the network to itself.
-    await waitFor(async () => [...loads.values()].every((l) => !l.open) && (await sleep(500), [...loads.values()].every((l) => !l.open)), { timeout: 60_000, message: 'a quiet network before the tap' });
+    const quiet = () => [...loads.values()].every((l) => !l.open);
+    await waitFor(async () => quiet() && (await sleep(500), quiet()), { timeout: 60_000, message: 'a quiet network before the tap' });
     const tapped = performance.now();
     await card.tap();
     const frame = await page.waitForFunction(() => window.__frame && window.__frame - window.__tap, null, { timeout: 60_000 });
