@@ -179,6 +179,8 @@ async function main() {
     await closeBrowser();
     await stopService();
     await stopAll();
+    // The ClickHouse database the service created for this run.
+    await fetch(`${config.clickhouseUrl}/`, { method: 'POST', body: `DROP DATABASE IF EXISTS \`${config.clickhouseDatabase}\`` });
     raw.server.close();
     rmSync(dir, { recursive: true, force: true });
     if (database) execFileSync('dropdb', [...pg, '--force', database], { env: { ...process.env, PGPASSWORD: 'videoapp' } });
