@@ -44,6 +44,8 @@ const PART_BYTES: usize = 8 * 1024 * 1024;
 #[derive(Clone)]
 pub struct MediaStore {
     objects: Arc<dyn ObjectStore>,
+    /// The directory store itself, whose objects `/media` reads as files.
+    local: Option<Arc<LocalFileSystem>>,
     /// Ends with `/`; an object's public URL is this with its name appended.
     public_base: Url,
     /// Whether this service serves the objects itself (`/media`): the directory store.
@@ -62,7 +64,7 @@ impl std::fmt::Debug for MediaStore {
 impl MediaStore {
     /// Opens the configured store; objects are read by browsers at `public_base`.
     pub fn open(storage: &MediaStorage, public_base: &Url) -> anyhow::Result<MediaStore> {
-        let (objects, served_here): (Arc<dyn ObjectStore>, bool) = match storage {
+        let (objects, local): (Arc<dyn ObjectStore>, Option<Arc<LocalFileSystem>>) = match storage {
             MediaStorage::Directory(dir) => {
                 std::fs::create_dir_all(dir)
                     .with_context(|| format!("cannot create {}", dir.display()))?;
@@ -70,7 +72,8 @@ impl MediaStore {
                     .with_context(|| format!("cannot open {}", dir.display()))?
                     // A deleted object's empty directories go with it.
                     .with_automatic_cleanup(true);
-                (Arc::new(store), true)
+                let store = Arc::new(store);
+                (store.clone(), Some(store))
             }
             MediaStorage::S3(s3) => {
                 let mut builder = AmazonS3Builder::new()
@@ -91,7 +94,7 @@ impl MediaStore {
                     builder = builder.with_secret_access_key(secret.expose_secret());
                 }
                 let store = builder.build().context("the S3 settings")?;
-                (Arc::new(store), false)
+                (Arc::new(store), None)
             }
         };
         let mut public_base = public_base.clone();
@@ -99,9 +102,10 @@ impl MediaStore {
             public_base.set_path(&format!("{}/", public_base.path()));
         }
         Ok(MediaStore {
+            served_here: local.is_some(),
             objects,
+            local,
             public_base,
-            served_here,
         })
     }
 
@@ -112,6 +116,11 @@ impl MediaStore {
     /// Whether `/media` serves this store's objects (the directory store).
     pub fn served_here(&self) -> bool {
         self.served_here
+    }
+
+    /// The file that holds `name` in the directory store; `None` for a bucket.
+    pub fn local_file(&self, name: &Path) -> Option<std::path::PathBuf> {
+        self.local.as_ref()?.path_to_filesystem(name).ok()
     }
 
     /// The URL browsers read `name` at.

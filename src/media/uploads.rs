@@ -322,6 +322,21 @@ pub enum Checksum {
     Sha256(Vec<u8>),
 }
 
+#[derive(Clone, Copy)]
+enum Algorithm {
+    Sha1,
+    Sha256,
+}
+
+impl Checksum {
+    fn algorithm(&self) -> Algorithm {
+        match self {
+            Checksum::Sha1(_) => Algorithm::Sha1,
+            Checksum::Sha256(_) => Algorithm::Sha256,
+        }
+    }
+}
+
 pub fn parse_checksum(headers: &HeaderMap) -> Result<Option<Checksum>, ApiError> {
     let Some(value) = headers.get(&UPLOAD_CHECKSUM) else {
         return Ok(None);
@@ -404,7 +419,8 @@ async fn store_chunk(
 ) -> Result<Appended, ApiError> {
     let remaining = (upload.length - upload.received) as u64;
     let scratch = scratch_file();
-    let received = receive(body, &scratch, remaining).await;
+    let algorithm = checksum.as_ref().map(Checksum::algorithm);
+    let received = receive(body, &scratch, remaining, algorithm).await;
     let outcome = commit_chunk(
         &media, &db, &shop, &upload, offset, checksum, &scratch, received,
     )
@@ -413,27 +429,55 @@ async fn store_chunk(
     outcome
 }
 
-/// What reading a chunk's body gave: its size, its digests, its first bytes, and whether the
-/// body ended cleanly.
+/// What reading a chunk's body gave: its size, its digest (only the one its client asked to be
+/// checked), its first bytes, and whether the body ended cleanly.
 struct Received {
     bytes: u64,
-    sha1: sha1::Sha1,
-    sha256: sha2::Sha256,
+    digest: Digests,
     head: Vec<u8>,
     complete: bool,
     too_long: bool,
+}
+
+/// The running digest of a chunk: hashing costs more than storing, so only when asked.
+enum Digests {
+    None,
+    Sha1(sha1::Sha1),
+    Sha256(sha2::Sha256),
+}
+
+impl Digests {
+    fn update(&mut self, bytes: &[u8]) {
+        match self {
+            Digests::None => {}
+            Digests::Sha1(d) => d.update(bytes),
+            Digests::Sha256(d) => d.update(bytes),
+        }
+    }
+
+    fn finalize(self) -> Vec<u8> {
+        match self {
+            Digests::None => Vec::new(),
+            Digests::Sha1(d) => d.finalize().to_vec(),
+            Digests::Sha256(d) => d.finalize().to_vec(),
+        }
+    }
 }
 
 async fn receive(
     body: Body,
     scratch: &std::path::Path,
     remaining: u64,
+    algorithm: Option<Algorithm>,
 ) -> anyhow::Result<Received> {
     let mut file = tokio::fs::File::create(scratch).await?;
     let mut received = Received {
         bytes: 0,
-        sha1: sha1::Sha1::new(),
-        sha256: sha2::Sha256::new(),
+        digest: match algorithm {
+            None => Digests::None,
+            Some(Algorithm::Sha1) => Digests::Sha1(sha1::Sha1::new()),
+            Some(Algorithm::Sha256) => Digests::Sha256(sha2::Sha256::new()),
+        },
         head: Vec::with_capacity(SNIFF_BYTES),
         complete: true,
         too_long: false,
@@ -455,8 +499,7 @@ async fn receive(
                 .head
                 .extend_from_slice(&take[..take.len().min(want)]);
         }
-        received.sha1.update(take);
-        received.sha256.update(take);
+        received.digest.update(take);
         file.write_all(take).await?;
         received.bytes += take.len() as u64;
         if received.too_long {
@@ -495,8 +538,9 @@ async fn commit_chunk(
             return Err(ApiError::RequestTimeout);
         }
         let matches = match expected {
-            Checksum::Sha1(digest) => received.sha1.finalize().as_slice() == digest.as_slice(),
-            Checksum::Sha256(digest) => received.sha256.finalize().as_slice() == digest.as_slice(),
+            Checksum::Sha1(digest) | Checksum::Sha256(digest) => {
+                received.digest.finalize() == digest
+            }
         };
         if !matches {
             return Err(refusal(
