@@ -216,8 +216,9 @@ impl MediaStore {
                 written += chunk.len() as u64;
             }
         }
+        // A working copy for ffprobe and ffmpeg: the stored objects are the durable one, so no
+        // fsync, which would only hold up the answer to an upload's last chunk.
         out.flush().await?;
-        out.sync_all().await?;
         Ok(written)
     }
 
