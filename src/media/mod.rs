@@ -76,6 +76,14 @@ impl Media {
 }
 
 impl Media {
+    /// ffmpeg as the settings bound it (threads, wall-clock limit).
+    pub fn ffmpeg(&self) -> ffmpeg::Ffmpeg {
+        ffmpeg::Ffmpeg {
+            threads: self.config.ffmpeg_threads,
+            timeout: self.config.ffmpeg_timeout,
+        }
+    }
+
     /// Deletes the objects under `prefix` now, and with them their queued deletion; when the
     /// store fails, the queued deletion stays for a worker to retry.
     pub async fn delete_now(&self, db: &sqlx::PgPool, prefix: &object_store::path::Path) {

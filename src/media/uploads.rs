@@ -16,7 +16,7 @@ use sqlx::PgPool;
 use tokio::io::AsyncWriteExt;
 use uuid::Uuid;
 
-use super::ffmpeg::{Ffmpeg, StepError};
+use super::ffmpeg::StepError;
 use super::jobs::{self, JobKind};
 use super::worker::{discard_source, mark_failed};
 use super::{names, Media, Refusal};
@@ -626,11 +626,7 @@ async fn finish(
     let scratch = scratch_file();
     let probed = async {
         media.store.concatenate(&parts, &scratch).await?;
-        let ffmpeg = Ffmpeg {
-            threads: media.config.ffmpeg_threads,
-            timeout: media.config.ffmpeg_timeout,
-        };
-        Ok::<_, anyhow::Error>(ffmpeg.probe(&scratch, &media.config.limits).await)
+        Ok::<_, anyhow::Error>(media.ffmpeg().probe(&scratch, &media.config.limits).await)
     }
     .await;
     let _ = tokio::fs::remove_file(&scratch).await;

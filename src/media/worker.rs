@@ -14,7 +14,7 @@ use object_store::path::Path as ObjectName;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::ffmpeg::{Ffmpeg, Output, SourceFacts, StepError};
+use super::ffmpeg::{Output, SourceFacts, StepError};
 use super::jobs::{self, Job, JobKind};
 use super::{names, Media, Refusal};
 
@@ -52,13 +52,6 @@ struct Made {
 }
 
 impl Worker {
-    fn ffmpeg(&self) -> Ffmpeg {
-        Ffmpeg {
-            threads: self.media.config.ffmpeg_threads,
-            timeout: self.media.config.ffmpeg_timeout,
-        }
-    }
-
     fn lease(&self) -> Duration {
         self.media.config.job_lease
     }
@@ -179,7 +172,7 @@ impl Worker {
                 .await
                 .map_err(StepError::Failed)?;
         }
-        let ffmpeg = self.ffmpeg();
+        let ffmpeg = self.media.ffmpeg();
         let limits = self.media.config.limits;
         let facts = ffmpeg.probe(&source, &limits).await?;
         step_seconds("probe", started);
