@@ -2,6 +2,7 @@
 import { remember, track } from './events';
 import type { Product, Video, Widget } from './types';
 import { productGid } from '../shared/storage';
+import { streamable, stream } from './stream';
 import { h, on, safe, url } from './util';
 
 /** Counts real playback (pauses and seeks excluded) and calls `done` once at 3 s. */
@@ -45,22 +46,28 @@ export const posterOf = (v: Video) => url(v.posterUrl) || url(v.thumbnail);
 let nativeHls: boolean | undefined;
 
 /**
- * The full video, loading nothing until played: the HLS renditions where the browser plays them
- * itself (it then picks the rendition for the player's size and the network), the progressive
- * MP4 elsewhere, and when the browser's HLS fails after all.
+ * The full video, loading nothing until played: its renditions streamed (./stream.ts) where the
+ * browser has Media Source Extensions, else its HLS master playlist where the browser plays HLS
+ * itself (Safari on iPhone), else the progressive MP4; each next one when the one before fails.
  */
 export function fullVideo(cls: string, v: Video, extra: Record<string, string>): HTMLVideoElement {
-  const hls = url(v.hlsUrl);
-  const mp4 = url(v.videoUrl);
   nativeHls ??= !!h('video').canPlayType('application/vnd.apple.mpegurl');
-  const el = video(cls, (nativeHls && hls) || mp4, posterOf(v), extra);
-  on(el, 'error', () => {
-    // Only while the HLS source is attached: a detached player has no `src` and stays silent.
-    if (mp4 && hls && el.getAttribute('src') === hls) {
-      el.src = mp4;
+  const hls = url(v.hlsUrl);
+  const el = video(cls, null, posterOf(v), extra);
+  const rest = [nativeHls && hls, url(v.videoUrl)].filter((s): s is string => !!s);
+  const next = () => {
+    const src = rest.shift();
+    // Only a player still on the page: a detached one stays silent.
+    if (src && el.isConnected) {
+      const at = el.currentTime;
+      el.src = src;
+      el.currentTime = at;
       play(el);
     }
-  });
+  };
+  on(el, 'error', next);
+  if (streamable(v)) stream(el, v, next);
+  else if (rest[0]) el.src = rest.shift()!;
   return el;
 }
 

@@ -1,6 +1,7 @@
 /** Widgets in slots: cards, previews, impressions and what a click does. */
 import { track } from './events';
 import { detach, fullVideo, openPlayer, play, posterOf, video, watch } from './player';
+import { warm } from './stream';
 import type { Video, Widget } from './types';
 import { h, matches, on, url } from './util';
 
@@ -79,6 +80,7 @@ function card(w: Widget, v: Video, i: number, story: boolean, width: number, hei
     // The preview exists only while its card is on screen, never under reduced motion or data
     // saving; off screen it is detached, so a long page never buffers previews nobody sees.
     if (!e.isIntersecting) return (preview = detach(preview));
+    warm(v);
     if (inline || document.querySelector('[data-videoapp-player]')) return preview?.pause();
     if (!mini || matches('(prefers-reduced-motion: reduce)') || (navigator as { connection?: { saveData?: boolean } }).connection?.saveData) return;
     if (!preview) {

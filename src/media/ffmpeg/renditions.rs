@@ -3,10 +3,13 @@
 //! One ffmpeg run decodes the source once and encodes every rung of the ladder from it: the
 //! frames are scaled down step by step (each rung from the one above, cheaper than each from
 //! the source), every rung gets a keyframe at every 2 s and nowhere else, so segments of all
-//! rungs start at the same instants, and the sound is encoded once, as the rungs' shared audio
-//! rendition. The progressive MP4 is then a copy of the 720 rung and the sound into one file,
-//! not another encode. The master playlist is written here, from what the run made: each rung's
-//! codec string from its own `avcC` and its bandwidth from its segments.
+//! rungs start at the same instants. The sound is in every rung's segments rather than a
+//! rendition of its own: a player then starts from one playlist, one init segment and one
+//! segment, where a separate audio rendition costs it three more round trips before the first
+//! frame (AAC at 128 kbit/s is encoded once per rung, which costs little next to the pictures).
+//! The progressive MP4 is then a copy of the 720 rung into one file, not another encode. The
+//! master playlist is written here, from what the run made: each rung's codec string from its
+//! own `avcC` and its bandwidth from its segments.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -62,9 +65,6 @@ impl Ffmpeg {
         for rung in &rungs {
             create_dir(&hls.join(&rung.name)).await?;
         }
-        if facts.has_audio {
-            create_dir(&hls.join("audio")).await?;
-        }
 
         progress(0);
         let reported = std::sync::atomic::AtomicU8::new(0);
@@ -81,13 +81,6 @@ impl Ffmpeg {
             .map_err(anyhow::Error::from)?;
 
         let mut outputs = Vec::new();
-        let audio = if facts.has_audio {
-            let playlist = read_media_playlist(&hls.join("audio")).await?;
-            list_outputs(dir, "audio", &playlist, &mut outputs);
-            Some(playlist)
-        } else {
-            None
-        };
         let mut variants = Vec::new();
         for rung in &rungs {
             let playlist = read_media_playlist(&hls.join(&rung.name)).await?;
@@ -100,16 +93,12 @@ impl Ffmpeg {
             });
             list_outputs(dir, &rung.name, &playlist, &mut outputs);
         }
-        let audio_bandwidth = match &audio {
-            Some(playlist) => Some(bandwidth(&hls.join("audio"), playlist).await?),
-            None => None,
-        };
         let master = Output::new(
             dir,
             "hls/master.m3u8".into(),
             "application/vnd.apple.mpegurl",
         );
-        let text = master_playlist(&variants, audio_bandwidth, rate);
+        let text = master_playlist(&variants, facts.has_audio, rate);
         tokio::fs::write(&master.path, text)
             .await
             .context("writing the master playlist")?;
@@ -125,13 +114,8 @@ impl Ffmpeg {
             format!("video-{}.mp4", progressive_rung.name),
             "video/mp4",
         );
-        self.remux_progressive(
-            &hls,
-            &progressive_rung.name,
-            facts.has_audio,
-            &progressive.path,
-        )
-        .await?;
+        self.remux_progressive(&hls, &progressive_rung.name, &progressive.path)
+            .await?;
         self.check_h264(&progressive.path, progressive_rung.size, dir)
             .await?;
         outputs.push(progressive.clone());
@@ -181,7 +165,10 @@ impl Ffmpeg {
             line.args(["-map", &format!("[v{i}]")]);
         }
         if facts.has_audio {
-            line.args(["-map", "0:a:0"]);
+            // The sound once for each rung: a stream goes into one variant only.
+            for _ in rungs {
+                line.args(["-map", "0:a:0"]);
+            }
         }
 
         let gop = (rate * f64::from(SEGMENT_SECONDS)).round().max(1.0) as u32;
@@ -216,14 +203,18 @@ impl Ffmpeg {
                 .args(["-ac", "2", "-ar", "48000"]);
         }
 
-        let mut streams: Vec<String> = Vec::new();
-        if facts.has_audio {
-            streams.push("a:0,agroup:audio,name:audio".into());
-        }
-        for (i, rung) in rungs.iter().enumerate() {
-            let group = if facts.has_audio { ",agroup:audio" } else { "" };
-            streams.push(format!("v:{i}{group},name:{}", rung.name));
-        }
+        let streams: Vec<String> = rungs
+            .iter()
+            .enumerate()
+            .map(|(i, rung)| {
+                let sound = if facts.has_audio {
+                    format!(",a:{i}")
+                } else {
+                    String::new()
+                };
+                format!("v:{i}{sound},name:{}", rung.name)
+            })
+            .collect();
         line.args(["-f", "hls", "-hls_segment_type", "fmp4"])
             .args(["-hls_time", &SEGMENT_SECONDS.to_string()])
             .args(["-hls_playlist_type", "vod", "-hls_list_size", "0"])
@@ -241,28 +232,19 @@ impl Ffmpeg {
         line
     }
 
-    /// The rung's video and the sound, copied into one MP4 with its index first.
+    /// The rung (its video and its sound), copied into one MP4 with its index first.
     async fn remux_progressive(
         &self,
         hls: &Path,
         rung: &str,
-        has_audio: bool,
         dest: &Path,
     ) -> Result<(), StepError> {
-        // The playlists are this run's own; reading them opens their segments, nothing else.
-        let demuxers = "hls,mov";
+        // The playlist is this run's own; reading it opens its segments, nothing else.
         let mut line = CommandLine::ffmpeg(self.threads);
         line.args(["-f", "hls"])
-            .input(&hls.join(rung).join("playlist.m3u8"), demuxers);
-        if has_audio {
-            line.args(["-f", "hls"])
-                .input(&hls.join("audio").join("playlist.m3u8"), demuxers);
-        }
-        line.args(["-map", "0:v:0"]);
-        if has_audio {
-            line.args(["-map", "1:a:0"]);
-        }
-        line.args(["-c", "copy", "-movflags", "+faststart", "-f", "mp4"])
+            .input(&hls.join(rung).join("playlist.m3u8"), "hls,mov");
+        line.args(["-map", "0:v:0", "-map", "0:a:0?"])
+            .args(["-c", "copy", "-movflags", "+faststart", "-f", "mp4"])
             .output(dest);
         super::run::run(&line, hls, self.timeout, Stdout::Ignore)
             .await
@@ -419,14 +401,8 @@ struct Variant {
     bandwidth: Bandwidth,
 }
 
-fn master_playlist(variants: &[Variant], audio: Option<Bandwidth>, rate: f64) -> String {
+fn master_playlist(variants: &[Variant], has_audio: bool, rate: f64) -> String {
     let mut text = String::from("#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-INDEPENDENT-SEGMENTS\n");
-    if audio.is_some() {
-        text.push_str(
-            "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"audio\",NAME=\"Sound\",DEFAULT=YES,\
-             AUTOSELECT=YES,CHANNELS=\"2\",URI=\"audio/playlist.m3u8\"\n",
-        );
-    }
     // Players start on the first variant listed.
     let first = variants
         .iter()
@@ -434,20 +410,17 @@ fn master_playlist(variants: &[Variant], audio: Option<Bandwidth>, rate: f64) ->
         .unwrap_or(0);
     let order = std::iter::once(first).chain((0..variants.len()).filter(|i| *i != first));
     for variant in order.map(|i| &variants[i]) {
-        let audio_bandwidth = audio.unwrap_or(Bandwidth {
-            peak: 0,
-            average: 0,
-        });
-        let (codecs, group) = match audio {
-            Some(_) => (format!("{},{AAC_CODEC}", variant.codec), ",AUDIO=\"audio\""),
-            None => (variant.codec.clone(), ""),
+        let codecs = if has_audio {
+            format!("{},{AAC_CODEC}", variant.codec)
+        } else {
+            variant.codec.clone()
         };
         writeln!(
             text,
             "#EXT-X-STREAM-INF:BANDWIDTH={},AVERAGE-BANDWIDTH={},RESOLUTION={}x{},\
-             FRAME-RATE={rate:.3},CODECS=\"{codecs}\"{group}\n{}/playlist.m3u8",
-            variant.bandwidth.peak + audio_bandwidth.peak,
-            variant.bandwidth.average + audio_bandwidth.average,
+             FRAME-RATE={rate:.3},CODECS=\"{codecs}\"\n{}/playlist.m3u8",
+            variant.bandwidth.peak,
+            variant.bandwidth.average,
             variant.size.width,
             variant.size.height,
             variant.name,
@@ -536,25 +509,19 @@ mod tests {
             variant(540, 540, 960),
             variant(720, 720, 1280),
         ];
-        let with_sound = master_playlist(
-            &variants,
-            Some(Bandwidth {
-                peak: 100,
-                average: 90,
-            }),
-            30.0,
-        );
+        let with_sound = master_playlist(&variants, true, 30.0);
         let first = with_sound
             .lines()
             .find(|l| l.starts_with("#EXT-X-STREAM-INF"))
             .expect("a variant");
         assert_eq!(
             first,
-            "#EXT-X-STREAM-INF:BANDWIDTH=1100,AVERAGE-BANDWIDTH=890,RESOLUTION=540x960,\
-             FRAME-RATE=30.000,CODECS=\"avc1.64001f,mp4a.40.2\",AUDIO=\"audio\""
+            "#EXT-X-STREAM-INF:BANDWIDTH=1000,AVERAGE-BANDWIDTH=800,RESOLUTION=540x960,\
+             FRAME-RATE=30.000,CODECS=\"avc1.64001f,mp4a.40.2\""
         );
-        assert!(with_sound.contains("TYPE=AUDIO"));
-        let silent = master_playlist(&variants, None, 30.0);
-        assert!(!silent.contains("mp4a") && !silent.contains("AUDIO"));
+        // The sound travels in each rung's own segments: no rendition of its own.
+        assert!(!with_sound.contains("EXT-X-MEDIA"));
+        let silent = master_playlist(&variants, false, 30.0);
+        assert!(!silent.contains("mp4a"));
     }
 }

@@ -240,8 +240,45 @@ async fn an_h264_source_becomes_a_ladder_with_a_master_playlist_and_a_progressiv
         assert!(out.join("hls").join(uri).is_file(), "{uri}");
     }
 
-    // Segments of 2 s in every rung, each starting on a keyframe (or they could not be cut so).
-    for folder in ["360", "540", "audio"] {
+    // No rendition of sound alone: a player needs one playlist to start.
+    let master = tokio::fs::read_to_string(out.join(&made.master))
+        .await
+        .expect("master");
+    assert!(!master.contains("EXT-X-MEDIA"), "{master}");
+    assert!(made
+        .outputs
+        .iter()
+        .all(|o| !o.name.starts_with("hls/audio/")));
+
+    // Segments of 2 s in every rung, each starting on a keyframe (or they could not be cut so),
+    // each carrying the pictures and the sound.
+    for folder in ["360", "540"] {
+        let file = |prefix: String| {
+            let o = made.outputs.iter().find(|o| o.name.starts_with(&prefix));
+            o.expect("listed").path.clone()
+        };
+        let init = tokio::fs::read(file(format!("hls/{folder}/init")))
+            .await
+            .expect("init");
+        let first = tokio::fs::read(file(format!("hls/{folder}/seg-000")))
+            .await
+            .expect("segment");
+        let joined = out.join(format!("rung-{folder}.mp4"));
+        tokio::fs::write(&joined, [init, first].concat())
+            .await
+            .expect("written");
+        let probed = ffprobe(&joined).await;
+        assert_eq!(
+            streams(&probed, "video")[0]["codec_name"],
+            "h264",
+            "{folder}"
+        );
+        assert_eq!(
+            streams(&probed, "audio")[0]["codec_name"],
+            "aac",
+            "{folder}"
+        );
+
         let playlist =
             tokio::fs::read_to_string(out.join("hls").join(folder).join("playlist.m3u8"))
                 .await
