@@ -13,6 +13,7 @@
 //!   `init_N.mp4` and `seg-NNN.m4s`; the shared sound `hls/audio/…` likewise; and the
 //!   progressive `video-720.mp4` (`video-540.mp4` or smaller for smaller sources).
 
+mod fragments;
 mod mini;
 mod picture;
 mod poster;

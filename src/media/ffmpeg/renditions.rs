@@ -84,6 +84,7 @@ impl Ffmpeg {
         let mut variants = Vec::new();
         for rung in &rungs {
             let playlist = read_media_playlist(&hls.join(&rung.name)).await?;
+            split_segments(&hls.join(&rung.name), &playlist).await?;
             let codec = avc_codec(&hls.join(&rung.name).join(&playlist.init)).await?;
             variants.push(Variant {
                 name: rung.name.clone(),
@@ -278,6 +279,24 @@ fn ladder(facts: &SourceFacts, rate: f64) -> Vec<Rung> {
             }
         })
         .collect()
+}
+
+/// Rewrites each segment with its first frame in a fragment of its own (`fragments`), so a
+/// player shows it before the rest of the segment has arrived.
+async fn split_segments(folder: &Path, playlist: &MediaPlaylist) -> Result<(), StepError> {
+    for (segment, _) in &playlist.segments {
+        let path = folder.join(segment);
+        let bytes = tokio::fs::read(&path)
+            .await
+            .with_context(|| format!("reading {}", path.display()))?;
+        match super::fragments::split_first_samples(&bytes) {
+            Some(split) => tokio::fs::write(&path, split)
+                .await
+                .with_context(|| format!("writing {}", path.display()))?,
+            None => tracing::warn!(segment = %path.display(), "a segment of an unexpected layout"),
+        }
+    }
+    Ok(())
 }
 
 async fn create_dir(path: &Path) -> Result<(), StepError> {

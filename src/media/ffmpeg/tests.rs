@@ -830,3 +830,128 @@ async fn a_run_past_its_time_limit_is_killed() {
         .collect();
     assert!(left.is_empty(), "still running: {left:?}");
 }
+
+/// Every packet of `path` (stream, pts, dts, duration, size, keyframe, its bytes' MD5), as
+/// ffprobe reads them.
+async fn packets(path: &Path) -> Vec<String> {
+    let out = tokio::process::Command::new("ffprobe")
+        .args(["-v", "error", "-show_data_hash", "MD5", "-show_entries"])
+        .arg("packet=stream_index,pts,dts,duration,size,flags,data_hash")
+        .args(["-of", "csv"])
+        .arg(path)
+        .output()
+        .await
+        .expect("ffprobe runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The top-level boxes of `bytes`, and the sample count of each track of each `moof`.
+fn layout(bytes: &[u8]) -> (Vec<String>, Vec<Vec<usize>>) {
+    use mp4_atom::{Any, Decode};
+    let (mut kinds, mut samples) = (Vec::new(), Vec::new());
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let atom = Any::decode(&mut rest).expect("a box");
+        kinds.push(atom.kind().to_string());
+        if let Any::Moof(moof) = atom {
+            samples.push(moof.traf.iter().map(|t| t.trun[0].samples.len()).collect());
+        }
+    }
+    (kinds, samples)
+}
+
+#[tokio::test]
+async fn a_segment_s_first_frame_gets_a_fragment_of_its_own_and_nothing_else_changes() {
+    let dir = TestDir::new();
+    let source = dir
+        .sample(Sample::H264 {
+            width: 640,
+            height: 360,
+            seconds: 4,
+            audio: true,
+        })
+        .await;
+    let out = dir.sub("hls");
+    // A plain run of ffmpeg's HLS muxer, as the ladder's: 2 s fMP4 segments, sound in each.
+    let made = tokio::process::Command::new("ffmpeg")
+        .current_dir(&out)
+        .args(["-v", "error", "-i"])
+        .arg(&source)
+        .args([
+            "-c:v",
+            "libx264",
+            "-preset",
+            "superfast",
+            "-g",
+            "60",
+            "-sc_threshold",
+            "0",
+        ])
+        .args([
+            "-c:a",
+            "aac",
+            "-f",
+            "hls",
+            "-hls_segment_type",
+            "fmp4",
+            "-hls_time",
+            "2",
+        ])
+        .args([
+            "-hls_playlist_type",
+            "vod",
+            "-hls_segment_filename",
+            "seg-%03d.m4s",
+        ])
+        .arg("playlist.m3u8")
+        .output()
+        .await
+        .expect("ffmpeg runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let init = tokio::fs::read(out.join("init.mp4")).await.expect("init");
+    let segment = tokio::fs::read(out.join("seg-001.m4s"))
+        .await
+        .expect("segment");
+    assert_eq!(layout(&segment).1.len(), 1, "ffmpeg writes one fragment");
+
+    let split = fragments::split_first_samples(&segment).expect("split");
+
+    let (kinds, samples) = layout(&split);
+    assert_eq!(kinds, ["styp", "moof", "mdat", "moof", "mdat"]);
+    assert_eq!(samples[0], [1, 1], "the keyframe and the first sound alone");
+    let (_, before) = layout(&segment);
+    let whole: Vec<usize> = before[0].clone();
+    assert_eq!(
+        samples[1],
+        whole.iter().map(|n| n - 1).collect::<Vec<_>>(),
+        "then every other sample"
+    );
+    let as_made = out.join("as-made.mp4");
+    let rewritten = out.join("rewritten.mp4");
+    tokio::fs::write(&as_made, [init.as_slice(), &segment].concat())
+        .await
+        .expect("written");
+    tokio::fs::write(&rewritten, [init.as_slice(), &split].concat())
+        .await
+        .expect("written");
+    // The same packets, with the same times, sizes and keyframes (interleaved otherwise).
+    let mut packets_made = packets(&as_made).await;
+    let mut packets_now = packets(&rewritten).await;
+    packets_made.sort();
+    packets_now.sort();
+    assert!(packets_made.len() > 100, "{}", packets_made.len());
+    assert_eq!(packets_now, packets_made);
+    assert!(fragments::split_first_samples(b"not a segment").is_none());
+}
