@@ -40,6 +40,13 @@ pub fn content_type(name: &str) -> &'static str {
 
 /// Files larger than this are written in parts of this size (S3's multipart upload).
 const PART_BYTES: usize = 8 * 1024 * 1024;
+/// The parts of an object written to the directory store as it arrives.
+const LOCAL_PART_BYTES: usize = 1024 * 1024;
+/// The extension of a list of files that ffmpeg reads as one (`MediaStore::readable_in_place`).
+pub const PARTS_LIST_EXTENSION: &str = "parts";
+/// The most files of the directory store ffmpeg reads in place as one: it holds them all open.
+/// More (an upload of thousands of small chunks) are copied into one file.
+const MAX_PARTS_IN_PLACE: usize = 600;
 
 #[derive(Clone)]
 pub struct MediaStore {
@@ -188,19 +195,6 @@ impl MediaStore {
         Ok(size)
     }
 
-    /// Writes every object under `prefix`, in the order of their names, one after another into
-    /// `file`; returns the bytes written.
-    pub async fn concatenate_into(&self, prefix: &Path, file: &FilePath) -> anyhow::Result<u64> {
-        let mut names: Vec<Path> = self
-            .objects
-            .list(Some(prefix))
-            .map_ok(|meta| meta.location)
-            .try_collect()
-            .await?;
-        names.sort_by(|a, b| a.as_ref().cmp(b.as_ref()));
-        self.concatenate(&names, file).await
-    }
-
     /// Writes the objects `names`, in that order, one after another into `file`; returns the
     /// bytes written.
     pub async fn concatenate(&self, names: &[Path], file: &FilePath) -> anyhow::Result<u64> {
@@ -222,6 +216,69 @@ impl MediaStore {
         Ok(written)
     }
 
+    /// Makes the objects `names`, one after another, readable by ffmpeg as one file, using `dir`
+    /// (private, this run's own); returns the path to give ffmpeg. In the directory store the
+    /// objects are files, read where they are through a list of them (`PARTS_LIST_EXTENSION`);
+    /// from a bucket they are fetched into one file.
+    pub async fn readable_in_place(
+        &self,
+        names: &[Path],
+        dir: &FilePath,
+    ) -> anyhow::Result<std::path::PathBuf> {
+        if let Some(list) = self.parts_list(names) {
+            let path = dir.join(format!("source.{PARTS_LIST_EXTENSION}"));
+            tokio::fs::write(&path, list)
+                .await
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            return Ok(path);
+        }
+        let path = dir.join("source");
+        self.concatenate(names, &path).await?;
+        Ok(path)
+    }
+
+    /// ffmpeg's `concatf` list of the files of `names` (one `file:` URL a line), when they are
+    /// files of the directory store that such a list can name and that one ffmpeg can hold open
+    /// together.
+    fn parts_list(&self, names: &[Path]) -> Option<String> {
+        if names.len() > MAX_PARTS_IN_PLACE {
+            return None;
+        }
+        let mut list = String::new();
+        for name in names {
+            let file = self.local_file(name)?;
+            let file = file.to_str()?;
+            // ffmpeg reads each line as a token: quotes and backslashes would be taken as its
+            // escapes.
+            if !file.starts_with('/') || file.contains(['\'', '"', '\\', '\n', '\r']) {
+                return None;
+            }
+            list.push_str("file:");
+            list.push_str(file);
+            list.push('\n');
+        }
+        Some(list)
+    }
+
+    /// Starts writing `name` from bytes as they come (`ObjectWriter`).
+    pub fn writer(&self, name: &Path) -> ObjectWriter {
+        ObjectWriter {
+            store: self.clone(),
+            name: name.clone(),
+            // A bucket's parts have a smallest size (5 MiB on S3); a directory's none, and
+            // smaller ones hold less in memory.
+            part_bytes: if self.served_here {
+                LOCAL_PART_BYTES
+            } else {
+                PART_BYTES
+            },
+            held: Vec::new(),
+            held_bytes: 0,
+            multipart: None,
+            written: 0,
+        }
+    }
+
     /// Deletes every object under `prefix`; returns how many there were.
     pub async fn delete_prefix(&self, prefix: &Path) -> object_store::Result<usize> {
         let names = self
@@ -231,5 +288,80 @@ impl MediaStore {
             .boxed();
         let deleted: Vec<Path> = self.objects.delete_stream(names).try_collect().await?;
         Ok(deleted.len())
+    }
+}
+
+/// An object written from bytes as they arrive, without a file in between: held in memory up to
+/// one part and then written in one request, or beyond that written in parts as they fill
+/// (a multipart upload). Nothing is under its name until `finish`; `abort` leaves nothing.
+pub struct ObjectWriter {
+    store: MediaStore,
+    name: Path,
+    part_bytes: usize,
+    held: Vec<Bytes>,
+    held_bytes: usize,
+    multipart: Option<WriteMultipart>,
+    written: u64,
+}
+
+impl ObjectWriter {
+    pub async fn write(&mut self, bytes: Bytes) -> object_store::Result<()> {
+        self.written += bytes.len() as u64;
+        if let Some(multipart) = &mut self.multipart {
+            // At most two parts on their way: memory stays bounded when storage is slower than
+            // the client.
+            multipart.wait_for_capacity(2).await?;
+            multipart.put(bytes);
+            return Ok(());
+        }
+        self.held_bytes += bytes.len();
+        self.held.push(bytes);
+        if self.held_bytes > self.part_bytes {
+            let options = PutMultipartOptions {
+                attributes: self.store.attributes(&self.name),
+                ..PutMultipartOptions::default()
+            };
+            let upload = self
+                .store
+                .objects
+                .put_multipart_opts(&self.name, options)
+                .await?;
+            let mut multipart = WriteMultipart::new_with_chunk_size(upload, self.part_bytes);
+            for held in self.held.drain(..) {
+                multipart.put(held);
+            }
+            self.held_bytes = 0;
+            self.multipart = Some(multipart);
+        }
+        Ok(())
+    }
+
+    /// Stores what was written under the object's name; returns its size.
+    pub async fn finish(self) -> object_store::Result<u64> {
+        match self.multipart {
+            Some(multipart) => {
+                multipart.finish().await?;
+            }
+            None => {
+                let options = PutOptions {
+                    attributes: self.store.attributes(&self.name),
+                    ..PutOptions::default()
+                };
+                let payload = PutPayload::from_iter(self.held);
+                self.store
+                    .objects
+                    .put_opts(&self.name, payload, options)
+                    .await?;
+            }
+        }
+        Ok(self.written)
+    }
+
+    /// Drops what was written: nothing of it stays in the store.
+    pub async fn abort(self) -> object_store::Result<()> {
+        match self.multipart {
+            Some(multipart) => multipart.abort().await,
+            None => Ok(()),
+        }
     }
 }
