@@ -287,6 +287,19 @@ impl MediaStore {
             .map_ok(|meta| meta.location)
             .boxed();
         let deleted: Vec<Path> = self.objects.delete_stream(names).try_collect().await?;
+        // A directory may also hold the unfinished file of a part whose writer never ended (the
+        // process died mid-chunk), which no listing shows.
+        if let Some(dir) = self.local_file(prefix).filter(|dir| dir.is_dir()) {
+            match tokio::fs::remove_dir_all(&dir).await {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(object_store::Error::Generic {
+                        store: "directory",
+                        source: Box::new(e),
+                    })
+                }
+                _ => {}
+            }
+        }
         Ok(deleted.len())
     }
 }
@@ -363,5 +376,108 @@ impl ObjectWriter {
             Some(multipart) => multipart.abort().await,
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::MediaStorage;
+
+    fn directory_store(dir: &FilePath) -> MediaStore {
+        let base = Url::parse("http://127.0.0.1/media/").unwrap();
+        MediaStore::open(&MediaStorage::Directory(dir.to_path_buf()), &base).unwrap()
+    }
+
+    async fn put_parts(store: &MediaStore, count: usize) -> (Vec<Path>, Vec<u8>) {
+        let (mut names, mut whole) = (Vec::new(), Vec::new());
+        for i in 0..count {
+            let name = Path::from(format!("uploads/v/{i:020}-part"));
+            let bytes = format!("part {i};").into_bytes();
+            store.put(&name, Bytes::from(bytes.clone())).await.unwrap();
+            names.push(name);
+            whole.extend(bytes);
+        }
+        (names, whole)
+    }
+
+    #[tokio::test]
+    async fn a_directorys_parts_are_listed_for_ffmpeg_to_read_in_place_not_copied() {
+        let (root, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let store = directory_store(root.path());
+        let (names, _) = put_parts(&store, 3).await;
+
+        let source = store.readable_in_place(&names, work.path()).await.unwrap();
+
+        assert_eq!(source, work.path().join("source.parts"));
+        let expected: String = names
+            .iter()
+            .map(|name| format!("file:{}\n", store.local_file(name).unwrap().display()))
+            .collect();
+        assert_eq!(std::fs::read_to_string(&source).unwrap(), expected);
+        // The list is all there is: no copy of the bytes.
+        assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 1);
+    }
+
+    #[tokio::test]
+    async fn more_parts_than_one_ffmpeg_holds_open_are_copied_into_one_file() {
+        let (root, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let store = directory_store(root.path());
+        let (names, whole) = put_parts(&store, MAX_PARTS_IN_PLACE + 1).await;
+
+        let source = store.readable_in_place(&names, work.path()).await.unwrap();
+
+        assert_eq!(source, work.path().join("source"));
+        assert_eq!(std::fs::read(&source).unwrap(), whole);
+    }
+
+    #[tokio::test]
+    async fn a_written_object_appears_whole_at_its_finish_and_an_aborted_one_never() {
+        let root = tempfile::tempdir().unwrap();
+        let store = directory_store(root.path());
+        let files = |root: &FilePath| {
+            let mut found = Vec::new();
+            let mut dirs = vec![root.to_path_buf()];
+            while let Some(dir) = dirs.pop() {
+                for entry in std::fs::read_dir(dir).unwrap() {
+                    let path = entry.unwrap().path();
+                    match path.is_dir() {
+                        true => dirs.push(path),
+                        false => found.push(path),
+                    }
+                }
+            }
+            found
+        };
+        let content: Vec<u8> = (0..3 * LOCAL_PART_BYTES + 77).map(|i| i as u8).collect();
+        for (name, kept) in [("kept", true), ("dropped", false)] {
+            let name = Path::from(format!("uploads/v/{name}"));
+            let mut writer = store.writer(&name);
+            for piece in content.chunks(100_000) {
+                writer.write(Bytes::copy_from_slice(piece)).await.unwrap();
+            }
+            let listed: Vec<_> = store.objects.list(None).try_collect().await.unwrap();
+            assert_eq!(
+                listed.len(),
+                usize::from(!kept),
+                "nothing is named before the end"
+            );
+            match kept {
+                true => assert_eq!(writer.finish().await.unwrap(), content.len() as u64),
+                false => writer.abort().await.unwrap(),
+            }
+        }
+        let stored = files(root.path());
+        assert_eq!(
+            stored,
+            vec![root.path().join("uploads/v/kept")],
+            "{stored:?}"
+        );
+        assert_eq!(std::fs::read(&stored[0]).unwrap(), content);
+
+        // What a writer that never ended left (the process died) goes with its prefix.
+        std::fs::write(root.path().join("uploads/v/other#1"), b"half").unwrap();
+        store.delete_prefix(&Path::from("uploads/v")).await.unwrap();
+        assert_eq!(files(root.path()), Vec::<std::path::PathBuf>::new());
     }
 }
