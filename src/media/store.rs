@@ -230,10 +230,12 @@ impl MediaStore {
             tokio::fs::write(&path, list)
                 .await
                 .with_context(|| format!("cannot write {}", path.display()))?;
+            metrics::counter!("media_sources_read_total", "how" => "in_place").increment(1);
             return Ok(path);
         }
         let path = dir.join("source");
         self.concatenate(names, &path).await?;
+        metrics::counter!("media_sources_read_total", "how" => "copied").increment(1);
         Ok(path)
     }
 

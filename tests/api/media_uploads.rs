@@ -847,3 +847,37 @@ async fn a_client_that_drops_mid_chunk_leaves_exactly_the_bytes_it_delivered_and
     assert_eq!(ready["processing"]["state"], "ready", "{ready}");
     assert_eq!(ready["duration"].as_f64(), Some(3.0), "{ready}");
 }
+
+#[tokio::test]
+async fn a_finished_upload_is_probed_and_processed_from_its_parts_where_they_lie_never_copied() {
+    let dir = fresh_media_dir();
+    let app = spawn_process_app(&[
+        ("VIDEOAPP_MEDIA_DIR", dir.display().to_string()),
+        ("VIDEOAPP_MEDIA_WORKERS", "1".to_string()),
+    ])
+    .await;
+    app.create_shop(SHOP).await;
+    let tus = Tus {
+        app: &app,
+        shop: SHOP,
+    };
+    let (file, _) = index_last_mp4(3, 0).await;
+    let location = tus.create(file.len() as u64, "In place").await;
+    let response = tus.upload(&location, &file, file.len().div_ceil(3)).await;
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    let path = format!("/shops/{SHOP}/videos/{}", video_id_of(&location));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(180);
+    loop {
+        let (_, body) = json_of(app.send_admin(Method::GET, &path).await).await;
+        match body["processing"]["state"].as_str() {
+            Some("ready") => break,
+            Some("failed") => panic!("{body}"),
+            _ => assert!(tokio::time::Instant::now() < deadline, "{body}"),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // The probe of the last chunk and the worker's run each read the three parts in place.
+    let sources = "media_sources_read_total";
+    assert_eq!(app.metric(sources, &[("how", "in_place")]).await, Some(2.0));
+    assert_eq!(app.metric(sources, &[("how", "copied")]).await, None);
+}
