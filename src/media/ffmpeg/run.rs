@@ -329,3 +329,20 @@ async fn read_stderr(err: Option<impl AsyncRead + Unpin>) -> std::io::Result<Str
     tokio::io::copy(&mut err.into_inner(), &mut tokio::io::sink()).await?;
     Ok(String::from_utf8_lossy(&kept).trim().to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_list_of_parts_is_read_through_concatf_and_nothing_else_opens_another_protocol() {
+        let (url, protocols) = input_url(Path::new("/work/job/source.parts"));
+        assert_eq!(url, "concatf:file:/work/job/source.parts");
+        assert_eq!(protocols, "concatf,file");
+        for path in ["/work/job/source", "/work/job/http:x.parts.mp4", "-i"] {
+            let (url, protocols) = input_url(Path::new(path));
+            assert_eq!(url, OsString::from(format!("file:{path}")));
+            assert_eq!(protocols, "file,pipe");
+        }
+    }
+}
