@@ -3,13 +3,13 @@
 //! 1. probe, poster, mini version and renditions (`Ffmpeg`, as the worker runs them), alternating
 //!    with one plain `ffmpeg -preset veryfast` transcode of the clip to H.264 + AAC;
 //! 2. a tus upload (8 MiB `PATCH`es of the clip padded with an MP4 `free` box) to `videoapp serve`
-//!    with the directory store, beside a copy of the file on the same disk, fsynced as the
-//!    service's assembled upload is;
+//!    with the directory store, beside a copy of the file on the same disk, fsynced (the
+//!    service writes each chunk into its part as it arrives, unsynced);
 //! 3. wrk asking `/media` for 1 MiB ranges of the progressive MP4 in turn, beside tower-http's
 //!    `ServeDir` over the same directory (the same HTTP stack without what `/media` adds).
 //!
-//! Settings: `MEDIA_BENCH_ROUNDS` (3), `MEDIA_BENCH_UPLOAD_MIB` (256), `MEDIA_BENCH_CHUNK_MIB`
-//! (8), `MEDIA_BENCH_RANGE_SECONDS` (10), `MEDIA_BENCH_RANGE_CONNECTIONS` (16).
+//! Settings: `MEDIA_BENCH_FIGURES` (123; 3 runs 1), `MEDIA_BENCH_ROUNDS` (3), `…_UPLOAD_MIB`
+//! (256), `…_CHUNK_MIB` (8), `…_RANGE_SECONDS` (10), `…_RANGE_CONNECTIONS` (16).
 
 mod support;
 
@@ -18,6 +18,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use futures::future::OptionFuture;
 use reqwest::StatusCode;
 use videoapp::config::{MediaConfig, Settings};
 use videoapp::media::ffmpeg::Ffmpeg;
@@ -46,16 +47,14 @@ fn main() -> ExitCode {
         let clip = samples::make_in(Sample::PhoneClip { seconds: 30 }, work.path()).await;
         let clip = clip.map_err(|e| format!("making the phone clip: {e:#}"))?;
         let size = std::fs::metadata(&clip).map_err(say)?.len();
-        let load = std::fs::read_to_string("/proc/loadavg")
-            .unwrap_or_default()
-            .replace('\n', "");
-        let cores = load::cores();
-        println!(
-            "\nmedia run: {}, {size} bytes; {cores} cores, load {load}",
-            clip.display()
-        );
+        let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+        let (cores, clip_name, load) = (load::cores(), clip.display(), load.trim());
+        println!("\nmedia run: {clip_name}, {size} bytes; {cores} cores, load {load}");
         let rounds = setting("MEDIA_BENCH_ROUNDS", 3);
-        let progressive = processing(&clip, work.path(), rounds).await?;
+        let figures = std::env::var("MEDIA_BENCH_FIGURES").unwrap_or_else(|_| "123".into());
+        let (made, dir) = (figures.contains(['1', '3']), work.path());
+        let progressive = OptionFuture::from(made.then(|| processing(&clip, dir, rounds)));
+        let progressive = progressive.await.transpose()?;
         let (created, database_url) = Databases::create().await;
         let store = work.path().join("store");
         let env = [
@@ -65,8 +64,13 @@ fn main() -> ExitCode {
         let service = ServiceProcess::start_with(&created, &database_url, &env).await;
         databases = Some(created);
         let service = service?;
-        upload(&service, &clip, work.path(), rounds).await?;
-        ranges(&service, &progressive, &store, rounds).await
+        let uploads = figures
+            .contains('2')
+            .then(|| upload(&service, &clip, dir, rounds));
+        OptionFuture::from(uploads).await.transpose()?;
+        let progressive = progressive.as_deref().filter(|_| figures.contains('3'));
+        let served = progressive.map(|made| ranges(&service, made, &store, rounds));
+        OptionFuture::from(served).await.transpose().map(drop)
     });
     drop(runtime);
     if let Some(databases) = databases {
@@ -171,11 +175,9 @@ async fn upload(
     let source = work.join("upload.mp4");
     std::fs::write(&source, &file).map_err(say)?;
     let (file, client) = (Bytes::from(file), reqwest::Client::new());
-    let tus = |request: reqwest::RequestBuilder| {
-        request
-            .bearer_auth(ADMIN_TOKEN)
-            .header("Tus-Resumable", "1.0.0")
-    };
+    let tus =
+        |r: reqwest::RequestBuilder| r.bearer_auth(ADMIN_TOKEN).header("Tus-Resumable", "1.0.0");
+    let uploads = format!("{}/admin/v1/shops/{SHOP}/uploads", service.base_url);
     let mib_per_s = |started: Instant| (total / MIB) as f64 / started.elapsed().as_secs_f64();
     println!(
         "\nupload: {} MiB in {} MiB PATCHes, one connection; copy: tokio::fs::copy + fsync",
@@ -186,13 +188,10 @@ async fn upload(
     let mut ratios = Vec::new();
     for round in 1..=rounds {
         let started = Instant::now();
-        let created = tus(client.post(format!(
-            "{}/admin/v1/shops/{SHOP}/uploads",
-            service.base_url
-        )))
-        .header("Upload-Length", total.to_string())
-        // base64 of the title, "bench"
-        .header("Upload-Metadata", "title YmVuY2g=");
+        let created = tus(client.post(&uploads))
+            .header("Upload-Length", total.to_string())
+            // base64 of the title, "bench"
+            .header("Upload-Metadata", "title YmVuY2g=");
         let created = created.send().await.map_err(say)?;
         let location = created
             .headers()
@@ -229,10 +228,8 @@ async fn upload(
             uploaded / copied
         );
     }
-    println!(
-        "  median: the service {:.2}× the copy's rate (goal ≥ 0.8×)",
-        median(ratios)
-    );
+    let ratio = median(ratios);
+    println!("  median: the service {ratio:.2}× the copy's rate (goal ≥ 0.8×)");
     Ok(())
 }
 

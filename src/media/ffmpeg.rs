@@ -1,6 +1,7 @@
-//! ffprobe and ffmpeg, run as locked-down child processes: only the `file` and `pipe` protocols,
-//! no standard input, bounded threads, a wall-clock limit, in a private working directory, and
-//! no argument taken from user text (inputs and outputs are paths this service chose).
+//! ffprobe and ffmpeg, run as locked-down child processes: only the `file` and `pipe` protocols
+//! (and `concatf` over a list of an upload's own parts, `run::input_url`), no standard input,
+//! bounded threads, a wall-clock limit, in a private working directory, and no argument taken
+//! from user text (inputs and outputs are paths this service chose).
 //!
 //! Every output is H.264 (High, 4:2:0, 8-bit) with AAC, from the source as shown: ffmpeg turns
 //! a rotated phone video upright as it decodes, and pixels are made square. Nothing of the

@@ -9,16 +9,17 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use base64::Engine;
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
 use sha1::Digest;
 use sqlx::PgPool;
-use tokio::io::AsyncWriteExt;
 use uuid::Uuid;
 
 use super::ffmpeg::StepError;
 use super::jobs::{self, JobKind};
-use super::worker::{discard_source, mark_failed};
+use super::store::ObjectWriter;
+use super::worker::{discard_source, mark_failed, private_dir};
 use super::{names, Media, Refusal};
 use crate::catalog::domain::ShopDomain;
 use crate::catalog::{self, CatalogError, TITLE_CHARS};
@@ -418,25 +419,27 @@ async fn store_chunk(
     body: Body,
 ) -> Result<Appended, ApiError> {
     let remaining = (upload.length - upload.received) as u64;
-    let scratch = scratch_file();
+    let part = names::upload_part(upload.video_id, offset, Uuid::new_v4());
     let algorithm = checksum.as_ref().map(Checksum::algorithm);
-    let received = receive(body, &scratch, remaining, algorithm).await;
-    let outcome = commit_chunk(
-        &media, &db, &shop, &upload, offset, checksum, &scratch, received,
+    let sniffed = offset == 0;
+    let writer = media.store.writer(&part);
+    let received = receive(body, writer, remaining, algorithm, sniffed).await;
+    commit_chunk(
+        &media, &db, &shop, &upload, offset, checksum, &part, received,
     )
-    .await;
-    let _ = tokio::fs::remove_file(&scratch).await;
-    outcome
+    .await
 }
 
 /// What reading a chunk's body gave: its size, its digest (only the one its client asked to be
-/// checked), its first bytes, and whether the body ended cleanly.
+/// checked), its first bytes, whether the body ended cleanly, and the part its bytes went to,
+/// not yet stored under its name (`None` when the first bytes were refused: nothing was kept).
 struct Received {
     bytes: u64,
     digest: Digests,
     head: Vec<u8>,
     complete: bool,
     too_long: bool,
+    part: Option<ObjectWriter>,
 }
 
 /// The running digest of a chunk: hashing costs more than storing, so only when asked.
@@ -464,13 +467,16 @@ impl Digests {
     }
 }
 
+/// Reads the body into `part` as it arrives. With `sniffed` (the file's first chunk) the bytes
+/// wait in memory until its first `SNIFF_BYTES` are known: an image or a sound is never stored;
+/// the rest of its body is read only to answer as for any other chunk.
 async fn receive(
     body: Body,
-    scratch: &std::path::Path,
+    part: ObjectWriter,
     remaining: u64,
     algorithm: Option<Algorithm>,
+    sniffed: bool,
 ) -> anyhow::Result<Received> {
-    let mut file = tokio::fs::File::create(scratch).await?;
     let mut received = Received {
         bytes: 0,
         digest: match algorithm {
@@ -481,33 +487,78 @@ async fn receive(
         head: Vec::with_capacity(SNIFF_BYTES),
         complete: true,
         too_long: false,
+        part: Some(part),
     };
+    let mut waiting: Option<Vec<Bytes>> = sniffed.then(Vec::new);
     let mut stream = body.into_data_stream();
-    while let Some(chunk) = stream.next().await {
-        let Ok(chunk) = chunk else {
-            received.complete = false;
-            break;
-        };
-        let room = usize::try_from(remaining - received.bytes).unwrap_or(usize::MAX);
-        let take = &chunk[..chunk.len().min(room)];
-        if take.len() < chunk.len() {
-            received.too_long = true;
+    let stored = async {
+        while let Some(chunk) = stream.next().await {
+            let Ok(mut chunk) = chunk else {
+                received.complete = false;
+                break;
+            };
+            let room = usize::try_from(remaining - received.bytes).unwrap_or(usize::MAX);
+            if chunk.len() > room {
+                received.too_long = true;
+                chunk.truncate(room);
+            }
+            if received.head.len() < SNIFF_BYTES {
+                let want = SNIFF_BYTES - received.head.len();
+                received
+                    .head
+                    .extend_from_slice(&chunk[..chunk.len().min(want)]);
+            }
+            received.digest.update(&chunk);
+            received.bytes += chunk.len() as u64;
+            match &mut waiting {
+                Some(held) if received.head.len() < SNIFF_BYTES => held.push(chunk),
+                Some(held) => {
+                    held.push(chunk);
+                    let held = std::mem::take(held);
+                    waiting = None;
+                    pass_sniff(&mut received, held).await?;
+                }
+                None => {
+                    if let Some(part) = &mut received.part {
+                        part.write(chunk).await?;
+                    }
+                }
+            }
+            if received.too_long {
+                break;
+            }
         }
-        if received.head.len() < SNIFF_BYTES {
-            let want = SNIFF_BYTES - received.head.len();
-            received
-                .head
-                .extend_from_slice(&take[..take.len().min(want)]);
+        // A first chunk shorter than the sniffed bytes.
+        if let Some(held) = waiting {
+            pass_sniff(&mut received, held).await?;
         }
-        received.digest.update(take);
-        file.write_all(take).await?;
-        received.bytes += take.len() as u64;
-        if received.too_long {
-            break;
+        Ok::<_, anyhow::Error>(())
+    }
+    .await;
+    if let Err(e) = stored {
+        if let Some(part) = received.part {
+            let _ = part.abort().await;
+        }
+        return Err(e);
+    }
+    Ok(received)
+}
+
+/// The first bytes are known: a file that is clearly no video keeps none of them (its part is
+/// dropped before anything was written), anything else goes on to be stored.
+async fn pass_sniff(received: &mut Received, held: Vec<Bytes>) -> anyhow::Result<()> {
+    if sniff(&received.head).is_some() {
+        if let Some(part) = received.part.take() {
+            part.abort().await?;
+        }
+        return Ok(());
+    }
+    if let Some(part) = &mut received.part {
+        for bytes in held {
+            part.write(bytes).await?;
         }
     }
-    file.flush().await?;
-    Ok(received)
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -518,57 +569,39 @@ async fn commit_chunk(
     upload: &UploadState,
     offset: u64,
     checksum: Option<Checksum>,
-    scratch: &std::path::Path,
+    part: &object_store::path::Path,
     received: anyhow::Result<Received>,
 ) -> Result<Appended, ApiError> {
-    let received = received.map_err(|e| ApiError::Internal(e.context("receiving a chunk")))?;
-    if received.too_long {
-        return Err(refusal(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "FILE_TOO_LARGE",
-            format!(
-                "the body goes past Upload-Length ({} bytes); nothing of it was kept",
-                upload.length
-            ),
-        ));
-    }
-    if let Some(expected) = checksum {
-        if !received.complete {
-            // A partial chunk cannot be checked against the whole chunk's checksum.
-            return Err(ApiError::RequestTimeout);
-        }
-        let matches = match expected {
-            Checksum::Sha1(digest) | Checksum::Sha256(digest) => {
-                received.digest.finalize() == digest
+    let mut received = received.map_err(|e| ApiError::Internal(e.context("receiving a chunk")))?;
+    let writer = received.part.take();
+    let judged = judge_chunk(upload, offset, checksum, received);
+    let bytes = match judged {
+        Ok(Some(bytes)) => bytes,
+        // Nothing of a refused chunk stays: its part is dropped before it has a name.
+        refused => {
+            if let Some(writer) = writer {
+                if let Err(e) = writer.abort().await {
+                    tracing::warn!(error = %e, "cannot drop a refused chunk's part");
+                }
             }
-        };
-        if !matches {
-            return Err(refusal(
-                CHECKSUM_MISMATCH,
-                "CHECKSUM_MISMATCH",
-                "Upload-Checksum: the chunk's checksum does not match; nothing of it was kept, \
-                 send it again",
-            ));
+            return match refused {
+                Ok(_) => Ok(Appended {
+                    offset,
+                    completed: false,
+                }),
+                Err(ChunkRefused::File(refused)) => {
+                    refuse_upload(media, db, upload.video_id, &refused).await?;
+                    Err(refused.into())
+                }
+                Err(ChunkRefused::Chunk(e)) => Err(e),
+            };
         }
-    }
-    if received.bytes == 0 {
-        return Ok(Appended {
-            offset,
-            completed: false,
-        });
-    }
-    if offset == 0 {
-        if let Some(refused) = sniff(&received.head) {
-            refuse_upload(media, db, upload.video_id, &refused).await?;
-            return Err(refused.into());
-        }
-    }
-    let part = names::upload_part(upload.video_id, offset, Uuid::new_v4());
-    media
-        .store
-        .put_file(&part, scratch)
+    };
+    let writer = writer.ok_or_else(|| ApiError::Internal(anyhow::anyhow!("a chunk's part")))?;
+    writer
+        .finish()
         .await
-        .map_err(|e| ApiError::Internal(e.context("storing a chunk")))?;
+        .map_err(|e| ApiError::Internal(anyhow::Error::from(e).context("storing a chunk")))?;
     let now: Option<(i64, i64)> = sqlx::query_as(
         "UPDATE media_uploads SET received = received + $3, parts = array_append(parts, $4) \
          WHERE video_id = $1 AND received = $2 AND completed_at IS NULL \
@@ -576,13 +609,13 @@ async fn commit_chunk(
     )
     .bind(upload.video_id)
     .bind(i64::try_from(offset).unwrap_or(i64::MAX))
-    .bind(i64::try_from(received.bytes).unwrap_or(i64::MAX))
+    .bind(i64::try_from(bytes).unwrap_or(i64::MAX))
     .bind(part.as_ref())
     .fetch_optional(db)
     .await?;
     let Some((now_received, length)) = now else {
         // Another request stored this offset first: ours is not part of the upload.
-        let _ = media.store.objects().delete(&part).await;
+        let _ = media.store.objects().delete(part).await;
         return Err(refusal(
             StatusCode::CONFLICT,
             "UPLOAD_OFFSET_MISMATCH",
@@ -590,7 +623,7 @@ async fn commit_chunk(
              resume from there",
         ));
     };
-    metrics::counter!("media_upload_bytes_total").increment(received.bytes);
+    metrics::counter!("media_upload_bytes_total").increment(bytes);
     let offset = now_received as u64;
     if now_received < length {
         return Ok(Appended {
@@ -603,6 +636,60 @@ async fn commit_chunk(
         offset,
         completed: true,
     })
+}
+
+/// Why a chunk is not kept: the request is refused, or the whole file is (its first bytes are
+/// no video's).
+enum ChunkRefused {
+    Chunk(ApiError),
+    File(Refusal),
+}
+
+/// Whether a received chunk is kept: its size when it is, `None` when it is empty.
+fn judge_chunk(
+    upload: &UploadState,
+    offset: u64,
+    checksum: Option<Checksum>,
+    received: Received,
+) -> Result<Option<u64>, ChunkRefused> {
+    if received.too_long {
+        return Err(ChunkRefused::Chunk(refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "FILE_TOO_LARGE",
+            format!(
+                "the body goes past Upload-Length ({} bytes); nothing of it was kept",
+                upload.length
+            ),
+        )));
+    }
+    if let Some(expected) = checksum {
+        if !received.complete {
+            // A partial chunk cannot be checked against the whole chunk's checksum.
+            return Err(ChunkRefused::Chunk(ApiError::RequestTimeout));
+        }
+        let matches = match expected {
+            Checksum::Sha1(digest) | Checksum::Sha256(digest) => {
+                received.digest.finalize() == digest
+            }
+        };
+        if !matches {
+            return Err(ChunkRefused::Chunk(refusal(
+                CHECKSUM_MISMATCH,
+                "CHECKSUM_MISMATCH",
+                "Upload-Checksum: the chunk's checksum does not match; nothing of it was kept, \
+                 send it again",
+            )));
+        }
+    }
+    if received.bytes == 0 {
+        return Ok(None);
+    }
+    if offset == 0 {
+        if let Some(refused) = sniff(&received.head) {
+            return Err(ChunkRefused::File(refused));
+        }
+    }
+    Ok(Some(received.bytes))
 }
 
 /// The upload is whole: probe it now, so a file we cannot play is refused to the client that
@@ -623,13 +710,15 @@ async fn finish(
         .iter()
         .map(|p| object_store::path::Path::from(p.as_str()))
         .collect();
-    let scratch = scratch_file();
+    // The directory store's parts are read where they are; a bucket's are fetched once, here.
+    let scratch = scratch_dir();
     let probed = async {
-        media.store.concatenate(&parts, &scratch).await?;
-        Ok::<_, anyhow::Error>(media.ffmpeg().probe(&scratch, &media.config.limits).await)
+        private_dir(&scratch).await?;
+        let source = media.store.readable_in_place(&parts, &scratch).await?;
+        Ok::<_, anyhow::Error>(media.ffmpeg().probe(&source, &media.config.limits).await)
     }
     .await;
-    let _ = tokio::fs::remove_file(&scratch).await;
+    let _ = tokio::fs::remove_dir_all(&scratch).await;
     let facts = match probed {
         Ok(Ok(facts)) => Some(facts),
         Ok(Err(StepError::Refused(refused))) => {
@@ -754,8 +843,8 @@ pub async fn terminate(
     Ok(())
 }
 
-/// A private scratch file for a chunk or a probe.
-fn scratch_file() -> PathBuf {
+/// A scratch directory for probing a finished upload.
+fn scratch_dir() -> PathBuf {
     std::env::temp_dir().join(format!("videoapp-upload-{}", Uuid::new_v4()))
 }
 

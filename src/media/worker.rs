@@ -165,13 +165,17 @@ impl Worker {
                 "the uploaded file is no longer stored; upload it again",
             )));
         }
-        if job.kind != JobKind::Import {
-            self.media
+        // An imported source is here already; an upload's parts are read where they are in
+        // the directory store, fetched from a bucket.
+        let source = match job.kind {
+            JobKind::Import => source,
+            _ => self
+                .media
                 .store
-                .concatenate(&parts, &source)
+                .readable_in_place(&parts, dir)
                 .await
-                .map_err(StepError::Failed)?;
-        }
+                .map_err(StepError::Failed)?,
+        };
         let ffmpeg = self.media.ffmpeg();
         let limits = self.media.config.limits;
         let facts = ffmpeg.probe(&source, &limits).await?;
@@ -691,7 +695,7 @@ fn work_dir(job: &Job) -> PathBuf {
 }
 
 /// Creates `dir` readable by this user only: sources are merchants' private files.
-async fn private_dir(dir: &Path) -> anyhow::Result<()> {
+pub(crate) async fn private_dir(dir: &Path) -> anyhow::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     let dir = dir.to_path_buf();
     tokio::task::spawn_blocking(move || {

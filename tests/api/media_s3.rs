@@ -142,49 +142,81 @@ async fn put_file_larger_than_a_part_is_uploaded_in_parts_and_round_trips() {
 }
 
 #[tokio::test]
-async fn concatenate_into_joins_the_parts_in_name_order() {
+async fn a_buckets_parts_are_fetched_into_one_file_in_the_order_given_for_ffmpeg() {
     let store = open_store();
     let prefix = own_prefix();
-    let parts = child(&prefix, "parts");
-    // Written out of order; "00010" sorts after "00002" only because the numbers are padded.
+    // Written out of order, and of sizes that are not multiples of each other.
     let contents = [
         ("00002", random_bytes(3_000)),
         ("00000", random_bytes(1_000)),
-        ("00010", random_bytes(5_000)),
+        ("00010", random_bytes(PART_BYTES + 5_000)),
         ("00001", random_bytes(2_000)),
     ];
     for (part, bytes) in &contents {
         store
-            .put(&child(&parts, part), Bytes::from(bytes.clone()))
+            .put(&child(&prefix, part), Bytes::from(bytes.clone()))
             .await
             .expect("put a part");
     }
-    // Beside the parts, not under them: a name that merely starts with the prefix's last segment.
-    store
-        .put(
-            &child(&prefix, "parts-other/00000"),
-            Bytes::from_static(b"not a part"),
-        )
-        .await
-        .expect("put the neighbour");
-
-    let file = scratch_file("joined");
-    let written = store
-        .concatenate_into(&parts, &file)
-        .await
-        .expect("concatenate_into");
-    let joined = std::fs::read(&file).expect("read the joined file");
-    std::fs::remove_file(&file).expect("remove the joined file");
-
     let mut in_order = contents.clone();
     in_order.sort_by(|a, b| a.0.cmp(b.0));
+    let names: Vec<Path> = in_order
+        .iter()
+        .map(|(part, _)| child(&prefix, part))
+        .collect();
+
+    let dir = scratch_file("source");
+    std::fs::create_dir_all(&dir).expect("a directory for the source");
+    let source = store
+        .readable_in_place(&names, &dir)
+        .await
+        .expect("readable_in_place");
+    let joined = std::fs::read(&source).expect("read the joined file");
+    std::fs::remove_dir_all(&dir).expect("remove the directory");
+
+    // A bucket's objects are no files ffmpeg could read: one file of them all, no list.
+    assert_eq!(source, dir.join("source"));
     let expected: Vec<u8> = in_order.into_iter().flat_map(|(_, bytes)| bytes).collect();
-    assert_eq!(written, expected.len() as u64);
     assert_eq!(joined.len(), expected.len());
     assert!(
         joined == expected,
-        "the parts were not joined in name order"
+        "the parts were not joined in the order given"
     );
+
+    store.delete_prefix(&prefix).await.expect("clean up");
+}
+
+#[tokio::test]
+async fn an_object_written_as_it_arrives_is_stored_whole_or_not_at_all() {
+    let store = open_store();
+    let prefix = own_prefix();
+    // Larger than a part: a multipart upload, completed, then one aborted.
+    let content = random_bytes(PART_BYTES + 3_000_000);
+    let name = child(&prefix, "kept");
+    let mut writer = store.writer(&name);
+    for piece in content.chunks(300_000) {
+        writer
+            .write(Bytes::copy_from_slice(piece))
+            .await
+            .expect("write");
+    }
+    assert_eq!(names_under(&store, &prefix).await, Vec::<String>::new());
+    assert_eq!(writer.finish().await.expect("finish"), content.len() as u64);
+    assert!(
+        read_object(&store, &name).await == content,
+        "the object differs"
+    );
+
+    let dropped = child(&prefix, "dropped");
+    let mut writer = store.writer(&dropped);
+    for piece in content.chunks(300_000) {
+        writer
+            .write(Bytes::copy_from_slice(piece))
+            .await
+            .expect("write");
+    }
+    writer.abort().await.expect("abort");
+    assert_eq!(names_under(&store, &prefix).await, vec![name.to_string()]);
 
     store.delete_prefix(&prefix).await.expect("clean up");
 }

@@ -616,3 +616,268 @@ pub async fn media_worker(app: &TestApp, dir: &std::path::Path) -> videoapp::med
         media,
     }
 }
+
+/// An MP4 as cameras and editors write it without `+faststart`: its index (`moov`) after its
+/// frames, then a `free` box of `padding` bytes; returns the file and where its `moov` starts
+/// and ends.
+async fn index_last_mp4(seconds: u32, padding: u32) -> (Vec<u8>, std::ops::Range<usize>) {
+    let dir = fresh_media_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("index-last.mp4");
+    let status = tokio::process::Command::new("ffmpeg")
+        .args(["-hide_banner", "-loglevel", "error", "-nostdin", "-y"])
+        .args([
+            "-f",
+            "lavfi",
+            "-i",
+            &format!("testsrc2=s=320x240:r=25:d={seconds}"),
+        ])
+        .args(["-f", "lavfi", "-i", &format!("sine=d={seconds}")])
+        .args([
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-pix_fmt",
+            "yuv420p",
+        ])
+        .args(["-c:a", "aac", "-f", "mp4"])
+        .arg(&path)
+        .status()
+        .await
+        .unwrap();
+    assert!(status.success(), "ffmpeg: {status}");
+    let mut bytes = std::fs::read(&path).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let mut at = 0;
+    let mut moov = None;
+    while at + 8 <= bytes.len() {
+        let size = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        if &bytes[at + 4..at + 8] == b"moov" {
+            moov = Some(at..at + size);
+        }
+        at += size;
+    }
+    let moov = moov.expect("a moov box");
+    assert!(moov.end == bytes.len(), "the index is not last");
+    bytes.extend_from_slice(&(padding + 8).to_be_bytes());
+    bytes.extend_from_slice(b"free");
+    bytes.resize(bytes.len() + padding as usize, 0);
+    (bytes, moov)
+}
+
+/// Claims the queued job and runs it to its end with a worker on the app's media directory.
+async fn process_queued(app: &TestApp, dir: &std::path::Path, id: &str) -> Value {
+    let worker = media_worker(app, dir).await;
+    let job = videoapp::media::jobs::claim(&app.db, Duration::from_secs(60))
+        .await
+        .unwrap()
+        .expect("a queued job");
+    worker.run(job).await;
+    video(app, id).await
+}
+
+/// The bytes of the upload's stored parts, one after another in their names' order.
+fn stored_bytes(dir: &std::path::Path, id: &str) -> Vec<u8> {
+    let mut parts = stored_objects(&dir.join("uploads"), id);
+    parts.sort();
+    parts
+        .iter()
+        .flat_map(|p| std::fs::read(p).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn an_mp4_with_its_index_last_cut_across_chunks_is_probed_and_processed_in_place() {
+    let (app, dir) = spawn_with_media_dir().await;
+    let tus = Tus {
+        app: &app,
+        shop: SHOP,
+    };
+    let (file, moov) = index_last_mp4(4, 0).await;
+    let location = tus.create(file.len() as u64, "Index last").await;
+    let id = video_id_of(&location).to_string();
+    // The frames in two parts, and the index cut between the last two: reading it means seeking
+    // from the start to the end and back, across every boundary.
+    let middle = moov.start / 2;
+    let cuts = [0, middle, moov.start + moov.len() / 2, file.len()];
+    for pair in cuts.windows(2) {
+        let response = tus
+            .patch(&location, pair[0] as u64, file[pair[0]..pair[1]].to_vec())
+            .await;
+        assert_eq!(response.status(), StatusCode::NO_CONTENT, "at {}", pair[0]);
+    }
+    assert_eq!(stored_objects(&dir, &id).len(), 3);
+    // Probed as the last chunk came.
+    let queued = video(&app, &id).await;
+    assert_eq!(queued["processing"]["state"], "queued", "{queued}");
+    assert_eq!(queued["duration"].as_f64(), Some(4.0), "{queued}");
+    assert_eq!(queued["width"], 320);
+
+    let ready = process_queued(&app, &dir, &id).await;
+    assert_eq!(ready["processing"]["state"], "ready", "{ready}");
+    assert_eq!(ready["duration"].as_f64(), Some(4.0), "{ready}");
+    let mp4 = app
+        .client
+        .get(ready["videoUrl"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(mp4.status(), StatusCode::OK);
+    assert!(
+        stored_bytes(&dir, &id) == file,
+        "the parts are not the file"
+    );
+}
+
+#[tokio::test]
+async fn refused_chunks_leave_no_object_in_the_store_not_even_a_partial_one() {
+    let (app, dir) = spawn_with_media_dir().await;
+    let tus = Tus {
+        app: &app,
+        shop: SHOP,
+    };
+    // Chunks of several MiB: more than the store holds in memory before writing.
+    const CHUNK: usize = 3 << 20;
+    let patch = |location: &str, offset: usize, bytes: Vec<u8>, sha1: Option<Vec<u8>>| {
+        let mut request = tus
+            .request(Method::PATCH, location)
+            .header("Upload-Offset", offset.to_string())
+            .header("Content-Type", "application/offset+octet-stream");
+        if let Some(digest) = sha1 {
+            let digest = base64::engine::general_purpose::STANDARD.encode(digest);
+            request = request.header("Upload-Checksum", format!("sha1 {digest}"));
+        }
+        request.body(bytes).send()
+    };
+    let location = tus.create(2 * CHUNK as u64, "Checked").await;
+    let id = video_id_of(&location).to_string();
+    let mut first = b"\0\0\0\x20ftypisom".to_vec();
+    first.resize(CHUNK, 5);
+    let wrong = sha1::Sha1::digest(b"other").to_vec();
+    let response = patch(&location, 0, first.clone(), Some(wrong.clone()))
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 460);
+    assert_eq!(stored_objects(&dir, &id), Vec::<String>::new());
+
+    let right = sha1::Sha1::digest(&first).to_vec();
+    let response = patch(&location, 0, first.clone(), Some(right))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    assert_eq!(stored_objects(&dir, &id).len(), 1);
+    // A mismatched second chunk, then one longer than what is left: the first part alone stays.
+    let response = patch(&location, CHUNK, vec![6u8; CHUNK], Some(wrong))
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 460);
+    let response = patch(&location, CHUNK, vec![6u8; CHUNK + 1], None)
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(
+        stored_objects(&dir, &id).len(),
+        1,
+        "{:?}",
+        stored_objects(&dir, &id)
+    );
+    assert!(
+        stored_bytes(&dir, &id) == first,
+        "the first part is not the first chunk"
+    );
+    assert_eq!(tus.offset(&location).await.1, Some(CHUNK as u64));
+
+    // A first chunk that is an image: refused, and nothing of it was ever written.
+    let location = tus.create(2 * CHUNK as u64, "Picture").await;
+    let id = video_id_of(&location).to_string();
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.resize(CHUNK, 0);
+    let response = patch(&location, 0, png, None).await.unwrap();
+    assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(stored_objects(&dir, &id), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn a_client_that_drops_mid_chunk_leaves_exactly_the_bytes_it_delivered_and_resumes_to_ready()
+{
+    use tokio::io::AsyncWriteExt;
+    let (app, dir) = spawn_with_media_dir().await;
+    let tus = Tus {
+        app: &app,
+        shop: SHOP,
+    };
+    // Padded so that what arrives before the drop is more than the store holds in memory.
+    let (file, _) = index_last_mp4(3, 3 << 20).await;
+    let location = tus.create(file.len() as u64, "Dropped").await;
+    let id = video_id_of(&location).to_string();
+    let delivered = (2 << 20) + 12_345;
+    let address = app.address.trim_start_matches("http://").to_string();
+    let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let head = format!(
+        "PATCH {location} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {ADMIN_TOKEN}\r\n\
+         Tus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\n\
+         Content-Type: application/offset+octet-stream\r\nContent-Length: {}\r\n\r\n",
+        file.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(&file[..delivered]).await.unwrap();
+    stream.shutdown().await.unwrap();
+    drop(stream);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while tus.offset(&location).await.1 != Some(delivered as u64) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the offset stayed {:?}",
+            tus.offset(&location).await
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        stored_bytes(&dir, &id) == file[..delivered],
+        "the stored bytes are not those delivered"
+    );
+
+    let response = tus
+        .patch(&location, delivered as u64, file[delivered..].to_vec())
+        .await;
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    assert_eq!(response.headers()["upload-offset"], file.len().to_string());
+    let ready = process_queued(&app, &dir, &id).await;
+    assert_eq!(ready["processing"]["state"], "ready", "{ready}");
+    assert_eq!(ready["duration"].as_f64(), Some(3.0), "{ready}");
+}
+
+#[tokio::test]
+async fn a_finished_upload_is_probed_and_processed_from_its_parts_where_they_lie_never_copied() {
+    let dir = fresh_media_dir();
+    let app = spawn_process_app(&[
+        ("VIDEOAPP_MEDIA_DIR", dir.display().to_string()),
+        ("VIDEOAPP_MEDIA_WORKERS", "1".to_string()),
+    ])
+    .await;
+    app.create_shop(SHOP).await;
+    let tus = Tus {
+        app: &app,
+        shop: SHOP,
+    };
+    let (file, _) = index_last_mp4(3, 0).await;
+    let location = tus.create(file.len() as u64, "In place").await;
+    let response = tus.upload(&location, &file, file.len().div_ceil(3)).await;
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    let path = format!("/shops/{SHOP}/videos/{}", video_id_of(&location));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(180);
+    loop {
+        let (_, body) = json_of(app.send_admin(Method::GET, &path).await).await;
+        match body["processing"]["state"].as_str() {
+            Some("ready") => break,
+            Some("failed") => panic!("{body}"),
+            _ => assert!(tokio::time::Instant::now() < deadline, "{body}"),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // The probe of the last chunk and the worker's run each read the three parts in place.
+    let sources = "media_sources_read_total";
+    assert_eq!(app.metric(sources, &[("how", "in_place")]).await, Some(2.0));
+    assert_eq!(app.metric(sources, &[("how", "copied")]).await, None);
+}

@@ -17,6 +17,9 @@ const TOOL_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 const STDERR_KEPT: usize = 8 * 1024;
 /// The only protocols an input or output may use: plain files, and pipes for `-progress`.
 const PROTOCOLS: &str = "file,pipe";
+/// The protocols of a source given as a list of our own files read as one
+/// (`MediaStore::readable_in_place`): the list and the files it names, nothing else.
+const PARTS_PROTOCOLS: &str = "concatf,file";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Tool {
@@ -102,15 +105,16 @@ impl CommandLine {
     /// (ffmpeg's names, comma-separated), decoded on bounded threads.
     pub(crate) fn input(&mut self, path: &Path, demuxers: &str) -> &mut CommandLine {
         let threads = self.threads.to_string();
+        let (url, protocols) = input_url(path);
         self.args([
             "-protocol_whitelist",
-            PROTOCOLS,
+            protocols,
             "-format_whitelist",
             demuxers,
         ])
         .args(["-threads", &threads])
         .arg("-i")
-        .arg(file_url(path))
+        .arg(url)
     }
 
     /// An output written only through the `file` protocol, encoded on bounded threads, carrying
@@ -125,14 +129,29 @@ impl CommandLine {
 
     /// ffprobe's one input, read only through the `file` protocol and by the named demuxers.
     pub(crate) fn probe_input(&mut self, path: &Path, demuxers: &str) -> &mut CommandLine {
+        let (url, protocols) = input_url(path);
         self.args([
             "-protocol_whitelist",
-            PROTOCOLS,
+            protocols,
             "-format_whitelist",
             demuxers,
         ])
-        .arg(file_url(path))
+        .arg(url)
     }
+}
+
+/// How ffmpeg reads an input: a file, or, for a list of parts (named so by this service, never
+/// by a user), the files the list names one after another as one file, seekable across them.
+fn input_url(path: &Path) -> (OsString, &'static str) {
+    let is_parts_list = path
+        .extension()
+        .is_some_and(|ext| ext == crate::media::store::PARTS_LIST_EXTENSION);
+    if is_parts_list {
+        let mut url = OsString::from("concatf:");
+        url.push(file_url(path));
+        return (url, PARTS_PROTOCOLS);
+    }
+    (file_url(path), PROTOCOLS)
 }
 
 /// `file:` + the path: a name that starts with a protocol (`http:…`) or a dash stays a file.
@@ -309,4 +328,21 @@ async fn read_stderr(err: Option<impl AsyncRead + Unpin>) -> std::io::Result<Str
     err.read_to_end(&mut kept).await?;
     tokio::io::copy(&mut err.into_inner(), &mut tokio::io::sink()).await?;
     Ok(String::from_utf8_lossy(&kept).trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_list_of_parts_is_read_through_concatf_and_nothing_else_opens_another_protocol() {
+        let (url, protocols) = input_url(Path::new("/work/job/source.parts"));
+        assert_eq!(url, "concatf:file:/work/job/source.parts");
+        assert_eq!(protocols, "concatf,file");
+        for path in ["/work/job/source", "/work/job/http:x.parts.mp4", "-i"] {
+            let (url, protocols) = input_url(Path::new(path));
+            assert_eq!(url, OsString::from(format!("file:{path}")));
+            assert_eq!(protocols, "file,pipe");
+        }
+    }
 }
