@@ -1,11 +1,6 @@
 //! What counting each event once costs the shipper: the Postgres claims of one full spool batch
-//! (25,000 events, `VIDEOAPP_BATCH_MAX_ROWS`) before it goes to ClickHouse.
-//!
-//! - `claims/new_ids_25000`: client ids never seen (the common case: every id is claimed);
-//! - `claims/repeated_ids_25000`: the same events again from another batch (every id is taken);
-//! - `claims/no_client_ids_25000`: ids the service made (no claim at all).
-//!
-//! `cargo bench --bench claims`; `cargo test --all-targets` runs each once. Needs Postgres.
+//! (25,000 events) whose client ids are all new (`new_ids_25000`), all taken by an earlier batch
+//! (`repeated_ids_25000`), or made by the service (`no_client_ids_25000`: no claim). Needs Postgres.
 
 mod support;
 
@@ -46,9 +41,6 @@ fn event(client_event_id: bool) -> SpoolEvent {
 /// A full batch, as the shipper sends it (`VIDEOAPP_BATCH_MAX_ROWS`).
 const N: usize = 25_000;
 
-/// Makes the batch of one case.
-type Batch<'a> = dyn Fn() -> Vec<SpoolEvent> + 'a;
-
 fn batch(client_event_id: bool) -> Vec<SpoolEvent> {
     (0..N).map(|_| event(client_event_id)).collect()
 }
@@ -78,7 +70,7 @@ fn main() {
         .block_on(claims.counted(Uuid::now_v7(), seen.clone(), false))
         .unwrap();
     // Each case: the batch, and how many of its events count.
-    let cases: [(&str, &Batch, usize); 3] = [
+    let cases: [(&str, &dyn Fn() -> Vec<SpoolEvent>, usize); 3] = [
         ("new_ids_25000", &|| batch(true), N),
         ("repeated_ids_25000", &|| seen.clone(), 0),
         ("no_client_ids_25000", &|| batch(false), N),
@@ -97,7 +89,6 @@ fn main() {
     }
     group.finish();
     criterion.final_summary();
-    drop(claims);
-    drop(runtime);
+    drop((claims, runtime));
     databases.drop_all();
 }
