@@ -91,10 +91,9 @@ impl Databases {
         let Ok(Ok(mut admin)) = tokio::time::timeout(Duration::from_secs(10), connect).await else {
             fail("Postgres is not reachable: `source scripts/lib.sh && ensure_stack`, or set VIDEOAPP_TEST_DATABASE_URL")
         };
-        let created = admin.execute(format!(r#"CREATE DATABASE "{name}""#).as_str());
-        created
-            .await
-            .unwrap_or_else(|e| fail(format!("CREATE DATABASE {name}: {e}")));
+        let sql = format!(r#"CREATE DATABASE "{name}""#);
+        let created = admin.execute(sql.as_str()).await;
+        created.unwrap_or_else(|e| fail(format!("CREATE DATABASE {name}: {e}")));
         let (databases, url) = Databases::existing(name);
         (
             Databases {
