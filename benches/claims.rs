@@ -41,6 +41,9 @@ fn event(client_event_id: bool) -> SpoolEvent {
 /// A full batch, as the shipper sends it (`VIDEOAPP_BATCH_MAX_ROWS`).
 const N: usize = 25_000;
 
+/// Makes the batch of one case.
+type Batch<'a> = dyn Fn() -> Vec<SpoolEvent> + 'a;
+
 fn batch(client_event_id: bool) -> Vec<SpoolEvent> {
     (0..N).map(|_| event(client_event_id)).collect()
 }
@@ -70,7 +73,7 @@ fn main() {
         .block_on(claims.counted(Uuid::now_v7(), seen.clone(), false))
         .unwrap();
     // Each case: the batch, and how many of its events count.
-    let cases: [(&str, &dyn Fn() -> Vec<SpoolEvent>, usize); 3] = [
+    let cases: [(&str, &Batch, usize); 3] = [
         ("new_ids_25000", &|| batch(true), N),
         ("repeated_ids_25000", &|| seen.clone(), 0),
         ("no_client_ids_25000", &|| batch(false), N),
