@@ -1,35 +1,12 @@
-//! Analytics at scale: one shop with 10,000 videos and 100,000,000 events over 400 days, and what
-//! its analyst asks over the last 365 local days, each beside the same figures computed from the
-//! raw `events` table.
-//!
-//! 1. Data: fresh `bench_<uuid>` databases filled by `videoapp generate` (the release binary
-//!    `cargo bench` builds; seed 1, 50 widgets), 10–20 minutes, then up to
-//!    `ANALYTICS_SCALE_SETTLE_SECONDS` (600) for ClickHouse's background merges to finish.
-//!    Then the aggregates' partitions are left as a live store's would be
-//!    (`warehouse::compaction`): those of past months and years merged into one part each, this
-//!    month's and this year's, which a selling store keeps writing, as ClickHouse's merges left
-//!    them. Dropped at the end, unless `ANALYTICS_SCALE_KEEP=1`;
-//!    `ANALYTICS_SCALE_DATABASE=bench_…` measures a kept data set again instead of generating
-//!    one; `ANALYTICS_SCALE_EVENTS` makes a smaller one for a try.
-//! 2. The service as a child process (rate limit out of the way), and for each step the same
-//!    aggregate from `events` over ClickHouse's HTTP interface: the videos sorted by revenue
-//!    (`limit=100`, pages 1 and 100), the shop's and the busiest video's day series, all four
-//!    again with `compare=previous_year`, and the CSV of all 10,000 videos, with the service's
-//!    peak resident memory while it answers (`VmHWM`, reset before each CSV request). The
-//!    service keeps sorted lists, and the totals of the days before today, while what they were
-//!    computed from stays as it was, so each page of videos is measured three ways (see
-//!    `Before`): computed afresh (beside the raw aggregate), after today's numbers moved as they
-//!    do for a shop selling right now, and asked a second time in a row. The CSV is always
-//!    computed afresh.
-//!    2 warm-up rounds, then rounds that run their steps once each in a random order (fixed
-//!    seed): `ANALYTICS_SCALE_SAMPLES` (50) rounds of the JSON answers, the first
-//!    `ANALYTICS_SCALE_RAW_SAMPLES` (10) of them with the raw aggregates and the CSV too.
-//!
-//! `cargo bench --bench analytics_scale`; under `cargo test` it says it skipped.
+//! Analytics at scale: one shop, 10,000 videos and 100 M events over 400 days by `videoapp
+//! generate`, then what its analyst asks over the last 365 local days, each beside the same figure
+//! computed from the raw `events` table, in rounds of random order (see BENCHMARKS.md). The
+//! aggregates' past partitions are merged as a live store's are (`warehouse::compaction`).
+//! Settings: `ANALYTICS_SCALE_SAMPLES` (50 rounds), `ANALYTICS_SCALE_RAW_SAMPLES` (10 of them with
+//! the raw aggregates and the CSV), `ANALYTICS_SCALE_EVENTS` (a smaller data set for a try).
 
 mod support;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -39,8 +16,10 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::Deserialize;
 use serde_json::Value;
+use videoapp::warehouse::compaction::{merge, quiet_partitions};
 
-use support::load::{self, format_latency, setting};
+use support::helpers::{try_clickhouse_query, warehouse_on};
+use support::load::{self, format_latency, percentile, setting};
 use support::{Databases, ServiceProcess};
 
 const GENERATE: &str = "--shops 1 --videos 10000 --widgets 50 --days 400 --seed 1";
@@ -48,6 +27,8 @@ const DAYS: usize = 365;
 const VIDEOS: usize = 10_000;
 const LIMIT: usize = 100;
 const WARMUP: u64 = 2;
+/// How long ClickHouse's background merges of the generated data may take.
+const SETTLE: Duration = Duration::from_secs(600);
 /// The goals: p95 of a JSON answer, and of the whole CSV.
 const JSON_GOAL: Duration = Duration::from_millis(50);
 const CSV_GOAL: Duration = Duration::from_secs(1);
@@ -60,42 +41,33 @@ struct GeneratedShop {
     api_key: String,
 }
 
-/// What a step asks and what its answer must hold.
+/// What a step asks: the service's answer with `rows` entries (after `before`, untimed), the CSV
+/// of every video (always computed afresh), an aggregate of the raw events, or nothing.
 enum Ask {
-    /// A JSON answer of the service with `rows` entries in `data`.
     Json {
         path: String,
         rows: usize,
         before: Before,
     },
-    /// A CSV answer of the service with `rows` lines under its header, asked right after the
-    /// shop's numbers moved.
-    Csv { path: String, rows: usize },
-    /// An aggregate of the raw events.
+    Csv {
+        path: String,
+        rows: usize,
+    },
     Raw(String),
-    /// No raw counterpart: the step above's stands for it.
     Nothing,
 }
 
-/// What happens, untimed, before a JSON step. The service keeps sorted lists, and the totals of
-/// the days before today, each for as long as what it was computed from has not moved, so a
-/// list is measured three ways.
+/// The service keeps sorted lists and the totals of the days before today while what they were
+/// computed from stays as it was, so a list is measured three ways.
 #[derive(Clone, Copy, PartialEq)]
 enum Before {
     Nothing,
-    /// Everything moves (as after a migration, or for a range nobody asked about before): the
-    /// answer is computed afresh from ClickHouse.
+    /// As after a migration, or for a range nobody asked about: computed afresh.
     EverythingMoves,
-    /// Today's numbers move, as they do with every batch a selling shop's events make: the
-    /// days before today come from memory, today's from ClickHouse.
+    /// As with every batch of a selling shop: the days before today from memory.
     TodayMoves,
-    /// The same request: the answer a reader paging through the list, or asking again, gets.
+    /// The same request again.
     SameRequest,
-}
-
-/// Where `videoapp generate`'s account of the data set is kept beside the databases.
-fn shops_file(databases: &Databases) -> PathBuf {
-    std::env::temp_dir().join(format!("{}-shops.json", databases.name))
 }
 
 fn main() -> ExitCode {
@@ -103,54 +75,31 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     support::init_tracing();
-    // The service takes its settings from the environment it inherits.
-    if std::env::var_os("VIDEOAPP_RATE_LIMIT_PER_MINUTE").is_none() {
-        std::env::set_var("VIDEOAPP_RATE_LIMIT_PER_MINUTE", "4000000000");
-    }
     // The data set is written once, so every partition would soon be quiet: the service's own
-    // merging is put out of reach, and the bench merges what a live store's would (below).
-    if std::env::var_os("VIDEOAPP_COMPACTION_QUIET_SECONDS").is_none() {
-        std::env::set_var("VIDEOAPP_COMPACTION_QUIET_SECONDS", "31622400");
+    // merging is put out of reach, and the bench merges what a live store's would.
+    for (name, value) in [
+        ("VIDEOAPP_RATE_LIMIT_PER_MINUTE", "4000000000"),
+        ("VIDEOAPP_COMPACTION_QUIET_SECONDS", "31622400"),
+    ] {
+        if std::env::var_os(name).is_none() {
+            std::env::set_var(name, value);
+        }
     }
-    let reuse = std::env::var("ANALYTICS_SCALE_DATABASE").ok();
-    let keep = std::env::var_os("ANALYTICS_SCALE_KEEP").is_some_and(|v| v == "1");
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let (databases, outcome) = runtime.block_on(async {
-        let (databases, database_url) = match reuse.clone() {
-            Some(name) => Databases::existing(name),
-            None => Databases::create().await,
-        };
-        let outcome = run(&databases, &database_url, reuse.is_none()).await;
+        let (databases, database_url) = Databases::create().await;
+        let outcome = run(&databases, &database_url).await;
         (databases, outcome)
     });
     drop(runtime);
-    if keep {
-        println!(
-            "kept: ANALYTICS_SCALE_DATABASE={} measures this data set again",
-            databases.name
-        );
-    } else {
-        databases.drop_all();
-        let _ = std::fs::remove_file(shops_file(&databases));
-    }
+    databases.drop_all();
     support::exit(outcome)
 }
 
-async fn run(databases: &Databases, database_url: &str, generate: bool) -> Result<(), String> {
+async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
     let client = reqwest::Client::new();
-    let ch = async |sql: &str| {
-        support::helpers::try_clickhouse_query(&client, &databases.name, sql).await
-    };
-    if generate {
-        generate_data(databases, database_url).await?;
-    }
-    let file = shops_file(databases);
-    let shops = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let shops: Vec<GeneratedShop> =
-        serde_json::from_slice(&shops).map_err(|e| format!("{}: no shops: {e}", file.display()))?;
-    let shop = shops.into_iter().next().ok_or("no shop was generated")?;
-    settle(&ch).await?;
-
+    let ch = async |sql: &str| try_clickhouse_query(&client, &databases.name, sql).await;
+    let shop = generate_data(databases, database_url).await?;
     let tz: chrono_tz::Tz =
         (shop.timezone.parse()).map_err(|e| format!("{}: {e}", shop.timezone))?;
     let end = Utc::now().with_timezone(&tz).date_naive();
@@ -159,9 +108,9 @@ async fn run(databases: &Databases, database_url: &str, generate: bool) -> Resul
     let previous = (year(start), year(end));
     let (domain, range) = (&shop.domain, format!("start_date={start}&end_date={end}"));
     println!("measured shop {domain} ({tz}), {start} .. {end}, previous year {previous:?}");
+    settle(databases, end, &ch).await?;
 
-    past_partitions_merged(databases, end, &ch).await?;
-    let service = ServiceProcess::start(databases, database_url).await?;
+    let service = ServiceProcess::start_with(databases, database_url, &[]).await?;
     let postgres = sqlx::PgPool::connect(database_url)
         .await
         .map_err(|e| e.to_string())?;
@@ -191,10 +140,10 @@ async fn run(databases: &Databases, database_url: &str, generate: bool) -> Resul
     let busiest = json(get(&busiest)).await?;
     let video = busiest["data"][0]["id"].as_str().ok_or("no video")?;
 
-    let days = |from: NaiveDate, to: NaiveDate| {
+    let days = |(from, to): (NaiveDate, NaiveDate)| {
         format!("local_date >= toDate('{from}') AND local_date <= toDate('{to}')")
     };
-    let (current, earlier) = (days(start, end), days(previous.0, previous.1));
+    let (current, earlier) = (days((start, end)), days(previous));
     let both = format!("({current}) OR ({earlier})");
     let shop_rows = format!("shop_domain = '{domain}'");
     let video_rows = format!("{shop_rows} AND video_id = '{video}'");
@@ -213,11 +162,10 @@ async fn run(databases: &Databases, database_url: &str, generate: bool) -> Resul
         )
     };
     let by_day = |rows: &str, compare: bool| {
-        let within = if compare { &both } else { &current };
+        let (within, metrics) = (if compare { &both } else { &current }, raw_metrics("1"));
         format!(
-            "SELECT local_date, {} FROM events WHERE {rows} AND ({within}) \
-             GROUP BY local_date ORDER BY local_date",
-            raw_metrics("1")
+            "SELECT local_date, {metrics} FROM events WHERE {rows} AND ({within}) \
+             GROUP BY local_date ORDER BY local_date"
         )
     };
     let list = format!("videos?{range}&sort_by=revenue&sort_order=desc&limit={LIMIT}");
@@ -225,52 +173,53 @@ async fn run(databases: &Databases, database_url: &str, generate: bool) -> Resul
     let last = VIDEOS / LIMIT;
     // Each step beside its raw aggregate, and its goal.
     let mut pairs: Vec<(String, [Ask; 2], Duration)> = Vec::new();
-    for compare in [false, true] {
-        let (name, query) = match compare {
-            false => ("", ""),
-            true => (", previous_year", "&compare=previous_year"),
-        };
+    for (name, query) in [("", ""), (", previous_year", "&compare=previous_year")] {
+        let compare = !query.is_empty();
         let mut add = |what: &str, path: &str, raw| {
-            let list = what.starts_with('v');
-            let (rows, path) = (if list { LIMIT } else { DAYS }, format!("{path}{query}"));
-            let before = if list {
-                Before::EverythingMoves
-            } else {
-                Before::Nothing
-            };
+            let (list, path) = (what.starts_with('v'), format!("{path}{query}"));
+            let rows = if list { LIMIT } else { DAYS };
             let ask = |before| Ask::Json {
                 path: path.clone(),
                 rows,
                 before,
             };
+            let first = if list {
+                Before::EverythingMoves
+            } else {
+                Before::Nothing
+            };
             pairs.push((
                 format!("{what}{name}"),
-                [ask(before), Ask::Raw(raw)],
+                [ask(first), Ask::Raw(raw)],
                 JSON_GOAL,
             ));
-            if list {
-                for (name, before) in [
-                    (
-                        "  the same, after today's numbers moved",
-                        Before::TodayMoves,
-                    ),
-                    ("  the same, asked again", Before::SameRequest),
-                ] {
+            for (name, before) in [
+                (
+                    "  the same, after today's numbers moved",
+                    Before::TodayMoves,
+                ),
+                ("  the same, asked again", Before::SameRequest),
+            ] {
+                if list {
                     pairs.push((name.to_string(), [ask(before), Ask::Nothing], JSON_GOAL));
                 }
             }
         };
         let page = |n: usize| format!("{list}&page={n}");
-        let raw = by_revenue(compare, 0);
-        add("videos by revenue, page 1", &page(1), raw);
+        add(
+            "videos by revenue, page 1",
+            &page(1),
+            by_revenue(compare, 0),
+        );
         let raw = by_revenue(compare, (last - 1) * LIMIT);
         add(&format!("videos by revenue, page {last}"), &page(last), raw);
         add("day series, shop", &series, by_day(&shop_rows, compare));
-        let (path, raw) = (
-            format!("{series}&video_id={video}"),
+        let path = format!("{series}&video_id={video}");
+        add(
+            "day series, busiest video",
+            &path,
             by_day(&video_rows, compare),
         );
-        add("day series, busiest video", &path, raw);
     }
     let all_videos = format!(
         "SELECT video_id, {} FROM events WHERE {shop_rows} AND ({current}) GROUP BY video_id \
@@ -280,7 +229,6 @@ async fn run(databases: &Databases, database_url: &str, generate: bool) -> Resul
     let path = format!("videos?{range}&sort_by=revenue&sort_order=desc&format=csv");
     let csv = [Ask::Csv { path, rows: VIDEOS }, Ask::Raw(all_videos)];
     pairs.push((format!("CSV, {VIDEOS} videos by revenue"), csv, CSV_GOAL));
-
     check_pages(&get, &ch, &pairs).await?;
 
     // Steps 2p and 2p + 1: pair p's service answer and its raw aggregate.
@@ -289,7 +237,7 @@ async fn run(databases: &Databases, database_url: &str, generate: bool) -> Resul
     let samples = setting("ANALYTICS_SCALE_SAMPLES", 50);
     let heavy_samples = setting("ANALYTICS_SCALE_RAW_SAMPLES", 10).min(samples);
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); steps.len()];
-    let (mut peak_kib, mut before_kib, mut peak_reset) = (0, 0, true);
+    let (mut peak_kib, mut peak_reset) = (0, true);
     let mut rng = StdRng::seed_from_u64(7);
     let started = Instant::now();
     for round in 0..WARMUP + samples {
@@ -299,29 +247,20 @@ async fn run(databases: &Databases, database_url: &str, generate: bool) -> Resul
         order.shuffle(&mut rng);
         for i in order {
             let csv = matches!(steps[i], Ask::Csv { .. });
-            if csv {
-                peak_reset &= service.reset_peak_rss();
-                before_kib = before_kib.max(service.rss_kib().unwrap_or(0));
-            }
+            // The CSV's peak memory is its own: the peak is reset before each request.
+            peak_reset &= !csv || service.reset_peak_rss();
             let took = step(&get, &ch, &moves, steps[i], round == 0).await?;
             if csv {
-                peak_kib = peak_kib.max(service.peak_rss_kib().unwrap_or(0));
+                peak_kib = peak_kib.max(service.rss_kib().1);
             }
             if round >= WARMUP {
                 times[i].push(took);
             }
         }
     }
-    println!(
-        "{samples} rounds ({heavy_samples} with the raw aggregates) in {:.0} s",
-        started.elapsed().as_secs_f64()
-    );
+    let seconds = started.elapsed().as_secs_f64();
+    println!("{samples} rounds ({heavy_samples} with the raw aggregates) in {seconds:.0} s");
 
-    let percentile = |t: &[Duration], p: f64| -> Duration {
-        let mut sorted = t.to_vec();
-        sorted.sort();
-        sorted[((p / 100.0 * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1]
-    };
     let [what, p50, p95, raw50, raw95] = ["step", "p50", "p95", "raw p50", "raw p95"];
     println!("\n  {what:<44} {p50:>9} {p95:>9} {raw50:>9} {raw95:>9}  goal");
     for (p, (name, asks, goal)) in pairs.iter().enumerate() {
@@ -329,108 +268,84 @@ async fn run(databases: &Databases, database_url: &str, generate: bool) -> Resul
         if ours.is_empty() {
             continue; // measured in the rounds with raw aggregates only, and there were none
         }
-        let p95 = percentile(ours, 95.0);
+        let [p50, p95] = [50.0, 95.0].map(|p| percentile(ours, p));
         let verdict = if p95 < *goal { "met" } else { "MISSED" };
         let raw = match asks[1] {
             Ask::Nothing => ["", ""].map(String::from),
             _ if raw.is_empty() => ["-", "-"].map(String::from),
             _ => [50.0, 95.0].map(|p| format_latency(percentile(raw, p))),
         };
-        println!(
-            "  {name:<44} {:>9} {:>9} {:>9} {:>9}  p95 < {goal:?}: {verdict}",
-            format_latency(percentile(ours, 50.0)),
-            format_latency(p95),
-            raw[0],
-            raw[1],
-        );
+        let [p50, p95] = [p50, p95].map(format_latency);
+        let [raw50, raw95] = raw;
+        println!("  {name:<44} {p50:>9} {p95:>9} {raw50:>9} {raw95:>9}  p95 < {goal:?}: {verdict}");
     }
-    let reset = match peak_reset {
-        true => "reset before each CSV request",
-        false => "since start: the kernel refused the reset",
+    let reset = if peak_reset {
+        "reset before each"
+    } else {
+        "since start: the kernel refused a reset before a"
     };
-    println!(
-        "  service memory: {:.1} MiB resident before a CSV request, peak {:.1} MiB ({reset})",
-        before_kib as f64 / 1024.0,
-        peak_kib as f64 / 1024.0
-    );
+    let peak = peak_kib as f64 / 1024.0;
+    println!("  service memory: peak {peak:.1} MiB during a CSV request ({reset} CSV request)");
     Ok(())
 }
 
-/// Generates the data set into `databases` and keeps `videoapp generate`'s account of it.
-async fn generate_data(databases: &Databases, database_url: &str) -> Result<(), String> {
+/// Generates the data set into `databases`; returns its shop.
+async fn generate_data(databases: &Databases, database_url: &str) -> Result<GeneratedShop, String> {
     let binary = env!("CARGO_BIN_EXE_videoapp");
-    let events = setting("ANALYTICS_SCALE_EVENTS", 100_000_000);
+    let events = setting("ANALYTICS_SCALE_EVENTS", 100_000_000).to_string();
     let started = Instant::now();
     let output = tokio::process::Command::new(binary)
         .arg("generate")
         .args(GENERATE.split(' '))
-        .args(["--events", &events.to_string()])
+        .args(["--events", &events])
         .env("DATABASE_URL", database_url)
-        .env("CLICKHOUSE_URL", support::helpers::clickhouse_url())
+        .env("CLICKHOUSE_URL", &databases.clickhouse.url)
         .env("CLICKHOUSE_DATABASE", &databases.name)
         .stderr(std::process::Stdio::inherit())
-        .output()
-        .await
-        .map_err(|e| format!("{binary}: {e}"))?;
+        .output();
+    let output = output.await.map_err(|e| format!("{binary}: {e}"))?;
     if !output.status.success() {
         return Err(format!("videoapp generate failed ({})", output.status));
     }
     let took = started.elapsed().as_secs_f64();
     println!("generate {GENERATE} --events {events} took {took:.1} s");
-    let file = shops_file(databases);
-    std::fs::write(&file, &output.stdout).map_err(|e| format!("{}: {e}", file.display()))
+    let shops: Vec<GeneratedShop> =
+        serde_json::from_slice(&output.stdout).map_err(|e| format!("no shops: {e}"))?;
+    shops
+        .into_iter()
+        .next()
+        .ok_or_else(|| "no shop was generated".into())
 }
 
-/// Waits for ClickHouse's background merges (at most `ANALYTICS_SCALE_SETTLE_SECONDS`), then
-/// prints what the tables hold.
-async fn settle(ch: &impl AsyncFn(&str) -> Result<String, String>) -> Result<(), String> {
-    let started = Instant::now();
-    let limit = Duration::from_secs(setting("ANALYTICS_SCALE_SETTLE_SECONDS", 600));
-    let merges = "SELECT count() FROM system.merges WHERE database = currentDatabase()";
-    while ch(merges).await? != "0" && started.elapsed() < limit {
-        tokio::time::sleep(Duration::from_secs(10)).await;
-    }
-    let left = ch(merges).await?;
-    println!(
-        "waited {:.0} s for merges ({left} still running)",
-        started.elapsed().as_secs_f64()
-    );
-    let tables = ch(
-        "SELECT table, sum(rows), count(), round(sum(bytes_on_disk) / 1048576) FROM system.parts \
-         WHERE active AND database = currentDatabase() GROUP BY table ORDER BY table",
-    );
-    println!("table, rows, active parts, MiB on disk:\n{}", tables.await?);
-    Ok(())
-}
-
-/// Merges the aggregates' partitions of past months and years into one part each, as the
-/// service does once they are quiet; those that hold `today`'s month or year are left as they
-/// are, since a live store keeps writing them. Then prints what the aggregates hold.
-async fn past_partitions_merged(
+/// Waits for ClickHouse's background merges (at most [`SETTLE`]), then merges the aggregates'
+/// partitions of past months and years into one part each, as the service does once they are
+/// quiet; `today`'s month and year stay as they are, since a live store keeps writing them.
+async fn settle(
     databases: &Databases,
     today: NaiveDate,
     ch: &impl AsyncFn(&str) -> Result<String, String>,
 ) -> Result<(), String> {
-    use videoapp::warehouse::compaction::{merge, quiet_partitions};
-    let url = &databases.clickhouse.url;
-    let warehouse = support::helpers::warehouse_on(url, &databases.name, None);
+    let started = Instant::now();
+    let merges = "SELECT count() FROM system.merges WHERE database = currentDatabase()";
+    while ch(merges).await? != "0" && started.elapsed() < SETTLE {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+    }
+    let warehouse = warehouse_on(&databases.clickhouse.url, &databases.name, None);
     let current = [
         today.format("%Y%m").to_string(),
         today.format("%Y").to_string(),
     ];
-    let started = Instant::now();
     let partitions = quiet_partitions(&warehouse, Duration::ZERO).await;
     let partitions = partitions.map_err(|e| format!("ClickHouse: {e}"))?;
-    let past = partitions.iter().filter(|p| !current.contains(&p.id));
-    for partition in past {
+    for partition in partitions.iter().filter(|p| !current.contains(&p.id)) {
         let merged = merge(&warehouse, partition).await;
         merged.map_err(|e| format!("merging {} {}: {e}", partition.table, partition.id))?;
     }
     let tables = ch("SELECT table, sum(rows), count() FROM system.parts \
          WHERE active AND database = currentDatabase() GROUP BY table ORDER BY table");
+    let seconds = started.elapsed().as_secs_f64();
     println!(
-        "merged the aggregates' past partitions in {:.0} s; table, rows, parts:\n{}",
-        started.elapsed().as_secs_f64(),
+        "merged in {seconds:.0} s; table, rows, parts:\n{}",
         tables.await?
     );
     Ok(())
@@ -447,16 +362,16 @@ fn raw_metrics(when: &str) -> String {
     let mut figures = vec![
         count("event_type = 'impression'"),
         count("event_type = 'view'"),
+    ];
+    figures.extend([
         count("event_type = 'click'"),
         count(cart),
         count(order),
         revenue(order),
-    ];
+    ]);
     for attribution in ["direct", "influenced"] {
-        let of = format!("attribution = '{attribution}'");
-        figures.push(count(&format!("{cart} AND {of}")));
-        figures.push(count(&format!("{order} AND {of}")));
-        figures.push(revenue(&format!("{order} AND {of}")));
+        let [cart, order] = [cart, order].map(|e| format!("{e} AND attribution = '{attribution}'"));
+        figures.extend([count(&cart), count(&order), revenue(&order)]);
     }
     figures.join(", ")
 }
@@ -468,7 +383,7 @@ async fn json(request: reqwest::RequestBuilder) -> Result<Value, String> {
     }
 }
 
-/// Runs one step and returns how long it took; the first time, checks the answer's shape.
+/// Runs one step and returns how long it took; the first time, checks the answer's rows.
 async fn step(
     get: &impl Fn(&str) -> reqwest::RequestBuilder,
     ch: &impl AsyncFn(&str) -> Result<String, String>,
@@ -477,52 +392,56 @@ async fn step(
     check: bool,
 ) -> Result<Duration, String> {
     match ask {
-        Ask::Json { path, before, .. } if *before == Before::SameRequest => {
-            load::answer(get(path)).await?;
-        }
-        Ask::Json { path, before, .. } if *before == Before::TodayMoves => {
+        Ask::Json {
+            path,
+            before: Before::SameRequest,
+            ..
+        } => drop(load::answer(get(path)).await?),
+        Ask::Json {
+            path,
+            before: Before::TodayMoves,
+            ..
+        } => {
             // The days before today as the previous batch left them: in memory.
             load::answer(get(path)).await?;
-            moves(*before).await?;
+            moves(Before::TodayMoves).await?;
         }
-        Ask::Json { before, .. } if *before != Before::Nothing => moves(*before).await?,
-        Ask::Csv { .. } => moves(Before::EverythingMoves).await?,
+        Ask::Json {
+            before: Before::EverythingMoves,
+            ..
+        }
+        | Ask::Csv { .. } => moves(Before::EverythingMoves).await?,
         _ => {}
     }
     let started = Instant::now();
-    let (path, rows, body) = match ask {
-        Ask::Raw(sql) => {
+    let (Ask::Json { path, rows, .. } | Ask::Csv { path, rows }) = ask else {
+        if let Ask::Raw(sql) = ask {
             ch(sql).await?;
-            return Ok(started.elapsed());
         }
-        Ask::Nothing => return Ok(Duration::ZERO),
-        Ask::Json { path, rows, .. } | Ask::Csv { path, rows } => {
-            let (status, body) = load::answer(get(path)).await?;
-            if status != reqwest::StatusCode::OK {
-                return Err(format!("{path}: {status}: {body:?}"));
-            }
-            (path, *rows, body)
+        return Ok(started.elapsed());
+    };
+    let (status, body) = load::answer(get(path)).await?;
+    let took = started.elapsed();
+    if status != reqwest::StatusCode::OK {
+        return Err(format!("{path}: {status}: {body:?}"));
+    }
+    let found = match (check, ask) {
+        (false, _) => *rows,
+        (true, Ask::Csv { .. }) => {
+            body.split(|&b| b == b'\n')
+                .filter(|l| !l.is_empty())
+                .count()
+                - 1
+        }
+        (true, _) => {
+            let body: Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
+            body["data"].as_array().map_or(0, Vec::len)
         }
     };
-    let took = started.elapsed();
-    if check {
-        let found = match ask {
-            Ask::Csv { .. } => {
-                body.split(|&b| b == b'\n')
-                    .filter(|l| !l.is_empty())
-                    .count()
-                    - 1
-            }
-            _ => {
-                let body: Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
-                body["data"].as_array().map_or(0, Vec::len)
-            }
-        };
-        if found != rows {
-            return Err(format!("{path}: {found} rows, not {rows}"));
-        }
+    match found == *rows {
+        true => Ok(took),
+        false => Err(format!("{path}: {found} rows, not {rows}")),
     }
-    Ok(took)
 }
 
 /// The pages of videos hold the videos the raw aggregate puts there, in its order.
@@ -536,12 +455,13 @@ async fn check_pages(
             continue;
         };
         let body = json(get(path)).await?;
-        let ours: Vec<&str> = (body["data"].as_array().into_iter().flatten())
-            .filter_map(|v| v["id"].as_str())
-            .collect();
+        let ours = body["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v["id"].as_str());
         let raw = ch(raw).await?;
-        let theirs: Vec<&str> = raw.lines().filter_map(|l| l.split('\t').next()).collect();
-        if ours != theirs {
+        if !ours.eq(raw.lines().filter_map(|l| l.split('\t').next())) {
             return Err(format!(
                 "{name}: the service's ids differ from the raw aggregate's"
             ));

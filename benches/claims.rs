@@ -1,11 +1,6 @@
 //! What counting each event once costs the shipper: the Postgres claims of one full spool batch
-//! (25,000 events, `VIDEOAPP_BATCH_MAX_ROWS`) before it goes to ClickHouse.
-//!
-//! - `claims/new_ids_25000`: client ids never seen (the common case: every id is claimed);
-//! - `claims/repeated_ids_25000`: the same events again from another batch (every id is taken);
-//! - `claims/no_client_ids_25000`: ids the service made (no claim at all).
-//!
-//! `cargo bench --bench claims`; `cargo test --all-targets` runs each once. Needs Postgres.
+//! (25,000 events) whose client ids are all new (`new_ids_25000`), all taken by an earlier batch
+//! (`repeated_ids_25000`), or made by the service (`no_client_ids_25000`: no claim). Needs Postgres.
 
 mod support;
 
@@ -97,7 +92,6 @@ fn main() {
     }
     group.finish();
     criterion.final_summary();
-    drop(claims);
-    drop(runtime);
+    drop((claims, runtime));
     databases.drop_all();
 }

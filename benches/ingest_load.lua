@@ -1,8 +1,7 @@
--- wrk's script for `cargo bench --bench ingest_load`, with the arguments SECONDS BODIES_FILE
--- EVENT_IDS. Posts the beacons of BODIES_FILE (one JSON event a line) in turn until SECONDS are
--- over, then sends only GETs, so that no POST is cut off when wrk exits; counts POSTs and 202s.
--- With EVENT_IDS=true each POST's event gets an id of its own (wrk run, thread, counter). Under
--- callgrind the harness appends a `delay()` that sends nothing at all after the SECONDS.
+-- wrk's script for `cargo bench --bench ingest_load`: arguments SECONDS BODIES_FILE EVENT_IDS.
+-- Posts BODIES_FILE's beacons (a JSON event a line) in turn for SECONDS, then only GETs (405), so
+-- that no POST is cut off when wrk exits; counts POSTs and 202s. EVENT_IDS=true: each event gets
+-- an id of its own (wrk run, thread, counter).
 local ffi = require("ffi")
 ffi.cdef[[
 typedef struct { long tv_sec; long tv_nsec; } ingest_load_timespec;

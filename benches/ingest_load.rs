@@ -1,25 +1,18 @@
-//! Event ingestion end to end beside its ceiling, driven by `wrk`: `videoapp serve` as its own
-//! process (the binary cargo builds for this target) on fresh databases with the production
-//! defaults, its 202 meaning the event is fsynced in the spool; and a bare axum handler in this
-//! process answering the same 202. One Lua script posts signed beacons (one event each, 256
-//! bodies in turn) over 256 keep-alive connections (a durable 202 waits for a flush: few
-//! connections would leave the service idle); after the measured seconds it only sends `GET`s
-//! (405) so that no POST is cut off when wrk exits. ClickHouse must then hold exactly the events
-//! the service acknowledged and the script counted; the drain is how long that took.
-//!
+//! Event ingestion end to end beside its ceiling, driven by `wrk` and ingest_load.lua:
+//! `videoapp serve` as its own process on fresh databases with the production defaults, and a bare
+//! axum handler answering the same 202. ClickHouse must then hold exactly the events acknowledged.
 //! Settings: `INGEST_LOAD_SECONDS` (15), `INGEST_LOAD_WARMUP_SECONDS` (3), `INGEST_LOAD_ROUNDS`
-//! (3), `INGEST_LOAD_CONNECTIONS` (256), `INGEST_LOAD_EVENT_IDS=1` (each event with an `eventId`
-//! of its own, which the shipper claims in Postgres); `BENCH_SERVICE_BIN` (another build of the
-//! service), `BENCH_CALLGRIND=FILE` (the service alone under callgrind: instructions per event).
+//! (3), `INGEST_LOAD_CONNECTIONS` (256), `INGEST_LOAD_EVENT_IDS=1`; `BENCH_SERVICE_BIN`,
+//! `BENCH_CALLGRIND=FILE` (see BENCHMARKS.md).
 
 mod support;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use axum::routing::MethodFilter;
+use futures::future::OptionFuture;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -31,13 +24,8 @@ use support::helpers::metric_value;
 use support::load::{self, median, setting, value_after, Cpu, CpuUsage, Measured};
 use support::{Databases, ServiceProcess};
 
-/// After the measured seconds, the script sends only GETs this long, so every POST is answered.
-const TAIL_SECONDS: u64 = 1;
-const DRAIN_LIMIT: Duration = Duration::from_secs(120);
-const DRAIN_POLL: Duration = Duration::from_millis(50);
-/// wrk's script; under callgrind followed by [`QUIET_TAIL`].
 const SCRIPT: &str = include_str!("ingest_load.lua");
-/// After the measured seconds, no request at all: a GET would count in the instructions.
+/// Under callgrind, no request at all after the measured seconds: a GET would count.
 const QUIET_TAIL: &str = "function delay()\n  return now() >= deadline and 3600000 or 0\nend\n";
 
 fn main() -> ExitCode {
@@ -45,15 +33,14 @@ fn main() -> ExitCode {
         Ok(wrk) => wrk,
         Err(code) => return code,
     };
-    // The ceiling serves on this runtime: as many workers as the service has, and the harness
-    // itself only waits for wrk meanwhile.
+    // The ceiling serves on this runtime, with as many workers as the service has.
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let (databases, outcome) = runtime.block_on(async {
         let (databases, database_url) = Databases::create().await;
         let outcome = async {
-            let service = ServiceProcess::start(&databases, &database_url).await?;
+            let service = ServiceProcess::start_with(&databases, &database_url, &[]).await?;
             measure(&service, &databases, &wrk).await?;
-            let peak = service.peak_rss_kib().unwrap_or(0) as f64 / 1024.0;
+            let peak = service.rss_kib().1 as f64 / 1024.0;
             println!("  service peak RSS (VmHWM): {peak:.1} MiB");
             Ok(())
         };
@@ -70,22 +57,20 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     let connections = setting("INGEST_LOAD_CONNECTIONS", 256);
     let event_ids = setting("INGEST_LOAD_EVENT_IDS", 0) == 1;
     let callgrind = service.callgrind.is_some();
-    // Under callgrind, one round of the service alone; answers take up to seconds there, and a
-    // longer tail lets every POST get its answer.
+    // Under callgrind, one round of the service alone, and a tail long enough for every answer.
     let (rounds, tail) = match callgrind {
         true => (1, 20),
-        false => (setting("INGEST_LOAD_ROUNDS", 3), TAIL_SECONDS),
+        false => (setting("INGEST_LOAD_ROUNDS", 3), 1),
     };
     if callgrind {
         service.callgrind_control("--instr=on")?;
     }
     let client = reqwest::Client::new();
     let bodies = event_bodies();
-    // As the script and `navigator.sendBeacon` send it.
     let beacon = |url: &str| {
         let request = client
             .post(url)
-            .header(reqwest::header::CONTENT_TYPE, "text/plain;charset=UTF-8");
+            .header("content-type", "text/plain;charset=UTF-8");
         request.body(bodies[0].clone())
     };
     let uri = service.events_uri();
@@ -94,7 +79,40 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         load::beside_ceiling(&service.base_url, route, StatusCode::ACCEPTED, beacon).await?;
     // Every 202 seen, warm-ups included: ClickHouse must end up with exactly these.
     let mut acknowledged: u64 = 1;
-    let script = Script::write(&bodies, event_ids, callgrind).map_err(|e| e.to_string())?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (script, bodies_file) = (dir.path().join("script.lua"), dir.path().join("bodies"));
+    let lua = SCRIPT.to_string() + if callgrind { QUIET_TAIL } else { "" };
+    std::fs::write(&script, lua).map_err(|e| e.to_string())?;
+    std::fs::write(&bodies_file, bodies.join("\n")).map_err(|e| e.to_string())?;
+    let bodies_file = bodies_file.display().to_string();
+    // One run of the script: wrk's output and the 202s it counted. A POST without its 202 fails
+    // a service run (the end-to-end count would no longer be exact).
+    let run_wrk = async |t: usize, seconds: u64| {
+        let arguments = [
+            seconds.to_string(),
+            bodies_file.clone(),
+            event_ids.to_string(),
+        ];
+        let output = load::wrk(
+            &urls[t],
+            connections,
+            seconds + tail,
+            Some((script.clone(), &arguments[..])),
+        );
+        let output = output.await?;
+        let count = |label: &str| value_after(&output, label).and_then(|v| v.parse::<u64>().ok());
+        let (posted, accepted) = (count("ingest_load posted"), count("ingest_load accepted"));
+        let (Some(posted), Some(accepted)) = (posted, accepted) else {
+            return Err(format!("the wrk script printed no counts:\n{output}"));
+        };
+        let problem = format!("wrk posted {posted} events, {accepted} were acknowledged");
+        match (posted == accepted, t) {
+            (true, _) => {}
+            (false, 0) => return Err(format!("{problem}:\n{output}")),
+            (false, _) => println!("  WARNING (ceiling): {problem}"),
+        }
+        Ok((output, accepted))
+    };
     let mut watched = vec![service.pid];
     watched.extend(load::pids_named("clickhouse"));
     let names = [
@@ -102,23 +120,22 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         "ceiling (bare axum, same 202)",
     ];
     let targets = if callgrind { &names[..1] } else { &names[..] };
-
+    let changed: Vec<_> = std::env::vars()
+        .filter(|(k, _)| k.starts_with("VIDEOAPP_BATCH_") || k.starts_with("VIDEOAPP_SPOOL_"))
+        .collect();
     println!(
         "\ningest load run: {wrk}, {connections} connections, {} threads; {warmup} s warm-up + \
          {seconds} s per target, {rounds} rounds; {}: batches of {} rows or {} ms, spool commit \
-         delay {} µs; event ids: {event_ids}; changed: {:?}",
+         delay {} µs; event ids: {event_ids}; changed: {changed:?}",
         load::cores(),
         service.binary.display(),
         config::DEFAULT_BATCH_MAX_ROWS,
         config::DEFAULT_BATCH_MAX_AGE_MS,
         config::DEFAULT_SPOOL_COMMIT_DELAY_MICROS,
-        std::env::vars()
-            .filter(|(k, _)| k.starts_with("VIDEOAPP_BATCH_") || k.starts_with("VIDEOAPP_SPOOL_"))
-            .collect::<Vec<_>>(),
     );
     let run = async |t: usize| {
         let is_service = t == 0;
-        let (_, warmed) = run_wrk(&urls[t], connections, warmup, tail, &script, is_service).await?;
+        let (_, warmed) = run_wrk(t, warmup).await?;
         acknowledged += if is_service { warmed } else { 0 };
         let metrics_before = service.metrics(&client).await?;
         if callgrind {
@@ -131,17 +148,14 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
             tokio::time::sleep_until(posts_end.into()).await;
             Cpu::take(&watched)
         };
-        // For the service, ClickHouse is watched from the last POST on, while the tail runs (not
-        // under callgrind: the scrapes would count).
-        let watch = is_service && !callgrind;
+        // ClickHouse is watched from the last POST on while the tail runs (not under callgrind:
+        // the scrapes would count).
         let drained = async {
-            match watch {
-                true => Some(drain(service, &client, databases, posts_end, None).await),
-                false => None,
-            }
+            let watch = is_service && !callgrind;
+            OptionFuture::from(watch.then(|| service.drained(&client, databases, posts_end, None)))
+                .await
         };
-        let measured = run_wrk(&urls[t], connections, seconds, tail, &script, is_service);
-        let (measured, after, drained) = tokio::join!(measured, window, drained);
+        let (measured, after, drained) = tokio::join!(run_wrk(t, seconds), window, drained);
         let (output, accepted) = measured?;
         let cpu = before.until(&after);
         let mut rest = format!("{:>5.2}", cpu.watched[1..].iter().sum::<f64>());
@@ -153,15 +167,19 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
             // Every 202 is counted now: the three counts must agree. If they do at once, the
             // drain ended when the watch above saw it.
             let checking_from = posts_end.elapsed();
-            let exact = drain(service, &client, databases, posts_end, Some(acknowledged));
+            let exact = service.drained(&client, databases, posts_end, Some(acknowledged));
             let drained = match (exact.await?, drained) {
-                (confirmed, Some(first)) if confirmed < checking_from + DRAIN_POLL => first?,
+                (confirmed, Some(first))
+                    if confirmed < checking_from + Duration::from_millis(50) =>
+                {
+                    first?
+                }
                 (confirmed, _) => confirmed,
             };
             let after = service.metrics(&client).await?;
             let delta = |name| {
-                metric_value(&after, name, &[]).unwrap_or(0.0)
-                    - metric_value(&metrics_before, name, &[]).unwrap_or(0.0)
+                let [a, b] = [&after, &metrics_before].map(|m| metric_value(m, name, &[]));
+                a.unwrap_or(0.0) - b.unwrap_or(0.0)
             };
             let per_sync = delta("spool_group_commit_records_sum")
                 / delta("spool_sync_duration_seconds_count").max(1.0);
@@ -182,9 +200,7 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         };
         let service_cpu = per_event(|c| c.watched[0]);
         let clickhouse = per_event(|c| c.watched[1..].iter().sum());
-        println!(
-            "  per acknowledged event: service CPU {service_cpu:.1} µs, ClickHouse {clickhouse:.1} µs"
-        );
+        println!("  per acknowledged event: service CPU {service_cpu:.1} µs, ClickHouse {clickhouse:.1} µs");
     }
     println!(
         "  end to end: ClickHouse holds exactly the {acknowledged} events the service acknowledged \
@@ -194,100 +210,16 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     Ok(())
 }
 
-/// wrk's script and the file of bodies it posts, in a directory of their own (removed when
-/// dropped).
-struct Script {
-    dir: PathBuf,
-    event_ids: bool,
-}
-
-impl Script {
-    fn write(bodies: &[String], event_ids: bool, quiet_tail: bool) -> std::io::Result<Script> {
-        let dir = std::env::temp_dir().join(format!("ingest-load-{}", Uuid::new_v4()));
-        std::fs::create_dir_all(&dir)?;
-        let script = SCRIPT.to_string() + if quiet_tail { QUIET_TAIL } else { "" };
-        std::fs::write(dir.join("script.lua"), script)?;
-        std::fs::write(dir.join("bodies"), bodies.join("\n"))?;
-        Ok(Script { dir, event_ids })
-    }
-}
-
-impl Drop for Script {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// One wrk run of the Lua script: wrk's output and the 202s the script counted. A POST without
-/// its 202 fails a service run (the end-to-end count would no longer be exact); in a ceiling run
-/// it is only reported.
-async fn run_wrk(
-    url: &str,
-    connections: u64,
-    seconds: u64,
-    tail: u64,
-    script: &Script,
-    is_service: bool,
-) -> Result<(String, u64), String> {
-    let bodies = script.dir.join("bodies").display().to_string();
-    let arguments = [seconds.to_string(), bodies, script.event_ids.to_string()];
-    let lua = Some((script.dir.join("script.lua"), &arguments[..]));
-    let output = load::wrk(url, connections, seconds + tail, lua).await?;
-    let count = |label: &str| {
-        let value = value_after(&output, label).and_then(|v| v.parse::<u64>().ok());
-        value.ok_or_else(|| format!("the wrk script printed no '{label}':\n{output}"))
-    };
-    let (posted, accepted) = (count("ingest_load posted")?, count("ingest_load accepted")?);
-    if posted != accepted {
-        let problem = format!("wrk posted {posted} events, {accepted} were acknowledged");
-        match is_service {
-            true => return Err(format!("{problem}:\n{output}")),
-            false => println!("  WARNING (ceiling): {problem}"),
-        }
-    }
-    Ok((output, accepted))
-}
-
-/// Waits until ClickHouse holds as many events as the service counted (`events_accepted_total`)
-/// and, when given, as `acknowledged`; returns how long after `posts_end` that was.
-async fn drain(
-    service: &ServiceProcess,
-    client: &reqwest::Client,
-    databases: &Databases,
-    posts_end: Instant,
-    acknowledged: Option<u64>,
-) -> Result<Duration, String> {
-    tokio::time::sleep_until(posts_end.into()).await;
-    loop {
-        let metrics = service.metrics(client).await?;
-        let accepted = metric_value(&metrics, "events_accepted_total", &[]).unwrap_or(0.0) as u64;
-        let count = support::helpers::try_clickhouse_query(
-            client,
-            &databases.name,
-            "SELECT count() FROM events",
-        );
-        let stored: u64 = count
-            .await?
-            .parse()
-            .map_err(|e| format!("ClickHouse count: {e}"))?;
-        let waited = posts_end.elapsed();
-        if stored == accepted && acknowledged.is_none_or(|a| a == accepted) {
-            return Ok(waited);
-        }
-        if waited > DRAIN_LIMIT {
-            return Err(format!(
-                "END TO END MISMATCH after {waited:.0?}: ClickHouse holds {stored} events, the \
-                 service counted {accepted}, wrk's script saw {acknowledged:?} 202s"
-            ));
-        }
-        tokio::time::sleep(DRAIN_POLL).await;
-    }
-}
-
 /// The totals of the dump callgrind just wrote (`FILE.1`) per acknowledged event.
 fn callgrind_per_event(service: &ServiceProcess, accepted: u64) -> Result<String, String> {
-    let file = service.callgrind.as_ref().expect("under callgrind");
-    let dump = format!("{}.1", file.display());
+    let dump = format!(
+        "{}.1",
+        service
+            .callgrind
+            .as_ref()
+            .expect("under callgrind")
+            .display()
+    );
     let text = std::fs::read_to_string(&dump).map_err(|e| format!("{dump}: {e}"))?;
     let totals = text
         .lines()
@@ -304,23 +236,23 @@ fn callgrind_per_event(service: &ServiceProcess, accepted: u64) -> Result<String
 /// and 200 sessions, timestamped now. Deterministic apart from the timestamp.
 fn event_bodies() -> Vec<String> {
     let mut rng = StdRng::seed_from_u64(0x1e57);
-    let mut ids = |n: usize| -> Vec<String> {
+    let mut ids = |n| {
         (0..n)
             .map(|_| Uuid::from_u128(rng.gen()).to_string())
-            .collect()
+            .collect::<Vec<_>>()
     };
     let (videos, widgets, sessions) = (ids(40), ids(6), ids(200));
     let timestamp = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    (0..256)
-        .map(|_| {
-            json!({
-                "eventType": if rng.gen_bool(0.75) { "impression" } else { "view" },
-                "videoId": videos.choose(&mut rng).unwrap(),
-                "widgetId": widgets.choose(&mut rng).unwrap(),
-                "sessionId": sessions.choose(&mut rng).unwrap(),
-                "timestamp": timestamp,
-            })
-            .to_string()
-        })
-        .collect()
+    let body = |rng: &mut StdRng| {
+        let kind = if rng.gen_bool(0.75) {
+            "impression"
+        } else {
+            "view"
+        };
+        let [video, widget, session] = [&videos, &widgets, &sessions].map(|ids| ids.choose(rng));
+        let event = json!({ "eventType": kind, "videoId": video, "widgetId": widget,
+                            "sessionId": session, "timestamp": timestamp });
+        event.to_string()
+    };
+    (0..256).map(|_| body(&mut rng)).collect()
 }

@@ -1,14 +1,8 @@
-//! Criterion benches of the storefront, in process (no socket, no HTTP parsing), for a shop with
-//! 50 widgets (20 on the home page, 10 videos each) and 500 videos, on a warm cache:
-//!
-//! - `contextual_widgets_warm`: one signed `location=home` request through the whole router, body
-//!   collected; `contextual_widgets_not_modified`: the same with a matching `If-None-Match` (a
-//!   304: everything but the body); `router_floor_healthz`: `GET /healthz` through the same
-//!   router; `signature_verify`: the app-proxy signature check of that query alone;
-//! - `compress_page_gzip`, `compress_page_br`: compressing that page's answer, which the service
-//!   does once per page and coding.
-//!
-//! `cargo bench --bench storefront`; `cargo test --all-targets` runs each once. Needs Postgres.
+//! Criterion benches of the storefront in process (no socket) for the bench shop, warm cache:
+//! `contextual_widgets_warm` (a signed `location=home` request through the router, body
+//! collected), `contextual_widgets_not_modified` (a matching `If-None-Match`: a 304),
+//! `router_floor_healthz`, `signature_verify` (the app-proxy check alone), and
+//! `compress_page_gzip` / `compress_page_br` (done once per page and coding). Needs Postgres.
 
 mod support;
 
@@ -22,11 +16,24 @@ use criterion::{Criterion, Throughput};
 use tower::ServiceExt;
 use videoapp::app::PublicService;
 use videoapp::storefront::caching::{Encoding, Page};
-use videoapp::storefront::signature::verify;
+use videoapp::storefront::signature::{verify, ProxySecret};
 
-/// One request through the router: the status, the ETag and the collected body.
-async fn send(router: &PublicService, request: Request<Body>) -> (StatusCode, String, Bytes) {
-    let response = router.clone().oneshot(request).await.unwrap();
+/// A GET of `uri` (with `If-None-Match` when given) through the router: the status, the ETag and
+/// the collected body.
+async fn send(
+    router: &PublicService,
+    uri: &Uri,
+    etag: Option<&str>,
+) -> (StatusCode, String, Bytes) {
+    let request = Request::get(uri.clone());
+    let request = etag.map_or(request, |etag| {
+        Request::get(uri.clone()).header(IF_NONE_MATCH, etag)
+    });
+    let response = router
+        .clone()
+        .oneshot(request.body(Body::empty()).unwrap())
+        .await
+        .unwrap();
     let etag = response
         .headers()
         .get(ETAG)
@@ -36,29 +43,18 @@ async fn send(router: &PublicService, request: Request<Body>) -> (StatusCode, St
     (status, etag.unwrap_or_default(), black_box(body))
 }
 
-/// A GET of `uri`, with `If-None-Match` when given.
-fn get(uri: &Uri, if_none_match: Option<&str>) -> Request<Body> {
-    let request = Request::get(uri.clone());
-    let request = match if_none_match {
-        Some(etag) => request.header(IF_NONE_MATCH, etag),
-        None => request,
-    };
-    request.body(Body::empty()).unwrap()
-}
-
 fn main() {
     support::init_tracing();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let app = runtime.block_on(support::BenchApp::start());
     let router = &app.router;
-    // Signed once: the service accepts it for an hour, far longer than the run. Parsed once, as
-    // the server's HTTP layer would have parsed it: each request clones it.
+    // Signed once (valid for an hour) and parsed once, as the server's HTTP layer would have.
     let uri: Uri = app
         .contextual_widgets_uri()
         .parse()
         .expect("a signed URI parses");
     let healthz = Uri::from_static("/healthz");
-    let (_, etag, page) = runtime.block_on(send(router, get(&uri, None)));
+    let (_, etag, page) = runtime.block_on(send(router, &uri, None));
     let widgets = support::catalog::WIDGETS_AT_HOME;
     eprintln!(
         "contextual-widgets (location=home): {} bytes, {widgets} widgets",
@@ -74,25 +70,22 @@ fn main() {
         ),
         ("router_floor_healthz", &healthz, None, StatusCode::OK),
     ];
-
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group("storefront");
     group.throughput(Throughput::Elements(1));
     for (name, uri, etag, expected) in requests {
         assert_eq!(
-            runtime.block_on(send(router, get(uri, etag))).0,
+            runtime.block_on(send(router, uri, etag)).0,
             expected,
             "{name}"
         );
         group.bench_function(name, |b| {
-            b.to_async(&runtime).iter(|| send(router, get(uri, etag)))
+            b.to_async(&runtime).iter(|| send(router, uri, etag))
         });
     }
     let query = app.signed_query();
-    let (secret, max_age) = (
-        &support::proxy_secret(),
-        support::SIGNATURE_MAX_AGE_SECONDS as i64,
-    );
+    let secret = &ProxySecret::new(support::helpers::PROXY_SECRET);
+    let max_age = support::SIGNATURE_MAX_AGE_SECONDS as i64;
     assert!(verify(secret, &query, Utc::now(), max_age).is_ok());
     group.bench_function("signature_verify", |b| {
         b.iter(|| verify(secret, black_box(&query), Utc::now(), max_age))
@@ -101,21 +94,18 @@ fn main() {
         ("compress_page_gzip", Encoding::Gzip),
         ("compress_page_br", Encoding::Brotli),
     ] {
-        let compressed = runtime
-            .block_on(Page::new(page.clone()).encoded(encoding))
-            .0;
-        eprintln!("{name}: {} bytes → {} bytes", page.len(), compressed.len());
-        group.bench_function(name, |b| {
-            b.to_async(&runtime)
-                .iter(|| async { Page::new(page.clone()).encoded(encoding).await.0.len() })
-        });
+        let encode = async || Page::new(page.clone()).encoded(encoding).await.0.len();
+        eprintln!(
+            "{name}: {} bytes → {} bytes",
+            page.len(),
+            runtime.block_on(encode())
+        );
+        group.bench_function(name, |b| b.to_async(&runtime).iter(encode));
     }
     group.finish();
     criterion.final_summary();
-
     let databases = app.databases.clone();
-    drop(app);
     // The service's pools go with the runtime; then the databases can be dropped.
-    drop(runtime);
+    drop((app, runtime));
     databases.drop_all();
 }

@@ -1,11 +1,8 @@
 //! contextual-widgets under load beside its ceiling, driven by `wrk`: the service in process,
 //! seeded as for the criterion bench, answering a signed `location=home` request from a warm
-//! cache; and a bare axum handler returning the service's own answer as a fixed body. Targets
-//! alternate for a few rounds so that a disturbance hits both; medians and the median of the
-//! per-round ratios are printed (rounds where other work took over 0.15 cores are left out).
-//!
-//! Settings: `STOREFRONT_LOAD_SECONDS` (15), `STOREFRONT_LOAD_WARMUP_SECONDS` (3),
-//! `STOREFRONT_LOAD_ROUNDS` (3), `STOREFRONT_LOAD_CONNECTIONS` (64).
+//! cache, and a bare axum handler returning the service's own answer. Settings:
+//! `STOREFRONT_LOAD_SECONDS` (15), `STOREFRONT_LOAD_WARMUP_SECONDS` (3), `STOREFRONT_LOAD_ROUNDS`
+//! (3), `STOREFRONT_LOAD_CONNECTIONS` (64).
 
 mod support;
 
@@ -38,7 +35,6 @@ async fn run(app: &BenchApp, wrk: &str) -> Result<(), String> {
     let warmup = setting("STOREFRONT_LOAD_WARMUP_SECONDS", 3);
     let rounds = setting("STOREFRONT_LOAD_ROUNDS", 3);
     let connections = setting("STOREFRONT_LOAD_CONNECTIONS", 64);
-    // Signed once, valid for an hour; the ceiling gets the same path and query.
     let uri = app.contextual_widgets_uri();
     let route = (MethodFilter::GET, support::CONTEXTUAL_WIDGETS, uri.as_str());
     let client = reqwest::Client::new();

@@ -28,7 +28,7 @@ impl Admin {
         Admin(format!("{base_url}/admin/v1/shops/{SHOP}"))
     }
 
-    async fn send(&self, method: reqwest::Method, path: &str, body: Value) -> Value {
+    pub async fn send(&self, method: reqwest::Method, path: &str, body: Value) -> Value {
         let url = format!("{}{path}", self.0);
         let request = reqwest::Client::new().request(method.clone(), &url);
         let sent = request.bearer_auth(ADMIN_TOKEN).json(&body).send().await;
@@ -42,7 +42,7 @@ impl Admin {
     }
 
     /// POSTs each body to `path`, a few at a time; returns what was created, in order.
-    async fn create_all(&self, path: &str, bodies: Vec<Value>) -> Vec<Value> {
+    pub async fn create_all(&self, path: &str, bodies: Vec<Value>) -> Vec<Value> {
         let created = bodies
             .into_iter()
             .map(|body| self.send(reqwest::Method::POST, path, body));

@@ -1,6 +1,5 @@
-//! What the load runs share: `wrk` (Debian's package) and its output, a bare axum ceiling beside
-//! the service, who used the cores during a measured window (procfs), and the rounds with their
-//! table and medians.
+//! What the load runs share: `wrk` and its output, a bare axum ceiling beside the service, who
+//! used the cores during a measured window (procfs), and the rounds with their table and medians.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -67,9 +66,9 @@ pub async fn answer(request: reqwest::RequestBuilder) -> Result<(StatusCode, Byt
 }
 
 /// The service's URL for `uri` and that of its ceiling: one route, `method` at `path`, answering
-/// what the service answered to `request` (built for a URL) as JSON, the same reference-counted
-/// bytes every time, the request not even read, no middleware; served on a free loopback port
-/// until the process ends. Fails unless the service answers `expected` and the ceiling the same.
+/// what the service answered to `request` as JSON, the same reference-counted bytes every time,
+/// the request not even read, no middleware; served on a free loopback port until the process
+/// ends. Fails unless the service answers `expected` and the ceiling the same.
 pub async fn beside_ceiling(
     service: &str,
     (method, path, uri): (MethodFilter, &str, &str),
@@ -81,19 +80,16 @@ pub async fn beside_ceiling(
     if status != expected {
         return Err(format!("the service answered {status}: {body:?}"));
     }
-    let json = HeaderValue::from_static("application/json");
-    let bytes = body.clone();
+    let (json, bytes) = (HeaderValue::from_static("application/json"), body.clone());
     let answer_with =
         move || std::future::ready((status, [(CONTENT_TYPE, json.clone())], bytes.clone()));
     let router = axum::Router::new().route(path, on(method, answer_with));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .map_err(|e| e.to_string())?;
-    let ceiling_url = format!(
-        "http://{}{uri}",
-        listener.local_addr().map_err(|e| e.to_string())?
-    );
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
     tokio::spawn(async move { axum::serve(listener, router).await });
+    let ceiling_url = format!("http://{address}{uri}");
     if answer(request(&ceiling_url)).await? != (status, body.clone()) {
         return Err("the ceiling does not answer what the service answers".into());
     }
@@ -109,22 +105,21 @@ pub async fn wrk(
     script: Option<(PathBuf, &[String])>,
 ) -> Result<String, String> {
     let mut command = tokio::process::Command::new("wrk");
-    command
-        .arg(format!("-t{}", cores()))
-        .arg(format!("-c{connections}"));
-    command
-        .arg(format!("-d{seconds}s"))
-        .args(["--timeout", "10s", "--latency"]);
-    if let Some((script, arguments)) = script {
-        command
+    command.args([
+        format!("-t{}", cores()),
+        format!("-c{connections}"),
+        format!("-d{seconds}s"),
+    ]);
+    command.args(["--timeout", "10s", "--latency"]);
+    match script {
+        Some((script, arguments)) => command
             .arg("-s")
             .arg(script)
             .arg(url)
             .arg("--")
-            .args(arguments);
-    } else {
-        command.arg(url);
-    }
+            .args(arguments),
+        None => command.arg(url),
+    };
     let output = command.kill_on_drop(true).output().await;
     let output = output.map_err(|e| format!("cannot run wrk: {e}"))?;
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -189,6 +184,17 @@ pub fn median(mut values: Vec<f64>) -> f64 {
     }
 }
 
+/// The `p`th percentile (nearest rank) of `values`; zero when there are none.
+pub fn percentile(values: &[Duration], p: f64) -> Duration {
+    let mut sorted = values.to_vec();
+    sorted.sort();
+    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
+    sorted
+        .get(rank.clamp(1, sorted.len().max(1)) - 1)
+        .copied()
+        .unwrap_or_default()
+}
+
 /// CPU ticks at one moment: this process, its children (wrk, running or exited), the machine's
 /// busy and stolen time, then each watched process.
 pub struct Cpu {
@@ -243,11 +249,12 @@ impl Cpu {
             .collect();
         let watched = cores[4..].to_vec();
         let other = cores[2] - cores[0] - cores[1] - watched.iter().sum::<f64>();
+        let (own, children, steal) = (cores[0], cores[1], cores[3]);
         CpuUsage {
-            own: cores[0],
-            children: cores[1],
+            own,
+            children,
             other: other.max(0.0),
-            steal: cores[3],
+            steal,
             watched,
         }
     }
@@ -261,18 +268,19 @@ fn processes() -> impl Iterator<Item = Stat> {
 
 /// Processes whose name starts with `prefix`.
 pub fn pids_named(prefix: &str) -> Vec<i32> {
-    let named = processes().filter(|s| s.comm.starts_with(prefix));
-    named.map(|s| s.pid).collect()
+    processes()
+        .filter(|s| s.comm.starts_with(prefix))
+        .map(|s| s.pid)
+        .collect()
 }
 
-/// One measured run of one target: requests (or acknowledged events) per second, latency, and
-/// who used the cores.
+/// One measured run of one target: requests (or acknowledged events) per second, latency, the
+/// cores the server under test used, and who used the others.
 #[derive(Clone, Debug, Default)]
 pub struct Measured {
     pub rate: f64,
     pub p50: Duration,
     pub p99: Duration,
-    /// Cores the server under test used.
     pub server: f64,
     pub cpu: CpuUsage,
 }
@@ -292,29 +300,28 @@ impl Measured {
 }
 
 /// Runs `rounds` rounds of `measure` on each target in turn, so that a disturbance hits both, and
-/// prints a row per run: the target, its rate, p50, p99, server cores, other cores (steal
-/// included), then the text `measure` returns, under the column header `rest`. Then the medians
-/// over the undisturbed rounds (every round if none is) and the median of the per-round ratios of
-/// the first target to the second. Returns the results by target, and the rounds counted.
+/// prints a row per run (target, rate, p50, p99, server cores, other cores with steal, then what
+/// `measure` returns, under the header `rest`). Then the medians over the undisturbed rounds
+/// (every round if none is) and the median of the per-round ratios of the first target to the
+/// second. Returns the results by target, and the rounds counted.
 pub async fn rounds(
     names: &[&str],
     rounds: u64,
     rest: &str,
     mut measure: impl AsyncFnMut(usize) -> Result<(Measured, String), String>,
 ) -> Result<(Vec<Vec<Measured>>, Vec<usize>), String> {
-    let [target, rate, p50, p99, server, other] =
-        ["target", "rate", "p50", "p99", "server", "other"];
+    let header = ["target", "rate", "p50", "p99", "server", "other"];
+    let [target, rate, p50, p99, server, other] = header;
     println!("  {target:<52} {rate:>8} {p50:>9} {p99:>9} {server:>6} {other:>6} {rest}");
     let mut results = vec![Vec::new(); names.len()];
     for round in 1..=rounds {
         for (t, name) in names.iter().enumerate() {
             let (m, rest) = measure(t).await?;
             let (p50, p99) = (format_latency(m.p50), format_latency(m.p99));
-            let other = m.cpu.other + m.cpu.steal;
-            let name = format!("#{round} {name}");
+            let (name, other) = (format!("#{round} {name}"), m.cpu.other + m.cpu.steal);
+            let (rate, server) = (m.rate, m.server);
             println!(
-                "  {name:<52} {:>8.0} {p50:>9} {p99:>9} {:>6.2} {other:>6.2} {rest}",
-                m.rate, m.server
+                "  {name:<52} {rate:>8.0} {p50:>9} {p99:>9} {server:>6.2} {other:>6.2} {rest}"
             );
             results[t].push(m);
         }
@@ -322,13 +329,13 @@ pub async fn rounds(
     if results.len() < 2 {
         return Ok((results, Vec::new()));
     }
-    let disturbed = |m: &Measured| m.cpu.other.max(m.cpu.steal) > DISTURBED_CORES;
+    let disturbed = |r: &usize| {
+        results
+            .iter()
+            .any(|t| t[*r].cpu.other.max(t[*r].cpu.steal) > DISTURBED_CORES)
+    };
     let all: Vec<usize> = (0..rounds as usize).collect();
-    let clean: Vec<usize> = all
-        .iter()
-        .copied()
-        .filter(|&r| !results.iter().any(|t| disturbed(&t[r])))
-        .collect();
+    let clean: Vec<usize> = all.iter().copied().filter(|r| !disturbed(r)).collect();
     let (counted, note) = match clean.is_empty() {
         true => (all, "DISTURBED: in every round"),
         false => (clean, "left out: any round in which"),
@@ -344,8 +351,10 @@ pub async fn rounds(
         |t, f: fn(&Measured) -> f64| format_latency(Duration::from_secs_f64(column(t, f)));
     for (t, name) in names.iter().enumerate() {
         let (rate, server) = (column(t, |m| m.rate), column(t, |m| m.server));
-        let p50 = latency(t, |m| m.p50.as_secs_f64());
-        let p99 = latency(t, |m| m.p99.as_secs_f64());
+        let (p50, p99) = (
+            latency(t, |m| m.p50.as_secs_f64()),
+            latency(t, |m| m.p99.as_secs_f64()),
+        );
         println!("    {name}: {rate:.0}/s, p50 {p50}, p99 {p99}, server {server:.2} cores");
     }
     let ratios: Vec<f64> = counted
@@ -353,10 +362,8 @@ pub async fn rounds(
         .map(|&r| 100.0 * results[0][r].rate / results[1][r].rate)
         .collect();
     let by_round: Vec<String> = ratios.iter().map(|r| format!("{r:.1}%")).collect();
-    let (ratio, by_round) = (median(ratios), by_round.join(", "));
-    println!(
-        "  ratio {} / {}: {ratio:.1}% (median; by round {by_round})",
-        names[0], names[1]
-    );
+    let (ratio, by_round, [first, second]) =
+        (median(ratios), by_round.join(", "), [names[0], names[1]]);
+    println!("  ratio {first} / {second}: {ratio:.1}% (median; by round {by_round})");
     Ok((results, counted))
 }

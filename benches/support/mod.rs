@@ -1,8 +1,6 @@
-//! What the benches share: fresh `bench_<uuid>` databases on the local Postgres and ClickHouse,
-//! the real service (in process, or as its own process), seeded with one realistic shop, and
-//! signed storefront URLs for it. [`Databases::drop_all`] removes what a run created; a run that
-//! dies half-way leaves `bench_*` databases behind (drop them by hand). The service runs with the
-//! integration tests' secrets, and is found, signed for and read as they do.
+//! What the benches share: fresh `bench_<uuid>` databases, the real service (in process, or as its
+//! own process) with the bench shop, signed storefront URLs, run with the integration tests'
+//! secrets and harness. A run that dies half-way leaves `bench_*` databases (scripts/test drops them).
 
 // Each bench target uses its own part of this module, and of the tests' harness.
 #![allow(dead_code)]
@@ -14,27 +12,24 @@ pub mod load;
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sqlx::{Connection, Executor, PgConnection};
 use uuid::Uuid;
 use videoapp::app::{Application, PublicService};
 use videoapp::config::{LogFormat, Settings};
-use videoapp::storefront::signature::ProxySecret;
 
 use catalog::Admin;
-use helpers::PROXY_SECRET;
-use helpers::{clickhouse_url, postgres_admin_url, signed};
+use helpers::{clickhouse_url, metric_value, postgres_admin_url, signed, try_clickhouse_query_on};
 
 pub const SHOP: &str = "bench-store.myshopify.com";
 pub const CONTEXTUAL_WIDGETS: &str = "/apps/videoapp_sub/contextual-widgets";
 /// `POST` here records shopper events.
 pub const EVENTS: &str = "/apps/videoapp_sub/analytics";
-
 /// Longer than any run, so one pre-signed URL stays valid throughout.
 pub const SIGNATURE_MAX_AGE_SECONDS: u64 = 3600;
 const START_TIMEOUT: Duration = Duration::from_secs(180);
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+const DRAIN_LIMIT: Duration = Duration::from_secs(300);
 
 /// Logs as `videoapp serve` has them (RUST_LOG, default `info`).
 pub fn init_tracing() {
@@ -56,16 +51,11 @@ pub fn exit(outcome: Result<(), String>) -> std::process::ExitCode {
     std::process::ExitCode::FAILURE
 }
 
-/// The app-proxy secret the service runs with, to check signatures beside it.
-pub fn proxy_secret() -> ProxySecret {
-    ProxySecret::new(PROXY_SECRET)
-}
-
-/// Where the ClickHouse database lives: a server, or a cluster through one of its nodes.
+/// Where the ClickHouse database lives: a server, or a cluster (`CLICKHOUSE_CLUSTER`) through
+/// one of its nodes.
 #[derive(Clone, Debug)]
 pub struct ClickHouseTarget {
     pub url: String,
-    /// The cluster's name (`CLICKHOUSE_CLUSTER`), if any.
     pub cluster: Option<String>,
 }
 
@@ -89,8 +79,7 @@ pub struct Databases {
 
 impl Databases {
     /// A fresh `bench_<uuid>` pair, with the Postgres database created (the service's migrations
-    /// create the ClickHouse one); returns the database's URL too. One clear line and exit 2 when
-    /// Postgres is not reachable.
+    /// create the ClickHouse one), and the database's URL; exit 2 when Postgres is not reachable.
     pub async fn create() -> (Databases, String) {
         Databases::create_on(ClickHouseTarget::single()).await
     }
@@ -99,18 +88,20 @@ impl Databases {
     pub async fn create_on(clickhouse: ClickHouseTarget) -> (Databases, String) {
         let name = format!("bench_{}", Uuid::new_v4().simple());
         let connect = PgConnection::connect(&postgres_admin_url());
-        let Ok(Ok(mut admin)) = tokio::time::timeout(CONNECT_TIMEOUT, connect).await else {
-            fail(
-                "Postgres is not reachable: start it with `source scripts/lib.sh && ensure_stack`, \
-                 or set VIDEOAPP_TEST_DATABASE_URL",
-            )
+        let Ok(Ok(mut admin)) = tokio::time::timeout(Duration::from_secs(10), connect).await else {
+            fail("Postgres is not reachable: `source scripts/lib.sh && ensure_stack`, or set VIDEOAPP_TEST_DATABASE_URL")
         };
         let sql = format!(r#"CREATE DATABASE "{name}""#);
         let created = admin.execute(sql.as_str()).await;
         created.unwrap_or_else(|e| fail(format!("CREATE DATABASE {name}: {e}")));
-        let (mut databases, url) = Databases::existing(name);
-        databases.clickhouse = clickhouse;
-        (databases, url)
+        let (databases, url) = Databases::existing(name);
+        (
+            Databases {
+                clickhouse,
+                ..databases
+            },
+            url,
+        )
     }
 
     /// The pair named `name` that an earlier run created and kept, with its database's URL.
@@ -119,12 +110,21 @@ impl Databases {
         url.set_path(&name);
         let spool_dir = std::env::temp_dir().join(format!("videoapp-{name}"));
         let clickhouse = ClickHouseTarget::single();
-        let databases = Databases {
-            name,
-            spool_dir,
-            clickhouse,
-        };
-        (databases, url.to_string())
+        (
+            Databases {
+                name,
+                spool_dir,
+                clickhouse,
+            },
+            url.to_string(),
+        )
+    }
+
+    /// `SELECT count() FROM events`.
+    pub async fn events(&self, client: &reqwest::Client) -> Result<u64, String> {
+        let sql = "SELECT count() FROM events";
+        let count = try_clickhouse_query_on(client, &self.clickhouse.url, &self.name, sql).await?;
+        count.parse().map_err(|e| format!("ClickHouse count: {e}"))
     }
 
     /// Drops both databases and the spool directory, best effort. Call it after the runtime that
@@ -142,14 +142,14 @@ impl Databases {
             if let Err(e) = dropped.await {
                 eprintln!("warning: could not drop Postgres {}: {e}", self.name);
             }
-            let on_cluster = match &self.clickhouse.cluster {
-                Some(cluster) => format!(" ON CLUSTER {cluster}"),
-                None => String::new(),
-            };
-            let sql = format!("DROP DATABASE IF EXISTS {}{on_cluster}", self.name);
+            let on_cluster = (self.clickhouse.cluster.as_ref()).map(|c| format!(" ON CLUSTER {c}"));
+            let sql = format!(
+                "DROP DATABASE IF EXISTS {}{}",
+                self.name,
+                on_cluster.unwrap_or_default()
+            );
             let request = reqwest::Client::new().post(&self.clickhouse.url).body(sql);
-            let dropped = request.send().await.and_then(|r| r.error_for_status());
-            if let Err(e) = dropped {
+            if let Err(e) = request.send().await.and_then(|r| r.error_for_status()) {
                 eprintln!("warning: could not drop ClickHouse {}: {e}", self.name);
             }
         });
@@ -167,13 +167,23 @@ pub struct BenchApp {
 }
 
 impl BenchApp {
-    /// Creates the databases, starts the service and seeds the shop; fails the process with a
-    /// clear message when the stack is not there. Never hangs.
+    /// Creates the databases, starts the service with the integration tests' settings (the bench
+    /// spool, a long signature window) and seeds the shop; exit 2 when the stack is not there.
     pub async fn start() -> BenchApp {
         let started = async {
             let (databases, database_url) = Databases::create().await;
-            let (base_url, router) =
-                start_service(service_settings(database_url, &databases)).await;
+            let settings = Settings {
+                spool_dir: databases.spool_dir.clone(),
+                signature_max_age: Duration::from_secs(SIGNATURE_MAX_AGE_SECONDS),
+                ..helpers::test_settings(&database_url, &databases.name)
+            };
+            let config = settings
+                .server_config()
+                .unwrap_or_else(|e| fail(format!("settings: {e}")));
+            let app = Application::build(config).await;
+            let app = app.unwrap_or_else(|e| fail(format!("the service did not build: {e:#}")));
+            let (base_url, router) = (format!("http://{}", app.local_addr()), app.router());
+            tokio::spawn(app.run_until(std::future::pending()));
             catalog::seed(&Admin::new(&base_url)).await;
             BenchApp {
                 base_url,
@@ -181,12 +191,12 @@ impl BenchApp {
                 databases,
             }
         };
-        match tokio::time::timeout(START_TIMEOUT, started).await {
-            Ok(app) => app,
-            Err(_) => fail(format!(
+        let started = tokio::time::timeout(START_TIMEOUT, started).await;
+        started.unwrap_or_else(|_| {
+            fail(format!(
                 "the service did not start within {START_TIMEOUT:?}"
-            )),
-        }
+            ))
+        })
     }
 
     /// A freshly signed query for the bench shop's home page, as the app proxy sends it.
@@ -198,30 +208,6 @@ impl BenchApp {
     pub fn contextual_widgets_uri(&self) -> String {
         format!("{CONTEXTUAL_WIDGETS}?{}", self.signed_query())
     }
-}
-
-/// The integration tests' settings for `databases`, with the bench spool and a signature window
-/// longer than any run.
-pub fn service_settings(database_url: String, databases: &Databases) -> Settings {
-    Settings {
-        spool_dir: databases.spool_dir.clone(),
-        signature_max_age: Duration::from_secs(SIGNATURE_MAX_AGE_SECONDS),
-        ..helpers::test_settings(&database_url, &databases.name)
-    }
-}
-
-/// Builds the service from `settings` (migrating both databases) and serves it on this runtime;
-/// returns its base URL (`http://127.0.0.1:PORT`) and its router.
-pub async fn start_service(settings: Settings) -> (String, PublicService) {
-    let config = settings
-        .server_config()
-        .unwrap_or_else(|e| fail(format!("settings: {e}")));
-    let app = Application::build(config)
-        .await
-        .unwrap_or_else(|e| fail(format!("the service did not build: {e:#}")));
-    let started = (format!("http://{}", app.local_addr()), app.router());
-    tokio::spawn(app.run_until(std::future::pending()));
-    started
 }
 
 /// The real service as a process of its own (`videoapp serve`, the binary cargo built for the
@@ -239,16 +225,8 @@ pub struct ServiceProcess {
 
 impl ServiceProcess {
     /// Starts the service against `databases` with the production defaults except free loopback
-    /// ports, the bench spool and a long signature window; creates the bench shop. The
-    /// environment passes on (`RUST_LOG`, or `VIDEOAPP_BATCH_*` for an experiment).
-    pub async fn start(
-        databases: &Databases,
-        database_url: &str,
-    ) -> Result<ServiceProcess, String> {
-        ServiceProcess::start_with(databases, database_url, &[]).await
-    }
-
-    /// [`ServiceProcess::start`] with more settings in its environment.
+    /// ports, the bench spool, a long signature window and `extra_env`, and creates the bench
+    /// shop. The environment passes on (`RUST_LOG`, or `VIDEOAPP_BATCH_*` for an experiment).
     pub async fn start_with(
         databases: &Databases,
         database_url: &str,
@@ -259,12 +237,9 @@ impl ServiceProcess {
             PathBuf::from,
         );
         let callgrind = std::env::var_os("BENCH_CALLGRIND").map(PathBuf::from);
-        let mut command = Command::new(if callgrind.is_some() {
-            "valgrind".as_ref()
-        } else {
-            binary.as_os_str()
-        });
+        let mut command = Command::new(&binary);
         if let Some(file) = &callgrind {
+            command = Command::new("valgrind");
             let out = format!("--callgrind-out-file={}", file.display());
             command
                 .args(["--tool=callgrind", "--instr-atstart=no", &out])
@@ -286,17 +261,17 @@ impl ServiceProcess {
         if let Some(cluster) = &databases.clickhouse.cluster {
             env.push(("CLICKHOUSE_CLUSTER", cluster.clone()));
         }
-        env.extend(extra_env.iter().map(|(k, v)| (*k, v.clone())));
+        env.extend(extra_env.iter().cloned());
         // A service that cannot start panics on that thread, which says why.
         let process = tokio::task::spawn_blocking(move || helpers::spawn_serving(command, &env));
-        let process = process
-            .await
-            .map_err(|_| format!("{} did not start serving", binary.display()))?;
+        let process =
+            (process.await).map_err(|_| format!("{} did not start serving", binary.display()))?;
         catalog::seed_shop(&Admin::new(&process.address)).await;
+        let (pid, base_url) = (process.child.id() as i32, process.address.clone());
         Ok(ServiceProcess {
-            pid: process.child.id() as i32,
-            base_url: process.address.clone(),
             process,
+            pid,
+            base_url,
             binary,
             callgrind,
         })
@@ -314,17 +289,53 @@ impl ServiceProcess {
     /// The Prometheus exposition of the service.
     pub async fn metrics(&self, client: &reqwest::Client) -> Result<String, String> {
         let url = format!("{}/metrics", self.process.metrics_address);
-        let sent = client.get(&url).send().await;
-        let text = async { sent?.error_for_status()?.text().await };
+        let text = async {
+            client
+                .get(&url)
+                .send()
+                .await?
+                .error_for_status()?
+                .text()
+                .await
+        };
         text.await.map_err(|e| format!("GET {url}: {e}"))
+    }
+
+    /// Waits until ClickHouse holds as many events as the service counted
+    /// (`events_accepted_total`) and, when given, as `acknowledged`; returns how long after
+    /// `since` that was. More events than acknowledged, or none for [`DRAIN_LIMIT`], fails.
+    pub async fn drained(
+        &self,
+        client: &reqwest::Client,
+        databases: &Databases,
+        since: Instant,
+        acknowledged: Option<u64>,
+    ) -> Result<Duration, String> {
+        tokio::time::sleep_until(since.into()).await;
+        loop {
+            let metrics = self.metrics(client).await?;
+            let accepted =
+                metric_value(&metrics, "events_accepted_total", &[]).unwrap_or(0.0) as u64;
+            let (stored, waited) = (databases.events(client).await?, since.elapsed());
+            if stored == accepted && acknowledged.is_none_or(|a| a == accepted) {
+                return Ok(waited);
+            }
+            if waited > DRAIN_LIMIT || acknowledged.is_some_and(|a| stored > a) {
+                return Err(format!(
+                    "END TO END MISMATCH after {waited:.0?}: ClickHouse holds {stored} events, the \
+                     service counted {accepted}, its clients saw {acknowledged:?} acknowledged"
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// `callgrind_control` on the service: `--instr=on` (count from now), `--zero`, `--dump`.
     pub fn callgrind_control(&self, arg: &str) -> Result<(), String> {
         let output = Command::new("callgrind_control")
             .args([arg, &self.pid.to_string()])
-            .output()
-            .map_err(|e| format!("callgrind_control: {e}"))?;
+            .output();
+        let output = output.map_err(|e| format!("callgrind_control: {e}"))?;
         let said = String::from_utf8_lossy(&output.stdout);
         match said.contains("OK") {
             true => Ok(()),
@@ -332,20 +343,16 @@ impl ServiceProcess {
         }
     }
 
-    /// Peak resident memory of the process, in KiB (`VmHWM`).
-    pub fn peak_rss_kib(&self) -> Option<u64> {
-        let status = procfs::process::Process::new(self.pid).and_then(|p| p.status());
-        status.ok()?.vmhwm
+    /// Resident memory of the process in KiB: `(now, peak)` (`VmRSS`, `VmHWM`).
+    pub fn rss_kib(&self) -> (u64, u64) {
+        let status = procfs::process::Process::new(self.pid)
+            .and_then(|p| p.status())
+            .ok();
+        status.map_or((0, 0), |s| (s.vmrss.unwrap_or(0), s.vmhwm.unwrap_or(0)))
     }
 
-    /// Resident memory of the process now, in KiB (`VmRSS`).
-    pub fn rss_kib(&self) -> Option<u64> {
-        let status = procfs::process::Process::new(self.pid).and_then(|p| p.status());
-        status.ok()?.vmrss
-    }
-
-    /// Sets the peak ([`ServiceProcess::peak_rss_kib`]) back to the resident memory of now, so
-    /// that the next peak is that of what follows. Whether the kernel allowed it.
+    /// Sets the peak back to the resident memory of now, so that the next peak is that of what
+    /// follows. Whether the kernel allowed it.
     pub fn reset_peak_rss(&self) -> bool {
         std::fs::write(format!("/proc/{}/clear_refs", self.pid), "5").is_ok()
     }
