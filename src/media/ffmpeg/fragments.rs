@@ -1,13 +1,18 @@
-//! Each segment's first frame in a fragment of its own.
+//! Each segment's first moments in a fragment of their own.
 //!
 //! ffmpeg's HLS muxer writes every fMP4 segment as one fragment (one `moof`, one `mdat`), and a
 //! browser's Media Source parser hands a fragment's frames on only once all of it has arrived:
 //! a shopper would wait for 2 s of pictures before seeing the first. Each segment is rewritten
-//! here as two fragments: the first sample of every track (the keyframe, and a few ms of sound),
-//! then the rest. Samples, timing and bytes are unchanged; the `sidx` boxes, which index the one
-//! fragment and which HLS does not use, are dropped. mp4-atom reads and writes the boxes.
+//! here as two fragments: the first eighth of every track (a quarter second of a 2 s segment:
+//! the keyframe and the few frames a decoder holds back to reorder them, and enough sound for
+//! playback to begin), then the rest. Samples, timing and bytes are unchanged; the `sidx` boxes,
+//! which index the one fragment and which HLS does not use, are dropped. mp4-atom reads and
+//! writes the boxes.
 
 use mp4_atom::{Any, Decode, Encode, Mdat, Mfhd, Moof, Tfdt, Traf, Trun, TrunEntry, TrunSamples};
+
+/// The share of each track's duration in the first fragment.
+const FIRST_SHARE: f64 = 0.125;
 
 /// One track's samples in a segment, as read from its fragment.
 struct Track {
@@ -21,7 +26,7 @@ struct Track {
     bounds: Vec<usize>,
 }
 
-/// `segment` with the first sample of each track in a fragment of its own, or `None` when its
+/// `segment` with the first eighth of each track in a fragment of its own, or `None` when its
 /// layout is not the one ffmpeg writes (then it is served as it is).
 pub fn split_first_samples(segment: &[u8]) -> Option<Vec<u8>> {
     let mut rest = segment;
@@ -51,14 +56,34 @@ pub fn split_first_samples(segment: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     let sequence = moof.mfhd.sequence_number;
-    write_fragment(&mut out, sequence.wrapping_mul(2), &tracks, |_| 0..1)?;
+    write_fragment(&mut out, sequence.wrapping_mul(2), &tracks, |t| {
+        0..first_samples(t)
+    })?;
     write_fragment(
         &mut out,
         sequence.wrapping_mul(2).wrapping_add(1),
         &tracks,
-        |t| 1..t.entries.len(),
+        |t| first_samples(t)..t.entries.len(),
     )?;
     Some(out)
+}
+
+/// How many of the track's samples go into the first fragment: those that start within its
+/// first eighth, and at least one; never all of them.
+fn first_samples(track: &Track) -> usize {
+    let total: u64 = track.durations.iter().sum();
+    let first = (total as f64 * FIRST_SHARE) as u64;
+    let mut elapsed = 0;
+    let starting = track
+        .durations
+        .iter()
+        .take_while(|d| {
+            let before = elapsed;
+            elapsed += **d;
+            before < first
+        })
+        .count();
+    starting.clamp(1, track.entries.len() - 1)
 }
 
 fn track(traf: Traf, mdat: &[u8], mdat_start: usize) -> Option<Track> {
