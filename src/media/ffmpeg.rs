@@ -52,6 +52,8 @@ pub struct SourceFacts {
     pub height: u32,
     pub frame_rate: f64,
     pub has_audio: bool,
+    /// The sound is AAC-LC that every browser plays: the renditions copy it, not encode it.
+    pub audio_copyable: bool,
     /// ffprobe's name of the video codec (`h264`, `hevc`, `vp9`, …).
     pub video_codec: String,
     /// Clockwise degrees the source asks to be turned when shown (0, 90, 180, 270).

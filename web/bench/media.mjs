@@ -1,7 +1,8 @@
 // Playback benchmark: a 30 s 1080×1920 phone video tapped on the demo store by a phone over 4G,
 // processed (the loader plays what the service made of it) against the same file played raw
 // from a bare static server, as merchants host it today. Per tap: the time to the first frame
-// shown, the video's bytes received in the first 5 s, and those received after the player closed.
+// shown, the video's bytes read ahead of the tap (while its card was on screen), received in the
+// first 5 s, and received after the player closed.
 //
 //   node web/bench/media.mjs        (from anywhere; after `npm run build` and a release build)
 //
@@ -114,6 +115,7 @@ async function tap(origin, widgetId, videoId, isFull) {
     const quiet = () => [...loads.values()].every((l) => !l.open);
     await waitFor(async () => quiet() && (await sleep(500), quiet()), { timeout: 60_000, message: 'a quiet network before the tap' });
     const tapped = performance.now();
+    const ahead = bytes(0, tapped);
     await card.tap();
     const frame = await page.waitForFunction(() => window.__frame && window.__frame - window.__tap, null, { timeout: 60_000 });
     const firstFrameMs = await frame.jsonValue();
@@ -125,7 +127,7 @@ async function tap(origin, widgetId, videoId, isFull) {
     const closed = performance.now();
     await sleep(AFTER_CLOSE_MS);
     const late = video().flatMap((l) => l.chunks).filter(([t]) => t >= closed);
-    return { firstFrameMs, inWindow, afterClose: bytes(closed, Infinity), lastMs: Math.max(0, ...late.map(([t]) => t - closed)), source };
+    return { firstFrameMs, ahead, inWindow, afterClose: bytes(closed, Infinity), lastMs: Math.max(0, ...late.map(([t]) => t - closed)), source };
   } finally {
     await shopper.close();
   }
@@ -169,7 +171,7 @@ async function main() {
     for (const k of Object.keys(kinds)) {
       const taps = kinds[k].taps;
       console.log(`${k.padEnd(9)} first frame p50 ${p50(k, (t) => t.firstFrameMs).toFixed(0)} ms (${taps.map((t) => t.firstFrameMs.toFixed(0)).join(', ')}); ` +
-        `in 5 s p50 ${(p50(k, (t) => t.inWindow) / 1e6).toFixed(2)} MB; after close max ${Math.max(...taps.map((t) => t.afterClose))} B, ` +
+        `read ahead of the tap ${(p50(k, (t) => t.ahead) / 1e3).toFixed(1)} KB; in 5 s p50 ${(p50(k, (t) => t.inWindow) / 1e6).toFixed(2)} MB; after close max ${Math.max(...taps.map((t) => t.afterClose))} B, ` +
         `the last ${Math.max(...taps.map((t) => t.lastMs)).toFixed(0)} ms after it`);
     }
     const ratio = p50('processed', (t) => t.firstFrameMs) / p50('raw', (t) => t.firstFrameMs);

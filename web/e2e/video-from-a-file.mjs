@@ -227,18 +227,25 @@ describe('A video from a file', () => {
       const preview = document.querySelector('video.videoapp-preview');
       return preview && preview.getAttribute('src') === mini && !preview.paused;
     }, media.miniVersionUrl, { timeout: 60_000 });
-    // Ahead of a tap, the loader reads the renditions' playlists and the init segment of the rung
-    // sized for this screen (540 at 390 CSS px), so a tap waits for one segment: no pictures.
+    // Ahead of a tap, the loader reads the renditions' playlists, the init segment of the rung
+    // sized for this screen (540 at 390 CSS px) and the first quarter second of its first segment
+    // (its box headers, then the rest of that fragment): a tap then waits for no request.
     const streams = await page.evaluate(() => !!window.MediaSource);
     const hlsBase = media.hlsUrl.replace(/master\.m3u8$/, '');
-    if (streams) await waitFor(() => fullVideoLoads().some((l) => /\/540\/init[^/]*\.mp4$/.test(l.url) && !l.open), {
-      message: 'the 540 rung\'s init segment to be read ahead of a tap',
+    const readAhead = () => fullVideoLoads().filter((l) => l.url.endsWith('/540/seg-000.m4s'));
+    if (streams) await waitFor(() => readAhead().length === 2 && readAhead().every((l) => !l.open), {
+      message: 'the first quarter second of the 540 rung to be read ahead of a tap',
     });
     assert.deepEqual(
       fullVideoLoads().map((l) => l.url.replace(hlsBase, '').replace(/init[^/]*\.mp4$/, 'init.mp4')).sort(),
-      streams ? ['540/init.mp4', '540/playlist.m3u8', 'master.m3u8'] : [],
-      'before a tap: the playlists and the init segment of the rung for this screen, no pictures',
+      streams ? ['540/init.mp4', '540/playlist.m3u8', '540/seg-000.m4s', '540/seg-000.m4s', 'master.m3u8'] : [],
+      'before a tap: the playlists and the init segment of the rung for this screen, and its first fragment',
     );
+    if (streams) {
+      const ahead = readAhead().reduce((sum, l) => sum + l.bytes, 0);
+      const whole = Number((await fetch(`${hlsBase}540/seg-000.m4s`, { method: 'HEAD' })).headers.get('content-length'));
+      assert.ok(ahead > 4096 && ahead < whole / 2, `the first quarter second only, not the 2 s segment: ${ahead} of ${whole} B`);
+    }
 
     await card.tap();
     const selector = `[data-videoapp-player][data-videoapp-video-id="${videoId}"] video`;

@@ -103,6 +103,7 @@ mod tests {
             height,
             frame_rate,
             has_audio: false,
+            audio_copyable: false,
             video_codec: "h264".into(),
             rotation: 0,
         }

@@ -36,6 +36,9 @@ struct Stream {
     codec_type: Option<String>,
     codec_name: Option<String>,
     codec_long_name: Option<String>,
+    profile: Option<String>,
+    channels: Option<u32>,
+    sample_rate: Option<String>,
     width: Option<u32>,
     height: Option<u32>,
     coded_width: Option<u32>,
@@ -244,6 +247,18 @@ pub(super) fn classify(probed: &Probed, limits: &MediaLimits) -> Result<Classifi
         .streams
         .iter()
         .any(|s| s.is("audio") && s.codec_name.is_some());
+    // The renditions carry the first sound stream (`0:a:0`): AAC-LC in stereo or mono at a
+    // common rate, as phones record it, plays in every browser as it is.
+    let audio_copyable = probed
+        .streams
+        .iter()
+        .find(|s| s.is("audio"))
+        .is_some_and(|s| {
+            s.codec_name.as_deref() == Some("aac")
+                && s.profile.as_deref() == Some("LC")
+                && matches!(s.channels, Some(1 | 2))
+                && matches!(s.sample_rate.as_deref(), Some("44100" | "48000"))
+        });
     Ok(Classified {
         facts: SourceFacts {
             duration_ms: duration_ms.unwrap_or(0),
@@ -251,6 +266,7 @@ pub(super) fn classify(probed: &Probed, limits: &MediaLimits) -> Result<Classifi
             height,
             frame_rate,
             has_audio,
+            audio_copyable,
             video_codec: video.codec().to_string(),
             rotation,
         },
@@ -350,6 +366,37 @@ mod tests {
 
     fn probed(json: &str) -> Probed {
         serde_json::from_str(json).expect("test JSON")
+    }
+
+    #[test]
+    fn only_aac_lc_in_stereo_or_mono_at_a_common_rate_is_copied_into_the_renditions() {
+        let copyable = |audio: &str| {
+            let json = format!(
+                r#"{{"streams":[{{"codec_type":"video","codec_name":"h264","width":64,
+                  "height":64}},{audio}],"format":{{"format_name":"mov,mp4,m4a,3gp,3g2,mj2","duration":"5"}}}}"#
+            );
+            classify(&probed(&json), &limits())
+                .expect("taken")
+                .facts
+                .audio_copyable
+        };
+        let aac = |profile: &str, channels: u32, rate: u32| {
+            format!(
+                r#"{{"codec_type":"audio","codec_name":"aac","profile":"{profile}",
+                  "channels":{channels},"sample_rate":"{rate}"}}"#
+            )
+        };
+        assert!(copyable(&aac("LC", 2, 48_000)));
+        assert!(copyable(&aac("LC", 1, 44_100)));
+        assert!(!copyable(&aac("HE-AAC", 2, 48_000)));
+        assert!(!copyable(&aac("LC", 6, 48_000)));
+        assert!(!copyable(&aac("LC", 2, 96_000)));
+        assert!(!copyable(
+            r#"{"codec_type":"audio","codec_name":"opus","channels":2,"sample_rate":"48000"}"#
+        ));
+        assert!(!copyable(
+            r#"{"codec_type":"data","codec_name":"bin_data"}"#
+        ));
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! rungs start at the same instants. The sound is in every rung's segments rather than a
 //! rendition of its own: a player then starts from one playlist, one init segment and one
 //! segment, where a separate audio rendition costs it three more round trips before the first
-//! frame (AAC at 128 kbit/s is encoded once per rung, which costs little next to the pictures).
+//! frame. Sound that is AAC-LC already (a phone's) is copied into each rung; other sound is
+//! encoded to AAC at 128 kbit/s once per rung (an encoder's output goes to one variant only).
 //! The progressive MP4 is then a copy of the 720 rung into one file, not another encode. The
 //! master playlist is written here, from what the run made: each rung's codec string from its
 //! own `avcC` and its bandwidth from its segments.
@@ -199,7 +200,9 @@ impl Ffmpeg {
                 format!("{}k", rung.max_kbits * 2),
             ]);
         }
-        if facts.has_audio {
+        if facts.audio_copyable {
+            line.args(["-c:a", "copy"]);
+        } else if facts.has_audio {
             line.args(["-c:a", "aac", "-b:a", &format!("{AUDIO_KBITS}k")])
                 .args(["-ac", "2", "-ar", "48000"]);
         }
@@ -460,6 +463,7 @@ mod tests {
             height,
             frame_rate: 30.0,
             has_audio: true,
+            audio_copyable: false,
             video_codec: "h264".into(),
             rotation: 0,
         }

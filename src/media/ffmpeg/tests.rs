@@ -278,6 +278,25 @@ async fn an_h264_source_becomes_a_ladder_with_a_master_playlist_and_a_progressiv
             "aac",
             "{folder}"
         );
+        // The source's AAC-LC is copied, packet for packet, not encoded again.
+        assert!(facts.audio_copyable);
+        let sound = |packets: Vec<String>| -> Vec<String> {
+            let hashes = packets.iter().filter(|p| p.starts_with("packet,1,"));
+            hashes
+                .filter_map(|p| p.split(',').find(|f| f.starts_with("MD5:")))
+                .map(str::to_string)
+                .collect()
+        };
+        let copied = sound(packets(&joined).await);
+        let source_sound = sound(packets(&source).await);
+        assert!(
+            copied.len() > 10,
+            "{folder}: {} packets of sound",
+            copied.len()
+        );
+        // The first, the encoder's priming, ffprobe prints with its side data in the source
+        // instead of its hash: the rest match one for one.
+        assert_eq!(copied[1..], source_sound[..copied.len() - 1], "{folder}");
 
         let playlist =
             tokio::fs::read_to_string(out.join("hls").join(folder).join("playlist.m3u8"))
