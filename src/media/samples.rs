@@ -58,6 +58,9 @@ pub enum Sample {
     FourK,
     /// 1.5 s of black, then 2.5 s of picture (4 s, with sound throughout).
     BlackStart,
+    /// H.264 with AAC in an MP4 with its index (`moov`) after its frames, as cameras and
+    /// editors write one without `+faststart`.
+    IndexLast { seconds: u32 },
     /// An MP4 with its index (`moov`) at the end, cut in the middle: unplayable.
     Corrupt,
     /// A PNG image under an `.mp4` name (see `file_name`).
@@ -95,6 +98,7 @@ impl Sample {
             Sample::NoAudio => "no-audio.mp4".into(),
             Sample::FourK => "4k.mp4".into(),
             Sample::BlackStart => "black-start.mp4".into(),
+            Sample::IndexLast { seconds } => format!("index-last-{seconds}s.mp4"),
             Sample::Corrupt => "corrupt.mp4".into(),
             Sample::Renamed => "renamed.mp4".into(),
             Sample::Image => "image.png".into(),
@@ -216,10 +220,9 @@ pub async fn make(sample: Sample, dest: &Path) -> anyhow::Result<()> {
             h264_output(&mut line, &dest);
             ffmpeg(&line, &dir).await
         }
-        Sample::Corrupt => {
-            let whole = scratch(&dest);
-            let mut line = generated(width, height, SECONDS, true);
-            // Without +faststart the index is written last, so the first half has none.
+        Sample::IndexLast { seconds } => {
+            let mut line = generated(width, height, seconds, true);
+            // Without +faststart the index is written last.
             line.args([
                 "-c:v",
                 "libx264",
@@ -229,8 +232,13 @@ pub async fn make(sample: Sample, dest: &Path) -> anyhow::Result<()> {
                 "yuv420p",
             ])
             .args(["-c:a", "aac", "-f", "mp4"])
-            .output(&whole);
-            ffmpeg(&line, &dir).await?;
+            .output(&dest);
+            ffmpeg(&line, &dir).await
+        }
+        Sample::Corrupt => {
+            // Cut in the middle, an index-last MP4 has no index.
+            let whole = scratch(&dest);
+            Box::pin(make(Sample::IndexLast { seconds: SECONDS }, &whole)).await?;
             let bytes = tokio::fs::read(&whole).await?;
             remove(&whole).await?;
             tokio::fs::write(&dest, &bytes[..bytes.len() / 2]).await?;

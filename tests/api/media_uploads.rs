@@ -623,30 +623,12 @@ pub async fn media_worker(app: &TestApp, dir: &std::path::Path) -> videoapp::med
 async fn index_last_mp4(seconds: u32, padding: u32) -> (Vec<u8>, std::ops::Range<usize>) {
     let dir = fresh_media_dir();
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("index-last.mp4");
-    let status = tokio::process::Command::new("ffmpeg")
-        .args(["-hide_banner", "-loglevel", "error", "-nostdin", "-y"])
-        .args([
-            "-f",
-            "lavfi",
-            "-i",
-            &format!("testsrc2=s=320x240:r=25:d={seconds}"),
-        ])
-        .args(["-f", "lavfi", "-i", &format!("sine=d={seconds}")])
-        .args([
-            "-c:v",
-            "libx264",
-            "-preset",
-            "ultrafast",
-            "-pix_fmt",
-            "yuv420p",
-        ])
-        .args(["-c:a", "aac", "-f", "mp4"])
-        .arg(&path)
-        .status()
-        .await
-        .unwrap();
-    assert!(status.success(), "ffmpeg: {status}");
+    let path = videoapp::media::samples::make_in(
+        videoapp::media::samples::Sample::IndexLast { seconds },
+        &dir,
+    )
+    .await
+    .unwrap();
     let mut bytes = std::fs::read(&path).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     let mut at = 0;
@@ -712,7 +694,7 @@ async fn an_mp4_with_its_index_last_cut_across_chunks_is_probed_and_processed_in
     let queued = video(&app, &id).await;
     assert_eq!(queued["processing"]["state"], "queued", "{queued}");
     assert_eq!(queued["duration"].as_f64(), Some(4.0), "{queued}");
-    assert_eq!(queued["width"], 320);
+    assert_eq!(queued["width"], 640);
 
     let ready = process_queued(&app, &dir, &id).await;
     assert_eq!(ready["processing"]["state"], "ready", "{ready}");

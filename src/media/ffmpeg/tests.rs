@@ -58,28 +58,34 @@ fn limits() -> MediaLimits {
     }
 }
 
-/// ffprobe's streams and format of `path`, run directly (not through the code under test).
-async fn ffprobe(path: &Path) -> Value {
+/// What ffprobe prints for `args` then `path`, run directly (not through the code under test).
+async fn run_ffprobe(args: &[&str], path: &Path) -> Vec<u8> {
     let out = tokio::process::Command::new("ffprobe")
-        .args([
-            "-v",
-            "error",
-            "-show_streams",
-            "-show_format",
-            "-of",
-            "json",
-        ])
+        .args(["-v", "error"])
+        .args(args)
         .arg(path)
         .output()
         .await
         .expect("ffprobe runs");
-    assert!(
-        out.status.success(),
-        "ffprobe {}: {}",
-        path.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("ffprobe's JSON")
+    let error = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "ffprobe {}: {error}", path.display());
+    out.stdout
+}
+
+/// ffprobe's streams and format of `path`.
+async fn ffprobe(path: &Path) -> Value {
+    let args = ["-show_streams", "-show_format", "-of", "json"];
+    serde_json::from_slice(&run_ffprobe(&args, path).await).expect("ffprobe's JSON")
+}
+
+/// The `key` of the first stream of `kind`, as text.
+fn first_stream(probed: &Value, kind: &str, key: &str) -> String {
+    let stream = streams(probed, kind)
+        .first()
+        .copied()
+        .cloned()
+        .unwrap_or_default();
+    stream[key].as_str().unwrap_or_default().to_string()
 }
 
 fn streams<'a>(probed: &'a Value, kind: &str) -> Vec<&'a Value> {
@@ -269,12 +275,12 @@ async fn an_h264_source_becomes_a_ladder_with_a_master_playlist_and_a_progressiv
             .expect("written");
         let probed = ffprobe(&joined).await;
         assert_eq!(
-            streams(&probed, "video")[0]["codec_name"],
+            first_stream(&probed, "video", "codec_name"),
             "h264",
             "{folder}"
         );
         assert_eq!(
-            streams(&probed, "audio")[0]["codec_name"],
+            first_stream(&probed, "audio", "codec_name"),
             "aac",
             "{folder}"
         );
@@ -351,17 +357,17 @@ async fn hevc_vp9_and_prores_sources_become_h264() {
 
         let progressive = ffprobe(&out.join(&made.progressive)).await;
         assert_eq!(
-            streams(&progressive, "video")[0]["codec_name"],
+            first_stream(&progressive, "video", "codec_name"),
             "h264",
             "{codec}"
         );
         assert_eq!(
-            streams(&progressive, "video")[0]["pix_fmt"],
+            first_stream(&progressive, "video", "pix_fmt"),
             "yuv420p",
             "{codec}"
         );
         assert_eq!(
-            streams(&progressive, "audio")[0]["codec_name"],
+            first_stream(&progressive, "audio", "codec_name"),
             "aac",
             "{codec}"
         );
@@ -853,20 +859,17 @@ async fn a_run_past_its_time_limit_is_killed() {
 /// Every packet of `path` (stream, pts, dts, size, keyframe, its bytes' MD5), as ffprobe reads
 /// them.
 async fn packets(path: &Path) -> Vec<String> {
-    let out = tokio::process::Command::new("ffprobe")
-        .args(["-v", "error", "-show_data_hash", "MD5", "-show_entries"])
-        .arg("packet=stream_index,pts,dts,size,flags,data_hash")
-        .args(["-of", "csv"])
-        .arg(path)
-        .output()
-        .await
-        .expect("ffprobe runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
+    let entries = "packet=stream_index,pts,dts,size,flags,data_hash";
+    let args = [
+        "-show_data_hash",
+        "MD5",
+        "-show_entries",
+        entries,
+        "-of",
+        "csv",
+    ];
+    let out = run_ffprobe(&args, path).await;
+    String::from_utf8_lossy(&out)
         .lines()
         .map(str::to_string)
         .collect()
