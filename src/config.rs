@@ -20,6 +20,7 @@ use url::Url;
 use crate::platform::credentials::TokenKey;
 
 mod media;
+pub mod reference;
 pub use media::{MediaConfig, MediaLimits, MediaSettings, MediaStorage, S3Config};
 
 /// Where `serve` listens unless told otherwise.
