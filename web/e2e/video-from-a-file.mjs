@@ -273,6 +273,20 @@ describe('A video from a file', () => {
     assert.ok(fullVideoLoads().some((l) => l.bytes > 0), 'the full video was downloaded while it played');
     await screenshot(page, 'video-from-a-file-playing.png');
 
+    // A seek back to the start, then to the last segment: the player plays on from each.
+    for (const at of [0.5, 4.5]) {
+      await page.$eval(selector, (v, t) => (v.currentTime = t), at);
+      await page
+        .waitForFunction(([s, t]) => {
+          const v = document.querySelector(s);
+          return v && !v.paused && !v.seeking && v.currentTime >= t + 0.5;
+        }, [selector, at], { timeout: 60_000 })
+        .catch(async (e) => {
+          const state = await page.$eval(selector, (v) => ({ time: v.currentTime, paused: v.paused, ready: v.readyState, error: v.error && v.error.code }));
+          throw new Error(`the video did not play on after a seek to ${at} s: ${JSON.stringify(state)} (${e.message.split('\n')[0]})`);
+        });
+    }
+
     // Closed: the player drops its source, and the video's downloads stop for good.
     const played = await page.$(selector);
     const openAtClose = fullVideoLoads().filter((l) => l.open).length;
