@@ -132,7 +132,8 @@ pub struct SummaryMetrics {
     pub orders: u64,
     #[schema(value_type = f64)]
     pub revenue: Decimal2,
-    /// clicks / views × 100, 2 decimals; 0 when there are no views.
+    /// clicks / impressions × 100 (the industry's click-through rate), 2 decimals; 0 when there
+    /// are no impressions.
     #[schema(value_type = f64)]
     pub ctr: Decimal2,
     /// orders / views × 100, 2 decimals; 0 when there are no views.
@@ -150,7 +151,7 @@ impl From<Totals> for SummaryMetrics {
             add_to_cart: t.add_to_cart,
             orders: t.orders,
             revenue: Decimal2::from_e4(t.revenue_e4),
-            ctr: Decimal2::percent(t.clicks, t.views),
+            ctr: Decimal2::percent(t.clicks, t.impressions),
             cvr: Decimal2::percent(t.orders, t.views),
             attribution: (&t).into(),
         }

@@ -1530,8 +1530,8 @@ async fn the_summary_totals_the_shops_events_with_ctr_and_cvr_to_two_decimals() 
     ] {
         assert_eq!(data[name], json!(value), "{name}: {data}");
     }
-    // 1 click and 2 orders for 3 views.
-    assert!(text.contains(r#""ctr":33.33"#), "{text}");
+    // 1 click for 4 impressions; 2 orders for 3 views.
+    assert!(text.contains(r#""ctr":25.00"#), "{text}");
     assert!(text.contains(r#""cvr":66.67"#), "{text}");
     assert!(text.contains(r#""revenue":10.50"#), "{text}");
     assert!(body["meta"]["start_date"].is_string(), "{body}");
@@ -1539,7 +1539,7 @@ async fn the_summary_totals_the_shops_events_with_ctr_and_cvr_to_two_decimals() 
 }
 
 #[tokio::test]
-async fn the_summary_rates_are_zero_when_there_are_no_views() {
+async fn the_summary_rates_are_zero_when_their_divisors_are() {
     // Arrange
     let app = spawn_app().await;
     let fixture = shop_with_key(&app, SHOP).await;
@@ -1564,7 +1564,8 @@ async fn the_summary_rates_are_zero_when_there_are_no_views() {
     }
     assert_eq!(body["data"]["clicks"], json!(2));
     assert_eq!(body["data"]["orders"], json!(1));
-    assert!(text.contains(r#""ctr":0.00"#), "{text}");
+    // Clicks per 100 impressions, orders per 100 views (there are none).
+    assert!(text.contains(r#""ctr":66.67"#), "{text}");
     assert!(text.contains(r#""cvr":0.00"#), "{text}");
 }
 

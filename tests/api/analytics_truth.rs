@@ -294,7 +294,7 @@ impl Counts {
     /// The summary's `data`: the metrics with the rates.
     fn summary(&self) -> Value {
         let mut summary = self.metrics();
-        summary["ctr"] = rate(self.clicks, self.views);
+        summary["ctr"] = rate(self.clicks, self.impressions);
         summary["cvr"] = rate(self.orders, self.views);
         summary
     }

@@ -17,7 +17,7 @@ export const SUMMARY_METRICS: MetricInfo<SummaryKey>[] = [
   { key: 'impressions', label: 'Impressions', kind: 'count', help: 'Times a video card was at least half visible' },
   { key: 'views', label: 'Views', kind: 'count', help: 'Videos watched for at least 3 seconds' },
   { key: 'clicks', label: 'Clicks', kind: 'count', help: 'Videos opened or played by a shopper' },
-  { key: 'ctr', label: 'Click-through rate', kind: 'rate', help: 'Clicks per 100 views' },
+  { key: 'ctr', label: 'Click-through rate', kind: 'rate', help: 'Clicks per 100 impressions' },
   { key: 'add_to_cart', label: 'Add to cart', kind: 'count', help: 'Products added to the cart from a video' },
   { key: 'orders', label: 'Orders', kind: 'count', help: 'Completed checkouts after a video' },
   { key: 'revenue', label: 'Revenue', kind: 'money', help: 'Value of those orders' },
