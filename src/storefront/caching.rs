@@ -204,7 +204,8 @@ impl Encoding {
         }
     }
 
-    fn header(self) -> Option<&'static str> {
+    /// The `Content-Encoding` value, none for identity.
+    pub fn header(self) -> Option<&'static str> {
         match self {
             Encoding::Brotli => Some("br"),
             Encoding::Gzip => Some("gzip"),

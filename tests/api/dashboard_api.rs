@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use crate::analytics_api::{analytics_ok, checkout, create_key, event, record, Key};
 use crate::helpers::*;
 use crate::platform_install::{platform_settings, session_token_for};
+use sha2::Digest;
 
 const SHOP: &str = "dashboard-shop.myshopify.com";
 const OTHER_SHOP: &str = "other-dashboard-shop.myshopify.com";
@@ -346,8 +347,16 @@ async fn the_dashboard_page_loads_its_bundle_and_app_bridge_only_when_embedded()
         .unwrap();
 
     // Assert
+    // The shell names the script by its content; the stylesheet is not built.
+    let hash = hex::encode(&sha2::Sha256::digest(b"console.log('dashboard')")[..8]);
     assert!(
-        outside.contains(r#"<script src="/app/assets/dashboard.js" defer>"#),
+        outside.contains(&format!(
+            r#"<script src="/app/assets/dashboard.{hash}.js" defer>"#
+        )),
+        "{outside}"
+    );
+    assert!(
+        outside.contains(r#"<link rel="stylesheet" href="/app/assets/dashboard.css">"#),
         "{outside}"
     );
     assert!(outside.contains(&format!(
@@ -371,6 +380,97 @@ async fn the_dashboard_page_loads_its_bundle_and_app_bridge_only_when_embedded()
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
     assert!(missing.text().await.unwrap().contains("npm run build"));
     assert_eq!(other.status(), StatusCode::NOT_FOUND);
+}
+
+/// The bundle as the shell names it (by content) is kept by browsers for a year and sent
+/// compressed; another build's name is not found; the plain name is asked again each time.
+#[tokio::test]
+async fn the_bundle_is_named_by_its_content_cached_for_a_year_and_sent_compressed() {
+    // Arrange: a built bundle of its own, large enough to compress.
+    let built = std::env::temp_dir().join(format!("dashboard-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&built).unwrap();
+    let script = "console.log('dashboard');\n".repeat(2_000);
+    std::fs::write(built.join("dashboard.js"), &script).unwrap();
+    std::fs::write(built.join("dashboard.css"), "body{margin:0}").unwrap();
+    let dir = built.clone();
+    let app = spawn_app_with(move |s| {
+        platform_settings(s);
+        s.dashboard_dir = dir;
+    })
+    .await;
+    let hash = hex::encode(&sha2::Sha256::digest(script.as_bytes())[..8]);
+    let get = |path: String, coding: &'static str| {
+        let request = app
+            .client
+            .get(app.url(&path))
+            .header("accept-encoding", coding);
+        async move { request.send().await.unwrap() }
+    };
+
+    // Act
+    let shell = app
+        .client
+        .get(app.url("/app?shop=x.myshopify.com"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let named = get(format!("/app/assets/dashboard.{hash}.js"), "gzip, br").await;
+    let gzipped = get(format!("/app/assets/dashboard.{hash}.js"), "gzip").await;
+    let plain = get("/app/assets/dashboard.js".into(), "identity").await;
+    let stale = get("/app/assets/dashboard.0123456789abcdef.js".into(), "gzip").await;
+    std::fs::write(built.join("dashboard.js"), "console.log('rebuilt')").unwrap();
+    let rebuilt = app
+        .client
+        .get(app.url("/app?shop=x.myshopify.com"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+
+    // Assert
+    assert!(
+        shell.contains(&format!("/app/assets/dashboard.{hash}.js")),
+        "{shell}"
+    );
+    let header = |r: &reqwest::Response, name: &str| {
+        r.headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_string())
+    };
+    assert_eq!(named.status(), StatusCode::OK);
+    assert_eq!(
+        header(&named, "cache-control").as_deref(),
+        Some("public, max-age=31536000, immutable")
+    );
+    assert_eq!(header(&named, "content-encoding").as_deref(), Some("br"));
+    assert_eq!(header(&named, "vary").as_deref(), Some("accept-encoding"));
+    let compressed = named.bytes().await.unwrap();
+    assert!(
+        compressed.len() * 10 < script.len(),
+        "{} bytes",
+        compressed.len()
+    );
+    let mut unzipped = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(&gzipped.bytes().await.unwrap()[..]),
+        &mut unzipped,
+    )
+    .unwrap();
+    assert_eq!(unzipped, script);
+    assert_eq!(header(&plain, "cache-control").as_deref(), Some("no-cache"));
+    assert_eq!(header(&plain, "content-encoding"), None);
+    assert_eq!(plain.text().await.unwrap(), script);
+    assert_eq!(stale.status(), StatusCode::NOT_FOUND);
+    let new_hash = hex::encode(&sha2::Sha256::digest(b"console.log('rebuilt')")[..8]);
+    assert!(
+        rebuilt.contains(&format!("/app/assets/dashboard.{new_hash}.js")),
+        "{rebuilt}"
+    );
 }
 
 /// A `?shop=` the service does not know never widens who may frame the dashboard beyond the
