@@ -19,7 +19,7 @@ use axum::Router;
 
 use crate::app::AppState;
 use crate::catalog::domain::ShopDomain;
-use crate::storefront::caching::{Encoding, Page};
+use crate::storefront::caching::Page;
 
 /// The files of the built dashboard the service serves, and their types.
 const ASSETS: [(&str, &str); 2] = [
@@ -160,21 +160,10 @@ async fn asset(
         // A build this instance does not have: the shell, asked again, names the current one.
         return StatusCode::NOT_FOUND.into_response();
     };
-    let (body, encoding) = file.page.encoded(Encoding::negotiate(&request)).await;
-    let mut response = (
-        [
-            (header::CONTENT_TYPE, *content_type),
-            (header::CACHE_CONTROL, caching),
-            (header::VARY, "accept-encoding"),
-        ],
-        body,
-    )
-        .into_response();
-    if let Some(coding) = encoding.header() {
-        response
-            .headers_mut()
-            .insert(header::CONTENT_ENCODING, HeaderValue::from_static(coding));
-    }
+    let mut response = file.page.response(&request, content_type).await;
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static(caching));
     response
 }
 

@@ -59,25 +59,20 @@ impl Validator {
     }
 
     pub fn not_modified(&self) -> Response {
-        self.finish(StatusCode::NOT_MODIFIED, Body::empty())
+        let mut response = Response::new(Body::empty());
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+        self.stamp(&mut response);
+        response
     }
 
     /// 200 with `page`'s JSON, in the best coding the request accepts.
     pub async fn ok(&self, request_headers: &HeaderMap, page: &Page) -> Response {
-        let encoding = Encoding::negotiate(request_headers);
-        let (body, encoding) = page.encoded(encoding).await;
-        let mut response = self.finish(StatusCode::OK, Body::from(body));
-        let headers = response.headers_mut();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        if let Some(coding) = encoding.header() {
-            headers.insert(CONTENT_ENCODING, HeaderValue::from_static(coding));
-        }
+        let mut response = page.response(request_headers, "application/json").await;
+        self.stamp(&mut response);
         response
     }
 
-    fn finish(&self, status: StatusCode, body: Body) -> Response {
-        let mut response = Response::new(body);
-        *response.status_mut() = status;
+    fn stamp(&self, response: &mut Response) {
         let headers = response.headers_mut();
         headers.insert(
             ETAG,
@@ -87,7 +82,6 @@ impl Validator {
         headers.insert(CACHE_CONTROL, HeaderValue::from_static(cache_control));
         // Shared caches must keep the codings apart.
         headers.insert(VARY, HeaderValue::from_static("accept-encoding"));
-        response
     }
 }
 
@@ -204,8 +198,7 @@ impl Encoding {
         }
     }
 
-    /// The `Content-Encoding` value, none for identity.
-    pub fn header(self) -> Option<&'static str> {
+    fn header(self) -> Option<&'static str> {
         match self {
             Encoding::Brotli => Some("br"),
             Encoding::Gzip => Some("gzip"),
@@ -236,6 +229,25 @@ impl Page {
             gzip: OnceCell::new(),
             brotli: OnceCell::new(),
         }
+    }
+
+    /// 200 with the body of `content_type` in the best coding `request_headers` accept, named
+    /// by `Content-Encoding`, and `Vary: accept-encoding` so that shared caches keep the codings
+    /// apart.
+    pub async fn response(
+        &self,
+        request_headers: &HeaderMap,
+        content_type: &'static str,
+    ) -> Response {
+        let (body, encoding) = self.encoded(Encoding::negotiate(request_headers)).await;
+        let mut response = Response::new(Body::from(body));
+        let headers = response.headers_mut();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+        headers.insert(VARY, HeaderValue::from_static("accept-encoding"));
+        if let Some(coding) = encoding.header() {
+            headers.insert(CONTENT_ENCODING, HeaderValue::from_static(coding));
+        }
+        response
     }
 
     /// The body in `wanted`, or as it is when it is too small to compress.
