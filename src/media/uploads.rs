@@ -323,21 +323,6 @@ pub enum Checksum {
     Sha256(Vec<u8>),
 }
 
-#[derive(Clone, Copy)]
-enum Algorithm {
-    Sha1,
-    Sha256,
-}
-
-impl Checksum {
-    fn algorithm(&self) -> Algorithm {
-        match self {
-            Checksum::Sha1(_) => Algorithm::Sha1,
-            Checksum::Sha256(_) => Algorithm::Sha256,
-        }
-    }
-}
-
 pub fn parse_checksum(headers: &HeaderMap) -> Result<Option<Checksum>, ApiError> {
     let Some(value) = headers.get(&UPLOAD_CHECKSUM) else {
         return Ok(None);
@@ -420,10 +405,10 @@ async fn store_chunk(
 ) -> Result<Appended, ApiError> {
     let remaining = (upload.length - upload.received) as u64;
     let part = names::upload_part(upload.video_id, offset, Uuid::new_v4());
-    let algorithm = checksum.as_ref().map(Checksum::algorithm);
+    let digest = Digests::for_checksum(checksum.as_ref());
     let sniffed = offset == 0;
     let writer = media.store.writer(&part);
-    let received = receive(body, writer, remaining, algorithm, sniffed).await;
+    let received = receive(body, writer, remaining, digest, sniffed).await;
     commit_chunk(
         &media, &db, &shop, &upload, offset, checksum, &part, received,
     )
@@ -450,6 +435,15 @@ enum Digests {
 }
 
 impl Digests {
+    /// The digest of the algorithm `checksum` names, if the client sent one.
+    fn for_checksum(checksum: Option<&Checksum>) -> Digests {
+        match checksum {
+            None => Digests::None,
+            Some(Checksum::Sha1(_)) => Digests::Sha1(sha1::Sha1::new()),
+            Some(Checksum::Sha256(_)) => Digests::Sha256(sha2::Sha256::new()),
+        }
+    }
+
     fn update(&mut self, bytes: &[u8]) {
         match self {
             Digests::None => {}
@@ -474,16 +468,12 @@ async fn receive(
     body: Body,
     part: ObjectWriter,
     remaining: u64,
-    algorithm: Option<Algorithm>,
+    digest: Digests,
     sniffed: bool,
 ) -> anyhow::Result<Received> {
     let mut received = Received {
         bytes: 0,
-        digest: match algorithm {
-            None => Digests::None,
-            Some(Algorithm::Sha1) => Digests::Sha1(sha1::Sha1::new()),
-            Some(Algorithm::Sha256) => Digests::Sha256(sha2::Sha256::new()),
-        },
+        digest,
         head: Vec::with_capacity(SNIFF_BYTES),
         complete: true,
         too_long: false,
