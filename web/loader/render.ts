@@ -3,7 +3,7 @@ import { track } from './events';
 import { detach, fullVideo, openPlayer, play, posterOf, video, watch } from './player';
 import { warm } from './stream';
 import type { Video, Widget } from './types';
-import { h, matches, on, url } from './util';
+import { h, matches, on, saveData, url } from './util';
 
 /** Card width × height per view style (9:16), for the thumbnails' width/height attributes. */
 const SIZES = { compact: 120, default: 160, large: 220 };
@@ -82,7 +82,7 @@ function card(w: Widget, v: Video, i: number, story: boolean, width: number, hei
     if (!e.isIntersecting) return (preview = detach(preview));
     warm(v);
     if (inline || document.querySelector('[data-videoapp-player]')) return preview?.pause();
-    if (!mini || matches('(prefers-reduced-motion: reduce)') || (navigator as { connection?: { saveData?: boolean } }).connection?.saveData) return;
+    if (!mini || matches('(prefers-reduced-motion: reduce)') || saveData()) return;
     if (!preview) {
       preview = video('videoapp-preview', mini, poster, { muted: '', loop: '', 'aria-hidden': 'true' });
       preview.muted = true;

@@ -17,7 +17,7 @@
  * or the progressive MP4.
  */
 import type { Video } from './types';
-import { url } from './util';
+import { saveData, url } from './util';
 
 interface Segment {
   uri: string;
@@ -40,6 +40,8 @@ const rungs = new Map<string, Promise<Rung | null>>();
 const MAX_DENSITY = 1.25;
 /** Buffered seconds ahead under which the next segment is fetched (at least). */
 const AHEAD_S = 2;
+/** What is read ahead of a tap waits for everything the page itself asks for. */
+const LOW = { priority: 'low' } as RequestInit;
 
 const get = async (u: string, init?: RequestInit): Promise<Response> => {
   const r = await fetch(u, init);
@@ -48,8 +50,7 @@ const get = async (u: string, init?: RequestInit): Promise<Response> => {
 };
 
 async function read(hls: string): Promise<Rung | null> {
-  const low = { priority: 'low' } as RequestInit;
-  const lines = (await (await get(hls, low)).text()).split(/\r?\n/);
+  const lines = (await (await get(hls, LOW)).text()).split(/\r?\n/);
   const ladder = lines
     .flatMap((l, i) => {
       const m = /RESOLUTION=(\d+)x(\d+)/.exec(l);
@@ -68,7 +69,7 @@ async function read(hls: string): Promise<Rung | null> {
   let init = '';
   let start = 0;
   let duration = 0;
-  for (const line of (await (await get(base, low)).text()).split(/\r?\n/)) {
+  for (const line of (await (await get(base, LOW)).text()).split(/\r?\n/)) {
     const map = /^#EXT-X-MAP:URI="([^"]+)"/.exec(line);
     if (map) init = map[1]!;
     else if (line.startsWith('#EXTINF:')) duration = parseFloat(line.slice(8));
@@ -77,12 +78,10 @@ async function read(hls: string): Promise<Rung | null> {
     }
   }
   if (!init || !segments.length) return null;
-  const rung: Rung = { type: pick.type, segments, init: await (await get(new URL(init, base).href, low)).arrayBuffer() };
+  const rung: Rung = { type: pick.type, segments, init: await (await get(new URL(init, base).href, LOW)).arrayBuffer() };
   if (!saveData()) rung.head = await firstFragment(segments[0]!.uri).catch(() => undefined);
   return rung;
 }
-
-const saveData = () => !!(navigator as { connection?: { saveData?: boolean } }).connection?.saveData;
 
 /** Bytes `from` to `to` (inclusive) of `u`, or `from` to its end. */
 async function range(u: string, from: number, to: number | '', init?: RequestInit): Promise<Response> {
@@ -96,8 +95,7 @@ async function range(u: string, from: number, to: number | '', init?: RequestIni
  * its box headers come first, then exactly its bytes.
  */
 async function firstFragment(u: string): Promise<Uint8Array<ArrayBuffer> | undefined> {
-  const low = { priority: 'low' } as RequestInit;
-  const top = new Uint8Array(await (await range(u, 0, 4095, low)).arrayBuffer());
+  const top = new Uint8Array(await (await range(u, 0, 4095, LOW)).arrayBuffer());
   const view = new DataView(top.buffer);
   for (let at = 0, size = 0; at + 8 <= top.length; at += size) {
     size = view.getUint32(at);
@@ -105,7 +103,7 @@ async function firstFragment(u: string): Promise<Uint8Array<ArrayBuffer> | undef
     if (String.fromCharCode(...top.subarray(at + 4, at + 8)) !== 'mdat') continue;
     const end = at + size;
     if (end <= top.length) return top.subarray(0, end);
-    const rest = new Uint8Array(await (await range(u, top.length, end - 1, low)).arrayBuffer());
+    const rest = new Uint8Array(await (await range(u, top.length, end - 1, LOW)).arrayBuffer());
     const head = new Uint8Array(end);
     head.set(top);
     head.set(rest, top.length);

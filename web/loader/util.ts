@@ -78,6 +78,9 @@ export const readJSON = <T>(key: string): T | null => {
   }
 };
 
+/** The shopper asked the browser to save data (Save-Data). */
+export const saveData = (): boolean => !!(navigator as { connection?: { saveData?: boolean } }).connection?.saveData;
+
 export const matches = (query: string): boolean => {
   try {
     return matchMedia(query).matches;
