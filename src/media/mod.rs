@@ -8,6 +8,7 @@
 
 pub mod ffmpeg;
 pub mod import;
+pub mod index;
 pub mod jobs;
 pub mod names;
 pub mod samples;

@@ -36,3 +36,9 @@ pub fn upload_prefix(video: Uuid) -> Path {
 pub fn upload_part(video: Uuid, offset: u64, attempt: Uuid) -> Path {
     Path::from(format!("uploads/{video}/{offset:020}-{attempt}"))
 }
+
+/// Where the part named `name` (by `upload_part`) begins in its upload.
+pub fn upload_part_offset(name: &Path) -> Option<u64> {
+    let (offset, _attempt) = name.filename()?.split_once('-')?;
+    offset.parse().ok()
+}

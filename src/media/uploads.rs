@@ -20,7 +20,7 @@ use super::ffmpeg::StepError;
 use super::jobs::{self, JobKind};
 use super::store::ObjectWriter;
 use super::worker::{discard_source, mark_failed, private_dir};
-use super::{names, Media, Refusal};
+use super::{index, names, Media, Refusal};
 use crate::catalog::domain::ShopDomain;
 use crate::catalog::{self, CatalogError, TITLE_CHARS};
 use crate::error::ApiError;
@@ -682,7 +682,7 @@ fn judge_chunk(
     Ok(Some(received.bytes))
 }
 
-/// The upload is whole: probe it now, so a file we cannot play is refused to the client that
+/// The upload is whole: look at it now, so a file we cannot play is refused to the client that
 /// sent it; queue its processing otherwise.
 async fn finish(
     media: &Media,
@@ -690,8 +690,8 @@ async fn finish(
     shop: &ShopDomain,
     video: Uuid,
 ) -> Result<(), ApiError> {
-    let parts: Vec<String> =
-        sqlx::query_scalar("SELECT parts FROM media_uploads WHERE video_id = $1")
+    let (parts, length): (Vec<String>, i64) =
+        sqlx::query_as("SELECT parts, length FROM media_uploads WHERE video_id = $1")
             .bind(video)
             .fetch_optional(db)
             .await?
@@ -700,25 +700,19 @@ async fn finish(
         .iter()
         .map(|p| object_store::path::Path::from(p.as_str()))
         .collect();
-    // The directory store's parts are read where they are; a bucket's are fetched once, here.
-    let scratch = scratch_dir();
-    let probed = async {
-        private_dir(&scratch).await?;
-        let source = media.store.readable_in_place(&parts, &scratch).await?;
-        Ok::<_, anyhow::Error>(media.ffmpeg().probe(&source, &media.config.limits).await)
-    }
-    .await;
-    let _ = tokio::fs::remove_dir_all(&scratch).await;
-    let facts = match probed {
-        Ok(Ok(facts)) => Some(facts),
-        Ok(Err(StepError::Refused(refused))) => {
-            refuse_upload(media, db, video, &refused).await?;
-            return Err(refused.into());
+    let objects = media.store.objects().as_ref();
+    let vouched = match index::Parts::new(objects, &parts, length.unsigned_abs()) {
+        Some(file) => index::vouch(&file, &media.config.limits).await,
+        None => None,
+    };
+    let facts = match vouched {
+        Some(vouched) => {
+            metrics::counter!("media_uploads_checked_total", "by" => "index").increment(1);
+            Some(vouched)
         }
-        // The worker probes again and retries; the upload itself is complete.
-        Ok(Err(StepError::Failed(e))) | Err(e) => {
-            tracing::warn!(error = format!("{e:#}"), "cannot probe a finished upload");
-            None
+        None => {
+            metrics::counter!("media_uploads_checked_total", "by" => "ffprobe").increment(1);
+            probe_or_refuse(media, db, video, &parts).await?
         }
     };
     let mut tx = db.begin().await?;
@@ -742,6 +736,41 @@ async fn finish(
     media.work.notify_one();
     metrics::counter!("media_uploads_finished_total").increment(1);
     Ok(())
+}
+
+/// Probes a finished upload with ffprobe, refusing it (none of its bytes stay) when it is no
+/// video we take; `None` when ffprobe could not run, for the worker to try again.
+async fn probe_or_refuse(
+    media: &Media,
+    db: &PgPool,
+    video: Uuid,
+    parts: &[object_store::path::Path],
+) -> Result<Option<index::Vouched>, ApiError> {
+    // The directory store's parts are read where they are; a bucket's are fetched once, here.
+    let scratch = scratch_dir();
+    let probed = async {
+        private_dir(&scratch).await?;
+        let source = media.store.readable_in_place(parts, &scratch).await?;
+        Ok::<_, anyhow::Error>(media.ffmpeg().probe(&source, &media.config.limits).await)
+    }
+    .await;
+    let _ = tokio::fs::remove_dir_all(&scratch).await;
+    match probed {
+        Ok(Ok(facts)) => Ok(Some(index::Vouched {
+            duration_ms: facts.duration_ms,
+            width: facts.width,
+            height: facts.height,
+        })),
+        Ok(Err(StepError::Refused(refused))) => {
+            refuse_upload(media, db, video, &refused).await?;
+            Err(refused.into())
+        }
+        // The worker probes again and retries; the upload itself is complete.
+        Ok(Err(StepError::Failed(e))) | Err(e) => {
+            tracing::warn!(error = format!("{e:#}"), "cannot probe a finished upload");
+            Ok(None)
+        }
+    }
 }
 
 /// A refused file: the video says why, and none of its bytes stay.

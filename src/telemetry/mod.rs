@@ -24,7 +24,7 @@ use crate::config::LogFormat;
 use crate::error::ApiError;
 
 /// Installs the global tracing subscriber. `RUST_LOG` filters by target and level
-/// (`info,videoapp::ingest=debug`); default `info`.
+/// (`info,videoapp::ingest=debug`); default `info` (`error` for the MP4 box reader).
 ///
 /// The filter is `Targets`, not `EnvFilter`: `EnvFilter` supports span-field directives, and for
 /// them does bookkeeping on every span enter and exit, which was 2–3% of the CPU of an event
@@ -34,7 +34,11 @@ pub fn init_tracing(format: LogFormat) {
     let parsed = requested.as_deref().map(str::parse::<Targets>);
     let filter = match &parsed {
         Some(Ok(targets)) => targets.clone(),
-        _ => Targets::new().with_default(LevelFilter::INFO),
+        // The box reader warns of every box it does not know in an uploaded file: that is
+        // the file's business, not the service's.
+        _ => Targets::new()
+            .with_default(LevelFilter::INFO)
+            .with_target("mp4_atom", LevelFilter::ERROR),
     };
     let registry = tracing_subscriber::registry().with(filter);
     let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);

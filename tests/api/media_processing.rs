@@ -581,15 +581,25 @@ async fn the_s3_store_takes_uploads_and_serves_outputs_at_its_public_url() {
         std::env::var(name)
             .unwrap_or_else(|_| panic!("{name} is not set: run scripts/test, which starts Garage"))
     };
-    let app = spawn_app_with(|s| {
-        s.media.s3_bucket = Some(env("VIDEOAPP_TEST_S3_BUCKET"));
-        s.media.s3_endpoint = Some(env("VIDEOAPP_TEST_S3_ENDPOINT").parse().unwrap());
-        s.media.s3_region = env("VIDEOAPP_TEST_S3_REGION");
-        s.media.s3_access_key_id = Some(env("VIDEOAPP_TEST_S3_ACCESS_KEY_ID"));
-        s.media.s3_secret_access_key = Some(env("VIDEOAPP_TEST_S3_SECRET_ACCESS_KEY").into());
-        s.media.media_public_url = Some(env("VIDEOAPP_TEST_S3_PUBLIC_URL").parse().unwrap());
-        s.media.media_workers = 1;
-    })
+    // A process of its own, so that its metrics are its own.
+    let app = spawn_process_app(&[
+        ("VIDEOAPP_S3_BUCKET", env("VIDEOAPP_TEST_S3_BUCKET")),
+        ("VIDEOAPP_S3_ENDPOINT", env("VIDEOAPP_TEST_S3_ENDPOINT")),
+        ("VIDEOAPP_S3_REGION", env("VIDEOAPP_TEST_S3_REGION")),
+        (
+            "VIDEOAPP_S3_ACCESS_KEY_ID",
+            env("VIDEOAPP_TEST_S3_ACCESS_KEY_ID"),
+        ),
+        (
+            "VIDEOAPP_S3_SECRET_ACCESS_KEY",
+            env("VIDEOAPP_TEST_S3_SECRET_ACCESS_KEY"),
+        ),
+        (
+            "VIDEOAPP_MEDIA_PUBLIC_URL",
+            env("VIDEOAPP_TEST_S3_PUBLIC_URL"),
+        ),
+        ("VIDEOAPP_MEDIA_WORKERS", "1".to_string()),
+    ])
     .await;
     app.create_shop(SHOP).await;
     let (_, bytes) = sample(SMALL).await;
@@ -597,6 +607,12 @@ async fn the_s3_store_takes_uploads_and_serves_outputs_at_its_public_url() {
     assert_eq!(last.status(), StatusCode::NO_CONTENT);
     let id = video_id_of(&location).to_string();
     let body = wait_for_state(&app, &id, "ready").await;
+    // The last chunk was answered from the file's index, read from the bucket by ranges: the
+    // whole file was fetched once, by the worker, not also to answer the upload.
+    let checked = "media_uploads_checked_total";
+    assert_eq!(app.metric(checked, &[("by", "index")]).await, Some(1.0));
+    let sources = "media_sources_read_total";
+    assert_eq!(app.metric(sources, &[("how", "copied")]).await, Some(1.0));
     let public = env("VIDEOAPP_TEST_S3_PUBLIC_URL");
     for field in ["videoUrl", "hlsUrl", "posterUrl", "miniVersionUrl"] {
         let url = body[field].as_str().unwrap();

@@ -831,7 +831,7 @@ async fn a_client_that_drops_mid_chunk_leaves_exactly_the_bytes_it_delivered_and
 }
 
 #[tokio::test]
-async fn a_finished_upload_is_probed_and_processed_from_its_parts_where_they_lie_never_copied() {
+async fn a_finished_upload_is_checked_by_its_index_and_processed_from_its_parts_where_they_lie() {
     let dir = fresh_media_dir();
     let app = spawn_process_app(&[
         ("VIDEOAPP_MEDIA_DIR", dir.display().to_string()),
@@ -858,8 +858,12 @@ async fn a_finished_upload_is_probed_and_processed_from_its_parts_where_they_lie
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    // The probe of the last chunk and the worker's run each read the three parts in place.
+    // The last chunk was answered from the file's own index, read by ranges; the worker's run
+    // read the three parts in place.
+    let checked = "media_uploads_checked_total";
+    assert_eq!(app.metric(checked, &[("by", "index")]).await, Some(1.0));
+    assert_eq!(app.metric(checked, &[("by", "ffprobe")]).await, None);
     let sources = "media_sources_read_total";
-    assert_eq!(app.metric(sources, &[("how", "in_place")]).await, Some(2.0));
+    assert_eq!(app.metric(sources, &[("how", "in_place")]).await, Some(1.0));
     assert_eq!(app.metric(sources, &[("how", "copied")]).await, None);
 }
