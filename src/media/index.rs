@@ -94,12 +94,19 @@ pub async fn vouch(file: &Parts<'_>, limits: &MediaLimits) -> Option<Vouched> {
         }
     };
     let index = file.read(layout.moov.clone()).await.ok()?;
-    // The parsers are not ours and the bytes are a stranger's: a parser that panics on them
-    // means only that ffprobe decides.
-    std::panic::catch_unwind(|| {
-        let moov = Moov::decode(&mut index.as_slice()).ok()?;
-        vouch_index(&moov, &layout.data, limits)
+    let limits = *limits;
+    // Up to 32 MiB of index to decode: off the threads that answer requests.
+    tokio::task::spawn_blocking(move || {
+        // The parsers are not ours and the bytes are a stranger's: a parser that panics on them
+        // means only that ffprobe decides.
+        std::panic::catch_unwind(|| {
+            let moov = Moov::decode(&mut index.as_slice()).ok()?;
+            vouch_index(&moov, &layout.data, &limits)
+        })
+        .ok()
+        .flatten()
     })
+    .await
     .ok()
     .flatten()
 }
