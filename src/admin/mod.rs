@@ -3,6 +3,7 @@
 
 mod api_keys;
 mod auth;
+mod captions;
 mod path;
 mod privacy;
 mod products;
@@ -94,6 +95,7 @@ fn shop_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(uploads::import_video))
         .routes(routes!(uploads::retry_video))
         .routes(routes!(uploads::choose_poster))
+        .routes(routes!(captions::put_captions, captions::delete_captions))
         .routes(routes!(
             videos::get_video,
             videos::patch_video,

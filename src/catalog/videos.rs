@@ -42,8 +42,27 @@ pub struct Video {
     /// Display size of a processed video's source, in pixels; `null` when unknown.
     pub width: Option<i32>,
     pub height: Option<i32>,
+    /// WebVTT captions, one per language, in language order.
+    pub captions: Vec<Caption>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+/// A caption file of a video.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct Caption {
+    /// A BCP 47 language tag, e.g. `en` or `pt-BR`.
+    pub language: String,
+    /// The WebVTT file.
+    pub url: String,
+}
+
+/// A caption as `videos.captions` holds it: with its objects' prefix, for deletion and the sweep.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct StoredCaption {
+    pub language: String,
+    pub url: String,
+    pub prefix: String,
 }
 
 /// The processing of a video made from an upload or an import.
@@ -100,6 +119,7 @@ pub(crate) struct VideoRow {
     poster_time_ms: Option<i32>,
     width: Option<i32>,
     height: Option<i32>,
+    captions: sqlx::types::Json<Vec<StoredCaption>>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
 }
@@ -129,6 +149,15 @@ impl From<VideoRow> for Video {
             poster_time_ms: row.poster_time_ms,
             width: row.width,
             height: row.height,
+            captions: row
+                .captions
+                .0
+                .into_iter()
+                .map(|c| Caption {
+                    language: c.language,
+                    url: c.url,
+                })
+                .collect(),
             created_at: row.created_at,
             updated_at: row.updated_at,
         }
@@ -233,7 +262,7 @@ fn check_product_ids(ids: &[ProductGid]) -> Result<(), CatalogError> {
 pub(crate) const VIDEO_COLUMNS: &str =
     "id, title, thumbnail, video_url, mini_version_url, duration, status, product_ids, \
      processing_state, processing_progress, processing_error_code, processing_error, hls_url, \
-     poster_url, poster_time_ms, width, height, created_at, updated_at";
+     poster_url, poster_time_ms, width, height, captions, created_at, updated_at";
 
 pub async fn create(
     pool: &PgPool,

@@ -6,6 +6,7 @@
 //! `failed`); only a `ready` one can be published, so the storefront never shows a video that
 //! cannot play.
 
+pub mod captions;
 pub mod ffmpeg;
 pub mod import;
 pub mod index;

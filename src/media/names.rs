@@ -26,6 +26,20 @@ pub fn output(run: &Path, name: &str) -> Path {
     Path::from(format!("{run}/{name}"))
 }
 
+/// The prefix of one caption file of a video, named by its language and content so that a name
+/// is never written twice: like a run's prefix, the fourth segment, so deletion and the sweep
+/// treat it as they treat a run.
+pub fn caption_prefix(shop: &ShopDomain, video: Uuid, language: &str, digest: &str) -> Path {
+    Path::from(format!(
+        "videos/{shop}/{video}/captions-{language}-{digest}"
+    ))
+}
+
+/// The caption file under its prefix.
+pub fn caption(prefix: &Path, language: &str) -> Path {
+    Path::from(format!("{prefix}/{language}.vtt"))
+}
+
 /// The received bytes of an upload (its source once complete).
 pub fn upload_prefix(video: Uuid) -> Path {
     Path::from(format!("uploads/{video}"))

@@ -34,6 +34,7 @@ pub fn content_type(name: &str) -> &'static str {
         Some("mp4") => "video/mp4",
         Some("jpg") => "image/jpeg",
         Some("webp") => "image/webp",
+        Some("vtt") => "text/vtt; charset=utf-8",
         _ => "application/octet-stream",
     }
 }

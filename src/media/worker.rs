@@ -610,6 +610,7 @@ impl Worker {
         let referenced: Vec<String> = sqlx::query_scalar(
             "SELECT media_prefix FROM videos WHERE media_prefix IS NOT NULL \
              UNION ALL SELECT poster_prefix FROM videos WHERE poster_prefix IS NOT NULL \
+             UNION ALL SELECT jsonb_array_elements(captions)->>'prefix' FROM videos \
              UNION ALL SELECT unnest(parts) FROM media_uploads",
         )
         .fetch_all(&self.db)
@@ -623,8 +624,8 @@ impl Worker {
                 if meta.last_modified > cutoff {
                     continue;
                 }
-                // An upload's part is referenced by its name; a run's output by its run's prefix,
-                // `videos/{shop}/{video}/{run}`, its first four segments.
+                // An upload's part is referenced by its name; a run's output (or a caption file)
+                // by its prefix, `videos/{shop}/{video}/{run}`, its first four segments.
                 let name = meta.location.as_ref();
                 let run: String = meta
                     .location

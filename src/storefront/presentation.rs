@@ -15,6 +15,7 @@ use crate::catalog::domain::{
     ClickBehavior, ModalLayout, ProductGid, SourceType, ViewStyle, WidgetStatus, WidgetType,
 };
 use crate::catalog::snapshot::{ShopSnapshot, SnapshotProduct, SnapshotWidget};
+use crate::catalog::videos::Caption;
 use crate::catalog::widgets::Widget;
 
 /// A product as the storefront shows it.
@@ -58,6 +59,11 @@ pub struct StorefrontVideo<'a> {
     #[serde(skip_serializing_if = "str::is_empty")]
     #[schema(required = false)]
     pub poster_url: &'a str,
+    /// WebVTT captions, one per language (absent when none): the player shows them, on by
+    /// default while muted.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    #[schema(required = false)]
+    pub captions: &'a [Caption],
     /// Seconds.
     pub duration: f64,
     /// 1-based position within the widget.
@@ -184,6 +190,7 @@ fn render(
                 mini_version_url: &v.mini_version_url,
                 hls_url: &v.hls_url,
                 poster_url: &v.poster_url,
+                captions: &v.captions,
                 duration: v.duration,
                 order: i + 1,
                 view_count: counts.counts.get(&v.id).copied().unwrap_or(0).to_string(),

@@ -26,6 +26,7 @@ mod edge_metrics;
 mod fault_proxy;
 mod ingest;
 mod ingest_repeats;
+mod media_captions;
 mod media_processing;
 mod media_s3;
 mod media_uploads;

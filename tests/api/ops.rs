@@ -187,7 +187,7 @@ async fn the_openapi_document_is_3_1_and_lists_every_route() {
         "GET /admin/v1/shops/{shop}/videos/{id}",
         "PATCH /admin/v1/shops/{shop}/videos/{id}",
         "DELETE /admin/v1/shops/{shop}/videos/{id}",
-        // Videos from a file: tus uploads, imports, retries and posters.
+        // Videos from a file: tus uploads, imports, retries, posters and captions.
         "OPTIONS /admin/v1/shops/{shop}/uploads",
         "POST /admin/v1/shops/{shop}/uploads",
         "HEAD /admin/v1/shops/{shop}/uploads/{id}",
@@ -196,6 +196,8 @@ async fn the_openapi_document_is_3_1_and_lists_every_route() {
         "POST /admin/v1/shops/{shop}/videos/import",
         "POST /admin/v1/shops/{shop}/videos/{id}/retry",
         "POST /admin/v1/shops/{shop}/videos/{id}/poster",
+        "PUT /admin/v1/shops/{shop}/videos/{id}/captions/{language}",
+        "DELETE /admin/v1/shops/{shop}/videos/{id}/captions/{language}",
         "POST /admin/v1/shops/{shop}/widgets",
         "GET /admin/v1/shops/{shop}/widgets",
         "GET /admin/v1/shops/{shop}/widgets/{id}",
@@ -223,6 +225,8 @@ async fn the_openapi_document_is_3_1_and_lists_every_route() {
         "POST /app/api/shops/{shop}/videos/import",
         "POST /app/api/shops/{shop}/videos/{id}/retry",
         "POST /app/api/shops/{shop}/videos/{id}/poster",
+        "PUT /app/api/shops/{shop}/videos/{id}/captions/{language}",
+        "DELETE /app/api/shops/{shop}/videos/{id}/captions/{language}",
         "POST /app/api/shops/{shop}/widgets",
         "GET /app/api/shops/{shop}/widgets",
         "GET /app/api/shops/{shop}/widgets/{id}",
