@@ -460,8 +460,14 @@ macro_rules! text_enum {
 }
 
 text_enum!(
-    /// The three kinds of widget.
-    WidgetType { Carousel => "carousel", Story => "story", ProductPage => "productpage" }
+    /// The kinds of widget. `floating`: a small round preview fixed in a corner of every page
+    /// its rules allow, opening the player.
+    WidgetType {
+        Carousel => "carousel",
+        Story => "story",
+        ProductPage => "productpage",
+        Floating => "floating",
+    }
 );
 text_enum!(
     /// Only `active` widgets reach the storefront.

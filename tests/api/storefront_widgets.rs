@@ -378,7 +378,7 @@ async fn a_parameter_of_the_wrong_type_is_named_with_what_it_must_be() {
         (
             "widgets-list",
             vec![("type", "banner")],
-            "Invalid parameter type: must be one of carousel, story, productpage, got 'banner'",
+            "Invalid parameter type: must be one of carousel, story, productpage, floating, got 'banner'",
         ),
         (
             "contextual-widgets",
@@ -804,6 +804,38 @@ async fn contextual_widgets_shows_productpage_widgets_only_on_product_pages() {
         };
         assert_eq!(ids, expected, "at {location}");
     }
+}
+
+#[tokio::test]
+async fn a_floating_widget_is_shown_on_every_page_its_location_rule_allows() {
+    let app = spawn_app().await;
+    let video = shop_with_a_video(&app).await;
+    let everywhere = app
+        .create_widget(SHOP, json!({ "type": "floating", "videoIds": [video] }))
+        .await;
+    let on_products = app
+        .create_widget(
+            SHOP,
+            json!({ "type": "floating", "videoIds": [video], "rules": { "locations": ["product"] } }),
+        )
+        .await;
+
+    for location in LOCATIONS {
+        let ids = shown(&app, &[("location", location)]).await;
+        let expected = if location == "product" {
+            vec![everywhere.clone(), on_products.clone()]
+        } else {
+            vec![everywhere.clone()]
+        };
+        assert_eq!(ids, expected, "at {location}");
+    }
+    let (status, body) = json_of(
+        app.storefront("widgets-list", SHOP, &[("type", "floating")])
+            .await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["widgets"].as_array().unwrap().len(), 2, "{body}");
 }
 
 #[tokio::test]
