@@ -38,15 +38,19 @@ pub fn option_of(product: &Product) -> (&'static str, &'static [&'static str]) {
 /// `-sold-out`, so that shoppers meet both cases.
 pub fn variants(product: &Product) -> Vec<Variant> {
     let (_, values) = option_of(product);
-    let sold_out = product.handle.ends_with("-sold-out");
+    let all_sold_out = product.handle.ends_with("-sold-out");
+    let last = values.len() - 1;
     values
         .iter()
         .enumerate()
-        .map(|(i, title)| Variant {
-            id: product_number(product) * 10 + i as u64 + 1,
-            title,
-            price_cents: price_cents(product),
-            available: !sold_out && !(values.len() > 1 && i == values.len() - 1),
+        .map(|(i, title)| {
+            let largest_sold_out = last > 0 && i == last;
+            Variant {
+                id: product_number(product) * 10 + i as u64 + 1,
+                title,
+                price_cents: price_cents(product),
+                available: !(all_sold_out || largest_sold_out),
+            }
         })
         .collect()
 }
