@@ -1,22 +1,90 @@
-//! The platform's cart API as the loader uses it (`/products/<handle>.js`, `/cart/add.js`), the
-//! theme's add-to-cart form, and the checkout that turns a cart into an order.
+//! The platform's cart API as the loader uses it (`/products/<handle>.js`, `/cart/add.js` with
+//! bundled section rendering, `/cart.js`), the theme's add-to-cart form, and the checkout that
+//! turns a cart into an order.
 
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Form, Json};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use uuid::Uuid;
 
 use super::{catalog, cookie, price_cents, product_number, DevStore};
 use crate::catalog::products::Product;
 
-/// One cart line: a product's only variant, and how many.
+/// One variant of a product, as the store sells it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    pub id: u64,
+    /// The option value ("M"), or "Default Title" for a product without options.
+    pub title: &'static str,
+    pub price_cents: u64,
+    pub available: bool,
+}
+
+/// The option a product's variants differ by, and its values in order.
+pub fn option_of(product: &Product) -> (&'static str, &'static [&'static str]) {
+    // The catalog knows no variants: shirts come in three sizes, everything else in one.
+    if product.handle.ends_with("shirt") {
+        ("Size", &["S", "M", "L"])
+    } else {
+        ("Title", &["Default Title"])
+    }
+}
+
+/// A product's variants: ids are the product's number × 10 + 1, 2, 3 (1001 → 10011, 10012, …).
+/// A shirt's largest size is sold out, and so is every variant of a product whose handle ends in
+/// `-sold-out`, so that shoppers meet both cases.
+pub fn variants(product: &Product) -> Vec<Variant> {
+    let (_, values) = option_of(product);
+    let all_sold_out = product.handle.ends_with("-sold-out");
+    let last = values.len() - 1;
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, title)| {
+            let largest_sold_out = last > 0 && i == last;
+            Variant {
+                id: product_number(product) * 10 + i as u64 + 1,
+                title,
+                price_cents: price_cents(product),
+                available: !(all_sold_out || largest_sold_out),
+            }
+        })
+        .collect()
+}
+
+/// The product and variant a variant id names.
+fn find_variant(products: &[Product], id: u64) -> Option<(Product, Variant)> {
+    products.iter().find_map(|p| {
+        variants(p)
+            .into_iter()
+            .find(|v| v.id == id)
+            .map(|v| (p.clone(), v))
+    })
+}
+
+/// One cart line: a product's variant, and how many.
 #[derive(Clone)]
 pub struct Line {
     pub product: Product,
+    pub variant: Variant,
     pub quantity: u64,
+}
+
+impl Line {
+    pub fn price_cents(&self) -> u64 {
+        self.variant.price_cents * self.quantity
+    }
+
+    /// The line's name as the cart shows it: "Linen Shirt - M", or the product's title alone.
+    pub fn title(&self) -> String {
+        match option_of(&self.product).1.len() {
+            1 => self.product.title.to_string(),
+            _ => format!("{} - {}", self.product.title, self.variant.title),
+        }
+    }
 }
 
 #[derive(Default, Clone)]
@@ -26,20 +94,21 @@ pub struct Cart {
 
 impl Cart {
     pub fn total_cents(&self) -> u64 {
-        self.lines
-            .iter()
-            .map(|l| price_cents(&l.product) * l.quantity)
-            .sum()
+        self.lines.iter().map(Line::price_cents).sum()
     }
 
     pub fn count(&self) -> u64 {
         self.lines.iter().map(|l| l.quantity).sum()
     }
 
-    fn add(&mut self, product: Product, quantity: u64) {
-        match self.lines.iter_mut().find(|l| l.product.id == product.id) {
+    fn add(&mut self, product: Product, variant: Variant, quantity: u64) {
+        match self.lines.iter_mut().find(|l| l.variant.id == variant.id) {
             Some(line) => line.quantity += quantity,
-            None => self.lines.push(Line { product, quantity }),
+            None => self.lines.push(Line {
+                product,
+                variant,
+                quantity,
+            }),
         }
     }
 }
@@ -49,16 +118,6 @@ impl Cart {
 pub struct Order {
     pub id: String,
     pub cart: Cart,
-}
-
-/// The variant id of a product's only variant (1001 → 10011).
-fn variant_id(product: &Product) -> u64 {
-    product_number(product) * 10 + 1
-}
-
-/// Products whose handle ends in `-sold-out` cannot be bought (to show the loader's state).
-fn available(product: &Product) -> bool {
-    !product.handle.ends_with("-sold-out")
 }
 
 pub fn money(cents: u64) -> String {
@@ -77,7 +136,12 @@ pub fn current(store: &DevStore, headers: &HeaderMap) -> Cart {
 }
 
 /// Adds to the shopper's cart; returns the `Set-Cookie` of a new cart.
-fn add(store: &DevStore, headers: &HeaderMap, product: Product, quantity: u64) -> Option<String> {
+fn add(
+    store: &DevStore,
+    headers: &HeaderMap,
+    (product, variant): (Product, Variant),
+    quantity: u64,
+) -> Option<String> {
     let (id, new) = match cart_id(headers) {
         Some(id) => (id, false),
         None => (Uuid::new_v4().simple().to_string(), true),
@@ -88,7 +152,7 @@ fn add(store: &DevStore, headers: &HeaderMap, product: Product, quantity: u64) -
         .expect("carts")
         .entry(id.clone())
         .or_default()
-        .add(product, quantity);
+        .add(product, variant, quantity);
     new.then(|| format!("cart={id}; Path=/; SameSite=Lax"))
 }
 
@@ -98,28 +162,33 @@ fn cart_error(status: StatusCode, message: &str, description: &str) -> Response 
 }
 
 fn line_json(line: &Line) -> Value {
-    let p = &line.product;
+    let (p, v) = (&line.product, &line.variant);
     json!({
-        "id": variant_id(p), "variant_id": variant_id(p), "product_id": product_number(p),
-        "handle": p.handle, "title": p.title, "quantity": line.quantity,
-        "price": price_cents(p), "line_price": price_cents(p) * line.quantity,
-        "image": p.image, "url": format!("/products/{}", p.handle),
+        "id": v.id, "variant_id": v.id, "product_id": product_number(p),
+        "handle": p.handle, "title": line.title(), "product_title": p.title,
+        "variant_title": (option_of(p).1.len() > 1).then_some(v.title),
+        "quantity": line.quantity, "price": v.price_cents, "line_price": line.price_cents(),
+        "image": p.image, "url": format!("/products/{}?variant={}", p.handle, v.id),
     })
 }
 
-/// `GET /products/<handle>.js`.
+/// `GET /products/<handle>.js`: prices in the currency's smallest unit, as the platform gives them.
 pub fn product_js(products: &[Product], handle: &str) -> Response {
     let Some(p) = products.iter().find(|p| p.handle.as_str() == handle) else {
         return cart_error(StatusCode::NOT_FOUND, "Not Found", "No such product");
     };
+    let variants = variants(p);
+    let (option, values) = option_of(p);
     Json(json!({
         "id": product_number(p), "title": p.title, "handle": p.handle,
-        "price": price_cents(p), "available": available(p),
+        "price": variants.iter().map(|v| v.price_cents).min(),
+        "available": variants.iter().any(|v| v.available),
         "featured_image": p.image, "url": format!("/products/{}", p.handle),
-        "variants": [{
-            "id": variant_id(p), "title": "Default Title", "price": price_cents(p),
-            "available": available(p),
-        }],
+        "options": [{ "name": option, "position": 1, "values": values }],
+        "variants": variants.iter().map(|v| json!({
+            "id": v.id, "title": v.title, "option1": v.title, "price": v.price_cents,
+            "available": v.available, "name": format!("{} - {}", p.title, v.title),
+        })).collect::<Vec<_>>(),
     }))
     .into_response()
 }
@@ -135,12 +204,52 @@ fn one() -> u64 {
     1
 }
 
-/// `POST /cart/add.js`: `{"items":[{"id":…,"quantity":…}]}` or one `{"id":…,"quantity":…}`.
+/// The section ids of bundled section rendering: `"a,b"` or `["a","b"]`.
 #[derive(Deserialize)]
 #[serde(untagged)]
-pub enum AddRequest {
-    Items { items: Vec<AddItem> },
-    One(AddItem),
+enum SectionIds {
+    Text(String),
+    List(Vec<String>),
+}
+
+impl SectionIds {
+    fn ids(&self) -> Vec<&str> {
+        let ids: Vec<&str> = match self {
+            SectionIds::Text(text) => text.split(',').map(str::trim).collect(),
+            SectionIds::List(list) => list.iter().map(|s| s.trim()).collect(),
+        };
+        ids.into_iter().filter(|id| !id.is_empty()).collect()
+    }
+}
+
+/// `POST /cart/add.js`: `{"items":[{"id":…,"quantity":…}]}` or one `{"id":…,"quantity":…}`,
+/// with `sections` naming the sections to render once the items are in the cart.
+#[derive(Deserialize)]
+pub struct AddRequest {
+    items: Option<Vec<AddItem>>,
+    #[serde(flatten)]
+    one: Option<AddItem>,
+    sections: Option<SectionIds>,
+}
+
+/// The platform renders at most five sections per request.
+const MAX_SECTIONS: usize = 5;
+
+/// The `sections` of an answer: each id with its rendered HTML, `null` for a section the theme
+/// does not have. The demo theme has one, the cart icon bubble.
+fn rendered_sections(ids: &[&str], cart: &Cart) -> Map<String, Value> {
+    ids.iter()
+        .take(MAX_SECTIONS)
+        .map(|id| {
+            let html = match *id {
+                super::pages::CART_BUBBLE_SECTION => {
+                    Value::String(super::pages::cart_bubble_section(cart.count()))
+                }
+                _ => Value::Null,
+            };
+            (id.to_string(), html)
+        })
+        .collect()
 }
 
 pub async fn add_js(
@@ -148,16 +257,19 @@ pub async fn add_js(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    let Ok(request) = serde_json::from_slice::<AddRequest>(&body) else {
+    let request = serde_json::from_slice::<AddRequest>(&body)
+        .ok()
+        .and_then(|r| match (r.items, r.one) {
+            (Some(items), _) => Some((items, false, r.sections)),
+            (None, Some(one)) => Some((vec![one], true, r.sections)),
+            (None, None) => None,
+        });
+    let Some((items, single, sections)) = request else {
         return cart_error(
             StatusCode::BAD_REQUEST,
             "Bad Request",
             "expected {\"items\":[{\"id\":…,\"quantity\":…}]}",
         );
-    };
-    let (items, single) = match request {
-        AddRequest::Items { items } => (items, false),
-        AddRequest::One(item) => (vec![item], true),
     };
     let (_, products) = match catalog(&store).await {
         Ok(catalog) => catalog,
@@ -167,36 +279,46 @@ pub async fn add_js(
     let mut set_cookie = None;
     let mut request_headers = headers.clone();
     for item in items {
-        let Some(product) = products.iter().find(|p| variant_id(p) == item.id) else {
+        let Some((product, variant)) = find_variant(&products, item.id) else {
             return cart_error(
                 StatusCode::NOT_FOUND,
                 "Cannot find variant",
                 "Cannot find variant",
             );
         };
-        if !available(product) || item.quantity == 0 {
+        let line = Line {
+            product,
+            variant,
+            quantity: item.quantity,
+        };
+        if !line.variant.available || item.quantity == 0 {
             return cart_error(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "Cart Error",
-                &format!("{} is sold out.", product.title),
+                &format!("The product '{}' is already sold out.", line.title()),
             );
         }
-        if let Some(cookie) = add(&store, &request_headers, product.clone(), item.quantity) {
+        let chosen = (line.product.clone(), line.variant.clone());
+        if let Some(cookie) = add(&store, &request_headers, chosen, item.quantity) {
             // Later items of this request go to the cart just made.
             let value = cookie.split(';').next().unwrap_or_default().to_string();
             request_headers.insert(header::COOKIE, value.parse().expect("a cookie is ASCII"));
             set_cookie = Some(cookie);
         }
-        added.push(line_json(&Line {
-            product: product.clone(),
-            quantity: item.quantity,
-        }));
+        added.push(line_json(&line));
     }
-    let body = if single {
+    let mut body = if single {
         added.pop().unwrap_or(Value::Null)
     } else {
         json!({ "items": added })
     };
+    if let (Some(ids), Value::Object(fields)) = (sections, &mut body) {
+        let cart = current(&store, &request_headers);
+        fields.insert(
+            "sections".into(),
+            Value::Object(rendered_sections(&ids.ids(), &cart)),
+        );
+    }
     let mut response = Json(body).into_response();
     if let Some(cookie) = set_cookie {
         response.headers_mut().insert(
@@ -222,14 +344,21 @@ pub async fn add_form(
         Ok(catalog) => catalog,
         Err(response) => return response,
     };
-    let Some(product) = products.iter().find(|p| variant_id(p) == form.id) else {
+    let Some(chosen) = find_variant(&products, form.id) else {
         return cart_error(
             StatusCode::NOT_FOUND,
             "Cannot find variant",
             "Cannot find variant",
         );
     };
-    let cookie = add(&store, &headers, product.clone(), 1);
+    if !chosen.1.available {
+        return cart_error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Cart Error",
+            "This variant is sold out.",
+        );
+    }
+    let cookie = add(&store, &headers, chosen, 1);
     let mut response = Redirect::to("/cart").into_response();
     if let Some(cookie) = cookie {
         response.headers_mut().insert(
@@ -242,9 +371,14 @@ pub async fn add_form(
 
 /// `GET /cart.js`.
 pub async fn cart_js(State(store): State<DevStore>, headers: HeaderMap) -> Response {
+    let (shop, _) = match catalog(&store).await {
+        Ok(catalog) => catalog,
+        Err(response) => return response,
+    };
     let cart = current(&store, &headers);
     Json(json!({
         "item_count": cart.count(), "total_price": cart.total_cents(),
+        "currency": shop.currency.code(),
         "items": cart.lines.iter().map(line_json).collect::<Vec<_>>(),
     }))
     .into_response()
@@ -280,4 +414,75 @@ pub async fn place_order(State(store): State<DevStore>, headers: HeaderMap) -> R
 
 pub fn order(store: &DevStore, Path(id): Path<String>) -> Option<Order> {
     store.orders.lock().expect("orders").get(&id).cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::domain::{ProductGid, TextLine};
+
+    fn product(number: u64, handle: &str) -> Product {
+        Product {
+            id: ProductGid::parse(&number.to_string()).unwrap(),
+            title: TextLine::parse("A product").unwrap(),
+            handle: TextLine::parse(handle).unwrap(),
+            image: TextLine::default(),
+            url: TextLine::default(),
+            collection_ids: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_shirt_comes_in_three_sizes_the_largest_sold_out() {
+        let sizes: Vec<_> = variants(&product(1001, "linen-shirt"))
+            .into_iter()
+            .map(|v| (v.id, v.title, v.available))
+            .collect();
+        assert_eq!(
+            sizes,
+            [(10011, "S", true), (10012, "M", true), (10013, "L", false)]
+        );
+        let tote = variants(&product(1003, "canvas-tote"));
+        assert_eq!(
+            tote.iter()
+                .map(|v| (v.id, v.title, v.available))
+                .collect::<Vec<_>>(),
+            [(10031, "Default Title", true)]
+        );
+        assert!(!variants(&product(1004, "scarf-sold-out"))[0].available);
+    }
+
+    #[test]
+    fn add_js_reads_one_item_or_many_and_the_sections_to_render() {
+        let read = |body: &str| serde_json::from_str::<AddRequest>(body).unwrap();
+        let many =
+            read(r#"{"items":[{"id":10012,"quantity":1}],"sections":"cart-icon-bubble, other"}"#);
+        assert_eq!(many.items.map(|i| i.len()), Some(1));
+        assert_eq!(many.sections.unwrap().ids(), ["cart-icon-bubble", "other"]);
+        let one = read(r#"{"id":10012,"sections":["cart-icon-bubble"]}"#);
+        assert!(one.items.is_none());
+        assert_eq!(one.one.map(|i| (i.id, i.quantity)), Some((10012, 1)));
+        assert_eq!(one.sections.unwrap().ids(), ["cart-icon-bubble"]);
+        assert!(read(r#"{"items":[]}"#).sections.is_none());
+    }
+
+    #[test]
+    fn the_cart_bubble_is_rendered_as_a_section_with_the_count_and_unknown_sections_are_null() {
+        let shirt = product(1001, "linen-shirt");
+        let mut cart = Cart::default();
+        let medium = variants(&shirt)[1].clone();
+        cart.add(shirt.clone(), medium.clone(), 1);
+        cart.add(shirt, medium, 1);
+        assert_eq!(cart.lines.len(), 1, "the same variant twice is one line");
+        let sections = rendered_sections(&["cart-icon-bubble", "footer"], &cart);
+        let bubble = sections["cart-icon-bubble"].as_str().unwrap();
+        assert!(
+            bubble.starts_with(
+                r#"<div id="shopify-section-cart-icon-bubble" class="shopify-section">"#
+            ),
+            "{bubble}"
+        );
+        assert!(bubble.contains("(2)</span>"), "{bubble}");
+        assert_eq!(sections["footer"], Value::Null);
+    }
 }

@@ -26,6 +26,26 @@ use super::{catalog, cookie, numeric_tail, price_cents, product_number, DevStore
 use crate::catalog::products::Product;
 use crate::catalog::shops::Shop;
 
+/// The section id of the theme's cart icon bubble, which bundled section rendering answers for.
+pub const CART_BUBBLE_SECTION: &str = "cart-icon-bubble";
+
+/// What the header's `#cart-icon-bubble` holds: the cart link's text and the item count.
+fn cart_bubble(count: u64) -> String {
+    let items = if count == 1 { "item" } else { "items" };
+    format!(
+        r#"Cart <span class="cart-count-bubble" data-demo-cart-count aria-label="{count} {items}">({count})</span>"#
+    )
+}
+
+/// The cart icon bubble as the platform renders a section: its content in the section's
+/// wrapper, whose inner HTML a theme swaps into its `#cart-icon-bubble`.
+pub fn cart_bubble_section(count: u64) -> String {
+    format!(
+        r#"<div id="shopify-section-{CART_BUBBLE_SECTION}" class="shopify-section">{}</div>"#,
+        cart_bubble(count)
+    )
+}
+
 /// The app blocks' reserved height (their default setting).
 const SLOT_HEIGHT_PX: u32 = 360;
 
@@ -216,8 +236,9 @@ fn layout(
 <link rel="icon" href="data:,"><title>{title} – {shop_name}</title><meta name="description" content="{shop_name}, a demo store with shoppable videos.">
 <style>{STYLE}</style>
 {CONSENT_SCRIPT}
+<script>window.Shopify.currency = {{ active: "{currency}", rate: "1.0" }}; window.Shopify.routes = {{ root: "/" }}; window.Shopify.locale = "en";</script>
 </head><body>
-<header><a class="brand" href="/">{shop_name}</a><nav><a href="/">Home</a>{collections}<a href="/cart">Cart ({count})</a></nav></header>
+<header><a class="brand" href="/">{shop_name}</a><nav><a href="/">Home</a>{collections}<a href="/cart" id="cart-icon-bubble">{bubble}</a></nav></header>
 <div class="bar"><span>Analytics cookies: <b data-demo-consent-state>{consent}</b></span>
 <button type="button" data-demo-consent="allow">Allow</button><button type="button" data-demo-consent="decline">Decline</button>
 <span>·</span><span>{account}</span></div>
@@ -226,7 +247,8 @@ fn layout(
 {embed}</body></html>"#,
         title = esc(title),
         shop_name = esc(&shop.name_or_domain()),
-        count = request.cart.count(),
+        bubble = cart_bubble(request.cart.count()),
+        currency = shop.currency.code(),
     ))
 }
 
@@ -307,13 +329,13 @@ pub fn product(visit: Visit, handle: &str) -> Response {
     let main = format!(
         r#"<div class="product"><img src="{image}" alt="{title}" width="400" height="400">
 <div><h1>{title}</h1><p class="price">{price}</p>
-<form method="post" action="/cart/add"><input type="hidden" name="id" value="{variant}"><button>Add to cart</button></form>
+<form method="post" action="/cart/add">{variant}<button>Add to cart</button></form>
 <p>A demo product. Its videos show below.</p></div></div>
 {slot}<h2>You may also like</h2>{grid}"#,
         image = esc(&product.image),
         title = esc(&product.title),
         price = money(price_cents(product)),
-        variant = product_number(product) * 10 + 1,
+        variant = variant_field(product),
         slot = slot(&visit.request),
         grid = product_grid(&others),
     );
@@ -323,6 +345,37 @@ pub fn product(visit: Visit, handle: &str) -> Response {
         collection: None,
     };
     visit.page(&product.title, &main, Some(&context))
+}
+
+/// The product form's variant: a hidden field for a product's only variant, else a choice
+/// (sold-out variants shown, not choosable), the first available one chosen.
+fn variant_field(product: &Product) -> String {
+    let variants = cart::variants(product);
+    if let [only] = variants.as_slice() {
+        return format!(r#"<input type="hidden" name="id" value="{}">"#, only.id);
+    }
+    let first_available = variants.iter().find(|v| v.available).map(|v| v.id);
+    let mut html = format!(
+        r#"<p><label>{} <select name="id">"#,
+        esc(cart::option_of(product).0)
+    );
+    for v in &variants {
+        let _ = write!(
+            html,
+            r#"<option value="{id}"{selected}{disabled}>{title}{sold_out}</option>"#,
+            id = v.id,
+            selected = if Some(v.id) == first_available {
+                " selected"
+            } else {
+                ""
+            },
+            disabled = if v.available { "" } else { " disabled" },
+            title = esc(v.title),
+            sold_out = if v.available { "" } else { " (sold out)" },
+        );
+    }
+    html.push_str("</select></label></p>");
+    html
 }
 
 pub async fn collection(Path(handle): Path<String>, visit: Visit) -> Response {
@@ -360,11 +413,12 @@ fn lines_table(cart: &Cart) -> String {
     for line in &cart.lines {
         let _ = write!(
             html,
-            r#"<tr data-demo-line="{id}"><td>{title}</td><td>{quantity}</td><td>{price}</td></tr>"#,
+            r#"<tr data-demo-line="{id}" data-demo-variant="{variant}"><td>{title}</td><td>{quantity}</td><td>{price}</td></tr>"#,
             id = esc(line.product.id.as_str()),
-            title = esc(&line.product.title),
+            variant = line.variant.id,
+            title = esc(&line.title()),
             quantity = line.quantity,
-            price = money(price_cents(&line.product) * line.quantity),
+            price = money(line.price_cents()),
         );
     }
     let _ = write!(
@@ -424,8 +478,8 @@ pub async fn thank_you(
             serde_json::json!({
                 "quantity": l.quantity,
                 "title": l.product.title,
-                "variant": { "id": format!("gid://shopify/ProductVariant/{}", product_number(&l.product) * 10 + 1),
-                             "price": { "amount": price_cents(&l.product) as f64 / 100.0, "currencyCode": currency },
+                "variant": { "id": format!("gid://shopify/ProductVariant/{}", l.variant.id),
+                             "price": { "amount": l.variant.price_cents as f64 / 100.0, "currencyCode": currency },
                              "product": { "id": l.product.id.as_str(), "title": l.product.title } },
             })
         })

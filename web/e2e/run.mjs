@@ -50,6 +50,7 @@ after(async () => {
 // The stories, in order; the last one also checks every page the others opened.
 await import('./where-widgets-render.mjs');
 await import('./watch-and-buy.mjs');
+await import('./a-player-that-sells.mjs');
 await import('./nothing-twice.mjs');
 await import('./every-style-and-behaviour.mjs');
 await import('./light-on-the-store.mjs');

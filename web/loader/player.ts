@@ -3,7 +3,7 @@ import { remember, track } from './events';
 import type { Product, Video, Widget } from './types';
 import { productGid } from '../shared/storage';
 import { streamable, stream } from './stream';
-import { h, on, safe, url } from './util';
+import { debug, h, on, safe, url } from './util';
 
 /** Counts real playback (pauses and seeks excluded) and calls `done` once at 3 s. */
 export function watch(video: HTMLVideoElement, w: Widget, v: Video): void {
@@ -71,7 +71,11 @@ export function fullVideo(cls: string, v: Video, extra: Record<string, string>):
   return el;
 }
 
-const FOCUSABLE = 'button:not([disabled]),a[href],video[controls],[tabindex]:not([tabindex="-1"])';
+/** A speaker; its waves show while sound plays, a cross while muted (styles.ts). */
+const MUTE_ICON =
+  '<svg viewBox="0 0 24 24" width="22" height="22" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2"><path d="M3 9h4l5-4v14l-5-4H3z" fill="currentColor"/><path class="videoapp-on" d="M16 8.5a5 5 0 0 1 0 7"/><path class="videoapp-off" d="M16 9l6 6m0-6l-6 6"/></svg>';
+
+const FOCUSABLE = 'button:not([disabled]),select:not([disabled]),a[href],video[controls],[tabindex]:not([tabindex="-1"])';
 
 /** Opens the player on `w.videos[index]`; focus returns to `opener` on close. */
 export function openPlayer(w: Widget, index: number, opener: HTMLElement, full: boolean): void {
@@ -80,9 +84,11 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, full: 
   const overflow = root.style.overflow;
   const count = w.videos.length;
   const close = h('button', 'videoapp-close', { type: 'button', 'aria-label': 'Close' }, ['\u00d7']);
+  const mute = h('button', 'videoapp-mute', { type: 'button', 'aria-label': 'Mute', 'aria-pressed': 'false' });
+  mute.innerHTML = MUTE_ICON;
   const stage = h('div', 'videoapp-stage');
   const products = h('ul', 'videoapp-products');
-  const dialog = h('div', 'videoapp-dialog', {}, [close, stage, products]);
+  const dialog = h('div', 'videoapp-dialog', {}, [close, mute, stage, products]);
   const overlay = h(
     'div',
     `videoapp-overlay videoapp-layout--${w.modalLayout === 'horizontal' ? 'horizontal' : 'vertical'}${full ? ' videoapp-overlay--full' : ''}`,
@@ -90,6 +96,8 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, full: 
     [dialog],
   );
   let current: HTMLVideoElement | null = null;
+  // The shopper's choice holds for the next video too.
+  let muted = false;
 
   const show = (i: number) => {
     index = (i + count) % count;
@@ -99,6 +107,9 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, full: 
     overlay.setAttribute('aria-label', v.title || 'Video');
     overlay.setAttribute('data-videoapp-video-id', v.id);
     watch(current, w, v);
+    current.muted = muted;
+    const shown = current;
+    on(shown, 'volumechange', () => mute.setAttribute('aria-pressed', String((muted = shown.muted))));
     stage.replaceChildren(current);
     if (count > 1) {
       const step = (d: number, label: string, cls: string) => {
@@ -142,6 +153,7 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, full: 
   });
 
   on(close, 'click', shut);
+  on(mute, 'click', () => current && (current.muted = !current.muted));
   on(overlay, 'click', (e) => e.target === overlay && shut());
   doc.addEventListener('keydown', keys, true);
   doc.addEventListener('focusin', inside, true);
@@ -153,49 +165,177 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, full: 
   close.focus();
 }
 
+/** A variant as the store's product JSON (`/products/<handle>.js`) gives it. */
+interface StoreVariant {
+  id: number;
+  title: string;
+  /** In the currency's smallest unit, as the platform's Ajax API gives every amount. */
+  price: number;
+  available: boolean;
+}
+
+interface StoreProduct {
+  variants?: StoreVariant[];
+  options?: ({ name?: string } | string)[];
+}
+
+/** What `/cart/add.js` answers for `{ items, sections }`. */
+interface AddAnswer {
+  items?: unknown[];
+  sections?: Record<string, string | null>;
+}
+
+/** The theme section that shows the cart's item count (the platform's bundled section rendering). */
+const BUBBLE = 'cart-icon-bubble';
+const JSON_HEADERS = { accept: 'application/json' };
+const storeRoot = () => (window.Shopify && window.Shopify.routes && window.Shopify.routes.root) || '/';
+
+async function storeJSON<T>(path: string): Promise<T> {
+  const r = await fetch(storeRoot() + path, { headers: JSON_HEADERS });
+  if (!r.ok) throw r.status;
+  return r.json();
+}
+
+let currency: Promise<string | undefined> | undefined;
+/** The shop's active currency: the platform's `Shopify.currency`, else the cart's. */
+const activeCurrency = () =>
+  (currency ??= Promise.resolve(
+    (window.Shopify && window.Shopify.currency && window.Shopify.currency.active) ||
+      storeJSON<{ currency?: string }>('cart.js').then((c) => c && c.currency, () => undefined),
+  ));
+
+const money = (amount: number, code: string | undefined) => {
+  try {
+    if (code) {
+      const locale = (window.Shopify && window.Shopify.locale) || document.documentElement.lang || undefined;
+      return new Intl.NumberFormat(locale, { style: 'currency', currency: code }).format(amount / 100);
+    }
+  } catch {
+    /* an unknown currency or locale: the plain amount below */
+  }
+  return (amount / 100).toFixed(2);
+};
+
+/** One request per product and page view, however often the player shows it. */
+const productJSON = new Map<string, Promise<StoreProduct>>();
+const loadProduct = (handle: string) => {
+  let p = productJSON.get(handle);
+  if (!p) {
+    productJSON.set(handle, (p = storeJSON<StoreProduct>(`products/${encodeURIComponent(handle)}.js`)));
+    // A failed load is tried again on the next add to cart.
+    p.catch(() => productJSON.delete(handle));
+  }
+  return p;
+};
+
 function product(w: Widget, v: Video, p: Product): HTMLLIElement {
   const status = h('span', 'videoapp-status', { role: 'status' });
+  const price = h('span', 'videoapp-price');
+  const pick = h('span', 'videoapp-pick');
   const button = h('button', 'videoapp-btn', { type: 'button', 'data-videoapp-add-to-cart': p.id }, ['Add to cart']);
+  const viewCart = h('a', 'videoapp-viewcart', { href: `${storeRoot()}cart`, hidden: '' }, ['View cart']);
   const li = h('li', 'videoapp-product', {}, [
     url(p.image) && h('img', '', { src: url(p.image), alt: '', width: 64, height: 64, loading: 'lazy' }),
     h('a', 'videoapp-pname', { href: url(p.url) }, [p.title]),
-    button,
+    price,
+    pick,
+    h('span', 'videoapp-actions', {}, [button, viewCart]),
     status,
   ]);
   const state = (s: string, text: string) => {
     li.setAttribute('data-videoapp-state', s);
     status.textContent = text;
   };
+  const handle = decodeURIComponent(p.handle || (/\/products\/([^/?#]+)/.exec(p.url || '') || [])[1] || '');
+  let variants: StoreVariant[] | undefined;
+  let chosen: StoreVariant | undefined;
+  let select: HTMLSelectElement | undefined;
+  let code: string | undefined;
+  const showPrice = () => (price.textContent = chosen ? money(chosen.price, code) : '');
+  const soldOut = () => {
+    button.setAttribute('aria-disabled', 'true');
+    state('soldout', 'Sold out');
+  };
+
+  /** Reads the product's variants and prices; the first available variant is chosen. */
+  const setUp = async () => {
+    if (variants) return;
+    const [json, active] = await Promise.all([loadProduct(handle), activeCurrency()]);
+    code = active;
+    variants = (json && json.variants) || [];
+    chosen = variants.find((x) => x.available);
+    if (variants.length > 1) {
+      const option = (json.options || []).map((o) => (typeof o === 'string' ? o : o.name)).join(' / ');
+      select = h('select', 'videoapp-variant', { 'aria-label': `${option || 'Option'} for ${p.title}` });
+      for (const x of variants) {
+        const o = h('option', '', { value: x.id }, [x.available ? x.title : `${x.title} \u2013 sold out`]);
+        o.disabled = !x.available;
+        o.selected = x === chosen;
+        select.append(o);
+      }
+      on(select, 'change', () => {
+        chosen = variants!.find((x) => String(x.id) === select!.value);
+        showPrice();
+      });
+      pick.replaceChildren(select);
+    }
+    showPrice();
+    if (!chosen) soldOut();
+  };
+  setUp().catch(debug);
+
   on(button, 'click', async () => {
     // aria-disabled, not disabled: a disabled button drops the focus to the page, out of the
     // dialog, without a focusin the trap could catch.
     if (button.getAttribute('aria-disabled') === 'true') return;
     button.setAttribute('aria-disabled', 'true');
+    viewCart.hidden = true;
     state('pending', 'Adding\u2026');
     try {
-      const base = (window.Shopify && window.Shopify.routes && window.Shopify.routes.root) || '/';
-      const handle = p.handle || (/\/products\/([^/?#]+)/.exec(p.url || '') || [])[1];
-      const json = { accept: 'application/json' };
-      const r = await fetch(`${base}products/${encodeURIComponent(decodeURIComponent(handle || ''))}.js`, { headers: json });
-      if (!r.ok) throw r.status;
-      const variant = ((await r.json()).variants as { id: number; available: boolean }[] | undefined)?.find((x) => x.available);
-      if (!variant) return state('soldout', 'Sold out');
-      const add = await fetch(`${base}cart/add.js`, {
+      await setUp();
+      const variant = chosen;
+      if (!variant) return soldOut();
+      const add = await fetch(`${storeRoot()}cart/add.js`, {
         method: 'POST',
-        headers: { ...json, 'content-type': 'application/json' },
-        body: JSON.stringify({ items: [{ id: variant.id, quantity: 1 }] }),
+        headers: { ...JSON_HEADERS, 'content-type': 'application/json' },
+        body: JSON.stringify({ items: [{ id: variant.id, quantity: 1 }], sections: BUBBLE, sections_url: location.pathname }),
       });
       // 422: the platform refuses the quantity (sold out, or all of the stock is in the cart).
-      if (add.status === 422) return state('soldout', 'Sold out');
+      if (add.status === 422) {
+        variant.available = false;
+        const option = select && select.querySelector<HTMLOptionElement>(`option[value="${variant.id}"]`);
+        if (option) option.disabled = true;
+        chosen = variants!.find((x) => x.available);
+        if (!chosen) return soldOut();
+        select!.value = String(chosen.id);
+        showPrice();
+        return state('error', `Sorry, ${variant.title} is sold out. Please choose another.`);
+      }
       if (!add.ok) throw add.status;
+      const answer = (await add.json()) as AddAnswer;
+      const bubble = document.getElementById(BUBBLE);
+      const html = answer.sections && answer.sections[BUBBLE];
+      if (bubble && typeof html === 'string') {
+        // The section comes in its wrapper; the theme's element takes what is inside it.
+        const doc = new DOMParser().parseFromString(html, 'text/html');
+        bubble.innerHTML = (doc.querySelector('.shopify-section') || doc.body).innerHTML;
+      }
       state('added', 'Added to cart');
+      viewCart.hidden = false;
       track('add_to_cart', w.id, v.id, productGid(p.id));
       remember('carts', { productId: productGid(p.id), videoId: v.id, widgetId: w.id });
       document.dispatchEvent(
         new CustomEvent('videoapp:add-to-cart', { detail: { productId: p.id, variantId: variant.id, videoId: v.id, widgetId: w.id } }),
       );
+      const cart = await storeJSON<{ item_count?: number }>('cart.js').catch(() => null);
+      document.dispatchEvent(
+        new CustomEvent('videoapp:cart-updated', {
+          detail: { item: (answer.items && answer.items[0]) || answer, itemCount: cart ? cart.item_count : undefined },
+        }),
+      );
     } catch (e) {
-      state('error', 'Could not add to cart');
+      // fetch rejects (a TypeError) only when the store cannot be reached at all.
+      state('error', e instanceof TypeError ? 'No connection. Check your network and try again.' : 'Could not add to cart. Please try again.');
       throw e;
     } finally {
       if (li.getAttribute('data-videoapp-state') !== 'soldout') button.removeAttribute('aria-disabled');

@@ -70,6 +70,9 @@ declare global {
     Shopify?: {
       customerPrivacy?: { analyticsProcessingAllowed?: () => boolean };
       routes?: { root?: string };
+      /** The currency the shopper sees prices in (the platform sets it on every storefront page). */
+      currency?: { active?: string };
+      locale?: string;
     };
   }
 }
