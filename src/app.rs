@@ -70,6 +70,8 @@ pub struct Shared {
     pub platform: Option<Arc<platform::Platform>>,
     /// Uploaded and processed videos: their store, limits and workers' wake-up.
     pub media: media::Media,
+    /// Shops whose pages this instance saw ask for widgets.
+    pub storefront_seen: crate::storefront::seen::SeenShops,
 }
 
 /// A built service with its listeners bound, so callers (and tests, with port 0) can learn the
@@ -184,6 +186,7 @@ impl Application {
             webhook_bodies: BodyBudget::new(config.webhooks.body_budget_bytes),
             platform,
             media,
+            storefront_seen: Default::default(),
             api_keys,
             rate_limit,
             ingest: pipeline.ingest.clone(),

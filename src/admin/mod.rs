@@ -24,7 +24,8 @@ use crate::app::AppState;
 use crate::error::{ApiError, ErrorBody};
 
 pub use auth::AdminToken;
-use path::{Object, ObjectPath, ShopPath};
+pub(crate) use path::ShopPath;
+use path::{Object, ObjectPath};
 
 /// The provisioning API at `/admin/v1`, behind the admin token.
 pub fn router(state: AppState) -> OpenApiRouter<AppState> {

@@ -180,3 +180,28 @@ pub async fn uninstall(pool: &PgPool, domain: &ShopDomain) -> Result<(), Catalog
     tx.commit().await?;
     Ok(())
 }
+
+/// Records that the shop's pages asked for widgets (the app embed is on), the first time.
+pub async fn note_storefront_seen(pool: &PgPool, domain: &ShopDomain) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE shops SET storefront_seen_at = now() \
+         WHERE domain = $1 AND storefront_seen_at IS NULL",
+    )
+    .bind(domain.as_str())
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// When the shop's pages first asked for widgets; `None` before, or for an unknown shop.
+pub async fn storefront_seen_at(
+    pool: &PgPool,
+    domain: &ShopDomain,
+) -> Result<Option<chrono::DateTime<chrono::Utc>>, sqlx::Error> {
+    let seen: Option<Option<chrono::DateTime<chrono::Utc>>> =
+        sqlx::query_scalar("SELECT storefront_seen_at FROM shops WHERE domain = $1")
+            .bind(domain.as_str())
+            .fetch_optional(pool)
+            .await?;
+    Ok(seen.flatten())
+}

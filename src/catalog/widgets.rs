@@ -315,6 +315,16 @@ async fn write_row(
     Ok(())
 }
 
+/// Whether the shop has an active widget.
+pub async fn any_active(pool: &PgPool, shop: &ShopDomain) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM widgets WHERE shop_domain = $1 AND status = 'active')",
+    )
+    .bind(shop.as_str())
+    .fetch_one(pool)
+    .await
+}
+
 pub async fn list(pool: &PgPool, shop: &ShopDomain) -> Result<Vec<Widget>, CatalogError> {
     super::require_shop(pool, shop).await?;
     let rows: Vec<WidgetRow> = sqlx::query_as(&format!(

@@ -4,6 +4,7 @@
 //! or an API key, so the dashboard and the APIs share every line of domain code. `pages` serves
 //! the dashboard itself.
 
+mod onboarding;
 pub(crate) mod pages;
 
 pub use pages::routes as pages;
@@ -21,7 +22,9 @@ use crate::platform::session_token::SessionToken;
 use crate::{admin, analytics};
 
 pub fn router(state: AppState) -> OpenApiRouter<AppState> {
-    let mut api = admin::dashboard_routes(state.clone()).merge(analytics::dashboard_routes());
+    let mut api = admin::dashboard_routes(state.clone())
+        .merge(analytics::dashboard_routes())
+        .routes(utoipa_axum::routes!(onboarding::onboarding));
     for operation in crate::openapi::operations_mut(api.get_openapi_mut()) {
         // The same handlers are documented at their first place; ids must stay unique.
         operation.operation_id = operation.operation_id.take().map(|id| format!("app_{id}"));

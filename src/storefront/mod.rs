@@ -6,6 +6,7 @@ mod display_rules;
 mod events;
 mod presentation;
 pub mod request;
+pub mod seen;
 pub mod signature;
 pub mod view_counts;
 pub(crate) mod widgets;

@@ -99,11 +99,13 @@ async fn snapshot(
     state: &AppState,
     proxy: &ProxyParams,
 ) -> Result<std::sync::Arc<ShopSnapshot>, ApiError> {
-    state
+    let snapshot = state
         .catalog
         .get(&proxy.shop)
         .await?
-        .ok_or(ApiError::ShopNotFound)
+        .ok_or(ApiError::ShopNotFound)?;
+    state.storefront_seen.note(&state.db, &proxy.shop);
+    Ok(snapshot)
 }
 
 /// The validator of an answer that depends on the catalog version and on `inputs`. `v` is the

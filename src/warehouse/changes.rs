@@ -75,6 +75,14 @@ pub async fn days_landed<'e>(
     Ok(())
 }
 
+/// Whether any of the shop's events has landed in ClickHouse: it has numbers to show.
+pub async fn has_numbers(pool: &PgPool, shop: &ShopDomain) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM analytics_days WHERE shop_domain = $1)")
+        .bind(shop.as_str())
+        .fetch_one(pool)
+        .await
+}
+
 /// Forgets the shop's changes (its redaction).
 pub async fn erase_shop<'e>(executor: impl PgExecutor<'e>, shop: &str) -> Result<(), sqlx::Error> {
     sqlx::query(

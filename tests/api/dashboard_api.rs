@@ -566,3 +566,82 @@ async fn the_demo_store_stands_in_for_the_admin_with_tokens_the_service_accepts(
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body, json!({ "videos": [] }));
 }
+
+#[tokio::test]
+async fn the_first_run_checklist_ticks_each_step_from_what_the_service_sees() {
+    let app = dashboard_app().await;
+    let path = format!("/shops/{SHOP}/onboarding");
+    let done = |body: &Value| -> Vec<(String, bool)> {
+        body["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["id"].as_str().unwrap().to_string(),
+                    s["done"].as_bool().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let expect = |embed, video, widget, numbers| {
+        [
+            ("embed", embed),
+            ("video", video),
+            ("widget", widget),
+            ("numbers", numbers),
+        ]
+        .map(|(id, done)| (id.to_string(), done))
+        .to_vec()
+    };
+    let wait_for = |expected: Vec<(String, bool)>| {
+        let app = &app;
+        let path = &path;
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                let body = get(app, path).await;
+                if done(&body) == expected {
+                    return body;
+                }
+                assert!(Instant::now() < deadline, "{body}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+
+    let first = get(&app, &path).await;
+    assert_eq!(done(&first), expect(false, false, false, false));
+    assert_eq!(
+        first["themeEditorPath"],
+        "/themes/current/editor?context=apps&template=index&activateAppId=videoapp-client-id/videoapp-embed"
+    );
+
+    // The store's pages ask for widgets: the embed is on.
+    let response = app
+        .storefront("contextual-widgets", SHOP, &[("location", "home")])
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    wait_for(expect(true, false, false, false)).await;
+
+    let video = app.create_video(SHOP, json!({ "status": "DRAFT" })).await;
+    wait_for(expect(true, true, false, false)).await;
+    app.create_widget(SHOP, json!({ "status": "draft", "videoIds": [video] }))
+        .await;
+    // A draft widget shows nothing on the store yet.
+    wait_for(expect(true, true, false, false)).await;
+    app.create_widget(SHOP, json!({ "videoIds": [video] }))
+        .await;
+    wait_for(expect(true, true, true, false)).await;
+
+    let target = json!({ "videoId": video });
+    record(&app, SHOP, vec![event("impression", &target)]).await;
+    wait_for(expect(true, true, true, true)).await;
+
+    // Nothing of it ticks another shop's steps.
+    let other_token = session_token_for(OTHER_SHOP, PROXY_SECRET, |_| {});
+    let other_path = format!("/shops/{OTHER_SHOP}/onboarding");
+    let (status, other) = call(&app, Method::GET, &other_path, Some(&other_token), None).await;
+    assert_eq!(status, StatusCode::OK, "{other}");
+    assert_eq!(done(&other), expect(false, false, false, false));
+}

@@ -230,6 +230,7 @@ async fn the_openapi_document_is_3_1_and_lists_every_route() {
         "POST /app/api/shops/{shop}/widgets",
         "GET /app/api/shops/{shop}/widgets",
         "GET /app/api/shops/{shop}/widgets/{id}",
+        "GET /app/api/shops/{shop}/onboarding",
         "PATCH /app/api/shops/{shop}/widgets/{id}",
         "DELETE /app/api/shops/{shop}/widgets/{id}",
         "POST /app/api/shops/{shop}/api-keys",
