@@ -10,10 +10,10 @@ use reqwest::StatusCode;
 use secrecy::ExposeSecret;
 use serde_json::{json, Value};
 use videoapp::catalog::domain::ShopDomain;
+use videoapp::devstore::platform::{Behaviour, Operation, PlatformStandIn, StandInProduct};
 use videoapp::platform::credentials::TokenKey;
 
 use crate::helpers::*;
-use crate::platform_standin::{Behaviour, StandIn, StandInProduct};
 use crate::platform_webhooks::{uninstalled_body, Delivery};
 
 const SHOP: &str = "webhook-shop.myshopify.com";
@@ -63,14 +63,23 @@ fn catalog(count: u64) -> Vec<StandInProduct> {
         .map(|id| StandInProduct {
             id,
             title: format!("Product {id}"),
+            handle: format!("product-{id}"),
             active: id % 10 != 0,
             updated_at: "2026-11-20T10:00:00Z".into(),
+            image: Some(format!("https://cdn.example/{id}.jpg")),
         })
         .collect()
 }
 
-async fn platform_app(standin: &StandIn) -> TestApp {
-    let origin = standin.origin.parse().unwrap();
+/// The stand-in of the platform, on a port of its own.
+async fn start_standin(behaviour: Behaviour) -> (PlatformStandIn, String) {
+    let standin = PlatformStandIn::new(CLIENT_ID, PROXY_SECRET, behaviour);
+    let origin = standin.serve_on_loopback().await.unwrap();
+    (standin, origin)
+}
+
+async fn platform_app(origin: &str) -> TestApp {
+    let origin = origin.parse().unwrap();
     spawn_app_with(|s| {
         platform_settings(s);
         s.platform_origin = Some(origin);
@@ -139,10 +148,10 @@ async fn installing_exchanges_the_session_token_keeps_the_access_token_sealed_an
         throttle_every: Some(3),
         ..Behaviour::default()
     };
-    let standin = StandIn::start(CLIENT_ID, PROXY_SECRET, behaviour).await;
+    let (standin, origin) = start_standin(behaviour).await;
     let products = catalog(250);
     standin.set_products(SHOP, products.clone());
-    let app = platform_app(&standin).await;
+    let app = platform_app(&origin).await;
     let token = good_token();
 
     // Act
@@ -160,7 +169,7 @@ async fn installing_exchanges_the_session_token_keeps_the_access_token_sealed_an
         (again_status, &again["installedNow"]),
         (StatusCode::OK, &json!(false))
     );
-    let exchanges = standin.seen(|s| s.exchanges.clone());
+    let exchanges = standin.seen().exchanges;
     assert_eq!(exchanges.len(), 1);
     assert_eq!(exchanges[0]["subject_token"], json!(token));
     assert_eq!(exchanges[0]["client_id"], json!(CLIENT_ID));
@@ -189,15 +198,15 @@ async fn installing_exchanges_the_session_token_keeps_the_access_token_sealed_an
         .open(&ShopDomain::parse(SHOP).unwrap(), &sealed)
         .unwrap();
     assert_eq!(opened.expose_secret(), granted[0]);
-    assert_eq!(scope, "read_products");
+    assert_eq!(scope, "read_products,write_pixels,read_customer_events");
     // Every active product, from every page, through the throttling; each page asked once.
     assert_eq!(product_titles(&app).await, active_titles(&products));
-    let pages = standin.seen(|s| s.pages_asked.clone());
+    let pages = standin.seen().pages_asked;
     assert_eq!(
         pages,
         vec![None, Some("cursor-100".into()), Some("cursor-200".into())]
     );
-    assert!(standin.seen(|s| s.throttled) >= 1);
+    assert!(standin.seen().throttled >= 1);
     // The throttled answers were waited out in the attempt, not failed and retried later.
     let attempts: i32 = sqlx::query_scalar(
         "SELECT attempts FROM webhook_deliveries WHERE topic = 'products/import'",
@@ -211,8 +220,8 @@ async fn installing_exchanges_the_session_token_keeps_the_access_token_sealed_an
 #[tokio::test]
 async fn a_bad_session_token_is_refused_and_nothing_is_installed() {
     // Arrange
-    let standin = StandIn::start(CLIENT_ID, PROXY_SECRET, Behaviour::default()).await;
-    let app = platform_app(&standin).await;
+    let (standin, origin) = start_standin(Behaviour::default()).await;
+    let app = platform_app(&origin).await;
     let now = Utc::now().timestamp();
     let cases = [
         (
@@ -250,7 +259,7 @@ async fn a_bad_session_token_is_refused_and_nothing_is_installed() {
             "{case}: {body}"
         );
     }
-    assert!(standin.seen(|s| s.exchanges.is_empty()));
+    assert!(standin.seen().exchanges.is_empty());
     let shops: i64 = sqlx::query_scalar("SELECT count(*) FROM shops")
         .fetch_one(&app.db)
         .await
@@ -265,8 +274,8 @@ async fn a_session_token_the_platform_refuses_installs_nothing() {
         refuse_exchange: true,
         ..Behaviour::default()
     };
-    let standin = StandIn::start(CLIENT_ID, PROXY_SECRET, behaviour).await;
-    let app = platform_app(&standin).await;
+    let (_standin, origin) = start_standin(behaviour).await;
+    let app = platform_app(&origin).await;
 
     // Act
     let (status, body) = install(&app, Some(&good_token())).await;
@@ -294,13 +303,13 @@ async fn a_session_token_the_platform_refuses_installs_nothing() {
 async fn an_import_that_fails_half_way_goes_on_from_its_last_page() {
     // Arrange: the second page's request fails once.
     let behaviour = Behaviour {
-        fail_requests: vec![2],
+        fail: vec![(Operation::Products, 2)],
         ..Behaviour::default()
     };
-    let standin = StandIn::start(CLIENT_ID, PROXY_SECRET, behaviour).await;
+    let (standin, origin) = start_standin(behaviour).await;
     let products = catalog(250);
     standin.set_products(SHOP, products.clone());
-    let app = platform_app(&standin).await;
+    let app = platform_app(&origin).await;
 
     // Act
     let (status, body) = install(&app, Some(&good_token())).await;
@@ -309,7 +318,7 @@ async fn an_import_that_fails_half_way_goes_on_from_its_last_page() {
     // Assert: retried after the failure, from the saved cursor (the first page asked once).
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(product_titles(&app).await, active_titles(&products));
-    let pages = standin.seen(|s| s.pages_asked.clone());
+    let pages = standin.seen().pages_asked;
     assert_eq!(
         pages,
         vec![None, Some("cursor-100".into()), Some("cursor-200".into())]
@@ -326,9 +335,9 @@ async fn an_import_that_fails_half_way_goes_on_from_its_last_page() {
 #[tokio::test]
 async fn uninstalling_forgets_the_access_token() {
     // Arrange
-    let standin = StandIn::start(CLIENT_ID, PROXY_SECRET, Behaviour::default()).await;
+    let (standin, origin) = start_standin(Behaviour::default()).await;
     standin.set_products(SHOP, catalog(3));
-    let app = platform_app(&standin).await;
+    let app = platform_app(&origin).await;
     let (status, body) = install(&app, Some(&good_token())).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     wait_for_import(&app).await;
@@ -348,7 +357,7 @@ async fn uninstalling_forgets_the_access_token() {
     let (status, _) = install(&app, Some(&good_token())).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
-        standin.seen(|s| s.exchanges.len()),
+        standin.seen().exchanges.len(),
         2,
         "a reinstall exchanges again"
     );
