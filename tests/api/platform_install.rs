@@ -10,7 +10,9 @@ use reqwest::StatusCode;
 use secrecy::ExposeSecret;
 use serde_json::{json, Value};
 use videoapp::catalog::domain::ShopDomain;
-use videoapp::devstore::platform::{Behaviour, Operation, PlatformStandIn, StandInProduct};
+use videoapp::devstore::platform::{
+    Behaviour, Operation, PlatformStandIn, StandInCollection, StandInProduct,
+};
 use videoapp::platform::credentials::TokenKey;
 
 use crate::helpers::*;
@@ -122,6 +124,72 @@ async fn wait_for_import(app: &TestApp) {
     }
 }
 
+/// Asks the install endpoint until it says the install's work (pixel, collections, products) is
+/// done; fails with the work's last errors.
+async fn wait_for_install_work(app: &TestApp) {
+    let started = Instant::now();
+    loop {
+        let (status, body) = install(app, Some(&good_token())).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        if body["importing"] == json!(false) {
+            return;
+        }
+        let errors: Vec<(String, Option<String>)> = sqlx::query_as(
+            "SELECT topic, last_error FROM webhook_deliveries WHERE done_at IS NULL",
+        )
+        .fetch_all(&app.db)
+        .await
+        .unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the install's work is not done: {errors:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The attempts each piece of the install's work took, by topic.
+async fn attempts_by_topic(app: &TestApp) -> Vec<(String, i32)> {
+    sqlx::query_as(
+        "SELECT topic, attempts FROM webhook_deliveries \
+         WHERE topic IN ('web_pixel/activate', 'collections/import', 'products/import') \
+         ORDER BY topic",
+    )
+    .fetch_all(&app.db)
+    .await
+    .unwrap()
+}
+
+/// `count` collections; the first has no image.
+fn collections(count: u64) -> Vec<StandInCollection> {
+    (1..=count)
+        .map(|id| StandInCollection {
+            id: 500 + id,
+            title: format!("Collection {id}"),
+            handle: format!("collection-{id}"),
+            image: (id > 1).then(|| format!("https://cdn.example/c{id}.jpg")),
+        })
+        .collect()
+}
+
+fn expected_collections(collections: &[StandInCollection]) -> Vec<Value> {
+    let mut expected: Vec<Value> = collections
+        .iter()
+        .map(|c| {
+            json!({
+                "id": format!("gid://shopify/Collection/{}", c.id),
+                "title": c.title,
+                "handle": c.handle,
+                "image": c.image.clone().unwrap_or_default(),
+            })
+        })
+        .collect();
+    expected.sort_by_key(|c| c["title"].as_str().unwrap().to_string());
+    expected
+}
+
+const PIXEL_SETTINGS: &str = r#"{"proxyPath":"/apps/videoapp_sub"}"#;
+
 async fn product_titles(app: &TestApp) -> Vec<(String, String)> {
     sqlx::query_as("SELECT gid, title FROM products WHERE shop_domain = $1 ORDER BY gid")
         .bind(SHOP)
@@ -163,7 +231,7 @@ async fn installing_exchanges_the_session_token_keeps_the_access_token_sealed_an
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(
         body,
-        json!({ "success": true, "shop": SHOP, "installedNow": true })
+        json!({ "success": true, "shop": SHOP, "installedNow": true, "importing": true })
     );
     assert_eq!(
         (again_status, &again["installedNow"]),
@@ -380,4 +448,138 @@ async fn without_the_platform_settings_install_is_not_found() {
             .contains("VIDEOAPP_CLIENT_ID"),
         "{body}"
     );
+}
+
+#[tokio::test]
+async fn installing_activates_the_checkout_pixel_once_and_imports_the_collections() {
+    // Arrange: 150 collections (two pages of 100).
+    let (standin, origin) = start_standin(Behaviour::default()).await;
+    standin.set_products(SHOP, catalog(3));
+    let held = collections(150);
+    standin.set_collections(SHOP, held.clone());
+    let app = platform_app(&origin).await;
+
+    // Act
+    let (status, body) = install(&app, Some(&good_token())).await;
+    wait_for_install_work(&app).await;
+    let (again_status, again) = install(&app, Some(&good_token())).await;
+
+    // Assert: the pixel is created once, with the settings the extension declares.
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["importing"], json!(true), "{body}");
+    assert_eq!(again_status, StatusCode::OK, "{again}");
+    assert_eq!(
+        again,
+        json!({ "success": true, "shop": SHOP, "installedNow": false, "importing": false })
+    );
+    let seen = standin.seen();
+    let settings: Value = serde_json::from_str(PIXEL_SETTINGS).unwrap();
+    assert_eq!(seen.pixels_created, vec![(SHOP.to_string(), settings)]);
+    assert!(seen.pixels_updated.is_empty());
+    // Every collection, from both pages, listed by the admin API and the dashboard's.
+    assert_eq!(
+        seen.collection_pages_asked,
+        vec![None, Some("cursor-100".into())]
+    );
+    let listed = app
+        .admin(reqwest::Method::GET, &format!("/shops/{SHOP}/collections"))
+        .send()
+        .await
+        .unwrap();
+    let (listed_status, listed) = json_of(listed).await;
+    assert_eq!(listed_status, StatusCode::OK, "{listed}");
+    assert_eq!(listed["collections"], json!(expected_collections(&held)));
+    let dashboard = app
+        .client
+        .get(app.url(&format!("/app/api/shops/{SHOP}/collections")))
+        .bearer_auth(good_token())
+        .send()
+        .await
+        .unwrap();
+    let (dashboard_status, dashboard) = json_of(dashboard).await;
+    assert_eq!(dashboard_status, StatusCode::OK, "{dashboard}");
+    assert_eq!(dashboard, listed);
+    assert_eq!(
+        attempts_by_topic(&app).await,
+        vec![
+            ("collections/import".to_string(), 1),
+            ("products/import".to_string(), 1),
+            ("web_pixel/activate".to_string(), 1),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_reinstall_updates_the_pixel_and_forgets_the_collections_the_store_removed() {
+    // Arrange: installed once, then uninstalled; the store drops a collection meanwhile.
+    let (standin, origin) = start_standin(Behaviour::default()).await;
+    standin.set_products(SHOP, catalog(3));
+    standin.set_collections(SHOP, collections(3));
+    let app = platform_app(&origin).await;
+    install(&app, Some(&good_token())).await;
+    wait_for_install_work(&app).await;
+    Delivery::new("app/uninstalled", &uninstalled_body(SHOP))
+        .send_ok(&app)
+        .await;
+    crate::platform_webhooks::wait_until_worked(&app).await;
+    let kept = collections(2);
+    standin.set_collections(SHOP, kept.clone());
+
+    // Act
+    let (status, body) = install(&app, Some(&good_token())).await;
+    wait_for_install_work(&app).await;
+
+    // Assert
+    assert_eq!(
+        (status, &body["installedNow"]),
+        (StatusCode::OK, &json!(true))
+    );
+    let seen = standin.seen();
+    let settings: Value = serde_json::from_str(PIXEL_SETTINGS).unwrap();
+    assert_eq!(seen.pixels_created.len(), 1, "{:?}", seen.pixels_created);
+    assert_eq!(seen.pixels_updated, vec![(SHOP.to_string(), settings)]);
+    let listed = app
+        .admin(reqwest::Method::GET, &format!("/shops/{SHOP}/collections"))
+        .send()
+        .await
+        .unwrap();
+    let (_, listed) = json_of(listed).await;
+    assert_eq!(listed["collections"], json!(expected_collections(&kept)));
+}
+
+#[tokio::test]
+async fn a_failing_pixel_or_collections_call_is_retried() {
+    // Arrange: the pixel's creation and the first collections page each fail once.
+    let behaviour = Behaviour {
+        fail: vec![(Operation::WebPixelCreate, 1), (Operation::Collections, 1)],
+        ..Behaviour::default()
+    };
+    let (standin, origin) = start_standin(behaviour).await;
+    standin.set_products(SHOP, catalog(3));
+    let held = collections(3);
+    standin.set_collections(SHOP, held.clone());
+    let app = platform_app(&origin).await;
+
+    // Act
+    let (status, body) = install(&app, Some(&good_token())).await;
+    wait_for_install_work(&app).await;
+
+    // Assert: each retried once, and the pixel created once all the same.
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        attempts_by_topic(&app).await,
+        vec![
+            ("collections/import".to_string(), 2),
+            ("products/import".to_string(), 1),
+            ("web_pixel/activate".to_string(), 2),
+        ]
+    );
+    assert_eq!(standin.seen().pixels_created.len(), 1);
+    let listed = app
+        .admin(reqwest::Method::GET, &format!("/shops/{SHOP}/collections"))
+        .send()
+        .await
+        .unwrap();
+    let (_, listed) = json_of(listed).await;
+    assert_eq!(listed["collections"], json!(expected_collections(&held)));
 }
