@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{json, Value};
@@ -134,6 +134,7 @@ impl PlatformStandIn {
         Router::new()
             .route("/admin/oauth/access_token", post(exchange))
             .route("/admin/api/{version}/graphql.json", post(graphql))
+            .route("/admin/stand-in/calls", get(calls))
             .with_state(self.inner.clone())
     }
 
@@ -263,6 +264,27 @@ async fn exchange(State(inner): State<Shared>, Json(body): Json<Value>) -> Respo
     inner.tokens.insert(access_token.clone(), shop);
     Json(json!({ "access_token": access_token, "scope": "read_products,write_pixels,read_customer_events" }))
         .into_response()
+}
+
+/// `GET /admin/stand-in/calls`: what the stand-in was asked, for a look from outside (the
+/// browser tests, a developer): not an endpoint of the platform.
+async fn calls(State(inner): State<Shared>) -> Response {
+    let inner = inner.lock().expect("the stand-in's lock is never poisoned");
+    let seen = &inner.seen;
+    let settings = |calls: &[(String, Value)]| -> Vec<Value> {
+        calls
+            .iter()
+            .map(|(shop, settings)| json!({ "shop": shop, "settings": settings }))
+            .collect()
+    };
+    Json(json!({
+        "tokenExchanges": seen.exchanges.len(),
+        "productPages": seen.pages_asked.len(),
+        "collectionPages": seen.collection_pages_asked.len(),
+        "webPixelCreate": settings(&seen.pixels_created),
+        "webPixelUpdate": settings(&seen.pixels_updated),
+    }))
+    .into_response()
 }
 
 /// Which operation a query asks for. The stand-in reads the operation's root field, as far as

@@ -322,9 +322,15 @@ impl AdminApi {
         let answer = self
             .request(shop, token, WEB_PIXEL_QUERY, json!({}))
             .await?;
-        // Without a pixel the platform answers `webPixel: null`, with an error saying so.
+        // Without a pixel the platform answers `webPixel: null` (or no data), with an error
+        // saying so.
+        let none_found = answer.errors.as_ref().is_some_and(|errors| {
+            errors.to_string().contains("No web pixel was found")
+                || error_codes(errors).contains(&"NOT_FOUND")
+        });
         match answer.data.as_ref().map(|d| &d["webPixel"]) {
             Some(serde_json::Value::Null) => Ok(None),
+            None if none_found => Ok(None),
             Some(pixel) => match pixel["id"].as_str() {
                 Some(id) => Ok(Some(id.to_string())),
                 None => Err(AdminApiError::Answer(format!("webPixel: no id in {pixel}"))),

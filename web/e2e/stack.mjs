@@ -173,13 +173,18 @@ export async function stopService() {
 /**
  * Starts a demo store for `shop`, forwarding its app proxy to the service. `proxySecret`
  * defaults to the service's own; another one makes every proxied request fail its signature.
- * With the app's client id it also stands in for the admin: `/admin` opens the dashboard.
+ * With the app's client id it also stands in for the admin (`/admin` opens the dashboard) and
+ * for the platform's endpoints an install calls, with a demo catalog of its own. `listen` and
+ * `databaseUrl` default to any free port and the suite's database.
  */
-export async function startStore(shop, { proxySecret = config.proxySecret } = {}) {
+export async function startStore(
+  shop,
+  { proxySecret = config.proxySecret, listen = '127.0.0.1:0', databaseUrl = config.databaseUrl } = {},
+) {
   const { child, fields } = await startChild(
-    ['dev-store', '--shop', shop, '--listen', '127.0.0.1:0', '--upstream', theService().base, '--extensions-dir', config.extensions],
+    ['dev-store', '--shop', shop, '--listen', listen, '--upstream', theService().base, '--extensions-dir', config.extensions],
     {
-      DATABASE_URL: config.databaseUrl,
+      DATABASE_URL: databaseUrl,
       VIDEOAPP_PROXY_SECRET: proxySecret,
       VIDEOAPP_CLIENT_ID: config.clientId,
       VIDEOAPP_LOG_FORMAT: 'json',
