@@ -215,11 +215,14 @@ async fn catalog(store: &DevStore) -> Result<(Shop, Vec<Product>), Response> {
         Ok::<_, CatalogError>((shop, products))
     };
     loaded.await.map_err(|e| {
-        (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("the demo shop {} cannot be read: {e}", store.shop),
-        )
-            .into_response()
+        let message = match e {
+            CatalogError::ShopNotFound if store.admin.is_some() => format!(
+                "videoapp is not installed on the demo shop {} yet: open /admin to install it",
+                store.shop
+            ),
+            e => format!("the demo shop {} cannot be read: {e}", store.shop),
+        };
+        (StatusCode::SERVICE_UNAVAILABLE, message).into_response()
     })
 }
 

@@ -141,6 +141,10 @@ export async function startService(overrides = {}) {
     VIDEOAPP_ADMIN_TOKEN: config.adminToken,
     VIDEOAPP_CLIENT_ID: config.clientId,
     VIDEOAPP_TOKEN_KEY: config.tokenKey,
+    // The shops seeded through the admin API have no platform: the dashboard's install finds none
+    // here (a closed loopback port, never a real shop's domain) and opens them all the same. The
+    // install story starts a service whose platform is its demo store.
+    VIDEOAPP_PLATFORM_ORIGIN: 'http://127.0.0.1:9',
     VIDEOAPP_DASHBOARD_DIR: config.dashboardDir,
     VIDEOAPP_SPOOL_DIR: spoolDir,
     VIDEOAPP_MEDIA_DIR: mediaDir,
