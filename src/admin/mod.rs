@@ -1,9 +1,10 @@
-//! The provisioning API (shops, products, videos, widgets, API keys), behind the admin bearer
+//! The provisioning API (shops, products, collections, videos, widgets, API keys), behind the admin bearer
 //! token.
 
 mod api_keys;
 mod auth;
 mod captions;
+mod collections;
 mod path;
 mod privacy;
 mod products;
@@ -86,6 +87,7 @@ fn shop_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(shops::get_shop))
         .routes(routes!(products::list_products))
+        .routes(routes!(collections::list_collections))
         .routes(routes!(videos::create_video, videos::list_videos))
         .routes(routes!(uploads::upload_options, uploads::create_upload))
         .routes(routes!(

@@ -4,6 +4,7 @@
 //! `NOTIFY`, so caches on every instance learn of the change when (and only when) it commits.
 
 pub mod cache;
+pub mod collections;
 pub mod domain;
 pub mod products;
 pub mod shops;

@@ -4,6 +4,9 @@
 //! does; forwards `/apps/videoapp_sub/*` to the service, signed as the platform's app proxy
 //! signs; answers the platform's cart API; runs the checkout pixel under an emulation of the
 //! web-pixel API; and offers a consent switch. `?videoapp=off` serves a page without the app.
+//! With the app's client id, it also stands in for the platform's admin (`/admin` opens the
+//! dashboard) and for the platform's endpoints an install calls (`platform`), holding a demo
+//! catalog of its own for the shop.
 //!
 //! It keeps carts and orders in memory: it is a stand-in for the platform, not a store.
 
@@ -11,6 +14,7 @@ mod cart;
 pub mod dashboard;
 mod media;
 mod pages;
+pub mod platform;
 mod proxy;
 
 use std::collections::HashMap;
@@ -74,6 +78,7 @@ impl std::ops::Deref for DevStore {
 pub struct DevStoreServer {
     listener: TcpListener,
     router: Router,
+    platform: Option<platform::PlatformStandIn>,
 }
 
 impl DevStoreServer {
@@ -85,6 +90,19 @@ impl DevStoreServer {
         let listener = TcpListener::bind(config.listen)
             .await
             .with_context(|| format!("cannot listen on {}", config.listen))?;
+        let origin = format!("http://{}", listener.local_addr()?);
+        // The admin's platform holds the demo catalog, whose images this store serves.
+        let platform = config.admin.as_ref().map(|admin| {
+            let standin = platform::PlatformStandIn::new(
+                &admin.client_id,
+                admin.secret.expose_secret(),
+                platform::Behaviour::default(),
+            );
+            let (products, collections) = platform::demo_catalog(&origin);
+            standin.set_products(config.shop.as_str(), products);
+            standin.set_collections(config.shop.as_str(), collections);
+            standin
+        });
         let state = DevStore(Arc::new(Shared {
             shop: config.shop,
             upstream: config.upstream.trim_end_matches('/').to_string(),
@@ -99,9 +117,14 @@ impl DevStoreServer {
             carts: Mutex::new(HashMap::new()),
             orders: Mutex::new(HashMap::new()),
         }));
+        let mut router = router(state);
+        if let Some(platform) = &platform {
+            router = router.merge(platform.router());
+        }
         Ok(DevStoreServer {
             listener,
-            router: router(state),
+            router,
+            platform,
         })
     }
 
@@ -109,6 +132,11 @@ impl DevStoreServer {
         self.listener
             .local_addr()
             .expect("a bound listener has an address")
+    }
+
+    /// The platform it stands in for (with the admin only): what it was asked.
+    pub fn platform(&self) -> Option<&platform::PlatformStandIn> {
+        self.platform.as_ref()
     }
 
     pub async fn run_until(
@@ -187,11 +215,14 @@ async fn catalog(store: &DevStore) -> Result<(Shop, Vec<Product>), Response> {
         Ok::<_, CatalogError>((shop, products))
     };
     loaded.await.map_err(|e| {
-        (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("the demo shop {} cannot be read: {e}", store.shop),
-        )
-            .into_response()
+        let message = match e {
+            CatalogError::ShopNotFound if store.admin.is_some() => format!(
+                "videoapp is not installed on the demo shop {} yet: open /admin to install it",
+                store.shop
+            ),
+            e => format!("the demo shop {} cannot be read: {e}", store.shop),
+        };
+        (StatusCode::SERVICE_UNAVAILABLE, message).into_response()
     })
 }
 

@@ -1,5 +1,6 @@
 //! The platform's per-shop endpoints the service calls: the token exchange (a session token for
-//! an offline access token) and the Admin GraphQL API (the shop's products, page by page).
+//! an offline access token) and the Admin GraphQL API (the shop's products and collections, page
+//! by page, and the app's web pixel).
 //!
 //! GraphQL requests are paid from a bucket of cost points per shop that refills at a fixed rate.
 //! A request the bucket cannot pay is answered `THROTTLED`; it is sent again once the bucket has
@@ -35,6 +36,30 @@ const PRODUCTS_QUERY: &str = "query Products($first: Int!, $after: String) {
   }
 }";
 
+const COLLECTIONS_QUERY: &str = "query Collections($first: Int!, $after: String) {
+  collections(first: $first, after: $after, sortKey: ID) {
+    pageInfo { hasNextPage endCursor }
+    nodes { id title handle image { url } }
+  }
+}";
+
+/// The app's own web pixel (the platform answers for the calling app).
+const WEB_PIXEL_QUERY: &str = "query WebPixel { webPixel { id settings } }";
+
+const WEB_PIXEL_CREATE: &str = "mutation WebPixelCreate($webPixel: WebPixelInput!) {
+  webPixelCreate(webPixel: $webPixel) {
+    userErrors { code field message }
+    webPixel { id settings }
+  }
+}";
+
+const WEB_PIXEL_UPDATE: &str = "mutation WebPixelUpdate($id: ID!, $webPixel: WebPixelInput!) {
+  webPixelUpdate(id: $id, webPixel: $webPixel) {
+    userErrors { code field message }
+    webPixel { id settings }
+  }
+}";
+
 /// The service's client of the platform.
 pub struct AdminApi {
     http: reqwest::Client,
@@ -54,6 +79,9 @@ pub enum AdminApiError {
     Status { status: u16, body: String },
     #[error("the platform's answer is not what it documents: {0}")]
     Answer(String),
+    /// The platform refused a mutation's input (its `userErrors`).
+    #[error("the platform refused the change: {0}")]
+    UserErrors(String),
     #[error("the platform kept throttling after {MAX_THROTTLED} waits")]
     Throttled,
     #[error("cannot reach the platform: {0}")]
@@ -101,9 +129,24 @@ impl ProductNode {
     }
 }
 
-/// A page of products, and the cursor after it when there are more.
-pub struct ProductsPage {
-    pub products: Vec<ProductNode>,
+/// One collection as the Admin API gives it.
+#[derive(Debug, Deserialize)]
+pub struct CollectionNode {
+    pub id: String,
+    pub title: Option<String>,
+    pub handle: Option<String>,
+    image: Option<ImageNode>,
+}
+
+impl CollectionNode {
+    pub fn image_url(&self) -> Option<&str> {
+        self.image.as_ref()?.url.as_deref()
+    }
+}
+
+/// A page of a connection's nodes, and the cursor after it when there are more.
+pub struct Page<T> {
+    pub nodes: Vec<T>,
     pub next: Option<String>,
 }
 
@@ -150,15 +193,9 @@ impl Cost {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct ProductsData {
-    products: Connection,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Connection {
+struct Connection<T> {
     page_info: PageInfo,
-    nodes: Vec<ProductNode>,
+    nodes: Vec<T>,
 }
 
 #[derive(Deserialize)]
@@ -260,15 +297,156 @@ impl AdminApi {
         shop: &ShopDomain,
         token: &SecretString,
         after: Option<&str>,
-    ) -> Result<ProductsPage, AdminApiError> {
-        let url = self.url(shop, &format!("/admin/api/{API_VERSION}/graphql.json"));
+    ) -> Result<Page<ProductNode>, AdminApiError> {
+        self.page(shop, token, PRODUCTS_QUERY, "products", after)
+            .await
+    }
+
+    /// The page of the shop's collections after `after` (from the first with `None`).
+    pub async fn collections_page(
+        &self,
+        shop: &ShopDomain,
+        token: &SecretString,
+        after: Option<&str>,
+    ) -> Result<Page<CollectionNode>, AdminApiError> {
+        self.page(shop, token, COLLECTIONS_QUERY, "collections", after)
+            .await
+    }
+
+    /// The app's web pixel on the shop (its id), if the app has one.
+    pub async fn web_pixel(
+        &self,
+        shop: &ShopDomain,
+        token: &SecretString,
+    ) -> Result<Option<String>, AdminApiError> {
+        let answer = self
+            .request(shop, token, WEB_PIXEL_QUERY, json!({}))
+            .await?;
+        // Without a pixel the platform answers `webPixel: null` (or no data), with an error
+        // saying so.
+        let none_found = answer.errors.as_ref().is_some_and(|errors| {
+            errors.to_string().contains("No web pixel was found")
+                || error_codes(errors).contains(&"NOT_FOUND")
+        });
+        match answer.data.as_ref().map(|d| &d["webPixel"]) {
+            Some(serde_json::Value::Null) => Ok(None),
+            None if none_found => Ok(None),
+            Some(pixel) => match pixel["id"].as_str() {
+                Some(id) => Ok(Some(id.to_string())),
+                None => Err(AdminApiError::Answer(format!("webPixel: no id in {pixel}"))),
+            },
+            None => Err(AdminApiError::Answer(format!(
+                "webPixel: errors {}",
+                answer.errors.unwrap_or_default()
+            ))),
+        }
+    }
+
+    /// Activates the app's web pixel with `settings` (checked by the platform against the pixel
+    /// extension's declared settings): created when `existing` is `None`, else updated. Its id.
+    pub async fn activate_web_pixel(
+        &self,
+        shop: &ShopDomain,
+        token: &SecretString,
+        existing: Option<&str>,
+        settings: &serde_json::Value,
+    ) -> Result<String, AdminApiError> {
+        // The platform documents the settings as JSON given as a string.
+        let input = json!({ "settings": settings.to_string() });
+        let (query, variables, field) = match existing {
+            None => (
+                WEB_PIXEL_CREATE,
+                json!({ "webPixel": input }),
+                "webPixelCreate",
+            ),
+            Some(id) => (
+                WEB_PIXEL_UPDATE,
+                json!({ "id": id, "webPixel": input }),
+                "webPixelUpdate",
+            ),
+        };
+        let answer = self.request(shop, token, query, variables).await?;
+        if let Some(errors) = answer.errors {
+            return Err(AdminApiError::Answer(format!("{field}: errors {errors}")));
+        }
+        let payload = answer.data.map(|mut d| d[field].take()).unwrap_or_default();
+        match payload["userErrors"].as_array() {
+            Some(errors) if !errors.is_empty() => {
+                return Err(AdminApiError::UserErrors(format!(
+                    "{field}: {}",
+                    serde_json::Value::from(errors.clone())
+                )))
+            }
+            _ => {}
+        }
+        payload["webPixel"]["id"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| AdminApiError::Answer(format!("{field}: no web pixel in {payload}")))
+    }
+
+    /// One page of a connection (`root`) of `query`, which takes `$first` and `$after`. A
+    /// query the platform finds too costly is asked again for half as many nodes; after the
+    /// page, the client waits until the bucket holds what it cost.
+    async fn page<T: serde::de::DeserializeOwned>(
+        &self,
+        shop: &ShopDomain,
+        token: &SecretString,
+        query: &str,
+        root: &str,
+        after: Option<&str>,
+    ) -> Result<Page<T>, AdminApiError> {
         let mut first = PAGE_SIZE;
+        loop {
+            let variables = json!({ "first": first, "after": after });
+            let answer = self.request(shop, token, query, variables).await?;
+            if let Some(errors) = &answer.errors {
+                if error_codes(errors).contains(&"MAX_COST_EXCEEDED") && first > 1 {
+                    first /= 2;
+                    continue;
+                }
+                return Err(AdminApiError::Answer(format!("{root}: errors {errors}")));
+            }
+            let connection: Connection<T> = answer
+                .data
+                .and_then(|mut d| Some(d.get_mut(root)?.take()))
+                .ok_or_else(|| AdminApiError::Answer(format!("{root}: no data")))
+                .and_then(|d| {
+                    serde_json::from_value(d)
+                        .map_err(|e| AdminApiError::Answer(format!("{root}: {e}")))
+                })?;
+            // The next page costs about what this one did: wait until the bucket holds it.
+            if let Some(cost) = answer.cost {
+                let wait = cost.wait_for_bucket();
+                if !wait.is_zero() {
+                    tokio::time::sleep(wait).await;
+                }
+            }
+            let next = connection
+                .page_info
+                .has_next_page
+                .then_some(connection.page_info.end_cursor)
+                .flatten();
+            return Ok(Page {
+                nodes: connection.nodes,
+                next,
+            });
+        }
+    }
+
+    /// One GraphQL request: throttled answers are waited out; the answer's data and errors are
+    /// the caller's to read.
+    async fn request(
+        &self,
+        shop: &ShopDomain,
+        token: &SecretString,
+        query: &str,
+        variables: serde_json::Value,
+    ) -> Result<Answered, AdminApiError> {
+        let url = self.url(shop, &format!("/admin/api/{API_VERSION}/graphql.json"));
+        let body = json!({ "query": query, "variables": variables });
         let mut throttled = 0;
         loop {
-            let body = json!({
-                "query": PRODUCTS_QUERY,
-                "variables": { "first": first, "after": after },
-            });
             let response = self
                 .http
                 .post(&url)
@@ -298,47 +476,29 @@ impl AdminApi {
                 return Err(status_error(status, &text));
             }
             let answer: GraphqlAnswer = serde_json::from_str(&text)
-                .map_err(|e| AdminApiError::Answer(format!("products: {e}")))?;
+                .map_err(|e| AdminApiError::Answer(format!("not GraphQL's JSON: {e}")))?;
             let cost = answer.extensions.and_then(|e| e.cost);
             if let Some(errors) = &answer.errors {
-                let codes = error_codes(errors);
-                if codes.contains(&"THROTTLED") {
+                if error_codes(errors).contains(&"THROTTLED") {
                     let wait = cost.map_or(Duration::from_secs(1), |c| c.wait_for_bucket());
                     wait_out_throttling(&mut throttled, wait).await?;
                     continue;
                 }
-                if codes.contains(&"MAX_COST_EXCEEDED") && first > 1 {
-                    first /= 2;
-                    continue;
-                }
-                return Err(AdminApiError::Answer(format!("products: errors {errors}")));
             }
-            let data: ProductsData = answer
-                .data
-                .ok_or_else(|| AdminApiError::Answer("products: no data".into()))
-                .and_then(|d| {
-                    serde_json::from_value(d)
-                        .map_err(|e| AdminApiError::Answer(format!("products: {e}")))
-                })?;
-            // The next page costs about what this one did: wait until the bucket holds it.
-            if let Some(cost) = cost {
-                let wait = cost.wait_for_bucket();
-                if !wait.is_zero() {
-                    tokio::time::sleep(wait).await;
-                }
-            }
-            let connection = data.products;
-            let next = connection
-                .page_info
-                .has_next_page
-                .then_some(connection.page_info.end_cursor)
-                .flatten();
-            return Ok(ProductsPage {
-                products: connection.nodes,
-                next,
+            return Ok(Answered {
+                data: answer.data,
+                errors: answer.errors,
+                cost,
             });
         }
     }
+}
+
+/// A GraphQL answer that was not throttled.
+struct Answered {
+    data: Option<serde_json::Value>,
+    errors: Option<serde_json::Value>,
+    cost: Option<Cost>,
 }
 
 /// One more throttled answer for a page: waited out (at least 10 ms, at most a minute), or the

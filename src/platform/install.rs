@@ -1,6 +1,7 @@
 //! Install through the platform: the embedded app's session token is exchanged for the shop's
-//! offline access token, which is kept sealed; the shop is created (or reinstalled); and its
-//! products are imported from the Admin API as recorded work, page by page, after the answer.
+//! offline access token, which is kept sealed; the shop is created (or reinstalled); and, as
+//! recorded work after the answer, the app's checkout pixel is activated and the shop's
+//! collections and products are imported from the Admin API, page by page.
 
 use axum::extract::State;
 use axum::Json;
@@ -8,13 +9,14 @@ use chrono::Utc;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::admin_api::AdminApiError;
+use super::admin_api::{AdminApiError, CollectionNode};
 use super::credentials;
 use super::session_token::SessionToken;
 use super::topics::{self, Work};
 use super::work::{self, Taken, Worker};
 use crate::app::AppState;
-use crate::catalog::domain::ShopDomain;
+use crate::catalog::collections::{self, Collection};
+use crate::catalog::domain::{CollectionGid, ShopDomain, TextLine};
 use crate::catalog::products::{self, PlatformChange};
 use crate::catalog::shops::{self, ShopSettings};
 use crate::catalog::CatalogError;
@@ -26,17 +28,32 @@ pub struct Installed {
     /// Always `true`.
     pub success: bool,
     pub shop: ShopDomain,
-    /// `true` when this call installed the app (exchanged the token and started the product
-    /// import); `false` when the shop was installed already and nothing was done.
+    /// `true` when this call installed the app (exchanged the token and started the install's
+    /// work); `false` when the shop was installed already and nothing was done.
     pub installed_now: bool,
+    /// `true` while the install's work (the checkout pixel's activation, the collections' and
+    /// the products' import) is not all done: the app asks again until it is `false`.
+    pub importing: bool,
 }
+
+/// The settings the app's checkout pixel is activated with, as its extension declares them
+/// (`extensions/videoapp-pixel/shopify.extension.toml`): where the store forwards requests to
+/// the service.
+pub fn pixel_settings() -> serde_json::Value {
+    serde_json::json!({ "proxyPath": PROXY_PATH })
+}
+
+/// The app proxy's path on every shop's domain (`shopify.app.toml`: prefix `apps`, subpath
+/// `videoapp_sub`).
+const PROXY_PATH: &str = "/apps/videoapp_sub";
 
 /// Install the app for the session token's shop
 ///
 /// The embedded app calls this when it loads. On the first call for a shop (or after an
 /// uninstall) the session token is exchanged for the shop's offline access token, which is kept
-/// sealed, the shop is created with default settings, and its products are imported from the
-/// platform after the answer. Later calls change nothing.
+/// sealed, and the shop is created with default settings; after the answer, the app's checkout
+/// pixel is activated on the shop and its collections and products are imported from the
+/// platform. Later calls change nothing; `importing` says whether that work is still under way.
 #[utoipa::path(
     post, path = "/app/api/install", tag = "platform",
     security(("session_token" = [])),
@@ -63,6 +80,7 @@ pub async fn install(
             success: true,
             shop: shop.clone(),
             installed_now: false,
+            importing: work::install_pending(&state.db, shop).await?,
         }));
     }
     // Nothing is written before the platform grants the token.
@@ -88,7 +106,7 @@ pub async fn install(
         &granted.scope,
     )
     .await?;
-    work::record_import(&state.db, shop).await?;
+    work::record_install(&state.db, shop).await?;
     state.webhook_work.notify_one();
     metrics::counter!("platform_installs_total").increment(1);
     tracing::info!(%shop, scope = %granted.scope, "installed through the platform");
@@ -96,7 +114,115 @@ pub async fn install(
         success: true,
         shop: shop.clone(),
         installed_now: true,
+        importing: true,
     }))
+}
+
+/// The work of the pixel's activation: the app's web pixel is read, then created with the
+/// pixel's settings, or updated to them when it exists (a reinstall, or an earlier attempt).
+pub async fn activate_pixel(worker: &Worker, shop: &ShopDomain) -> Result<(), String> {
+    let platform = worker
+        .platform
+        .as_ref()
+        .ok_or("the platform settings are off on this instance")?;
+    let token = credentials::load(&worker.db, &platform.token_key, shop)
+        .await
+        .map_err(|e| e.to_string())?;
+    let existing = platform
+        .api
+        .web_pixel(shop, &token)
+        .await
+        .map_err(|e| e.to_string())?;
+    let id = platform
+        .api
+        .activate_web_pixel(shop, &token, existing.as_deref(), &pixel_settings())
+        .await
+        .map_err(|e| e.to_string())?;
+    let how = if existing.is_some() {
+        "updated"
+    } else {
+        "created"
+    };
+    metrics::counter!("platform_pixels_activated_total").increment(1);
+    tracing::info!(%shop, pixel = %id, how, "checkout pixel activated");
+    Ok(())
+}
+
+/// The work of a collection import: every page after the saved cursor, stored as the platform
+/// gives it, the cursor saved after each; at the end, the collections this import did not see
+/// are forgotten.
+pub async fn import_collections(
+    worker: &Worker,
+    shop: &ShopDomain,
+    delivery: &Taken,
+) -> Result<(), String> {
+    let Work::ImportCollections { after } = &delivery.work.0 else {
+        return Ok(());
+    };
+    let platform = worker
+        .platform
+        .as_ref()
+        .ok_or("the platform settings are off on this instance")?;
+    let token = credentials::load(&worker.db, &platform.token_key, shop)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut after = after.clone();
+    loop {
+        let page = platform
+            .api
+            .collections_page(shop, &token, after.as_deref())
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut imported = Vec::with_capacity(page.nodes.len());
+        for node in page.nodes {
+            match imported_collection(&node) {
+                Ok(collection) => imported.push(collection),
+                Err(reason) => {
+                    tracing::warn!(%shop, collection = %node.id, %reason, "collection not imported");
+                }
+            }
+        }
+        match collections::store_imported(&worker.db, shop, &imported).await {
+            Ok(()) => {}
+            Err(CatalogError::ShopNotFound) => return Ok(()),
+            Err(e) => return Err(e.to_string()),
+        }
+        after = page.next;
+        let progress = Work::ImportCollections {
+            after: after.clone(),
+        };
+        work::save_progress(&worker.db, &delivery.webhook_id, &progress)
+            .await
+            .map_err(|e| e.to_string())?;
+        if after.is_none() {
+            // Every collection the platform has was stored since the work was recorded.
+            collections::forget_not_imported_since(&worker.db, shop, delivery.received_at)
+                .await
+                .map_err(|e| e.to_string())?;
+            tracing::info!(%shop, "collection import done");
+            return Ok(());
+        }
+    }
+}
+
+/// A collection as the catalog keeps it, or why it cannot be.
+fn imported_collection(node: &CollectionNode) -> Result<Collection, String> {
+    let line = |field: &str, value: Option<&str>| {
+        let value = value.filter(|v| !v.trim().is_empty());
+        let value = value.ok_or_else(|| format!("{field}: missing or empty"))?;
+        // The platform's text may carry a stray control character; the catalog holds lines.
+        let line: String = value.chars().filter(|c| !c.is_control()).collect();
+        TextLine::parse(&line).map_err(|e| format!("{field}: {e}"))
+    };
+    Ok(Collection {
+        id: CollectionGid::parse(&node.id).map_err(|e| format!("id: {e}"))?,
+        title: line("title", node.title.as_deref())?,
+        handle: line("handle", node.handle.as_deref())?,
+        image: match node.image_url() {
+            Some(url) => line("image", Some(url))?,
+            None => TextLine::default(),
+        },
+    })
 }
 
 /// The work of a product import: every page after the saved cursor, each applied to the catalog
@@ -124,8 +250,8 @@ pub async fn import_products(
             .products_page(shop, &token, after.as_deref())
             .await
             .map_err(|e| e.to_string())?;
-        let mut changes: Vec<PlatformChange> = Vec::with_capacity(page.products.len());
-        for node in page.products {
+        let mut changes: Vec<PlatformChange> = Vec::with_capacity(page.nodes.len());
+        for node in page.nodes {
             let id = node.id.clone();
             match topics::imported_change(shop, node, delivery.received_at) {
                 Ok(change) => changes.push(change),

@@ -78,11 +78,22 @@ pub enum Work {
     /// The shop's products are imported from the Admin API, from the page after `after` (the
     /// import's progress, saved after each page).
     ImportProducts { after: Option<String> },
+    /// The app's checkout pixel is activated on the shop: created, or updated when it exists.
+    ActivatePixel,
+    /// The shop's collections are imported from the Admin API, from the page after `after`;
+    /// those the import did not see are forgotten at its end.
+    ImportCollections { after: Option<String> },
 }
 
 /// The topic of a product import's row: not a webhook's, but worked on, retried and counted
 /// like one.
 pub const IMPORT_TOPIC: &str = "products/import";
+/// The topic of the pixel's activation at install.
+pub const PIXEL_TOPIC: &str = "web_pixel/activate";
+/// The topic of a collection import at install.
+pub const COLLECTIONS_TOPIC: &str = "collections/import";
+/// The topics of the work an install records, in the order it is done.
+pub const INSTALL_TOPICS: [&str; 3] = [PIXEL_TOPIC, COLLECTIONS_TOPIC, IMPORT_TOPIC];
 
 /// Why a body cannot be worked on; the message names the field.
 #[derive(Debug)]

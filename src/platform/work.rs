@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use tokio::sync::Notify;
 
-use super::topics::{Topic, Work, IMPORT_TOPIC};
+use super::topics::{Topic, Work, COLLECTIONS_TOPIC, IMPORT_TOPIC, INSTALL_TOPICS, PIXEL_TOPIC};
 use super::{credentials, install, privacy, Platform};
 use crate::catalog::cache::CatalogCache;
 use crate::catalog::domain::ShopDomain;
@@ -53,16 +53,36 @@ pub async fn record(
     insert(db, webhook_id, shop, topic.as_str(), work).await
 }
 
-/// Records an import of the shop's products from the Admin API, as work of its own; its id.
-pub async fn record_import(db: &PgPool, shop: &ShopDomain) -> Result<String, sqlx::Error> {
-    let id = format!("{IMPORT_TOPIC}:{}", uuid::Uuid::now_v7());
-    let work = Work::ImportProducts { after: None };
-    insert(db, &id, shop, IMPORT_TOPIC, &work).await?;
-    Ok(id)
+/// Records the work of an install, each piece retried on its own: the pixel's activation, then
+/// the import of the shop's collections, then of its products.
+pub async fn record_install(db: &PgPool, shop: &ShopDomain) -> Result<(), sqlx::Error> {
+    let work = [
+        (PIXEL_TOPIC, Work::ActivatePixel),
+        (COLLECTIONS_TOPIC, Work::ImportCollections { after: None }),
+        (IMPORT_TOPIC, Work::ImportProducts { after: None }),
+    ];
+    let mut tx = db.begin().await?;
+    for (topic, work) in work {
+        let id = format!("{topic}:{}", uuid::Uuid::now_v7());
+        insert(&mut *tx, &id, shop, topic, &work).await?;
+    }
+    tx.commit().await
 }
 
-async fn insert(
-    db: &PgPool,
+/// Whether the work of the shop's latest install is not all done yet (none given up, either).
+pub async fn install_pending(db: &PgPool, shop: &ShopDomain) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE shop_domain = $1 \
+         AND topic = ANY($2) AND done_at IS NULL AND failed_at IS NULL)",
+    )
+    .bind(shop.as_str())
+    .bind(&INSTALL_TOPICS[..])
+    .fetch_one(db)
+    .await
+}
+
+async fn insert<'e>(
+    db: impl sqlx::PgExecutor<'e>,
     webhook_id: &str,
     shop: &ShopDomain,
     topic: &str,
@@ -241,6 +261,7 @@ struct ShopWork<'t> {
     products: Vec<&'t Taken>,
     /// Done one at a time, last.
     privacy: Vec<&'t Taken>,
+    /// The calls to the platform of an install, in the order they were recorded.
     imports: Vec<&'t Taken>,
 }
 
@@ -260,7 +281,9 @@ async fn work_on(worker: &Worker, mut taken: Vec<Taken>) {
             Work::CustomerReport { .. } | Work::CustomerRedact { .. } | Work::ShopRedact => {
                 shop.privacy.push(delivery)
             }
-            Work::ImportProducts { .. } => shop.imports.push(delivery),
+            Work::ImportProducts { .. } | Work::ActivatePixel | Work::ImportCollections { .. } => {
+                shop.imports.push(delivery)
+            }
         }
     }
     for (shop, work) in by_shop {
@@ -301,7 +324,13 @@ async fn work_on(worker: &Worker, mut taken: Vec<Taken>) {
             finish(db, &work.products, outcome).await;
         }
         for delivery in work.imports {
-            let outcome = install::import_products(worker, &shop, delivery).await;
+            let outcome = match &delivery.work.0 {
+                Work::ActivatePixel => install::activate_pixel(worker, &shop).await,
+                Work::ImportCollections { .. } => {
+                    install::import_collections(worker, &shop, delivery).await
+                }
+                _ => install::import_products(worker, &shop, delivery).await,
+            };
             finish(db, &[delivery], outcome).await;
         }
         if !work.uninstall.is_empty() {
@@ -346,7 +375,11 @@ async fn privacy_work(worker: &Worker, shop: &ShopDomain, delivery: &Taken) -> R
             let request = (delivery.webhook_id.as_str(), delivery.received_at);
             privacy::redact_shop(db, warehouse, shop, request).await
         }
-        Work::Uninstall | Work::Product { .. } | Work::ImportProducts { .. } => Ok(()),
+        Work::Uninstall
+        | Work::Product { .. }
+        | Work::ImportProducts { .. }
+        | Work::ActivatePixel
+        | Work::ImportCollections { .. } => Ok(()),
     }
 }
 
@@ -399,8 +432,10 @@ async fn finish(db: &PgPool, deliveries: &[&Taken], outcome: Result<(), String>)
 fn topic_label(raw: &str) -> &'static str {
     match Topic::parse(raw) {
         Some(topic) => topic.as_str(),
-        None if raw == IMPORT_TOPIC => IMPORT_TOPIC,
-        None => "other",
+        None => INSTALL_TOPICS
+            .into_iter()
+            .find(|t| *t == raw)
+            .unwrap_or("other"),
     }
 }
 

@@ -33,7 +33,6 @@ mod media_uploads;
 mod ops;
 mod platform_install;
 mod platform_privacy;
-mod platform_standin;
 mod platform_webhooks;
 mod postgres_outage;
 mod scale_out;

@@ -181,6 +181,7 @@ async fn the_openapi_document_is_3_1_and_lists_every_route() {
         "DELETE /admin/v1/shops/{shop}",
         "PUT /admin/v1/shops/{shop}/products",
         "GET /admin/v1/shops/{shop}/products",
+        "GET /admin/v1/shops/{shop}/collections",
         "DELETE /admin/v1/shops/{shop}/products",
         "POST /admin/v1/shops/{shop}/videos",
         "GET /admin/v1/shops/{shop}/videos",
@@ -212,6 +213,7 @@ async fn the_openapi_document_is_3_1_and_lists_every_route() {
         // The dashboard: the same handlers behind the session token.
         "GET /app/api/shops/{shop}",
         "GET /app/api/shops/{shop}/products",
+        "GET /app/api/shops/{shop}/collections",
         "POST /app/api/shops/{shop}/videos",
         "GET /app/api/shops/{shop}/videos",
         "GET /app/api/shops/{shop}/videos/{id}",

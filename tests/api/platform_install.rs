@@ -10,10 +10,12 @@ use reqwest::StatusCode;
 use secrecy::ExposeSecret;
 use serde_json::{json, Value};
 use videoapp::catalog::domain::ShopDomain;
+use videoapp::devstore::platform::{
+    Behaviour, Operation, PlatformStandIn, StandInCollection, StandInProduct,
+};
 use videoapp::platform::credentials::TokenKey;
 
 use crate::helpers::*;
-use crate::platform_standin::{Behaviour, StandIn, StandInProduct};
 use crate::platform_webhooks::{uninstalled_body, Delivery};
 
 const SHOP: &str = "webhook-shop.myshopify.com";
@@ -63,14 +65,23 @@ fn catalog(count: u64) -> Vec<StandInProduct> {
         .map(|id| StandInProduct {
             id,
             title: format!("Product {id}"),
+            handle: format!("product-{id}"),
             active: id % 10 != 0,
             updated_at: "2026-11-20T10:00:00Z".into(),
+            image: Some(format!("https://cdn.example/{id}.jpg")),
         })
         .collect()
 }
 
-async fn platform_app(standin: &StandIn) -> TestApp {
-    let origin = standin.origin.parse().unwrap();
+/// The stand-in of the platform, on a port of its own.
+async fn start_standin(behaviour: Behaviour) -> (PlatformStandIn, String) {
+    let standin = PlatformStandIn::new(CLIENT_ID, PROXY_SECRET, behaviour);
+    let origin = standin.serve_on_loopback().await.unwrap();
+    (standin, origin)
+}
+
+async fn platform_app(origin: &str) -> TestApp {
+    let origin = origin.parse().unwrap();
     spawn_app_with(|s| {
         platform_settings(s);
         s.platform_origin = Some(origin);
@@ -113,6 +124,72 @@ async fn wait_for_import(app: &TestApp) {
     }
 }
 
+/// Asks the install endpoint until it says the install's work (pixel, collections, products) is
+/// done; fails with the work's last errors.
+async fn wait_for_install_work(app: &TestApp) {
+    let started = Instant::now();
+    loop {
+        let (status, body) = install(app, Some(&good_token())).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        if body["importing"] == json!(false) {
+            return;
+        }
+        let errors: Vec<(String, Option<String>)> = sqlx::query_as(
+            "SELECT topic, last_error FROM webhook_deliveries WHERE done_at IS NULL",
+        )
+        .fetch_all(&app.db)
+        .await
+        .unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the install's work is not done: {errors:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The attempts each piece of the install's work took, by topic.
+async fn attempts_by_topic(app: &TestApp) -> Vec<(String, i32)> {
+    sqlx::query_as(
+        "SELECT topic, attempts FROM webhook_deliveries \
+         WHERE topic IN ('web_pixel/activate', 'collections/import', 'products/import') \
+         ORDER BY topic",
+    )
+    .fetch_all(&app.db)
+    .await
+    .unwrap()
+}
+
+/// `count` collections; the first has no image.
+fn collections(count: u64) -> Vec<StandInCollection> {
+    (1..=count)
+        .map(|id| StandInCollection {
+            id: 500 + id,
+            title: format!("Collection {id}"),
+            handle: format!("collection-{id}"),
+            image: (id > 1).then(|| format!("https://cdn.example/c{id}.jpg")),
+        })
+        .collect()
+}
+
+fn expected_collections(collections: &[StandInCollection]) -> Vec<Value> {
+    let mut expected: Vec<Value> = collections
+        .iter()
+        .map(|c| {
+            json!({
+                "id": format!("gid://shopify/Collection/{}", c.id),
+                "title": c.title,
+                "handle": c.handle,
+                "image": c.image.clone().unwrap_or_default(),
+            })
+        })
+        .collect();
+    expected.sort_by_key(|c| c["title"].as_str().unwrap().to_string());
+    expected
+}
+
+const PIXEL_SETTINGS: &str = r#"{"proxyPath":"/apps/videoapp_sub"}"#;
+
 async fn product_titles(app: &TestApp) -> Vec<(String, String)> {
     sqlx::query_as("SELECT gid, title FROM products WHERE shop_domain = $1 ORDER BY gid")
         .bind(SHOP)
@@ -139,10 +216,10 @@ async fn installing_exchanges_the_session_token_keeps_the_access_token_sealed_an
         throttle_every: Some(3),
         ..Behaviour::default()
     };
-    let standin = StandIn::start(CLIENT_ID, PROXY_SECRET, behaviour).await;
+    let (standin, origin) = start_standin(behaviour).await;
     let products = catalog(250);
     standin.set_products(SHOP, products.clone());
-    let app = platform_app(&standin).await;
+    let app = platform_app(&origin).await;
     let token = good_token();
 
     // Act
@@ -154,13 +231,13 @@ async fn installing_exchanges_the_session_token_keeps_the_access_token_sealed_an
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(
         body,
-        json!({ "success": true, "shop": SHOP, "installedNow": true })
+        json!({ "success": true, "shop": SHOP, "installedNow": true, "importing": true })
     );
     assert_eq!(
         (again_status, &again["installedNow"]),
         (StatusCode::OK, &json!(false))
     );
-    let exchanges = standin.seen(|s| s.exchanges.clone());
+    let exchanges = standin.seen().exchanges;
     assert_eq!(exchanges.len(), 1);
     assert_eq!(exchanges[0]["subject_token"], json!(token));
     assert_eq!(exchanges[0]["client_id"], json!(CLIENT_ID));
@@ -189,15 +266,15 @@ async fn installing_exchanges_the_session_token_keeps_the_access_token_sealed_an
         .open(&ShopDomain::parse(SHOP).unwrap(), &sealed)
         .unwrap();
     assert_eq!(opened.expose_secret(), granted[0]);
-    assert_eq!(scope, "read_products");
+    assert_eq!(scope, "read_products,write_pixels,read_customer_events");
     // Every active product, from every page, through the throttling; each page asked once.
     assert_eq!(product_titles(&app).await, active_titles(&products));
-    let pages = standin.seen(|s| s.pages_asked.clone());
+    let pages = standin.seen().pages_asked;
     assert_eq!(
         pages,
         vec![None, Some("cursor-100".into()), Some("cursor-200".into())]
     );
-    assert!(standin.seen(|s| s.throttled) >= 1);
+    assert!(standin.seen().throttled >= 1);
     // The throttled answers were waited out in the attempt, not failed and retried later.
     let attempts: i32 = sqlx::query_scalar(
         "SELECT attempts FROM webhook_deliveries WHERE topic = 'products/import'",
@@ -211,8 +288,8 @@ async fn installing_exchanges_the_session_token_keeps_the_access_token_sealed_an
 #[tokio::test]
 async fn a_bad_session_token_is_refused_and_nothing_is_installed() {
     // Arrange
-    let standin = StandIn::start(CLIENT_ID, PROXY_SECRET, Behaviour::default()).await;
-    let app = platform_app(&standin).await;
+    let (standin, origin) = start_standin(Behaviour::default()).await;
+    let app = platform_app(&origin).await;
     let now = Utc::now().timestamp();
     let cases = [
         (
@@ -250,7 +327,7 @@ async fn a_bad_session_token_is_refused_and_nothing_is_installed() {
             "{case}: {body}"
         );
     }
-    assert!(standin.seen(|s| s.exchanges.is_empty()));
+    assert!(standin.seen().exchanges.is_empty());
     let shops: i64 = sqlx::query_scalar("SELECT count(*) FROM shops")
         .fetch_one(&app.db)
         .await
@@ -265,8 +342,8 @@ async fn a_session_token_the_platform_refuses_installs_nothing() {
         refuse_exchange: true,
         ..Behaviour::default()
     };
-    let standin = StandIn::start(CLIENT_ID, PROXY_SECRET, behaviour).await;
-    let app = platform_app(&standin).await;
+    let (_standin, origin) = start_standin(behaviour).await;
+    let app = platform_app(&origin).await;
 
     // Act
     let (status, body) = install(&app, Some(&good_token())).await;
@@ -294,13 +371,13 @@ async fn a_session_token_the_platform_refuses_installs_nothing() {
 async fn an_import_that_fails_half_way_goes_on_from_its_last_page() {
     // Arrange: the second page's request fails once.
     let behaviour = Behaviour {
-        fail_requests: vec![2],
+        fail: vec![(Operation::Products, 2)],
         ..Behaviour::default()
     };
-    let standin = StandIn::start(CLIENT_ID, PROXY_SECRET, behaviour).await;
+    let (standin, origin) = start_standin(behaviour).await;
     let products = catalog(250);
     standin.set_products(SHOP, products.clone());
-    let app = platform_app(&standin).await;
+    let app = platform_app(&origin).await;
 
     // Act
     let (status, body) = install(&app, Some(&good_token())).await;
@@ -309,7 +386,7 @@ async fn an_import_that_fails_half_way_goes_on_from_its_last_page() {
     // Assert: retried after the failure, from the saved cursor (the first page asked once).
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(product_titles(&app).await, active_titles(&products));
-    let pages = standin.seen(|s| s.pages_asked.clone());
+    let pages = standin.seen().pages_asked;
     assert_eq!(
         pages,
         vec![None, Some("cursor-100".into()), Some("cursor-200".into())]
@@ -326,9 +403,9 @@ async fn an_import_that_fails_half_way_goes_on_from_its_last_page() {
 #[tokio::test]
 async fn uninstalling_forgets_the_access_token() {
     // Arrange
-    let standin = StandIn::start(CLIENT_ID, PROXY_SECRET, Behaviour::default()).await;
+    let (standin, origin) = start_standin(Behaviour::default()).await;
     standin.set_products(SHOP, catalog(3));
-    let app = platform_app(&standin).await;
+    let app = platform_app(&origin).await;
     let (status, body) = install(&app, Some(&good_token())).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     wait_for_import(&app).await;
@@ -348,7 +425,7 @@ async fn uninstalling_forgets_the_access_token() {
     let (status, _) = install(&app, Some(&good_token())).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
-        standin.seen(|s| s.exchanges.len()),
+        standin.seen().exchanges.len(),
         2,
         "a reinstall exchanges again"
     );
@@ -371,4 +448,138 @@ async fn without_the_platform_settings_install_is_not_found() {
             .contains("VIDEOAPP_CLIENT_ID"),
         "{body}"
     );
+}
+
+#[tokio::test]
+async fn installing_activates_the_checkout_pixel_once_and_imports_the_collections() {
+    // Arrange: 150 collections (two pages of 100).
+    let (standin, origin) = start_standin(Behaviour::default()).await;
+    standin.set_products(SHOP, catalog(3));
+    let held = collections(150);
+    standin.set_collections(SHOP, held.clone());
+    let app = platform_app(&origin).await;
+
+    // Act
+    let (status, body) = install(&app, Some(&good_token())).await;
+    wait_for_install_work(&app).await;
+    let (again_status, again) = install(&app, Some(&good_token())).await;
+
+    // Assert: the pixel is created once, with the settings the extension declares.
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["importing"], json!(true), "{body}");
+    assert_eq!(again_status, StatusCode::OK, "{again}");
+    assert_eq!(
+        again,
+        json!({ "success": true, "shop": SHOP, "installedNow": false, "importing": false })
+    );
+    let seen = standin.seen();
+    let settings: Value = serde_json::from_str(PIXEL_SETTINGS).unwrap();
+    assert_eq!(seen.pixels_created, vec![(SHOP.to_string(), settings)]);
+    assert!(seen.pixels_updated.is_empty());
+    // Every collection, from both pages, listed by the admin API and the dashboard's.
+    assert_eq!(
+        seen.collection_pages_asked,
+        vec![None, Some("cursor-100".into())]
+    );
+    let listed = app
+        .admin(reqwest::Method::GET, &format!("/shops/{SHOP}/collections"))
+        .send()
+        .await
+        .unwrap();
+    let (listed_status, listed) = json_of(listed).await;
+    assert_eq!(listed_status, StatusCode::OK, "{listed}");
+    assert_eq!(listed["collections"], json!(expected_collections(&held)));
+    let dashboard = app
+        .client
+        .get(app.url(&format!("/app/api/shops/{SHOP}/collections")))
+        .bearer_auth(good_token())
+        .send()
+        .await
+        .unwrap();
+    let (dashboard_status, dashboard) = json_of(dashboard).await;
+    assert_eq!(dashboard_status, StatusCode::OK, "{dashboard}");
+    assert_eq!(dashboard, listed);
+    assert_eq!(
+        attempts_by_topic(&app).await,
+        vec![
+            ("collections/import".to_string(), 1),
+            ("products/import".to_string(), 1),
+            ("web_pixel/activate".to_string(), 1),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_reinstall_updates_the_pixel_and_forgets_the_collections_the_store_removed() {
+    // Arrange: installed once, then uninstalled; the store drops a collection meanwhile.
+    let (standin, origin) = start_standin(Behaviour::default()).await;
+    standin.set_products(SHOP, catalog(3));
+    standin.set_collections(SHOP, collections(3));
+    let app = platform_app(&origin).await;
+    install(&app, Some(&good_token())).await;
+    wait_for_install_work(&app).await;
+    Delivery::new("app/uninstalled", &uninstalled_body(SHOP))
+        .send_ok(&app)
+        .await;
+    crate::platform_webhooks::wait_until_worked(&app).await;
+    let kept = collections(2);
+    standin.set_collections(SHOP, kept.clone());
+
+    // Act
+    let (status, body) = install(&app, Some(&good_token())).await;
+    wait_for_install_work(&app).await;
+
+    // Assert
+    assert_eq!(
+        (status, &body["installedNow"]),
+        (StatusCode::OK, &json!(true))
+    );
+    let seen = standin.seen();
+    let settings: Value = serde_json::from_str(PIXEL_SETTINGS).unwrap();
+    assert_eq!(seen.pixels_created.len(), 1, "{:?}", seen.pixels_created);
+    assert_eq!(seen.pixels_updated, vec![(SHOP.to_string(), settings)]);
+    let listed = app
+        .admin(reqwest::Method::GET, &format!("/shops/{SHOP}/collections"))
+        .send()
+        .await
+        .unwrap();
+    let (_, listed) = json_of(listed).await;
+    assert_eq!(listed["collections"], json!(expected_collections(&kept)));
+}
+
+#[tokio::test]
+async fn a_failing_pixel_or_collections_call_is_retried() {
+    // Arrange: the pixel's creation and the first collections page each fail once.
+    let behaviour = Behaviour {
+        fail: vec![(Operation::WebPixelCreate, 1), (Operation::Collections, 1)],
+        ..Behaviour::default()
+    };
+    let (standin, origin) = start_standin(behaviour).await;
+    standin.set_products(SHOP, catalog(3));
+    let held = collections(3);
+    standin.set_collections(SHOP, held.clone());
+    let app = platform_app(&origin).await;
+
+    // Act
+    let (status, body) = install(&app, Some(&good_token())).await;
+    wait_for_install_work(&app).await;
+
+    // Assert: each retried once, and the pixel created once all the same.
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        attempts_by_topic(&app).await,
+        vec![
+            ("collections/import".to_string(), 2),
+            ("products/import".to_string(), 1),
+            ("web_pixel/activate".to_string(), 2),
+        ]
+    );
+    assert_eq!(standin.seen().pixels_created.len(), 1);
+    let listed = app
+        .admin(reqwest::Method::GET, &format!("/shops/{SHOP}/collections"))
+        .send()
+        .await
+        .unwrap();
+    let (_, listed) = json_of(listed).await;
+    assert_eq!(listed["collections"], json!(expected_collections(&held)));
 }

@@ -1,11 +1,12 @@
 /** The dashboard's frame: the shop, the navigation between the four pages, and toasts. */
 import { NavMenu } from '@shopify/app-bridge-react';
-import { AppProvider, BlockStack, Button, Card, Frame, Page, Spinner, Text } from '@shopify/polaris';
+import { AppProvider, BlockStack, Button, Card, Frame, Page, Text } from '@shopify/polaris';
 import en from '@shopify/polaris/locales/en.json';
 import { useCallback, useEffect, useMemo, useState, type MouseEvent, type ReactNode } from 'react';
 
 import { ApiError, get, shopPath } from './api';
 import { Toasts, type ToastMessage } from './components/Toast';
+import { InstallProgress, installApp, type InstallStep } from './install';
 import { TopNav } from './components/TopNav';
 import { ShopContext, ToastContext, type Notify, type ShopContextValue } from './context';
 import { AnalyticsPage } from './pages/Analytics';
@@ -23,7 +24,16 @@ type Boot =
   | { state: 'not-installed' }
   | { state: 'failed'; message: string };
 
-async function boot(): Promise<Boot> {
+async function boot(onStep: (step: InstallStep) => void): Promise<Boot> {
+  // Installing comes first; a shop the service already knows opens even if it fails.
+  let installFailure: string | null = null;
+  try {
+    await installApp(onStep);
+  } catch (e) {
+    if (e instanceof NoSessionError) return { state: 'no-session' };
+    if (e instanceof ApiError && e.status === 401) return { state: 'no-session' };
+    installFailure = e instanceof Error ? e.message : String(e);
+  }
   try {
     const domain = await resolveShop();
     const shop = await get<Shop>(shopPath(domain));
@@ -31,7 +41,9 @@ async function boot(): Promise<Boot> {
   } catch (e) {
     if (e instanceof NoSessionError) return { state: 'no-session' };
     if (e instanceof ApiError && e.status === 401) return { state: 'no-session' };
-    if (e instanceof ApiError && e.status === 404) return { state: 'not-installed' };
+    if (e instanceof ApiError && e.status === 404) {
+      return installFailure ? { state: 'failed', message: installFailure } : { state: 'not-installed' };
+    }
     return { state: 'failed', message: e instanceof Error ? e.message : String(e) };
   }
 }
@@ -47,11 +59,12 @@ export function App() {
 function Dashboard() {
   const [status, setStatus] = useState<Boot>({ state: 'loading' });
   const [attempt, setAttempt] = useState(0);
+  const [step, setStep] = useState<InstallStep>('connecting');
 
   useEffect(() => {
     let live = true;
     setStatus({ state: 'loading' });
-    boot().then((b) => live && setStatus(b));
+    boot((s) => live && setStep(s)).then((b) => live && setStatus(b));
     return () => {
       live = false;
     };
@@ -61,7 +74,7 @@ function Dashboard() {
     case 'loading':
       return (
         <FullPage title="videoapp">
-          <Spinner accessibilityLabel="Loading videoapp" size="large" />
+          <InstallProgress step={step} />
         </FullPage>
       );
     case 'no-session':

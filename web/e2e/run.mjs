@@ -57,4 +57,5 @@ await import('./light-on-the-store.mjs');
 await import('./dashboard.mjs');
 await import('./video-from-a-file.mjs');
 await import('./tus-client.mjs');
+await import('./install-from-the-admin.mjs');
 await import('./never-breaks-the-page.mjs');

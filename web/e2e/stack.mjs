@@ -141,6 +141,10 @@ export async function startService(overrides = {}) {
     VIDEOAPP_ADMIN_TOKEN: config.adminToken,
     VIDEOAPP_CLIENT_ID: config.clientId,
     VIDEOAPP_TOKEN_KEY: config.tokenKey,
+    // The shops seeded through the admin API have no platform: the dashboard's install finds none
+    // here (a closed loopback port, never a real shop's domain) and opens them all the same. The
+    // install story starts a service whose platform is its demo store.
+    VIDEOAPP_PLATFORM_ORIGIN: 'http://127.0.0.1:9',
     VIDEOAPP_DASHBOARD_DIR: config.dashboardDir,
     VIDEOAPP_SPOOL_DIR: spoolDir,
     VIDEOAPP_MEDIA_DIR: mediaDir,
@@ -173,13 +177,18 @@ export async function stopService() {
 /**
  * Starts a demo store for `shop`, forwarding its app proxy to the service. `proxySecret`
  * defaults to the service's own; another one makes every proxied request fail its signature.
- * With the app's client id it also stands in for the admin: `/admin` opens the dashboard.
+ * With the app's client id it also stands in for the admin (`/admin` opens the dashboard) and
+ * for the platform's endpoints an install calls, with a demo catalog of its own. `listen` and
+ * `databaseUrl` default to any free port and the suite's database.
  */
-export async function startStore(shop, { proxySecret = config.proxySecret } = {}) {
+export async function startStore(
+  shop,
+  { proxySecret = config.proxySecret, listen = '127.0.0.1:0', databaseUrl = config.databaseUrl } = {},
+) {
   const { child, fields } = await startChild(
-    ['dev-store', '--shop', shop, '--listen', '127.0.0.1:0', '--upstream', theService().base, '--extensions-dir', config.extensions],
+    ['dev-store', '--shop', shop, '--listen', listen, '--upstream', theService().base, '--extensions-dir', config.extensions],
     {
-      DATABASE_URL: config.databaseUrl,
+      DATABASE_URL: databaseUrl,
       VIDEOAPP_PROXY_SECRET: proxySecret,
       VIDEOAPP_CLIENT_ID: config.clientId,
       VIDEOAPP_LOG_FORMAT: 'json',

@@ -1,0 +1,104 @@
+// Story 10: a merchant's first day. From an empty database, the merchant opens the app from the
+// store's admin; the demo store stands in for the platform (its admin, the token exchange and the
+// Admin API). The dashboard installs the app by itself, tells the merchant what it is doing
+// ("Connecting to your store…", "Importing your products…"), then opens with the store's
+// products imported; the platform was asked to create the checkout pixel exactly once, with the
+// settings the pixel extension declares.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { describe, it } from 'node:test';
+
+import { newShopper, pageHeading } from './browser.mjs';
+import { config, shopDomain, startService, startStore, stopService, theService, waitFor } from './stack.mjs';
+
+const PROGRESS = ['Connecting to your store…', 'Importing your products…'];
+const DEMO_PRODUCTS = ['Canvas Tote', 'Linen Shirt', 'Summer Dress'];
+
+/** A loopback port nothing listens on now, for a demo store the service must know in advance. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Runs one statement on the server of the suite's database (CREATE / DROP DATABASE). */
+function postgres(sql) {
+  const url = new URL(config.databaseUrl);
+  url.pathname = '/postgres';
+  const run = spawnSync('psql', [url.toString(), '-v', 'ON_ERROR_STOP=1', '-c', sql], { encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`psql ${sql}: ${run.error?.message ?? run.stderr}`);
+}
+
+describe('A merchant installs the app from the admin', () => {
+  it('installs from an empty database: progress, then the dashboard with the products, and one webPixelCreate', async () => {
+    // A database of its own, empty, and a service whose platform is this story's demo store.
+    const database = `e2e_install_${randomBytes(4).toString('hex')}`;
+    postgres(`CREATE DATABASE ${database}`);
+    const databaseUrl = Object.assign(new URL(config.databaseUrl), { pathname: `/${database}` }).toString();
+    const shop = shopDomain('install');
+    const port = await freePort();
+    const origin = `http://127.0.0.1:${port}`;
+    await stopService();
+    await startService({ DATABASE_URL: databaseUrl, VIDEOAPP_PLATFORM_ORIGIN: origin });
+    let store = null;
+    let merchant = null;
+    try {
+      store = await startStore(shop, { listen: `127.0.0.1:${port}`, databaseUrl });
+      const admin = (pathname) =>
+        fetch(`${theService().base}/admin/v1${pathname}`, { headers: { authorization: `Bearer ${config.adminToken}` } });
+      assert.equal((await admin(`/shops/${shop}`)).status, 404, 'the service starts without the shop');
+
+      merchant = await newShopper('install', { origin });
+      const { page } = merchant;
+      // Every progress message the page shows, however briefly.
+      await page.addInitScript((messages) => {
+        window.__progressSeen = [];
+        new MutationObserver(() => {
+          const text = document.body?.innerText ?? '';
+          for (const m of messages) if (text.includes(m) && !window.__progressSeen.includes(m)) window.__progressSeen.push(m);
+        }).observe(document, { childList: true, subtree: true, characterData: true });
+      }, PROGRESS);
+      await page.goto('/admin');
+
+      await pageHeading(page, 'Analytics').waitFor({ timeout: 30_000 });
+      assert.deepEqual(await page.evaluate(() => window.__progressSeen), PROGRESS, 'the merchant saw each step');
+
+      // The demo products and collections are the shop's now.
+      const products = await (await admin(`/shops/${shop}/products`)).json();
+      assert.deepEqual(products.products.map((p) => p.title).sort(), DEMO_PRODUCTS);
+      assert.ok(products.products.every((p) => p.image === `${origin}/media/product-${p.id.split('/').pop()}.svg`));
+      const collections = await (await admin(`/shops/${shop}/collections`)).json();
+      assert.deepEqual(collections.collections.map((c) => c.title), ['Accessories', 'Summer']);
+
+      // The platform was asked once for the token and once to create the pixel.
+      const calls = await waitFor(async () => {
+        const seen = await (await fetch(`${origin}/admin/stand-in/calls`)).json();
+        return seen.webPixelCreate.length > 0 && seen;
+      }, { message: 'a webPixelCreate' });
+      assert.equal(calls.tokenExchanges, 1);
+      assert.deepEqual(calls.webPixelCreate, [{ shop, settings: { proxyPath: '/apps/videoapp_sub' } }]);
+      assert.deepEqual(calls.webPixelUpdate, []);
+
+      // Opening the app again installs nothing more.
+      await page.reload();
+      await pageHeading(page, 'Analytics').waitFor();
+      const again = await (await fetch(`${origin}/admin/stand-in/calls`)).json();
+      assert.equal(again.tokenExchanges, 1);
+      assert.equal(again.webPixelCreate.length, 1);
+    } finally {
+      if (merchant) await merchant.close();
+      if (store) await store.stop();
+      // The other stories' service again.
+      await stopService();
+      await startService();
+      postgres(`DROP DATABASE IF EXISTS ${database}`);
+    }
+  });
+});
