@@ -17,6 +17,7 @@ const built = [
   [config.bin, 'run `cargo build`'],
   [config.chromium, 'install Chromium or set CHROMIUM'],
   ['extensions/videoapp-theme/assets/videoapp-loader.js', 'run `npm ci && npm run build` in web/'],
+  ['extensions/videoapp-theme/assets/videoapp-player.js', 'run `npm ci && npm run build` in web/'],
   ['extensions/videoapp-pixel/dist/videoapp-pixel.js', 'run `npm ci && npm run build` in web/'],
   ['web/dist/dashboard/dashboard.js', 'run `npm ci && npm run build` in web/'],
 ];
@@ -57,4 +58,5 @@ await import('./light-on-the-store.mjs');
 await import('./dashboard.mjs');
 await import('./video-from-a-file.mjs');
 await import('./tus-client.mjs');
+await import('./stories-floating-captions.mjs');
 await import('./never-breaks-the-page.mjs');
