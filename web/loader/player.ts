@@ -225,8 +225,9 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, story:
       const t = (e as TouchEvent).changedTouches[0]!;
       const dx = t.clientX - x0;
       if (Math.abs(dx) > SWIPE_PX && Math.abs(dx) > Math.abs(t.clientY - y0)) {
-        // A swipe is not also a tap.
-        e.preventDefault();
+        // A swipe is not also a tap (once a gesture scrolls, the browser makes no tap of it and
+        // the event cannot be cancelled).
+        if (e.cancelable) e.preventDefault();
         show(index + (dx < 0 ? 1 : -1));
       }
     });
