@@ -189,12 +189,15 @@ async fn product_page_or_json(Path(handle): Path<String>, visit: pages::Visit) -
     }
 }
 
-/// The built loader and pixel, as the platform's CDN serves an extension's assets.
+/// The built loader, its player and the pixel, as the platform's CDN serves an extension's assets.
 async fn built_asset(State(store): State<DevStore>, Path(file): Path<String>) -> Response {
     let path = match file.as_str() {
         "videoapp-loader.js" => store
             .extensions_dir
             .join("videoapp-theme/assets/videoapp-loader.js"),
+        "videoapp-player.js" => store
+            .extensions_dir
+            .join("videoapp-theme/assets/videoapp-player.js"),
         "videoapp-pixel.js" => store
             .extensions_dir
             .join("videoapp-pixel/dist/videoapp-pixel.js"),

@@ -163,7 +163,8 @@ header nav{display:flex;flex-wrap:wrap;gap:14px}.brand{font-weight:700;font-size
 .grid img,.product img{width:100%;height:auto;aspect-ratio:1;border-radius:10px;background:#e7e5e4}
 .product{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:28px}@media(max-width:700px){.product{grid-template-columns:1fr}}
 .price{font-size:20px;font-weight:600}table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:8px;border-bottom:1px solid #e7e5e4}
-footer{color:#6b7280;font-size:14px;padding:40px 20px}";
+footer{color:#6b7280;font-size:14px;padding:40px 20px}
+.checkout{position:fixed;right:16px;bottom:16px;z-index:10}.checkout button{padding:14px 22px;box-shadow:0 2px 8px #0004}";
 
 /// Emulates the platform's `Shopify.customerPrivacy`: the consent is a cookie the switch sets;
 /// changing it fires `visitorConsentCollected`, as the platform does.
@@ -435,7 +436,7 @@ pub async fn cart(visit: Visit) -> Response {
             .to_string()
     } else {
         format!(
-            r#"<h1>Your cart</h1>{table}<p><a class="button" href="/checkout">Check out</a></p>
+            r#"<h1>Your cart</h1>{table}<form class="checkout" action="/checkout"><button name="checkout">Check out</button></form>
 <form method="post" action="/cart/clear"><button>Empty the cart</button></form>"#,
             table = lines_table(&visit.request.cart)
         )

@@ -17,6 +17,7 @@ const built = [
   [config.bin, 'run `cargo build`'],
   [config.chromium, 'install Chromium or set CHROMIUM'],
   ['extensions/videoapp-theme/assets/videoapp-loader.js', 'run `npm ci && npm run build` in web/'],
+  ['extensions/videoapp-theme/assets/videoapp-player.js', 'run `npm ci && npm run build` in web/'],
   ['extensions/videoapp-pixel/dist/videoapp-pixel.js', 'run `npm ci && npm run build` in web/'],
   ['web/dist/dashboard/dashboard.js', 'run `npm ci && npm run build` in web/'],
 ];
@@ -58,4 +59,5 @@ await import('./dashboard.mjs');
 await import('./video-from-a-file.mjs');
 await import('./tus-client.mjs');
 await import('./install-from-the-admin.mjs');
+await import('./stories-floating-captions.mjs');
 await import('./never-breaks-the-page.mjs');

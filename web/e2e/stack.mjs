@@ -275,6 +275,17 @@ export async function newShop(name) {
       }, [201]);
       return id;
     },
+    /** Attaches WebVTT `text` to the video `id` as its captions in `language`. */
+    async captions(id, language, text) {
+      const url = `${theService().base}/admin/v1/shops/${shop}/videos/${id}/captions/${language}`;
+      const response = await fetch(url, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${config.adminToken}`, 'content-type': 'text/vtt' },
+        body: text,
+      });
+      if (!response.ok) throw new Error(`PUT ${url} answered ${response.status}: ${await response.text()}`);
+      return response.json();
+    },
     /** The video `id` as the admin API gives it. */
     getVideo: (id) => admin('GET', `/shops/${shop}/videos/${id}`),
     /** A widget (the admin API's NewWidget) → its id. */

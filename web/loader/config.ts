@@ -8,6 +8,8 @@ export interface Config {
   productHandle: string;
   collectionId: string;
   proxy: string;
+  /** The player asset's URL: beside the loader's own script. */
+  player: string;
 }
 
 /** The platform's `request.page_type` → the service's `location`. */
@@ -31,7 +33,14 @@ export function readConfig(): Config {
     const t = (v || '').trim();
     return /^\d+$/.test(t) || t.startsWith(`gid://shopify/${kind}/`) ? t : '';
   };
+  let player = '';
+  try {
+    player = new URL('videoapp-player.js', (tag && tag.src) || location.href).href;
+  } catch {
+    /* no usable script URL: the player cannot load, cards still show */
+  }
   return {
+    player,
     location: LOCATIONS[d.pageType || ''] || 'other',
     productId: id(d.productId, 'Product'),
     productHandle: (d.productHandle || '').trim(),
@@ -41,12 +50,11 @@ export function readConfig(): Config {
 }
 
 /** The page's widgets, or null for anything but a usable 200 answer. */
-export async function fetchWidgets(c: Config, widgetIds: string[] | null): Promise<Answer | null> {
+export async function fetchWidgets(c: Config): Promise<Answer | null> {
   const q = new URLSearchParams({ location: c.location });
   if (c.productId) q.set('product_id', c.productId);
   if (c.productHandle) q.set('product_handle', c.productHandle);
   if (c.collectionId) q.set('collection_id', c.collectionId);
-  if (widgetIds) q.set('widget_ids', widgetIds.join(','));
   const known = readJSON<{ v: string; t: number }>(VERSION_KEY);
   const now = Date.now();
   if (known && known.v && now - known.t < VERSION_FRESH_MS) q.set('v', known.v);

@@ -7,7 +7,8 @@
  */
 import { fetchWidgets, readConfig, type Config } from './config';
 import { flushNow, startEvents } from './events';
-import { renderWidget } from './render';
+import { playerAt } from './player-source';
+import { isDismissed, pin, renderWidget } from './render';
 import { CSS } from './styles';
 import type { Widget } from './types';
 import { debug, h, on, safe } from './util';
@@ -27,18 +28,27 @@ function fill(slot: HTMLElement, widgets: Widget[], removeBranding: boolean): vo
 async function load(config: Config, slots: HTMLElement[]): Promise<void> {
   const snippets = slots.filter(widgetIdOf);
   const contextual = slots.filter((s) => !widgetIdOf(s));
-  // One request for every slot. With a contextual slot the answer holds every widget the page's
-  // rules admit, snippet widgets included; without one, `widget_ids` narrows it to the snippets.
-  // Either way a widget whose rules exclude the page is absent and shows nowhere.
+  // One request for every slot and the page's floating widgets: the answer holds every widget
+  // the page's rules admit, snippet widgets included (never narrowed by `widget_ids`, which
+  // would leave out the floating ones). A widget whose rules exclude the page shows nowhere.
   const wanted = [...new Set(snippets.map(widgetIdOf))];
-  const answer = await fetchWidgets(config, contextual.length ? null : wanted);
-  const widgets = ((answer && answer.widgets) || []).filter(
+  const answer = await fetchWidgets(config);
+  const all = ((answer && answer.widgets) || []).filter(
     (w) => w && typeof w.id === 'string' && Array.isArray(w.videos) && w.videos.length,
   );
-  for (const w of widgets) for (const v of w.videos) v.products = Array.isArray(v.products) ? v.products : [];
+  for (const w of all) for (const v of w.videos) v.products = Array.isArray(v.products) ? v.products : [];
+  // Floating widgets belong to the page, not to a slot: fixed in a corner, taking no space.
+  const floating = all.filter((w) => w.type === 'floating');
+  const widgets = all.filter((w) => w.type !== 'floating');
   const branding = !!(answer && answer.removeBranding);
   const byId = new Map(widgets.map((w) => [w.id.toLowerCase(), w]));
   document.head.append(h('style', '', { 'data-videoapp-style': '' }, [CSS]));
+  for (const w of floating) {
+    if (isDismissed(w)) continue;
+    const root = renderWidget(w, branding);
+    document.body.append(root);
+    pin(root);
+  }
   for (const s of snippets) {
     const w = byId.get(widgetIdOf(s));
     fill(s, w ? [w] : [], branding);
@@ -65,7 +75,12 @@ function start(config: Config): void {
     }
   };
   if (!('IntersectionObserver' in window)) return go();
-  // Nothing is fetched until a slot is within one viewport of the screen.
+  // Nothing is fetched while the page loads unless a slot is within one viewport of the screen;
+  // once it has loaded and the browser is idle, the answer is fetched anyway: a floating widget
+  // shows on the page whether or not a slot is near.
+  const idle = () => ('requestIdleCallback' in window ? requestIdleCallback(go, { timeout: 2000 }) : setTimeout(go, 200));
+  if (document.readyState === 'complete') idle();
+  else on(window, 'load', idle);
   const io = new IntersectionObserver(
     safe((entries: IntersectionObserverEntry[]) => {
       if (entries.some((e) => e.isIntersecting)) {
@@ -82,6 +97,7 @@ try {
   if (!window.videoapp) {
     const config = readConfig();
     window.videoapp = { version: VERSION, flush: flushNow };
+    playerAt(config.player);
     startEvents(config.proxy);
     if (document.readyState === 'loading') on(document, 'DOMContentLoaded', () => start(config));
     else start(config);

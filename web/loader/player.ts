@@ -1,6 +1,7 @@
-/** The modal player: the full video, its products and add-to-cart. */
-import { remember, track } from './events';
-import type { Product, Video, Widget } from './types';
+/** The player: the full video, its products and add-to-cart; stories; captions. */
+import { host } from './host';
+import { detach, play, posterOf, video } from './media';
+import type { Caption, Product, Video, Widget } from './types';
 import { productGid } from '../shared/storage';
 import { streamable, stream } from './stream';
 import { debug, h, on, safe, url } from './util';
@@ -14,46 +15,43 @@ export function watch(video: HTMLVideoElement, w: Widget, v: Video): void {
     const t = video.currentTime;
     const d = t - last;
     if (played < 3 && !video.paused && last >= 0 && d > 0 && d < 1.5 && (played += d) >= 3) {
-      track('view', w.id, v.id);
-      remember('views', { videoId: v.id, widgetId: w.id, productIds: v.products.map((p) => p.id).slice(0, 20) });
+      host.track('view', w.id, v.id);
+      host.remember('views', { videoId: v.id, widgetId: w.id, productIds: v.products.map((p) => p.id).slice(0, 20) });
     }
     last = t;
   });
 }
 
-/** A `<video>` that loads nothing until played; `poster` is the poster image. */
-export const video = (cls: string, src: string | null, poster: string | null, extra: Record<string, string> = {}) =>
-  h('video', cls, { src, poster: poster, preload: 'none', playsinline: '', ...extra });
-
-export const play = (v: HTMLVideoElement) => {
-  const p = v.play();
-  if (p) p.catch(() => {});
-};
-
-/** Stops `v` and drops its source: a paused video would otherwise go on buffering. */
-export const detach = (v: HTMLVideoElement | null): null => {
-  if (v) {
-    v.pause();
-    v.removeAttribute('src');
-    v.load();
-    v.remove();
-  }
-  return null;
-};
-
-export const posterOf = (v: Video) => url(v.posterUrl) || url(v.thumbnail);
-
 let nativeHls: boolean | undefined;
+
+const captionsOf = (v: Video): Caption[] =>
+  (Array.isArray(v.captions) ? v.captions : []).filter((c) => c && typeof c.language === 'string' && url(c.url));
+
+/** The language's name in the shopper's own language ("English", "Deutsch" …), else its tag. */
+const languageName = (tag: string) => {
+  try {
+    return new Intl.DisplayNames([navigator.language], { type: 'language' }).of(tag) || tag;
+  } catch {
+    return tag;
+  }
+};
 
 /**
  * The full video, loading nothing until played: its renditions streamed (./stream.ts) where the
  * browser has Media Source Extensions, else its HLS master playlist where the browser plays HLS
  * itself (Safari on iPhone), else the progressive MP4; each next one when the one before fails.
+ * Each caption file is a `<track>`; captions on another origin need a CORS request, and so the
+ * video's `crossorigin`.
  */
 export function fullVideo(cls: string, v: Video, extra: Record<string, string>): HTMLVideoElement {
   nativeHls ??= !!h('video').canPlayType('application/vnd.apple.mpegurl');
   const hls = url(v.hlsUrl);
-  const el = video(cls, null, posterOf(v), extra);
+  const captions = captionsOf(v);
+  const foreign = captions.some((c) => new URL(c.url, location.href).origin !== location.origin);
+  const el = video(cls, null, posterOf(v), foreign ? { ...extra, crossorigin: 'anonymous' } : extra);
+  for (const c of captions) {
+    el.append(h('track', '', { kind: 'captions', src: c.url, srclang: c.language, label: languageName(c.language) }));
+  }
   const rest = [nativeHls && hls, url(v.videoUrl)].filter((s): s is string => !!s);
   const next = () => {
     const src = rest.shift();
@@ -71,14 +69,27 @@ export function fullVideo(cls: string, v: Video, extra: Record<string, string>):
   return el;
 }
 
+/** The caption track to show: the shopper's language, else the first. */
+const preferred = (tracks: TextTrackList) => {
+  const langs = (navigator.languages || [navigator.language]).map((l) => l.toLowerCase().split('-')[0]);
+  for (const l of langs) for (let i = 0; i < tracks.length; i++) if (tracks[i]!.language.toLowerCase().split('-')[0] === l) return i;
+  return 0;
+};
+
 /** A speaker; its waves show while sound plays, a cross while muted (styles.ts). */
 const MUTE_ICON =
   '<svg viewBox="0 0 24 24" width="22" height="22" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2"><path d="M3 9h4l5-4v14l-5-4H3z" fill="currentColor"/><path class="videoapp-on" d="M16 8.5a5 5 0 0 1 0 7"/><path class="videoapp-off" d="M16 9l6 6m0-6l-6 6"/></svg>';
 
 const FOCUSABLE = 'button:not([disabled]),select:not([disabled]),a[href],video[controls],[tabindex]:not([tabindex="-1"])';
+/** A horizontal move longer than this (CSS px) is a swipe. */
+const SWIPE_PX = 40;
 
-/** Opens the player on `w.videos[index]`; focus returns to `opener` on close. */
-export function openPlayer(w: Widget, index: number, opener: HTMLElement, full: boolean): void {
+/**
+ * Opens the player on `w.videos[index]`; focus returns to `opener` on close. A story plays
+ * full-screen as stories do: a progress bar per video, the next one at the end (closing after
+ * the last), a tap on the left or right third or a swipe to move, arrow keys on a desktop.
+ */
+export function openPlayer(w: Widget, index: number, opener: HTMLElement, story: boolean): void {
   const doc = document;
   const root = doc.documentElement;
   const overflow = root.style.overflow;
@@ -86,30 +97,64 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, full: 
   const close = h('button', 'videoapp-close', { type: 'button', 'aria-label': 'Close' }, ['\u00d7']);
   const mute = h('button', 'videoapp-mute', { type: 'button', 'aria-label': 'Mute', 'aria-pressed': 'false' });
   mute.innerHTML = MUTE_ICON;
+  const cc = h('button', 'videoapp-cc', { type: 'button', 'aria-label': 'Captions', 'aria-pressed': 'false' }, ['CC']);
+  const bars = h('div', 'videoapp-bars', { 'aria-hidden': 'true' });
+  const fills = w.videos.map(() => {
+    const fill = h('i');
+    bars.append(h('span', 'videoapp-bar', {}, [fill]));
+    return fill;
+  });
   const stage = h('div', 'videoapp-stage');
   const products = h('ul', 'videoapp-products');
-  const dialog = h('div', 'videoapp-dialog', {}, [close, mute, stage, products]);
+  const dialog = h('div', 'videoapp-dialog', {}, [story && bars, close, mute, cc, stage, products]);
   const overlay = h(
     'div',
-    `videoapp-overlay videoapp-layout--${w.modalLayout === 'horizontal' ? 'horizontal' : 'vertical'}${full ? ' videoapp-overlay--full' : ''}`,
+    `videoapp-overlay videoapp-layout--${w.modalLayout === 'horizontal' ? 'horizontal' : 'vertical'}${story ? ' videoapp-overlay--full videoapp-overlay--story' : ''}`,
     { 'data-videoapp-player': '', role: 'dialog', 'aria-modal': 'true', 'data-videoapp-widget-id': w.id },
     [dialog],
   );
   let current: HTMLVideoElement | null = null;
-  // The shopper's choice holds for the next video too.
+  // The shopper's choices hold for the next video too; captions follow the sound until chosen.
   let muted = false;
+  let captions: boolean | null = null;
+
+  const showCaptions = () => {
+    if (!current) return;
+    const shown = captions ?? current.muted;
+    const tracks = current.textTracks;
+    const pick = preferred(tracks);
+    for (let i = 0; i < tracks.length; i++) tracks[i]!.mode = shown && i === pick ? 'showing' : 'disabled';
+    cc.setAttribute('aria-pressed', String(shown));
+  };
+  const progress = () => {
+    const d = current && current.duration;
+    fills.forEach((f, i) => (f.style.width = `${i < index ? 100 : i > index || !d ? 0 : Math.min(100, (current!.currentTime / d) * 100)}%`));
+  };
 
   const show = (i: number) => {
+    if (story && (i < 0 || i >= count)) {
+      if (i >= count) return shut();
+      i = 0;
+    }
     index = (i + count) % count;
     const v = w.videos[index]!;
     detach(current);
-    current = fullVideo('videoapp-video', v, { controls: '', autoplay: '' });
+    current = fullVideo('videoapp-video', v, story ? { autoplay: '' } : { controls: '', autoplay: '' });
     overlay.setAttribute('aria-label', v.title || 'Video');
     overlay.setAttribute('data-videoapp-video-id', v.id);
+    overlay.setAttribute('data-videoapp-index', String(index));
     watch(current, w, v);
     current.muted = muted;
     const shown = current;
-    on(shown, 'volumechange', () => mute.setAttribute('aria-pressed', String((muted = shown.muted))));
+    on(shown, 'volumechange', () => {
+      mute.setAttribute('aria-pressed', String((muted = shown.muted)));
+      showCaptions();
+    });
+    on(shown, 'timeupdate', progress);
+    if (story) on(shown, 'ended', () => shown === current && show(index + 1));
+    cc.hidden = !shown.textTracks.length;
+    showCaptions();
+    progress();
     stage.replaceChildren(current);
     if (count > 1) {
       const step = (d: number, label: string, cls: string) => {
@@ -121,7 +166,7 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, full: 
     }
     products.replaceChildren(...v.products.map((p) => product(w, v, p)));
     products.hidden = !v.products.length;
-    track('click', w.id, v.id);
+    host.track('click', w.id, v.id);
     play(current);
   };
 
@@ -134,9 +179,14 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, full: 
     opener.focus();
   };
   const keys = safe((e: KeyboardEvent) => {
+    const target = e.target as HTMLElement;
     if (e.key === 'Escape') {
       e.preventDefault();
       shut();
+    } else if ((e.key === 'ArrowRight' || e.key === 'ArrowLeft') && count > 1 && !target.closest('video[controls],select,input')) {
+      // Arrows seek in a video's own controls and move in a select: there they keep their meaning.
+      e.preventDefault();
+      show(index + (e.key === 'ArrowRight' ? 1 : -1));
     } else if (e.key === 'Tab') {
       const all = Array.from(dialog.querySelectorAll<HTMLElement>(FOCUSABLE)).filter((el) => !el.closest('[hidden]'));
       const first = all[0];
@@ -152,8 +202,42 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, full: 
     if (!overlay.contains(e.target as Node)) close.focus();
   });
 
+  if (story) {
+    // A tap on the left or right third moves back or on; in the middle it pauses or plays.
+    on(stage, 'click', (e) => {
+      const { clientX } = e as MouseEvent;
+      if (!current || (e.target as HTMLElement).closest('button')) return;
+      const r = stage.getBoundingClientRect();
+      const third = (clientX - r.left) / r.width;
+      if (third < 1 / 3) show(index - 1);
+      else if (third > 2 / 3) show(index + 1);
+      else if (current.paused) play(current);
+      else current.pause();
+    });
+    let x0 = 0;
+    let y0 = 0;
+    on(stage, 'touchstart', (e) => {
+      const t = (e as TouchEvent).changedTouches[0]!;
+      x0 = t.clientX;
+      y0 = t.clientY;
+    }, { passive: true });
+    on(stage, 'touchend', (e) => {
+      const t = (e as TouchEvent).changedTouches[0]!;
+      const dx = t.clientX - x0;
+      if (Math.abs(dx) > SWIPE_PX && Math.abs(dx) > Math.abs(t.clientY - y0)) {
+        // A swipe is not also a tap (once a gesture scrolls, the browser makes no tap of it and
+        // the event cannot be cancelled).
+        if (e.cancelable) e.preventDefault();
+        show(index + (dx < 0 ? 1 : -1));
+      }
+    });
+  }
   on(close, 'click', shut);
   on(mute, 'click', () => current && (current.muted = !current.muted));
+  on(cc, 'click', () => {
+    captions = cc.getAttribute('aria-pressed') !== 'true';
+    showCaptions();
+  });
   on(overlay, 'click', (e) => e.target === overlay && shut());
   doc.addEventListener('keydown', keys, true);
   doc.addEventListener('focusin', inside, true);
@@ -322,8 +406,8 @@ function product(w: Widget, v: Video, p: Product): HTMLLIElement {
       }
       state('added', 'Added to cart');
       viewCart.hidden = false;
-      track('add_to_cart', w.id, v.id, productGid(p.id));
-      remember('carts', { productId: productGid(p.id), videoId: v.id, widgetId: w.id });
+      host.track('add_to_cart', w.id, v.id, productGid(p.id));
+      host.remember('carts', { productId: productGid(p.id), videoId: v.id, widgetId: w.id });
       document.dispatchEvent(
         new CustomEvent('videoapp:add-to-cart', { detail: { productId: p.id, variantId: variant.id, videoId: v.id, widgetId: w.id } }),
       );

@@ -5,7 +5,7 @@ export interface Answer {
   widgets: Widget[];
 }
 
-export type WidgetType = 'carousel' | 'story' | 'productpage';
+export type WidgetType = 'carousel' | 'story' | 'productpage' | 'floating';
 
 export interface Widget {
   id: string;
@@ -31,7 +31,15 @@ export interface Video {
   hlsUrl?: string;
   /** The poster made from the video; absent or "" for a video given by URL. */
   posterUrl?: string;
+  /** WebVTT files, one per language; absent when none. */
+  captions?: Caption[];
   products: Product[];
+}
+
+export interface Caption {
+  /** A BCP 47 language tag. */
+  language: string;
+  url: string;
 }
 
 export interface Product {
@@ -62,6 +70,21 @@ export interface VideoappGlobal {
   version: string;
   /** Sends the queued events now (when consent allows). */
   flush(): void;
+  /** Internal: where the player asset, once run, hands itself to the loader. */
+  _p?: PlayerHandoff;
+}
+
+/** What the player asset (`videoapp-player.js`) offers the loader. */
+export interface PlayerApi {
+  openPlayer: typeof import('./player').openPlayer;
+  fullVideo: typeof import('./player').fullVideo;
+  watch: typeof import('./player').watch;
+  warm: typeof import('./stream').warm;
+}
+
+export interface PlayerHandoff {
+  host: typeof import('./host').host;
+  ready(player: PlayerApi): void;
 }
 
 declare global {

@@ -1,5 +1,7 @@
 // Builds the storefront client:
 //   loader/main.ts → ../extensions/videoapp-theme/assets/videoapp-loader.js (one minified IIFE)
+//   loader/player-main.ts → ../extensions/videoapp-theme/assets/videoapp-player.js (the player,
+//                    one minified IIFE the loader fetches when needed)
 //   pixel/main.ts  → ../extensions/videoapp-pixel/dist/videoapp-pixel.js   (one minified IIFE,
 //                    imported by the extension's src/index.ts and loaded as is by the demo store)
 // and the merchant's dashboard, which the service serves under /app/assets/:
@@ -26,15 +28,31 @@ await build({
   outfile: here('../../extensions/videoapp-theme/assets/videoapp-loader.js'),
 });
 
+// The player, fetched by the loader from beside its own script when a card shows or is tapped.
+await build({
+  ...common,
+  entryPoints: [here('../loader/player-main.ts')],
+  outfile: here('../../extensions/videoapp-theme/assets/videoapp-player.js'),
+});
+
 await build({
   ...common,
   entryPoints: [here('../pixel/main.ts')],
   outfile: here('../../extensions/videoapp-pixel/dist/videoapp-pixel.js'),
 });
 
+/** The dashboard's preview draws the loader's cards and opens its player, bundled, not fetched. */
+const playerInline = {
+  name: 'player-inline',
+  setup(b) {
+    b.onResolve({ filter: /\/player-source$/ }, () => ({ path: here('../loader/player-inline.ts') }));
+  },
+};
+
 await build({
   ...common,
   entryPoints: [here('../dashboard/main.tsx')],
+  plugins: [playerInline],
   outfile: here('../dist/dashboard/dashboard.js'),
   jsx: 'automatic',
   // React and Polaris drop their development-only checks and warnings.
