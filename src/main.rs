@@ -58,6 +58,9 @@ enum Command {
         /// Where the built loader and pixel are.
         #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/extensions"))]
         extensions_dir: std::path::PathBuf,
+        /// Whether the theme's app embed starts on (the admin's theme editor switches it).
+        #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+        app_embed: String,
     },
     /// Print a freshly signed storefront URL, as the platform's app proxy would send it.
     Sign {
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
             shop,
             upstream,
             extensions_dir,
+            app_embed,
         } => {
             let shop = match ShopDomain::parse(&shop) {
                 Ok(shop) => shop,
@@ -130,6 +134,7 @@ fn main() -> ExitCode {
                     database_url,
                     extensions_dir,
                     admin,
+                    app_embed: app_embed == "on",
                 })
                 .await?;
                 tracing::info!(listen = %store.local_addr(), "demo store serving");

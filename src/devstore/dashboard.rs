@@ -114,3 +114,60 @@ pub(super) async fn forward(
     };
     super::proxy::pass_back(answer, &RESPONSE_HEADERS).await
 }
+
+/// The app embed block's id in a theme editor deep link: `{client id}/{block file name}`.
+const EMBED_BLOCK: &str = "videoapp-embed";
+
+/// The theme editor, as far as the app embed goes: the deep link the dashboard's checklist
+/// opens (`?context=apps&activateAppId={client id}/videoapp-embed`) shows the app embed to turn
+/// on, as the platform's editor selects it.
+pub(super) async fn theme_editor(
+    State(store): State<DevStore>,
+    axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
+) -> axum::response::Html<String> {
+    use std::sync::atomic::Ordering;
+    let on = store.app_embed.load(Ordering::Relaxed);
+    let asked = query.get("activateAppId").map(String::as_str);
+    let ours = store
+        .admin
+        .as_ref()
+        .map(|a| format!("{}/{EMBED_BLOCK}", a.client_id));
+    let selected = asked.is_some() && asked == ours.as_deref();
+    let saved = query.contains_key("saved");
+    axum::response::Html(format!(
+        r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Theme editor – App embeds</title>
+<style>body{{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}}
+.embed{{border:1px solid #ccc;border-radius:8px;padding:1rem;display:flex;gap:1rem;align-items:center;justify-content:space-between}}
+.embed.selected{{border:2px solid #005bd3}} button{{font:inherit;padding:.5rem 1rem;min-height:44px}}</style></head>
+<body><h1>Theme editor</h1><h2>App embeds</h2>
+<form method="post" action="/admin/themes/current/editor">
+<div class="embed{selected_class}" data-demo-embed="{state}">
+<label><input type="checkbox" name="embed" value="on"{checked}> videoapp – shoppable video widgets</label>
+<button type="submit">Save</button></div></form>
+<p role="status">{status}</p>
+<p><a href="/">View the store</a> · <a href="/admin">Back to videoapp</a></p></body></html>"#,
+        selected_class = if selected { " selected" } else { "" },
+        state = if on { "on" } else { "off" },
+        checked = if on { " checked" } else { "" },
+        status = if saved {
+            if on {
+                "Saved. The app embed is on: videoapp loads on your store."
+            } else {
+                "Saved. The app embed is off."
+            }
+        } else {
+            ""
+        },
+    ))
+}
+
+/// Saves the app embed's switch, as the editor's Save does.
+pub(super) async fn save_theme_editor(State(store): State<DevStore>, body: Bytes) -> Redirect {
+    let on = url::form_urlencoded::parse(&body).any(|(k, v)| k == "embed" && v == "on");
+    store
+        .app_embed
+        .store(on, std::sync::atomic::Ordering::Relaxed);
+    Redirect::to("/admin/themes/current/editor?saved=1")
+}

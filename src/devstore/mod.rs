@@ -50,6 +50,9 @@ pub struct DevStoreConfig {
     /// Set with the app's client id: the demo store then stands in for the platform's admin
     /// too, and opens the dashboard at `/admin`.
     pub admin: Option<dashboard::DemoAdmin>,
+    /// Whether the theme's app embed is on when the store starts; the admin's theme editor
+    /// (`/admin/themes/current/editor`) switches it.
+    pub app_embed: bool,
 }
 
 #[derive(Clone)]
@@ -62,6 +65,8 @@ struct Shared {
     db: PgPool,
     extensions_dir: PathBuf,
     admin: Option<dashboard::DemoAdmin>,
+    /// The theme's app embed: the loader is on the store's pages only while it is on.
+    app_embed: std::sync::atomic::AtomicBool,
     http: reqwest::Client,
     carts: Mutex<HashMap<String, cart::Cart>>,
     orders: Mutex<HashMap<String, cart::Order>>,
@@ -110,6 +115,7 @@ impl DevStoreServer {
             db,
             extensions_dir: config.extensions_dir,
             admin: config.admin,
+            app_embed: config.app_embed.into(),
             http: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
@@ -167,6 +173,10 @@ fn router(state: DevStore) -> Router {
         .route("/apps/videoapp_sub/{*rest}", any(proxy::forward))
         .route("/admin", get(dashboard::open_app))
         .route("/admin/session-token", get(dashboard::session_token))
+        .route(
+            "/admin/themes/current/editor",
+            get(dashboard::theme_editor).post(dashboard::save_theme_editor),
+        )
         .route("/app", any(dashboard::forward))
         .route(
             "/app/{*rest}",

@@ -52,6 +52,8 @@ const SLOT_HEIGHT_PX: u32 = 360;
 /// How a page was asked for: with the app or without, and which app block.
 struct Request {
     app: bool,
+    /// The theme's app embed is on: the loader is on the page.
+    embed: bool,
     /// Snippet mode: the "Video widget" block for this widget instead of "Video widgets".
     widget: Option<Uuid>,
     customer: Option<String>,
@@ -63,6 +65,7 @@ impl Request {
     fn new(store: &DevStore, query: &HashMap<String, String>, headers: &HeaderMap) -> Request {
         Request {
             app: query.get("videoapp").map(String::as_str) != Some("off"),
+            embed: store.app_embed.load(std::sync::atomic::Ordering::Relaxed),
             widget: query.get("widget").and_then(|w| Uuid::parse_str(w).ok()),
             customer: cookie(headers, "customer")
                 .filter(|c| !c.is_empty())
@@ -227,7 +230,7 @@ fn layout(
     } else {
         "allowed"
     };
-    let embed = match (request.app, context) {
+    let embed = match (request.app && request.embed, context) {
         (true, Some(context)) => embed(context),
         _ => String::new(),
     };

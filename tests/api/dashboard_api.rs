@@ -529,6 +529,7 @@ async fn the_demo_store_stands_in_for_the_admin_with_tokens_the_service_accepts(
             client_id: crate::platform_install::CLIENT_ID.into(),
             secret: PROXY_SECRET.into(),
         }),
+        app_embed: true,
     })
     .await
     .unwrap();
@@ -644,4 +645,60 @@ async fn the_first_run_checklist_ticks_each_step_from_what_the_service_sees() {
     let (status, other) = call(&app, Method::GET, &other_path, Some(&other_token), None).await;
     assert_eq!(status, StatusCode::OK, "{other}");
     assert_eq!(done(&other), expect(false, false, false, false));
+}
+
+#[tokio::test]
+async fn the_demo_theme_editor_turns_the_app_embed_on_and_the_stores_pages_then_load_videoapp() {
+    let app = dashboard_app().await;
+    let store = videoapp::devstore::DevStoreServer::bind(videoapp::devstore::DevStoreConfig {
+        shop: videoapp::catalog::domain::ShopDomain::parse(SHOP).unwrap(),
+        listen: ([127, 0, 0, 1], 0).into(),
+        upstream: app.url(""),
+        secret: videoapp::storefront::signature::ProxySecret::new(PROXY_SECRET),
+        database_url: app.database_url.clone().into(),
+        extensions_dir: "extensions".into(),
+        admin: Some(videoapp::devstore::dashboard::DemoAdmin {
+            client_id: crate::platform_install::CLIENT_ID.into(),
+            secret: PROXY_SECRET.into(),
+        }),
+        app_embed: false,
+    })
+    .await
+    .unwrap();
+    let base = format!("http://{}", store.local_addr());
+    tokio::spawn(store.run_until(std::future::pending()));
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let page = |path: &'static str| {
+        let (client, base) = (client.clone(), base.clone());
+        async move {
+            let response = client.get(format!("{base}{path}")).send().await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK, "{path}");
+            response.text().await.unwrap()
+        }
+    };
+
+    // Off, as on a new store: the pages carry no loader.
+    assert!(!page("/").await.contains("data-videoapp-loader"));
+    // The checklist's deep link selects the app embed.
+    let onboarding = get(&app, &format!("/shops/{SHOP}/onboarding")).await;
+    let link = format!("/admin{}", onboarding["themeEditorPath"].as_str().unwrap());
+    let editor = client.get(format!("{base}{link}")).send().await.unwrap();
+    let editor = editor.text().await.unwrap();
+    assert!(editor.contains(r#"class="embed selected" data-demo-embed="off""#), "{editor}");
+
+    let saved = client
+        .post(format!("{base}/admin/themes/current/editor"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body("embed=on")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(saved.status(), StatusCode::SEE_OTHER);
+    assert!(page("/admin/themes/current/editor?saved=1")
+        .await
+        .contains(r#"data-demo-embed="on""#));
+    assert!(page("/").await.contains("data-videoapp-loader"));
 }
