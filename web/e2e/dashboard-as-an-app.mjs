@@ -132,11 +132,13 @@ describe('The dashboard as an app', () => {
     assert.equal(await title.inputValue(), 'Renamed, not saved');
 
     // A reload: the browser's own question; staying keeps the form.
+    // (The page waits on the question, so the reload is not awaited before the answer.)
     const beforeUnload = page.waitForEvent('dialog');
-    await page.evaluate(() => location.reload());
+    const reloading = page.evaluate(() => location.reload()).catch(() => {});
     const asked = await beforeUnload;
     assert.equal(asked.type(), 'beforeunload', 'a reload asks first');
     await asked.dismiss();
+    await reloading;
     assert.equal(await title.inputValue(), 'Renamed, not saved', 'staying keeps the changes');
 
     // Closing the window asks too.
