@@ -234,6 +234,32 @@ describe('The dashboard as an app', () => {
 
   // ---------------------------------------------------------------------------------------------
 
+  it('shows every column of every table at 1280 px, with no table scrolling sideways', async () => {
+    const { shop } = await seededShop('app-wide');
+    await shop.widget({ type: 'story', title: 'A widget with a rather long title for the stories of the home page', videoIds: [] });
+    const { page } = await openDashboard(shop, 'wide');
+    /** Each table's width beyond its frame (0 when every column shows). */
+    const hidden = () =>
+      page.evaluate(() =>
+        [...document.querySelectorAll('.Polaris-IndexTable-ScrollContainer')].map((c) => c.scrollWidth - c.clientWidth));
+    const everyColumnShows = async (name, tables) => {
+      await settled(page);
+      const overflow = await hidden();
+      assert.equal(overflow.length, tables, `${name}: ${tables} tables`);
+      assert.deepEqual(overflow, overflow.map(() => 0), `${name}: a table scrolls sideways, hiding columns (px beyond its frame: ${overflow})`);
+    };
+    await page.getByRole('row', { name: /Home carousel/ }).waitFor();
+    await everyColumnShows('Analytics', 2);
+    await goTo(page, 'Widgets');
+    await everyColumnShows('Widgets', 1);
+    await goTo(page, 'Videos');
+    await everyColumnShows('Videos', 1);
+    await goTo(page, 'Settings');
+    await everyColumnShows('Settings', 1);
+  });
+
+  // ---------------------------------------------------------------------------------------------
+
   it('is usable on a phone (412×915): tables as cards, no sideways scrolling of the page', async () => {
     const { shop } = await seededShop('app-phone');
     const { page } = await openDashboard(shop, 'phone', PHONE);
