@@ -59,6 +59,27 @@ describe('The dashboard as an app', () => {
 
   // ---------------------------------------------------------------------------------------------
 
+  it('arrives compressed and cached for a year, as the service sends it', async () => {
+    const shop = await newShop('app-bundle');
+    open.push(shop);
+    const merchant = await newShopper('dashboard app: bundle', { origin: shop.origin });
+    open.push(merchant);
+    const assets = [];
+    merchant.page.on('response', (r) => {
+      if (/\/app\/assets\/dashboard\.[0-9a-f]+\.(js|css)$/.test(new URL(r.url()).pathname)) assets.push(r);
+    });
+    await merchant.page.goto(shop.admin);
+    await pageHeading(merchant.page, 'Analytics').waitFor();
+    assert.equal(assets.length, 2, 'the script and the style sheet, named by their content');
+    for (const r of assets) {
+      const headers = await r.allHeaders();
+      assert.equal(headers['content-encoding'], 'br', `${r.url()} is sent compressed`);
+      assert.equal(headers['cache-control'], 'public, max-age=31536000, immutable', `${r.url()} is kept for a year`);
+    }
+  });
+
+  // ---------------------------------------------------------------------------------------------
+
   it("opens an editor again from its URL: Back, Forward, a reload and a shared link", async () => {
     const { shop, shirt, widget } = await seededShop('app-routes');
     const { context, page } = await openDashboard(shop, 'routes');
