@@ -5,7 +5,7 @@
 // browser context, nothing cached) and a second open in the same context (the hashed assets
 // from the browser's cache). Goals for the cold open: ≤ 250 KB and ≤ 1.5 s.
 //
-//   node web/bench/dashboard.mjs           (from anywhere; VIDEOAPP_BENCH_DASHBOARD_RUNS, default 7)
+//   cd web && npm run bench:dashboard     (or node web/bench/dashboard.mjs; VIDEOAPP_BENCH_DASHBOARD_RUNS, default 7)
 //
 // It starts its own service and demo store through the browser tests' stack (web/e2e/stack.mjs),
 // so it needs what they need: Postgres and ClickHouse on loopback, the service binary
