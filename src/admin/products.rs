@@ -1,13 +1,13 @@
 use axum::extract::State;
 use axum::Json;
-use serde::Serialize;
-use utoipa::ToSchema;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use super::{AdminBodyErrors, AdminErrors, ShopPath};
 use crate::app::AppState;
 use crate::catalog::products::{self, Product, ProductDelete, ProductUpsert};
 use crate::error::ApiError;
-use crate::extract::AppJson;
+use crate::extract::{AppJson, AppQuery};
 
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -49,17 +49,28 @@ pub async fn upsert_products(
     }))
 }
 
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ProductSearch {
+    /// Only the products whose title or handle contains these words, ignoring case.
+    pub query: Option<String>,
+}
+
 /// List products
+///
+/// Every product of the shop, or with `query` those whose title or handle contains it.
 #[utoipa::path(
     get, path = "/shops/{shop}/products", tag = "admin",
-    params(ShopPath),
+    params(ShopPath, ProductSearch),
     responses((status = 200, body = ProductList), AdminErrors)
 )]
 pub async fn list_products(
     State(state): State<AppState>,
     ShopPath { shop }: ShopPath,
+    AppQuery(search): AppQuery<ProductSearch>,
 ) -> Result<Json<ProductList>, ApiError> {
-    let products = products::list(&state.db, &shop).await?;
+    let products =
+        products::search(&state.db, &shop, search.query.as_deref().unwrap_or("")).await?;
     Ok(Json(ProductList { products }))
 }
 

@@ -218,9 +218,30 @@ pub async fn list(pool: &PgPool, shop: &ShopDomain) -> Result<Vec<Product>, Cata
     Ok(list_all(&mut conn, shop).await?)
 }
 
+/// The shop's products whose title or handle contains `words`, ignoring case (every product when
+/// `words` is empty), for a merchant finding one by name.
+pub async fn search(
+    pool: &PgPool,
+    shop: &ShopDomain,
+    words: &str,
+) -> Result<Vec<Product>, CatalogError> {
+    super::require_shop(pool, shop).await?;
+    let mut conn = pool.acquire().await?;
+    Ok(select(&mut conn, shop, words.trim()).await?)
+}
+
 pub(crate) async fn list_all(
     conn: &mut sqlx::PgConnection,
     shop: &ShopDomain,
+) -> Result<Vec<Product>, sqlx::Error> {
+    select(conn, shop, "").await
+}
+
+/// `strpos` rather than `LIKE`: the merchant's words are matched as they are, `%` and `_` included.
+async fn select(
+    conn: &mut sqlx::PgConnection,
+    shop: &ShopDomain,
+    words: &str,
 ) -> Result<Vec<Product>, sqlx::Error> {
     let rows: Vec<(
         ProductGid,
@@ -231,9 +252,13 @@ pub(crate) async fn list_all(
         Vec<CollectionGid>,
     )> = sqlx::query_as(
         "SELECT gid, title, handle, image, url, collection_ids FROM products \
-             WHERE shop_domain = $1 ORDER BY gid",
+             WHERE shop_domain = $1 \
+               AND ($2 = '' OR strpos(lower(title), lower($2)) > 0 \
+                    OR strpos(lower(handle), lower($2)) > 0) \
+             ORDER BY gid",
     )
     .bind(shop.as_str())
+    .bind(words)
     .fetch_all(conn)
     .await?;
     Ok(rows

@@ -25,10 +25,13 @@ pub struct DemoAdmin {
 /// The largest body passed to the service: a tus chunk, with room.
 pub(super) const MAX_FORWARDED_BODY: usize = 32 * 1024 * 1024;
 
-const REQUEST_HEADERS: [header::HeaderName; 9] = [
+/// The browser's own headers, `Accept-Encoding` among them: the platform's admin frames the app,
+/// so the browser gets the service's compressed answers as they are, and so does this stand-in.
+const REQUEST_HEADERS: [header::HeaderName; 10] = [
     header::AUTHORIZATION,
     header::CONTENT_TYPE,
     header::ACCEPT,
+    header::ACCEPT_ENCODING,
     header::HeaderName::from_static("tus-resumable"),
     header::HeaderName::from_static("upload-length"),
     header::HeaderName::from_static("upload-offset"),
@@ -36,8 +39,9 @@ const REQUEST_HEADERS: [header::HeaderName; 9] = [
     header::HeaderName::from_static("upload-checksum"),
     header::HeaderName::from_static("upload-defer-length"),
 ];
-const RESPONSE_HEADERS: [header::HeaderName; 13] = [
+const RESPONSE_HEADERS: [header::HeaderName; 14] = [
     header::CONTENT_TYPE,
+    header::CONTENT_ENCODING,
     header::CONTENT_DISPOSITION,
     header::CACHE_CONTROL,
     header::VARY,

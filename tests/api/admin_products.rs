@@ -539,3 +539,51 @@ async fn a_rejected_product_write_leaves_the_catalog_version_unchanged() {
     assert_eq!(products.len(), 1);
     assert_eq!(products[0]["title"], json!("A"));
 }
+
+#[tokio::test]
+async fn a_query_lists_the_products_whose_title_or_handle_contains_it() {
+    // Arrange
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let products = json!([
+        { "id": "1", "title": "Linen Shirt", "handle": "linen-shirt" },
+        { "id": "2", "title": "Summer Dress", "handle": "summer-dress" },
+        { "id": "3", "title": "Canvas Tote", "handle": "tote_100%" },
+    ]);
+    upserted_version(put_products(&app, SHOP, products).await).await;
+    let ids = |query: &'static str| {
+        let app = &app;
+        async move {
+            app.admin_list(&format!("/shops/{SHOP}/products?query={query}"), "products")
+                .await
+                .iter()
+                .map(|p| p["id"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+
+    // Act
+    let by_title = ids("DRESS").await;
+    let by_handle = ids("linen-sh").await;
+    let literally = ids("_100%25").await;
+    let wildcard = ids("%25").await;
+    let none = ids("boots").await;
+    let every = ids("").await;
+
+    // Assert
+    let gid = |n: &str| format!("gid://shopify/Product/{n}");
+    assert_eq!(by_title, [gid("2")], "the title, ignoring case");
+    assert_eq!(by_handle, [gid("1")], "the handle");
+    assert_eq!(
+        literally,
+        [gid("3")],
+        "the words as they are, `_` and `%` included"
+    );
+    assert_eq!(wildcard, [gid("3")], "`%` is no wildcard");
+    assert!(none.is_empty(), "{none:?}");
+    assert_eq!(
+        every,
+        [gid("1"), gid("2"), gid("3")],
+        "an empty query lists every product"
+    );
+}

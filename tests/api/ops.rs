@@ -355,6 +355,16 @@ async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
                 format.clone(),
             ],
         ),
+        (
+            "get",
+            "/admin/v1/shops/{shop}/products",
+            &[("query", false, json!({ "type": "string" }))],
+        ),
+        (
+            "get",
+            "/app/api/shops/{shop}/products",
+            &[("query", false, json!({ "type": "string" }))],
+        ),
         ("get", "/api/v1/analytics/summary", &one_record),
         ("get", "/api/v1/analytics/video/{videoId}", &one_record),
         ("get", "/api/v1/analytics/widget/{widgetId}", &one_record),

@@ -9,11 +9,12 @@ import { Toasts, type ToastMessage } from './components/Toast';
 import { InstallProgress, installApp, type InstallStep } from './install';
 import { TopNav } from './components/TopNav';
 import { ShopContext, ToastContext, type Notify, type ShopContextValue } from './context';
+import { NavigationContext, useRouter } from './navigation';
 import { AnalyticsPage } from './pages/Analytics';
 import { SettingsPage } from './pages/Settings';
 import { VideosPage } from './pages/Videos';
 import { WidgetsPage } from './pages/Widgets';
-import { currentPage, hrefFor, isPlainClick, PAGES, type PageId } from './routes';
+import { hrefFor, isPlainClick, PAGES, type PageId } from './routes';
 import { isEmbedded, NoSessionError, resolveShop } from './session';
 import type { Shop } from './types';
 
@@ -128,34 +129,18 @@ function FullPage({ title, children }: { title: string; children: ReactNode }) {
 }
 
 function Shell() {
-  const [page, setPage] = useState<PageId>(() => currentPage());
-  // Every navigation opens its page afresh: "Widgets" from a widget's form goes back to the list.
-  const [visit, setVisit] = useState(0);
+  const { navigation, visit, question } = useRouter();
+  const { route, go } = navigation;
+  const page = route.page;
   const [toast, setToast] = useState<ToastMessage | null>(null);
   const embedded = useMemo(isEmbedded, []);
-
-  useEffect(() => {
-    const onPop = () => {
-      setPage(currentPage());
-      setVisit((v) => v + 1);
-    };
-    window.addEventListener('popstate', onPop);
-    return () => window.removeEventListener('popstate', onPop);
-  }, []);
-
-  const go = useCallback((next: PageId) => {
-    const href = hrefFor(next);
-    if (href !== location.pathname + location.search) history.pushState(null, '', href);
-    setPage(next);
-    setVisit((v) => v + 1);
-    window.scrollTo(0, 0);
-  }, []);
 
   const onNavClick = useCallback(
     (next: PageId) => (e: MouseEvent<HTMLAnchorElement>) => {
       if (!isPlainClick(e)) return;
       e.preventDefault();
-      go(next);
+      // Every navigation opens its page afresh: "Widgets" from a widget's form goes back to the list.
+      go({ page: next }, { fresh: true });
     },
     [go],
   );
@@ -167,27 +152,30 @@ function Shell() {
 
   return (
     <ToastContext.Provider value={notify}>
-      <Frame>
-        {embedded ? (
-          <NavMenu>
-            <a href={hrefFor(null)} rel="home" onClick={onNavClick('analytics')}>
-              videoapp
-            </a>
-            {PAGES.map((p) => (
-              <a key={p.id} href={hrefFor(p.id)} onClick={onNavClick(p.id)}>
-                {p.label}
+      <NavigationContext.Provider value={navigation}>
+        <Frame>
+          {embedded ? (
+            <NavMenu>
+              <a href={hrefFor(null)} rel="home" onClick={onNavClick('analytics')}>
+                videoapp
               </a>
-            ))}
-          </NavMenu>
-        ) : (
-          <TopNav current={page} onNavigate={onNavClick} />
-        )}
-        {page === 'analytics' && <AnalyticsPage key={visit} />}
-        {page === 'widgets' && <WidgetsPage key={visit} />}
-        {page === 'videos' && <VideosPage key={visit} />}
-        {page === 'settings' && <SettingsPage key={visit} />}
-        <Toasts toast={toast} onDismiss={dismiss} />
-      </Frame>
+              {PAGES.map((p) => (
+                <a key={p.id} href={hrefFor(p.id)} onClick={onNavClick(p.id)}>
+                  {p.label}
+                </a>
+              ))}
+            </NavMenu>
+          ) : (
+            <TopNav current={page} onNavigate={onNavClick} />
+          )}
+          {page === 'analytics' && <AnalyticsPage key={visit} />}
+          {page === 'widgets' && <WidgetsPage key={visit} />}
+          {page === 'videos' && <VideosPage key={visit} />}
+          {page === 'settings' && <SettingsPage key={visit} />}
+          {question}
+          <Toasts toast={toast} onDismiss={dismiss} />
+        </Frame>
+      </NavigationContext.Provider>
     </ToastContext.Provider>
   );
 }

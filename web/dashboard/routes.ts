@@ -1,6 +1,15 @@
 /**
- * The current page lives in the URL (`?page=widgets`), so a reload, a bookmark or the admin's
- * own history stays on it. Everything else in the query (shop, host, …) is kept as it is.
+ * Where the merchant is lives in the URL, so a reload, a bookmark, a shared link or the
+ * browser's Back and Forward open the same screen:
+ *
+ *   ?page=widgets                      the widget list
+ *   ?page=widgets&widget=new           the form creating a widget
+ *   ?page=widgets&widget=<id>          the form editing one
+ *   ?page=videos&video=<id>            the form editing a video (`video=new`: adding one by URL)
+ *   ?page=videos&add=1                 adding videos; a form opened from there keeps `add=1`,
+ *                                      so it goes back there
+ *
+ * Everything else in the query (shop, host, …) is kept as it is.
  */
 
 export type PageId = 'analytics' | 'widgets' | 'videos' | 'settings';
@@ -12,27 +21,61 @@ export const PAGES: { id: PageId; label: string }[] = [
   { id: 'settings', label: 'Settings' },
 ];
 
+export interface Route {
+  page: PageId;
+  /** The widget being edited, or `new`. */
+  widget?: string;
+  /** The video being edited, or `new` for the form that adds one by URL. */
+  video?: string;
+  /** The "Add videos" page, or a form opened from it. */
+  add?: boolean;
+}
+
 /** One-time launch parameters from the admin: stale after the first load, so never carried on. */
 const TRANSIENT = ['id_token', 'hmac', 'timestamp', 'session'];
+/** The parameters a route writes; each route sets the ones it has and drops the others. */
+const ROUTE_KEYS = ['page', 'widget', 'video', 'add'];
 
 const isPage = (value: string | null | undefined): value is PageId => PAGES.some((p) => p.id === value);
 
 export function currentPage(loc: Location = location): PageId {
-  const fromQuery = new URLSearchParams(loc.search).get('page');
-  if (isPage(fromQuery)) return fromQuery;
-  const fromHash = loc.hash.replace(/^#\/?/, '');
-  return isPage(fromHash) ? fromHash : 'analytics';
+  return currentRoute(loc).page;
 }
 
-/** The URL of `page` (or of the app's home, without `page`), keeping the other parameters. */
-export function hrefFor(page: PageId | null, loc: Location = location): string {
+export function currentRoute(loc: Location = location): Route {
   const q = new URLSearchParams(loc.search);
-  for (const k of TRANSIENT) q.delete(k);
-  if (page) q.set('page', page);
-  else q.delete('page');
+  const fromQuery = q.get('page');
+  const fromHash = loc.hash.replace(/^#\/?/, '');
+  const page: PageId = isPage(fromQuery) ? fromQuery : isPage(fromHash) ? fromHash : 'analytics';
+  const widget = q.get('widget') || undefined;
+  const video = q.get('video') || undefined;
+  if (page === 'widgets' && widget) return { page, widget };
+  if (page === 'videos') {
+    const add = q.get('add') === '1';
+    return { page, ...(video ? { video } : {}), ...(add ? { add } : {}) };
+  }
+  return { page };
+}
+
+/** The URL of `route` (or of the app's home, without `page`), keeping the other parameters. */
+export function hrefOf(route: Route | null, loc: Location = location): string {
+  const q = new URLSearchParams(loc.search);
+  for (const k of [...TRANSIENT, ...ROUTE_KEYS]) q.delete(k);
+  if (route) {
+    q.set('page', route.page);
+    if (route.widget) q.set('widget', route.widget);
+    if (route.video) q.set('video', route.video);
+    if (route.add) q.set('add', '1');
+  }
   const s = q.toString();
   return `${loc.pathname}${s ? `?${s}` : ''}`;
 }
+
+/** The URL of `page` (or of the app's home, without `page`), keeping the other parameters. */
+export const hrefFor = (page: PageId | null, loc: Location = location): string => hrefOf(page ? { page } : null, loc);
+
+export const sameRoute = (a: Route, b: Route): boolean =>
+  a.page === b.page && a.widget === b.widget && a.video === b.video && !!a.add === !!b.add;
 
 /** Ordinary clicks navigate in place; a modified click (new tab, new window) is the browser's. */
 export const isPlainClick = (e: { button: number; metaKey: boolean; ctrlKey: boolean; shiftKey: boolean; altKey: boolean }): boolean =>

@@ -96,7 +96,7 @@ describe("The merchant's dashboard", () => {
     const row = page.getByRole('row').filter({ hasText: title });
     await row.waitFor();
     const [name, type, status, videos] = (await row.locator('th, td').allInnerTexts()).map((t) => t.trim());
-    assert.deepEqual([name, type, status.split('\n').pop(), videos], [title, 'Carousel', 'Active', '2'],
+    assert.deepEqual([name.split('\n')[0], type, status.split('\n').pop(), videos], [title, 'Carousel', 'Active', '2'],
       'the list shows the new active carousel of 2 videos');
 
     // A shopper's view of the home page, until the service serves the new widget there.
@@ -396,6 +396,11 @@ describe("The merchant's dashboard", () => {
       await page.getByRole('list', { name: 'Videos in display order' }).waitFor();
       await page.locator('[data-videoapp-widget] [data-videoapp-video]').first().waitFor();
       await passesAxe('widget-form');
+      // The form holds unsaved changes: leaving it asks first, and discarding leaves.
+      await page.getByRole('navigation', { name: 'videoapp' }).getByRole('link', { name: 'Widgets', exact: true }).click();
+      const question = page.getByRole('dialog', { name: 'Leave without saving?' });
+      await question.getByRole('button', { name: 'Discard changes', exact: true }).click();
+      await pageHeading(page, 'Widgets').waitFor();
     });
 
     it('Videos', async () => {
@@ -441,6 +446,9 @@ describe("The merchant's dashboard", () => {
         `the field's description shows the service's message: ${JSON.stringify(texts)}`,
       );
       await passesAxe('video-form-refused');
+      await page.getByRole('navigation', { name: 'videoapp' }).getByRole('link', { name: 'Settings', exact: true }).click();
+      await page.getByRole('dialog', { name: 'Leave without saving?' }).getByRole('button', { name: 'Discard changes', exact: true }).click();
+      await pageHeading(page, 'Settings').waitFor();
     });
 
     it('Settings', async () => {

@@ -180,6 +180,7 @@ describe('A video from a file', () => {
     const widget = await saved;
     assert.equal(widget.status(), 201, `creating the widget answered ${widget.status()}: ${await widget.text()}`);
     widgetId = (await widget.json()).id;
+    await pageHeading(page, 'Widgets').waitFor();
 
     // Published.
     await goTo(page, 'Videos');

@@ -10,6 +10,7 @@ import { useToast } from '../context';
 import type { DateRange } from '../dates';
 import { useLoad } from '../hooks';
 import type { Paged, SortKey, SortOrder } from '../types';
+import { StackedRows, useCompact } from './StackedRows';
 import { ErrorBanner } from './States';
 
 export interface Column<Row> {
@@ -49,6 +50,7 @@ export function AnalyticsTable<Row extends { id: string; title: string }>({
   range: DateRange;
 }) {
   const notify = useToast();
+  const compact = useCompact();
   const [sortBy, setSortBy] = useState<SortKey>('views');
   const [sortOrder, setSortOrder] = useState<SortOrder>('desc');
   // The page belongs to one range and one order: any change of those starts again at page 1.
@@ -123,44 +125,55 @@ export function AnalyticsTable<Row extends { id: string; title: string }>({
             <ErrorBanner title={`${title} could not be loaded`} error={list.error} onRetry={list.reload} />
           </div>
         )}
-        <IndexTable
-          resourceName={resourceName}
-          itemCount={rows.length}
-          selectable={false}
-          loading={list.loading}
-          headings={headings}
-          sortable={columns.map((c) => !!c.sortKey)}
-          sortColumnIndex={sortColumn >= 0 ? sortColumn : undefined}
-          sortDirection={sortOrder === 'asc' ? 'ascending' : 'descending'}
-          defaultSortDirection="descending"
-          onSort={(index, direction) => {
-            const key = columns[index]?.sortKey;
-            if (key) sort(key, direction === 'ascending' ? 'asc' : 'desc');
-          }}
-          emptyState={
-            <div className="vd-empty">
-              <Text as="p" tone="subdued">
-                {list.loading ? 'Loading…' : `No ${resourceName.plural} yet.`}
-              </Text>
-            </div>
-          }
-        >
-          {rows.map((row, i) => (
-            <IndexTable.Row id={row.id} key={row.id} position={i}>
-              {columns.map((c, ci) => (
-                <IndexTable.Cell key={c.heading} as={ci === 0 ? 'th' : 'td'} scope={ci === 0 ? 'row' : undefined}>
-                  {c.numeric ? (
-                    <Text as="span" alignment="end" numeric>
-                      {c.render(row)}
-                    </Text>
-                  ) : (
-                    c.render(row)
-                  )}
-                </IndexTable.Cell>
-              ))}
-            </IndexTable.Row>
-          ))}
-        </IndexTable>
+        {compact && rows.length > 0 ? (
+          <StackedRows
+            label={title}
+            rows={rows.map((row) => ({
+              id: row.id,
+              title: columns[0]?.render(row),
+              facts: columns.slice(1).map((c) => ({ label: c.heading, value: c.render(row) })),
+            }))}
+          />
+        ) : (
+          <IndexTable
+            resourceName={resourceName}
+            itemCount={rows.length}
+            selectable={false}
+            loading={list.loading}
+            headings={headings}
+            sortable={columns.map((c) => !!c.sortKey)}
+            sortColumnIndex={sortColumn >= 0 ? sortColumn : undefined}
+            sortDirection={sortOrder === 'asc' ? 'ascending' : 'descending'}
+            defaultSortDirection="descending"
+            onSort={(index, direction) => {
+              const key = columns[index]?.sortKey;
+              if (key) sort(key, direction === 'ascending' ? 'asc' : 'desc');
+            }}
+            emptyState={
+              <div className="vd-empty">
+                <Text as="p" tone="subdued">
+                  {list.loading ? 'Loading…' : `No ${resourceName.plural} yet.`}
+                </Text>
+              </div>
+            }
+          >
+            {rows.map((row, i) => (
+              <IndexTable.Row id={row.id} key={row.id} position={i}>
+                {columns.map((c, ci) => (
+                  <IndexTable.Cell key={c.heading} as={ci === 0 ? 'th' : 'td'} scope={ci === 0 ? 'row' : undefined}>
+                    {c.numeric ? (
+                      <Text as="span" alignment="end" numeric>
+                        {c.render(row)}
+                      </Text>
+                    ) : (
+                      c.render(row)
+                    )}
+                  </IndexTable.Cell>
+                ))}
+              </IndexTable.Row>
+            ))}
+          </IndexTable>
+        )}
         {pages > 0 && (
           <div className="vd-table-foot">
             <Pagination

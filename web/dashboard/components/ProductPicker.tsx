@@ -1,8 +1,9 @@
 /**
  * Choose products from the shop's catalog: the chosen ones as removable tags (in the order
- * chosen, which is the order shoppers see), then a search over the rest with a checkbox each.
+ * chosen, which is the order shoppers see), then a search over the rest (by title or handle)
+ * with a checkbox each, beside the product's image, so a product is recognised at a glance.
  */
-import { BlockStack, Checkbox, InlineError, InlineStack, Tag, Text, TextField } from '@shopify/polaris';
+import { BlockStack, Checkbox, InlineError, InlineStack, Tag, Text, TextField, Thumbnail } from '@shopify/polaris';
 import { useId, useMemo, useState } from 'react';
 
 import type { Product } from '../types';
@@ -80,7 +81,17 @@ export function ProductPicker({
             <div className="vd-choices">
               <BlockStack gap="100">
                 {matches.slice(0, SHOWN).map((p) => (
-                  <Checkbox key={p.id} label={p.title} checked={selected.includes(p.id)} onChange={(on) => toggle(p.id, on)} />
+                  <Checkbox
+                    key={p.id}
+                    label={
+                      <span className="vd-choice">
+                        {p.image ? <Thumbnail source={p.image} alt="" size="extraSmall" /> : <span className="vd-thumb-empty vd-thumb-empty--small" />}
+                        <span>{p.title}</span>
+                      </span>
+                    }
+                    checked={selected.includes(p.id)}
+                    onChange={(on) => toggle(p.id, on)}
+                  />
                 ))}
                 {matches.length === 0 && (
                   <Text as="p" tone="subdued">

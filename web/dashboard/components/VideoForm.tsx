@@ -10,6 +10,7 @@ import { ApiError, patch, post, shopPath } from '../api';
 import { useShop } from '../context';
 import { VIDEO_STATUSES } from '../labels';
 import { isOnItsWay, useLiveVideos } from '../live';
+import { useUnsavedChanges } from '../navigation';
 import type { Product, UploadedVideoPatch, Video, VideoInput, VideoStatus } from '../types';
 import { fieldError, namesAField } from './fields';
 import { PosterPicker } from './PosterPicker';
@@ -46,6 +47,10 @@ export function VideoForm({
   const [productIds, setProductIds] = useState<string[]>(video?.productIds ?? []);
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const fields = JSON.stringify([title, thumbnail, videoUrl, miniVersionUrl, duration, status, productIds]);
+  // What the form held when it opened, to tell whether anything has changed since.
+  const [opened] = useState(fields);
+  useUnsavedChanges(fields !== opened);
   // A video made from a file, followed while the service works on it (or on a new poster).
   const [followed, setFollowed] = useState<Video | undefined>(video);
   const [posterAsked, setPosterAsked] = useState<{ before: string; at: number } | null>(null);

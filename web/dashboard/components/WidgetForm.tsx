@@ -17,7 +17,7 @@ import {
   Text,
   TextField,
 } from '@shopify/polaris';
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 
 import { ApiError, patch, post, shopPath } from '../api';
 import { useShop } from '../context';
@@ -31,9 +31,11 @@ import {
   WIDGET_TYPES,
 } from '../labels';
 import type { ClickBehavior, Location, ModalLayout, Product, SourceType, Video, ViewStyle, Widget, WidgetInput, WidgetStatus, WidgetType } from '../types';
+import { useUnsavedChanges } from '../navigation';
 import { fieldError, namesAField } from './fields';
 import { ProductPicker } from './ProductPicker';
 import { VideoOrder } from './VideoOrder';
+import { WidgetIdSection } from './WidgetId';
 import { WidgetPreview } from './WidgetPreview';
 
 const FIELDS = [
@@ -103,6 +105,10 @@ export function WidgetForm({
   const [collections, setCollections] = useState((draft.rules.collectionIds ?? []).join('\n'));
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  // What the form held when it opened, to tell whether anything has changed since.
+  const [opened] = useState(() => JSON.stringify({ draft, priority, collections }));
+  const changed = useMemo(() => JSON.stringify({ draft, priority, collections }) !== opened, [draft, priority, collections, opened]);
+  useUnsavedChanges(changed);
 
   const set = <K extends keyof WidgetInput>(key: K, value: WidgetInput[K]) => setDraft((d) => ({ ...d, [key]: value }));
   const setRule = <K extends keyof WidgetInput['rules']>(key: K, value: WidgetInput['rules'][K]) =>
@@ -150,6 +156,14 @@ export function WidgetForm({
               <Banner tone="critical" title="The widget could not be saved">
                 <p>{namesAField(error, FIELDS) ? 'Correct the field marked below, then save again.' : errorText(error)}</p>
               </Banner>
+            </Layout.Section>
+          )}
+
+          {widget && (
+            <Layout.Section>
+              <Card>
+                <WidgetIdSection id={widget.id} title={widget.title || 'this widget'} />
+              </Card>
             </Layout.Section>
           )}
 

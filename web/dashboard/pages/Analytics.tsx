@@ -72,12 +72,14 @@ export function AnalyticsPage() {
         heading: 'Video',
         sortKey: 'title',
         render: (v) => (
-          <InlineStack gap="200" blockAlign="center" wrap={false}>
-            <Text as="span" fontWeight="semibold">
-              {v.title || 'Untitled video'}
-            </Text>
-            <Badge tone={statusTone(v.status)}>{labelOf(VIDEO_STATUSES, v.status)}</Badge>
-          </InlineStack>
+          <div className="vd-cell-title">
+            <BlockStack gap="100" inlineAlign="start">
+              <Text as="span" fontWeight="semibold">
+                {v.title || 'Untitled video'}
+              </Text>
+              <Badge tone={statusTone(v.status)}>{labelOf(VIDEO_STATUSES, v.status)}</Badge>
+            </BlockStack>
+          </div>
         ),
       },
       ...metricColumns<VideoAnalytics>(shop.currency),
@@ -89,17 +91,23 @@ export function AnalyticsPage() {
       {
         heading: 'Widget',
         sortKey: 'title',
+        // Its type and number of videos under its name: nine columns would not fit a laptop's screen.
         render: (w) => (
-          <InlineStack gap="200" blockAlign="center" wrap={false}>
-            <Text as="span" fontWeight="semibold">
-              {w.title || 'Untitled widget'}
-            </Text>
-            <Badge tone={statusTone(w.status)}>{labelOf(WIDGET_STATUSES, w.status)}</Badge>
-          </InlineStack>
+          <div className="vd-cell-title">
+            <BlockStack gap="100" inlineAlign="start">
+              <Text as="span" fontWeight="semibold">
+                {w.title || 'Untitled widget'}
+              </Text>
+              <InlineStack gap="200" blockAlign="center">
+                <Badge tone={statusTone(w.status)}>{labelOf(WIDGET_STATUSES, w.status)}</Badge>
+                <Text as="span" tone="subdued">
+                  {labelOf(WIDGET_TYPES, w.type)}, {w.video_count === 1 ? '1 video' : `${formatCount(w.video_count)} videos`}
+                </Text>
+              </InlineStack>
+            </BlockStack>
+          </div>
         ),
       },
-      { heading: 'Type', render: (w) => labelOf(WIDGET_TYPES, w.type) },
-      { heading: 'Videos', numeric: true, render: (w) => formatCount(w.video_count) },
       ...metricColumns<WidgetAnalytics>(shop.currency),
     ],
     [shop.currency],

@@ -5,6 +5,7 @@ import { useRef, useState } from 'react';
 import { del, get, post, shopPath } from '../api';
 import { copyText, selectText } from '../clipboard';
 import { ConfirmModal } from '../components/ConfirmModal';
+import { StackedRows, useCompact } from '../components/StackedRows';
 import { fieldError, namesAField } from '../components/fields';
 import { ErrorBanner, LoadingCard } from '../components/States';
 import { useShop, useToast } from '../context';
@@ -15,6 +16,7 @@ import type { ApiKeyInfo, CreatedApiKey } from '../types';
 export function SettingsPage() {
   const { domain, shop } = useShop();
   const notify = useToast();
+  const compact = useCompact();
   const keys = useLoad(() => get<{ apiKeys: ApiKeyInfo[] }>(shopPath(domain, 'api-keys')), [domain]);
   const [name, setName] = useState('');
   const [creating, setCreating] = useState(false);
@@ -57,6 +59,15 @@ export function SettingsPage() {
   };
 
   const list = keys.data?.apiKeys ?? [];
+  const keyStatus = (k: ApiKeyInfo) => (k.revokedAt ? <Badge>{`Revoked ${when(k.revokedAt)}`}</Badge> : <Badge tone="success">Active</Badge>);
+  const revokeButton = (k: ApiKeyInfo) =>
+    !k.revokedAt && (
+      <span className="vd-inline" data-testid="revoke-key">
+        <Button tone="critical" variant="plain" onClick={() => setRevoking(k)} accessibilityLabel={`Revoke ${k.name}`}>
+          Revoke
+        </Button>
+      </span>
+    );
 
   return (
     <Page title="Settings">
@@ -119,46 +130,61 @@ export function SettingsPage() {
                     Your keys
                   </Text>
                 </div>
-                <IndexTable
-                  resourceName={{ singular: 'API key', plural: 'API keys' }}
-                  itemCount={list.length}
-                  selectable={false}
-                  headings={[{ title: 'Name' }, { title: 'Key starts with' }, { title: 'Created' }, { title: 'Last used' }, { title: 'Status' }, { title: 'Actions' }]}
-                  emptyState={
-                    <div className="vd-empty">
-                      <Text as="p" tone="subdued">
-                        No API keys yet. Create one above when a tool needs to read your analytics.
-                      </Text>
-                    </div>
-                  }
-                >
-                  {list.map((k, i) => (
-                    <IndexTable.Row id={k.id} key={k.id} position={i}>
-                      <IndexTable.Cell as="th" scope="row">
-                        <Text as="span" fontWeight="semibold">
+                {compact && list.length > 0 ? (
+                  <StackedRows
+                    label="Your keys"
+                    rows={list.map((k) => ({
+                      id: k.id,
+                      title: (
+                        <Text as="h4" fontWeight="semibold">
                           {k.name}
                         </Text>
-                      </IndexTable.Cell>
-                      <IndexTable.Cell>
-                        <code className="vd-code">{k.prefix}</code>
-                      </IndexTable.Cell>
-                      <IndexTable.Cell>{when(k.createdAt)}</IndexTable.Cell>
-                      <IndexTable.Cell>{k.lastUsedAt ? when(k.lastUsedAt) : 'Never'}</IndexTable.Cell>
-                      <IndexTable.Cell>
-                        {k.revokedAt ? <Badge>{`Revoked ${when(k.revokedAt)}`}</Badge> : <Badge tone="success">Active</Badge>}
-                      </IndexTable.Cell>
-                      <IndexTable.Cell>
-                        {!k.revokedAt && (
-                          <span className="vd-inline" data-testid="revoke-key">
-                            <Button tone="critical" variant="plain" onClick={() => setRevoking(k)} accessibilityLabel={`Revoke ${k.name}`}>
-                              Revoke
-                            </Button>
-                          </span>
-                        )}
-                      </IndexTable.Cell>
-                    </IndexTable.Row>
-                  ))}
-                </IndexTable>
+                      ),
+                      facts: [
+                        { label: 'Key starts with', value: <code className="vd-code">{k.prefix}</code> },
+                        { label: 'Created', value: when(k.createdAt) },
+                        { label: 'Last used', value: k.lastUsedAt ? when(k.lastUsedAt) : 'Never' },
+                        { label: 'Status', value: keyStatus(k) },
+                      ],
+                      actions: revokeButton(k),
+                    }))}
+                  />
+                ) : (
+                  <IndexTable
+                    resourceName={{ singular: 'API key', plural: 'API keys' }}
+                    itemCount={list.length}
+                    selectable={false}
+                    headings={[{ title: 'Name' }, { title: 'Key starts with' }, { title: 'Created' }, { title: 'Last used' }, { title: 'Status' }, { title: 'Actions' }]}
+                    emptyState={
+                      <div className="vd-empty">
+                        <Text as="p" tone="subdued">
+                          No API keys yet. Create one above when a tool needs to read your analytics.
+                        </Text>
+                      </div>
+                    }
+                  >
+                    {list.map((k, i) => (
+                      <IndexTable.Row id={k.id} key={k.id} position={i}>
+                        <IndexTable.Cell as="th" scope="row">
+                          <Text as="span" fontWeight="semibold">
+                            {k.name}
+                          </Text>
+                        </IndexTable.Cell>
+                        <IndexTable.Cell>
+                          <code className="vd-code">{k.prefix}</code>
+                        </IndexTable.Cell>
+                        <IndexTable.Cell>{when(k.createdAt)}</IndexTable.Cell>
+                        <IndexTable.Cell>{k.lastUsedAt ? when(k.lastUsedAt) : 'Never'}</IndexTable.Cell>
+                        <IndexTable.Cell>
+                          {keyStatus(k)}
+                        </IndexTable.Cell>
+                        <IndexTable.Cell>
+                          {revokeButton(k)}
+                        </IndexTable.Cell>
+                      </IndexTable.Row>
+                    ))}
+                  </IndexTable>
+                )}
               </Card>
             )}
           </BlockStack>

@@ -4,6 +4,7 @@ import { useState } from 'react';
 
 import { del, get, shopPath } from '../api';
 import { ConfirmModal } from '../components/ConfirmModal';
+import { StackedRows, useCompact } from '../components/StackedRows';
 import { ProcessingStatus } from '../components/ProcessingStatus';
 import { ErrorBanner, LoadingCard } from '../components/States';
 import { VideoForm } from '../components/VideoForm';
@@ -12,72 +13,104 @@ import { formatDuration } from '../format';
 import { useLoad } from '../hooks';
 import { labelOf, statusTone, VIDEO_STATUSES } from '../labels';
 import { useLiveVideos } from '../live';
+import { useNavigation } from '../navigation';
 import type { Product, Video } from '../types';
 import { AddVideosPage } from './AddVideos';
-
-/** Where the merchant is on this page; a form goes back to where it was opened from. */
-type View =
-  | { kind: 'list' }
-  | { kind: 'add' }
-  | { kind: 'by-url' }
-  | { kind: 'edit'; video: Video; from: 'list' | 'add' };
 
 const NO_VIDEOS: Video[] = [];
 
 export function VideosPage() {
   const { domain } = useShop();
   const notify = useToast();
+  const { route, go } = useNavigation();
+  const compact = useCompact();
   const videos = useLoad(() => get<{ videos: Video[] }>(shopPath(domain, 'videos')), [domain]);
   const products = useLoad(() => get<{ products: Product[] }>(shopPath(domain, 'products')), [domain]);
-  const [view, setView] = useState<View>({ kind: 'list' });
+  // The video the URL names, read by itself: a link to its form opens it without the list.
+  const editingId = route.video && route.video !== 'new' ? route.video : undefined;
+  const editing = useLoad(
+    () => (editingId ? get<Video>(shopPath(domain, 'videos', editingId)) : Promise.resolve(null)),
+    [domain, editingId],
+  );
   const [deleting, setDeleting] = useState<Video | null>(null);
   const list = useLiveVideos(domain, videos.data?.videos ?? NO_VIDEOS);
 
-  if (view.kind === 'add') {
+  const addVideos = () => go({ page: 'videos', add: true });
+  const edit = (video: Video) => go({ page: 'videos', video: video.id });
+
+  if (route.add && !route.video) {
     return (
       <AddVideosPage
         onBack={() => {
-          setView({ kind: 'list' });
+          go({ page: 'videos' });
           videos.reload();
         }}
-        onAddByUrl={() => setView({ kind: 'by-url' })}
-        onEdit={(video) => setView({ kind: 'edit', video, from: 'add' })}
+        onAddByUrl={() => go({ page: 'videos', add: true, video: 'new' })}
+        onEdit={(video) => go({ page: 'videos', add: true, video: video.id })}
       />
     );
   }
 
-  if (view.kind === 'edit' || view.kind === 'by-url') {
-    const editing = view.kind === 'edit' ? view.video : undefined;
-    const back = () => {
-      setView(view.kind === 'by-url' || view.from === 'add' ? { kind: 'add' } : { kind: 'list' });
+  if (route.video) {
+    // A form goes back to where it was opened from: the list, or "Add videos".
+    const back = (saved = false) => {
+      go(route.add ? { page: 'videos', add: true } : { page: 'videos' }, { saved });
       videos.reload();
     };
-    if (!products.data) {
+    const video = editingId ? editing.data : undefined;
+    const failed = (editingId ? editing.error : null) ?? products.error;
+    if (!products.data || (editingId && (!video || video.id !== editingId))) {
       return (
-        <Page title={editing ? 'Edit video' : 'Add a video'} backAction={{ content: 'Videos', onAction: back }}>
-          {products.error ? (
-            <ErrorBanner title="Your products could not be loaded" error={products.error} onRetry={products.reload} />
+        <Page title={editingId ? 'Edit video' : 'Add a video'} backAction={{ content: 'Videos', onAction: () => back() }}>
+          {failed ? (
+            <ErrorBanner
+              title={editingId ? 'This video could not be loaded' : 'Your products could not be loaded'}
+              error={failed}
+              onRetry={() => {
+                editing.reload();
+                products.reload();
+              }}
+            />
           ) : (
-            <LoadingCard label="Loading your products" />
+            <LoadingCard label={editingId ? 'Loading the video' : 'Loading your products'} />
           )}
         </Page>
       );
     }
     return (
       <VideoForm
-        video={editing}
+        key={route.video}
+        video={video ?? undefined}
         products={products.data.products}
-        onCancel={back}
+        onCancel={() => back()}
         onSaved={(v) => {
-          notify(editing ? `Saved ${v.title}` : `Added ${v.title}`);
-          setView({ kind: 'list' });
+          notify(video ? `Saved ${v.title}` : `Added ${v.title}`);
+          go({ page: 'videos' }, { saved: true });
           videos.reload();
         }}
       />
     );
   }
 
-  const addVideos = () => setView({ kind: 'add' });
+  const thumbnail = (v: Video) =>
+    v.posterUrl || v.thumbnail ? <Thumbnail source={v.posterUrl || v.thumbnail} alt="" size="small" /> : <span className="vd-thumb-empty" />;
+  const status = (v: Video) => (
+    <BlockStack gap="150" inlineAlign="start">
+      <Badge tone={statusTone(v.status)}>{labelOf(VIDEO_STATUSES, v.status)}</Badge>
+      {v.processing && v.processing.state !== 'ready' && <ProcessingStatus video={v} onRetried={videos.reload} />}
+    </BlockStack>
+  );
+  const length = (v: Video) => (v.duration > 0 ? formatDuration(v.duration) : '—');
+  const actions = (v: Video) => (
+    <ButtonGroup>
+      <Button onClick={() => edit(v)} accessibilityLabel={`Edit ${v.title}`}>
+        Edit
+      </Button>
+      <Button tone="critical" variant="plain" onClick={() => setDeleting(v)} accessibilityLabel={`Delete ${v.title}`}>
+        Delete
+      </Button>
+    </ButtonGroup>
+  );
 
   return (
     <Page
@@ -97,72 +130,73 @@ export function VideosPage() {
                     {list.length === 1 ? '1 video' : `${list.length} videos`}
                   </Text>
                 </div>
-                <IndexTable
-                  resourceName={{ singular: 'video', plural: 'videos' }}
-                  itemCount={list.length}
-                  selectable={false}
-                  headings={[
-                    { title: 'Thumbnail' },
-                    { title: 'Title' },
-                    { title: 'Status' },
-                    { title: 'Length', alignment: 'end' },
-                    { title: 'Products', alignment: 'end' },
-                    { title: 'Actions' },
-                  ]}
-                  emptyState={
-                    <div className="vd-empty">
-                      <BlockStack gap="200" inlineAlign="center">
-                        <Text as="p">No videos yet. Add your first video, then show it in a widget.</Text>
-                        <Button variant="primary" onClick={addVideos}>
-                          Add videos
-                        </Button>
-                      </BlockStack>
-                    </div>
-                  }
-                >
-                  {list.map((v, i) => (
-                    <IndexTable.Row id={v.id} key={v.id} position={i}>
-                      <IndexTable.Cell>
-                        {v.posterUrl || v.thumbnail ? (
-                          <Thumbnail source={v.posterUrl || v.thumbnail} alt="" size="small" />
-                        ) : (
-                          <span className="vd-thumb-empty" />
-                        )}
-                      </IndexTable.Cell>
-                      <IndexTable.Cell as="th" scope="row">
-                        <Text as="span" fontWeight="semibold">
+                {compact && list.length > 0 ? (
+                  <StackedRows
+                    label="Videos"
+                    rows={list.map((v) => ({
+                      id: v.id,
+                      media: thumbnail(v),
+                      title: (
+                        <Text as="h3" fontWeight="semibold">
                           {v.title}
                         </Text>
-                      </IndexTable.Cell>
-                      <IndexTable.Cell>
-                        <BlockStack gap="150" inlineAlign="start">
-                          <Badge tone={statusTone(v.status)}>{labelOf(VIDEO_STATUSES, v.status)}</Badge>
-                          {v.processing && v.processing.state !== 'ready' && <ProcessingStatus video={v} onRetried={videos.reload} />}
+                      ),
+                      facts: [
+                        { label: 'Status', value: status(v) },
+                        { label: 'Length', value: length(v) },
+                        { label: 'Products', value: String(v.productIds.length) },
+                      ],
+                      actions: actions(v),
+                    }))}
+                  />
+                ) : (
+                  <IndexTable
+                    resourceName={{ singular: 'video', plural: 'videos' }}
+                    itemCount={list.length}
+                    selectable={false}
+                    headings={[
+                      { title: 'Thumbnail' },
+                      { title: 'Title' },
+                      { title: 'Status' },
+                      { title: 'Length', alignment: 'end' },
+                      { title: 'Products', alignment: 'end' },
+                      { title: 'Actions' },
+                    ]}
+                    emptyState={
+                      <div className="vd-empty">
+                        <BlockStack gap="200" inlineAlign="center">
+                          <Text as="p">No videos yet. Add your first video, then show it in a widget.</Text>
+                          <Button variant="primary" onClick={addVideos}>
+                            Add videos
+                          </Button>
                         </BlockStack>
-                      </IndexTable.Cell>
-                      <IndexTable.Cell>
-                        <Text as="span" alignment="end" numeric>
-                          {v.duration > 0 ? formatDuration(v.duration) : '—'}
-                        </Text>
-                      </IndexTable.Cell>
-                      <IndexTable.Cell>
-                        <Text as="span" alignment="end" numeric>
-                          {v.productIds.length}
-                        </Text>
-                      </IndexTable.Cell>
-                      <IndexTable.Cell>
-                        <ButtonGroup>
-                          <Button onClick={() => setView({ kind: 'edit', video: v, from: 'list' })} accessibilityLabel={`Edit ${v.title}`}>
-                            Edit
-                          </Button>
-                          <Button tone="critical" variant="plain" onClick={() => setDeleting(v)} accessibilityLabel={`Delete ${v.title}`}>
-                            Delete
-                          </Button>
-                        </ButtonGroup>
-                      </IndexTable.Cell>
-                    </IndexTable.Row>
-                  ))}
-                </IndexTable>
+                      </div>
+                    }
+                  >
+                    {list.map((v, i) => (
+                      <IndexTable.Row id={v.id} key={v.id} position={i}>
+                        <IndexTable.Cell>{thumbnail(v)}</IndexTable.Cell>
+                        <IndexTable.Cell as="th" scope="row">
+                          <Text as="span" fontWeight="semibold">
+                            {v.title}
+                          </Text>
+                        </IndexTable.Cell>
+                        <IndexTable.Cell>{status(v)}</IndexTable.Cell>
+                        <IndexTable.Cell>
+                          <Text as="span" alignment="end" numeric>
+                            {length(v)}
+                          </Text>
+                        </IndexTable.Cell>
+                        <IndexTable.Cell>
+                          <Text as="span" alignment="end" numeric>
+                            {v.productIds.length}
+                          </Text>
+                        </IndexTable.Cell>
+                        <IndexTable.Cell>{actions(v)}</IndexTable.Cell>
+                      </IndexTable.Row>
+                    ))}
+                  </IndexTable>
+                )}
               </Card>
             )}
           </BlockStack>
