@@ -802,7 +802,10 @@ mod tests {
             assert_eq!(t.as_str().parse::<WidgetType>().unwrap(), *t);
         }
         let err = "banner".parse::<WidgetType>().unwrap_err();
-        assert_eq!(err.0, "'banner' is not one of carousel, story, productpage");
+        assert_eq!(
+            err.0,
+            "'banner' is not one of carousel, story, productpage, floating"
+        );
     }
 
     #[test]

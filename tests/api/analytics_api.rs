@@ -948,7 +948,7 @@ async fn a_parameter_of_the_wrong_type_is_named_with_what_it_must_be() {
         ),
         (
             "/widgets?widget_type=banner",
-            "Invalid parameter widget_type: must be one of carousel, story, productpage, got 'banner'",
+            "Invalid parameter widget_type: must be one of carousel, story, productpage, floating, got 'banner'",
         ),
     ];
 

@@ -687,7 +687,10 @@ async fn the_demo_theme_editor_turns_the_app_embed_on_and_the_stores_pages_then_
     let link = format!("/admin{}", onboarding["themeEditorPath"].as_str().unwrap());
     let editor = client.get(format!("{base}{link}")).send().await.unwrap();
     let editor = editor.text().await.unwrap();
-    assert!(editor.contains(r#"class="embed selected" data-demo-embed="off""#), "{editor}");
+    assert!(
+        editor.contains(r#"class="embed selected" data-demo-embed="off""#),
+        "{editor}"
+    );
 
     let saved = client
         .post(format!("{base}/admin/themes/current/editor"))

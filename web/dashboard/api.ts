@@ -89,18 +89,21 @@ export const authorization = async (): Promise<string> => `Bearer ${await sessio
 interface Options {
   query?: Query;
   body?: unknown;
+  /** A body sent as it is (a file), with its content type, instead of `body` as JSON. */
+  raw?: { body: Blob | string; type: string };
   accept?: string;
 }
 
-async function send(method: string, path: string, { query, body, accept = 'application/json' }: Options = {}): Promise<Response> {
+async function send(method: string, path: string, { query, body, raw, accept = 'application/json' }: Options = {}): Promise<Response> {
   const headers: Record<string, string> = { authorization: await authorization(), accept };
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (raw) headers['content-type'] = raw.type;
+  else if (body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
   try {
     response = await fetch(apiUrl(path, query), {
       method,
       headers,
-      body: body === undefined ? null : JSON.stringify(body),
+      body: raw ? raw.body : body === undefined ? null : JSON.stringify(body),
       credentials: 'same-origin',
     });
   } catch {
@@ -121,6 +124,13 @@ export const patch = async <T>(path: string, body: unknown): Promise<T> => json<
 export async function del(path: string): Promise<void> {
   await send('DELETE', path);
 }
+
+/** `PUT` of a file as it is (`type` its content type); the answer's JSON. */
+export const putFile = async <T>(path: string, file: Blob | string, type: string): Promise<T> =>
+  json<T>(await send('PUT', path, { raw: { body: file, type } }));
+
+/** `DELETE` whose answer is JSON. */
+export const delJSON = async <T>(path: string): Promise<T> => json<T>(await send('DELETE', path));
 
 /** The file name a `Content-Disposition` header gives, if any. */
 export function dispositionName(header: string | null): string | null {

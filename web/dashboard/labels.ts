@@ -7,6 +7,7 @@ export const WIDGET_TYPES: Options<WidgetType> = [
   { value: 'carousel', label: 'Carousel', help: 'A row of video cards that scrolls sideways' },
   { value: 'story', label: 'Stories', help: 'Round thumbnails that open full-screen videos' },
   { value: 'productpage', label: 'Product page', help: 'A grid of video cards for a product page' },
+  { value: 'floating', label: 'Floating', help: 'A small round video in a corner of every page it is shown on' },
 ];
 
 export const WIDGET_STATUSES: Options<WidgetStatus> = [

@@ -33,9 +33,18 @@ export interface Processing {
   error: { code: string; message: string } | null;
 }
 
+/** A WebVTT file of a video, in one language. */
+export interface Caption {
+  /** A BCP 47 language tag: `en`, `pt-BR`. */
+  language: string;
+  url: string;
+}
+
 export interface Video {
   id: string;
   title: string;
+  /** One per language, in language order. */
+  captions?: Caption[];
   thumbnail: string;
   /** The progressive MP4. */
   videoUrl: string;
@@ -63,7 +72,7 @@ export type VideoInput = Pick<Video, 'title' | 'thumbnail' | 'videoUrl' | 'miniV
 /** What a merchant may change of a video made from a file: the service owns its media. */
 export type UploadedVideoPatch = Pick<Video, 'title' | 'status' | 'productIds'>;
 
-export type WidgetType = 'carousel' | 'story' | 'productpage';
+export type WidgetType = 'carousel' | 'story' | 'productpage' | 'floating';
 export type WidgetStatus = 'active' | 'draft' | 'archived';
 export type ViewStyle = 'default' | 'compact' | 'large';
 export type ClickBehavior = 'open_modal' | 'open_product' | 'none';

@@ -61,4 +61,5 @@ await import('./video-from-a-file.mjs');
 await import('./tus-client.mjs');
 await import('./install-from-the-admin.mjs');
 await import('./stories-floating-captions.mjs');
+await import('./first-day.mjs');
 await import('./never-breaks-the-page.mjs');

@@ -9,6 +9,7 @@ import { useEffect } from 'react';
 import { get, shopPath } from '../api';
 import { useShop } from '../context';
 import { useLoad } from '../hooks';
+import { useNavigation } from '../navigation';
 import { isEmbedded } from '../session';
 
 type StepId = 'embed' | 'video' | 'widget' | 'numbers';
@@ -42,8 +43,9 @@ function themeEditorUrl(path: string): string {
   return isEmbedded() ? `shopify://admin${path}` : `/admin${path}`;
 }
 
-export function Checklist({ onNavigate }: { onNavigate: (to: 'videos' | 'widgets') => void }) {
+export function Checklist() {
   const { domain } = useShop();
+  const { go } = useNavigation();
   const state = useLoad(() => get<Onboarding>(shopPath(domain, 'onboarding')), [domain]);
   const steps = state.data?.steps ?? [];
   const left = steps.filter((s) => !s.done).length;
@@ -67,9 +69,9 @@ export function Checklist({ onNavigate }: { onNavigate: (to: 'videos' | 'widgets
           </Button>
         ) : null;
       case 'video':
-        return <Button onClick={() => onNavigate('videos')}>Add a video</Button>;
+        return <Button onClick={() => go({ page: 'videos', add: true })}>Add a video</Button>;
       case 'widget':
-        return <Button onClick={() => onNavigate('widgets')}>Make a widget</Button>;
+        return <Button onClick={() => go({ page: 'widgets', widget: 'new' })}>Make a widget</Button>;
       case 'numbers':
         return (
           <Button url={`https://${domain}`} target="_blank">

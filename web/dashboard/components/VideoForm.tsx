@@ -13,6 +13,7 @@ import { isOnItsWay, useLiveVideos } from '../live';
 import { useUnsavedChanges } from '../navigation';
 import type { Product, UploadedVideoPatch, Video, VideoInput, VideoStatus } from '../types';
 import { fieldError, namesAField } from './fields';
+import { Captions } from './Captions';
 import { PosterPicker } from './PosterPicker';
 import { ProcessingStatus } from './ProcessingStatus';
 import { ProductPicker } from './ProductPicker';
@@ -208,6 +209,13 @@ export function VideoForm({
                     />
                   )}
                 </BlockStack>
+              </Card>
+            </Layout.Section>
+          )}
+          {live && (
+            <Layout.Section>
+              <Card>
+                <Captions video={live} onChange={setFollowed} />
               </Card>
             </Layout.Section>
           )}

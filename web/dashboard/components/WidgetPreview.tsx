@@ -202,7 +202,14 @@ export function WidgetPreview({
           Shoppers see this widget once its status is Active.
         </Text>
       )}
-      <div className="vd-preview" ref={box} onClickCapture={onClickCapture} />
+      {/* A floating widget is fixed to the page's corner: here, the preview's own corner (a
+          transformed box holds what is fixed inside it). */}
+      <div
+        className="vd-preview"
+        ref={box}
+        onClickCapture={onClickCapture}
+        style={widget.type === 'floating' ? { transform: 'translateZ(0)', minHeight: 128 } : undefined}
+      />
     </BlockStack>
   );
 }

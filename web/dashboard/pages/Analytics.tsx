@@ -4,6 +4,7 @@ import { useMemo, useState } from 'react';
 
 import { get } from '../api';
 import { AnalyticsTable, type Column } from '../components/AnalyticsTable';
+import { Checklist } from '../components/Checklist';
 import { LineChart } from '../components/LineChart';
 import { MetricCard } from '../components/MetricCard';
 import { RangePicker } from '../components/RangePicker';
@@ -121,6 +122,9 @@ export function AnalyticsPage() {
   return (
     <Page title="Analytics" subtitle={shop.name ? `How shoppers use your videos on ${shop.name}` : undefined}>
       <Layout>
+        <Layout.Section>
+          <Checklist />
+        </Layout.Section>
         <Layout.Section>
           <Card>
             <RangePicker preset={preset} custom={custom} range={range} timeZone={tz} onPreset={onPreset} onCustom={onCustom} />
