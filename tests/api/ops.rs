@@ -287,7 +287,7 @@ async fn the_openapi_document_types_the_query_parameters_each_endpoint_reads() {
     let app = spawn_app().await;
     let (_, doc) = json_of(app.get("/openapi.json").await).await;
     let sort_keys = json!(SORT_KEYS);
-    let widget_types = json!(["carousel", "story", "productpage"]);
+    let widget_types = json!(["carousel", "story", "productpage", "floating"]);
     let locations = json!(["home", "product", "collection", "page", "other"]);
     let date = json!({ "type": "string", "format": "date" });
     let limit: Documented = (
