@@ -20,6 +20,14 @@ export interface Product {
   collectionIds?: string[];
 }
 
+/** A collection as the platform holds it, imported at install. */
+export interface Collection {
+  id: string;
+  title: string;
+  handle: string;
+  image?: string;
+}
+
 export type VideoStatus = 'PUBLISHED' | 'DRAFT' | 'ARCHIVED';
 
 /** Where a video made from a file (uploaded or imported) is on its way to being playable. */

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { after, describe, it } from 'node:test';
 
 import { dashboardSettled as settled, newShopper, pageHeading } from './browser.mjs';
-import { newShop, waitFor } from './stack.mjs';
+import { config, newShop, theService, waitFor } from './stack.mjs';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
@@ -107,5 +107,32 @@ describe("A merchant's first day", () => {
     await page.goto(`${shop.origin}/app?shop=${shop.shop}&page=widgets&widget=new`);
     await page.getByLabel('Type', { exact: true }).selectOption('floating');
     await page.getByText('A small round video in a corner of every page it is shown on').first().waitFor();
+  });
+
+  it("picks a widget's collections from a searchable list, never typing ids", async () => {
+    const shop = await newShop('collection-picker');
+    open.push(shop);
+    const video = await shop.video({ media: 1, title: 'Linen Shirt, three ways', products: [1001] });
+    const merchant = await newShopper('collections: merchant', { origin: shop.origin });
+    open.push(merchant);
+    const { page } = merchant;
+    await page.goto(`${shop.origin}/app?shop=${shop.shop}&page=widgets&widget=new`);
+    await page.getByLabel('Title', { exact: true }).fill('Collection videos');
+    await page.getByLabel('Video to add', { exact: true }).selectOption({ label: 'Linen Shirt, three ways' });
+    await page.getByRole('button', { name: 'Add video', exact: true }).click();
+    await page.getByLabel('Search collections').fill('502');
+    await page.getByRole('checkbox', { name: 'Collection 502' }).check();
+    await passesAxe(page, 'the collection picker');
+    await page.getByRole('button', { name: 'Create widget', exact: true }).click();
+    const widgets = async () => {
+      const url = `${theService().base}/admin/v1/shops/${shop.shop}/widgets`;
+      const answer = await fetch(url, { headers: { authorization: `Bearer ${config.adminToken}` } });
+      return (await answer.json()).widgets;
+    };
+    const made = await waitFor(async () => (await widgets()).find((w) => w.title === 'Collection videos'), {
+      message: 'the widget created',
+    });
+    assert.deepEqual(made.rules.collectionIds, ['gid://shopify/Collection/502']);
+    assert.deepEqual(made.videoIds, [video]);
   });
 });

@@ -1,12 +1,35 @@
 /**
- * Choose products from the shop's catalog: the chosen ones as removable tags (in the order
- * chosen, which is the order shoppers see), then a search over the rest (by title or handle)
- * with a checkbox each, beside the product's image, so a product is recognised at a glance.
+ * Choose products (or collections) from the shop's catalog: the chosen ones as removable tags
+ * (in the order chosen, which is the order shoppers see), then a search over the rest (by title
+ * or handle) with a checkbox each, beside its image, so each is recognised at a glance.
  */
 import { BlockStack, Checkbox, InlineError, InlineStack, Tag, Text, TextField, Thumbnail } from '@shopify/polaris';
 import { useId, useMemo, useState } from 'react';
 
-import type { Product } from '../types';
+/** What the picker offers: a product or a collection, as the API lists them. */
+export interface Choice {
+  id: string;
+  title: string;
+  handle: string;
+  image?: string;
+}
+
+const WORDS = {
+  product: {
+    search: 'Search products',
+    placeholder: 'Product name',
+    none: 'Your store has no products in videoapp yet. They appear here once the catalog is imported.',
+    many: 'products',
+    one: 'product',
+  },
+  collection: {
+    search: 'Search collections',
+    placeholder: 'Collection name',
+    none: 'Your store has no collections in videoapp yet. They appear here once the catalog is imported.',
+    many: 'collections',
+    one: 'collection',
+  },
+};
 
 const SHOWN = 25;
 
@@ -17,15 +40,18 @@ export function ProductPicker({
   selected,
   onChange,
   error,
+  kind = 'product',
 }: {
   label: string;
   helpText?: string;
-  products: Product[];
+  products: Choice[];
+  kind?: keyof typeof WORDS;
   selected: string[];
   onChange: (ids: string[]) => void;
   error?: string;
 }) {
   const [query, setQuery] = useState('');
+  const words = WORDS[kind];
   const searchId = useId();
   const helpId = useId();
   const byId = useMemo(() => new Map(products.map((p) => [p.id, p])), [products]);
@@ -64,19 +90,19 @@ export function ProductPicker({
         )}
         {products.length === 0 ? (
           <Text as="p" tone="subdued">
-            Your store has no products in videoapp yet. They appear here once the catalog is imported.
+            {words.none}
           </Text>
         ) : (
           <>
             <TextField
               id={searchId}
-              label="Search products"
+              label={words.search}
               value={query}
               onChange={setQuery}
               autoComplete="off"
               clearButton
               onClearButtonClick={() => setQuery('')}
-              placeholder="Product name"
+              placeholder={words.placeholder}
             />
             <div className="vd-choices">
               <BlockStack gap="100">
@@ -95,14 +121,14 @@ export function ProductPicker({
                 ))}
                 {matches.length === 0 && (
                   <Text as="p" tone="subdued">
-                    No product matches “{query.trim()}”.
+                    No {words.one} matches “{query.trim()}”.
                   </Text>
                 )}
               </BlockStack>
             </div>
             {matches.length > SHOWN && (
               <Text as="p" tone="subdued">
-                Showing {SHOWN} of {matches.length} products. Search to find the others.
+                Showing {SHOWN} of {matches.length} {words.many}. Search to find the others.
               </Text>
             )}
           </>

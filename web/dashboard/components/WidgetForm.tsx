@@ -30,7 +30,7 @@ import {
   WIDGET_STATUSES,
   WIDGET_TYPES,
 } from '../labels';
-import type { ClickBehavior, Location, ModalLayout, Product, SourceType, Video, ViewStyle, Widget, WidgetInput, WidgetStatus, WidgetType } from '../types';
+import type { ClickBehavior, Collection, Location, ModalLayout, Product, SourceType, Video, ViewStyle, Widget, WidgetInput, WidgetStatus, WidgetType } from '../types';
 import { useUnsavedChanges } from '../navigation';
 import { fieldError, namesAField } from './fields';
 import { ProductPicker } from './ProductPicker';
@@ -69,18 +69,20 @@ const NEW_WIDGET: WidgetInput = {
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** Collection ids typed one per line (or separated by commas or spaces). */
-const parseIds = (text: string): string[] => text.split(/[\s,]+/).filter(Boolean);
 
 export function WidgetForm({
   widget,
   videos,
   products,
+  collections,
   onSaved,
   onCancel,
 }: {
   widget?: Widget;
   videos: Video[];
   products: Product[];
+  /** The shop's collections (imported at install), for the collection rule. */
+  collections: Collection[];
   onSaved: (widget: Widget) => void;
   onCancel: () => void;
 }) {
@@ -102,12 +104,18 @@ export function WidgetForm({
       : NEW_WIDGET,
   );
   const [priority, setPriority] = useState(String(draft.priority));
-  const [collections, setCollections] = useState((draft.rules.collectionIds ?? []).join('\n'));
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<unknown>(null);
   // What the form held when it opened, to tell whether anything has changed since.
-  const [opened] = useState(() => JSON.stringify({ draft, priority, collections }));
-  const changed = useMemo(() => JSON.stringify({ draft, priority, collections }) !== opened, [draft, priority, collections, opened]);
+  const [opened] = useState(() => JSON.stringify({ draft, priority }));
+  const changed = useMemo(() => JSON.stringify({ draft, priority }) !== opened, [draft, priority, opened]);
+  // The collections to choose from; a shop whose collections were not imported (its catalog
+  // came through the admin API) gets those its products name.
+  const collectionChoices = useMemo(() => {
+    if (collections.length) return collections;
+    const ids = [...new Set(products.flatMap((p) => p.collectionIds ?? []))];
+    return ids.map((id) => ({ id, title: `Collection ${id.split('/').pop()}`, handle: '' }));
+  }, [collections, products]);
   useUnsavedChanges(changed);
 
   const set = <K extends keyof WidgetInput>(key: K, value: WidgetInput[K]) => setDraft((d) => ({ ...d, [key]: value }));
@@ -128,7 +136,7 @@ export function WidgetForm({
       rules: {
         locations: draft.rules.locations ?? [],
         productIds: draft.rules.productIds ?? [],
-        collectionIds: parseIds(collections),
+        collectionIds: draft.rules.collectionIds ?? [],
       },
     };
     setSaving(true);
@@ -306,13 +314,13 @@ export function WidgetForm({
                   onChange={(ids) => setRule('productIds', ids)}
                   error={err('rules.productIds')}
                 />
-                <TextField
+                <ProductPicker
+                  kind="collection"
                   label="Only on these collections' pages"
-                  multiline={3}
-                  value={collections}
-                  onChange={setCollections}
-                  autoComplete="off"
-                  helpText="Collection IDs, one per line, such as gid://shopify/Collection/123 or 123. Leave empty to allow every collection."
+                  helpText="Leave empty to allow every collection."
+                  products={collectionChoices}
+                  selected={draft.rules.collectionIds ?? []}
+                  onChange={(ids) => setRule('collectionIds', ids)}
                   error={err('rules.collectionIds')}
                 />
               </BlockStack>

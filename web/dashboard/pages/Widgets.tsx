@@ -12,7 +12,7 @@ import { useShop, useToast } from '../context';
 import { useLoad } from '../hooks';
 import { labelOf, statusTone, WIDGET_STATUSES, WIDGET_TYPES } from '../labels';
 import { useNavigation } from '../navigation';
-import type { Product, Video, Widget } from '../types';
+import type { Collection, Product, Video, Widget } from '../types';
 
 const nameOf = (w: Widget) => w.title || 'Untitled widget';
 
@@ -24,6 +24,11 @@ export function WidgetsPage() {
   const widgets = useLoad(() => get<{ widgets: Widget[] }>(shopPath(domain, 'widgets')), [domain]);
   const videos = useLoad(() => get<{ videos: Video[] }>(shopPath(domain, 'videos')), [domain]);
   const products = useLoad(() => get<{ products: Product[] }>(shopPath(domain, 'products')), [domain]);
+  // Collections only help pick a rule: without them, the form offers those the products name.
+  const collections = useLoad(
+    () => get<{ collections: Collection[] }>(shopPath(domain, 'collections')).catch(() => ({ collections: [] })),
+    [domain],
+  );
   // The widget the URL names, read by itself: a link to its form opens it without the list.
   const editingId = route.widget;
   const editing = useLoad(
@@ -64,6 +69,7 @@ export function WidgetsPage() {
         widget={widget ?? undefined}
         videos={videos.data.videos}
         products={products.data.products}
+        collections={collections.data?.collections ?? []}
         onCancel={() => toList()}
         onSaved={(w) => {
           notify(isNew ? `Created ${nameOf(w)}` : `Saved ${nameOf(w)}`);
