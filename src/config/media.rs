@@ -223,6 +223,20 @@ pub struct MediaLimits {
     pub upload_expiry: Duration,
 }
 
+#[cfg(test)]
+impl MediaLimits {
+    /// The default limits (1 GiB, 10 minutes, 4096 px a side), for tests that vary one of them.
+    pub fn for_tests() -> MediaLimits {
+        MediaLimits {
+            max_bytes: 1 << 30,
+            max_duration: Duration::from_secs(600),
+            max_side: 4096,
+            shop_quota_bytes: 1 << 40,
+            upload_expiry: Duration::from_secs(86_400),
+        }
+    }
+}
+
 /// What the media parts of `serve` and `worker` run with.
 #[derive(Debug, Clone)]
 pub struct MediaConfig {

@@ -121,13 +121,7 @@ pub async fn install(
 /// The work of the pixel's activation: the app's web pixel is read, then created with the
 /// pixel's settings, or updated to them when it exists (a reinstall, or an earlier attempt).
 pub async fn activate_pixel(worker: &Worker, shop: &ShopDomain) -> Result<(), String> {
-    let platform = worker
-        .platform
-        .as_ref()
-        .ok_or("the platform settings are off on this instance")?;
-    let token = credentials::load(&worker.db, &platform.token_key, shop)
-        .await
-        .map_err(|e| e.to_string())?;
+    let (platform, token) = platform_and_token(worker, shop).await?;
     let existing = platform
         .api
         .web_pixel(shop, &token)
@@ -148,6 +142,21 @@ pub async fn activate_pixel(worker: &Worker, shop: &ShopDomain) -> Result<(), St
     Ok(())
 }
 
+/// The platform's endpoints and the shop's access token, for the work of an install.
+async fn platform_and_token<'w>(
+    worker: &'w Worker,
+    shop: &ShopDomain,
+) -> Result<(&'w super::Platform, secrecy::SecretString), String> {
+    let platform = worker
+        .platform
+        .as_deref()
+        .ok_or("the platform settings are off on this instance")?;
+    let token = credentials::load(&worker.db, &platform.token_key, shop)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((platform, token))
+}
+
 /// The work of a collection import: every page after the saved cursor, stored as the platform
 /// gives it, the cursor saved after each; at the end, the collections this import did not see
 /// are forgotten.
@@ -159,13 +168,7 @@ pub async fn import_collections(
     let Work::ImportCollections { after } = &delivery.work.0 else {
         return Ok(());
     };
-    let platform = worker
-        .platform
-        .as_ref()
-        .ok_or("the platform settings are off on this instance")?;
-    let token = credentials::load(&worker.db, &platform.token_key, shop)
-        .await
-        .map_err(|e| e.to_string())?;
+    let (platform, token) = platform_and_token(worker, shop).await?;
     let mut after = after.clone();
     loop {
         let page = platform
@@ -236,13 +239,7 @@ pub async fn import_products(
     let Work::ImportProducts { after } = &delivery.work.0 else {
         return Ok(());
     };
-    let platform = worker
-        .platform
-        .as_ref()
-        .ok_or("the platform settings are off on this instance")?;
-    let token = credentials::load(&worker.db, &platform.token_key, shop)
-        .await
-        .map_err(|e| e.to_string())?;
+    let (platform, token) = platform_and_token(worker, shop).await?;
     let mut after = after.clone();
     loop {
         let page = platform

@@ -514,10 +514,8 @@ async fn only_a_shop_the_service_knows_may_frame_the_dashboard_beside_the_admin(
     );
 }
 
-#[tokio::test]
-async fn the_demo_store_stands_in_for_the_admin_with_tokens_the_service_accepts() {
-    // Arrange
-    let app = dashboard_app().await;
+/// The demo store for the shop, standing in for the admin (its app embed on or off); its origin.
+async fn demo_store(app: &TestApp, app_embed: bool) -> String {
     let store = videoapp::devstore::DevStoreServer::bind(videoapp::devstore::DevStoreConfig {
         shop: videoapp::catalog::domain::ShopDomain::parse(SHOP).unwrap(),
         listen: ([127, 0, 0, 1], 0).into(),
@@ -529,12 +527,20 @@ async fn the_demo_store_stands_in_for_the_admin_with_tokens_the_service_accepts(
             client_id: crate::platform_install::CLIENT_ID.into(),
             secret: PROXY_SECRET.into(),
         }),
-        app_embed: true,
+        app_embed,
     })
     .await
     .unwrap();
     let base = format!("http://{}", store.local_addr());
     tokio::spawn(store.run_until(std::future::pending()));
+    base
+}
+
+#[tokio::test]
+async fn the_demo_store_stands_in_for_the_admin_with_tokens_the_service_accepts() {
+    // Arrange
+    let app = dashboard_app().await;
+    let base = demo_store(&app, true).await;
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -650,23 +656,7 @@ async fn the_first_run_checklist_ticks_each_step_from_what_the_service_sees() {
 #[tokio::test]
 async fn the_demo_theme_editor_turns_the_app_embed_on_and_the_stores_pages_then_load_videoapp() {
     let app = dashboard_app().await;
-    let store = videoapp::devstore::DevStoreServer::bind(videoapp::devstore::DevStoreConfig {
-        shop: videoapp::catalog::domain::ShopDomain::parse(SHOP).unwrap(),
-        listen: ([127, 0, 0, 1], 0).into(),
-        upstream: app.url(""),
-        secret: videoapp::storefront::signature::ProxySecret::new(PROXY_SECRET),
-        database_url: app.database_url.clone().into(),
-        extensions_dir: "extensions".into(),
-        admin: Some(videoapp::devstore::dashboard::DemoAdmin {
-            client_id: crate::platform_install::CLIENT_ID.into(),
-            secret: PROXY_SECRET.into(),
-        }),
-        app_embed: false,
-    })
-    .await
-    .unwrap();
-    let base = format!("http://{}", store.local_addr());
-    tokio::spawn(store.run_until(std::future::pending()));
+    let base = demo_store(&app, false).await;
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()

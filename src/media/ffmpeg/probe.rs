@@ -355,13 +355,7 @@ mod tests {
     use super::*;
 
     fn limits() -> MediaLimits {
-        MediaLimits {
-            max_bytes: 1 << 30,
-            max_duration: Duration::from_secs(600),
-            max_side: 4096,
-            shop_quota_bytes: 1 << 40,
-            upload_expiry: Duration::from_secs(86_400),
-        }
+        MediaLimits::for_tests()
     }
 
     fn probed(json: &str) -> Probed {

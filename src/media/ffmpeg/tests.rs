@@ -49,13 +49,7 @@ fn ffmpeg() -> Ffmpeg {
 }
 
 fn limits() -> MediaLimits {
-    MediaLimits {
-        max_bytes: 1 << 30,
-        max_duration: Duration::from_secs(600),
-        max_side: 4096,
-        shop_quota_bytes: 1 << 40,
-        upload_expiry: Duration::from_secs(86_400),
-    }
+    MediaLimits::for_tests()
 }
 
 /// What ffprobe prints for `args` then `path`, run directly (not through the code under test).
