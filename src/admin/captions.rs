@@ -48,7 +48,12 @@ impl IntoParams for CaptionPath {
                 .parameter_in(ParameterIn::Path)
                 .required(Required::True)
                 .description(Some("A BCP 47 language tag: `en`, `fr`, `pt-BR`"))
-                .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+                .schema(Some(
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .pattern(Some(captions::LANGUAGE_PATTERN))
+                        .max_length(Some(35)),
+                ))
                 .build(),
         );
         params

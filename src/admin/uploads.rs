@@ -340,6 +340,7 @@ pub async fn import_video(
     ShopPath { shop }: ShopPath,
     AppJson(import): AppJson<VideoImport>,
 ) -> Result<(StatusCode, Json<Video>), ApiError> {
+    crate::catalog::check_required_text("title", &import.title, crate::catalog::TITLE_CHARS)?;
     let rules = crate::media::import_rules(&state.media);
     let url = import::check_url(&import.url, &rules)?;
     let video =

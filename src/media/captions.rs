@@ -21,6 +21,9 @@ pub const MAX_CAPTION_BYTES: usize = 512 * 1024;
 /// Languages a video may carry captions in.
 pub const MAX_CAPTIONS_PER_VIDEO: usize = 20;
 
+/// The language tags `parse_language` takes (any case), as the OpenAPI document states them.
+pub const LANGUAGE_PATTERN: &str = "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,3}$";
+
 /// A BCP 47 language tag as the player's `<track srclang>` takes it: a primary language of 2–3
 /// letters, then up to three subtags (`pt-BR`, `zh-Hant-TW`, `es-419`), written in their usual
 /// case (language lower, region upper, script title).
@@ -226,6 +229,7 @@ mod tests {
 
     #[test]
     fn language_tags_are_read_in_their_usual_case_and_anything_else_is_refused() {
+        let pattern = regex::Regex::new(LANGUAGE_PATTERN).unwrap();
         for (raw, tag) in [
             ("en", "en"),
             ("EN", "en"),
@@ -234,9 +238,14 @@ mod tests {
             ("es-419", "es-419"),
         ] {
             assert_eq!(parse_language(raw).unwrap(), tag, "{raw}");
+            assert!(
+                pattern.is_match(raw),
+                "the documented pattern refuses {raw}"
+            );
         }
         for raw in [
             "",
+            "0",
             "e",
             "english-us",
             "en_US",
@@ -246,6 +255,7 @@ mod tests {
             "fr-é",
         ] {
             assert!(parse_language(raw).is_err(), "{raw}");
+            assert!(!pattern.is_match(raw), "the documented pattern takes {raw}");
         }
     }
 

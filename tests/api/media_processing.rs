@@ -686,3 +686,27 @@ async fn an_uninstall_and_then_the_shops_redaction_remove_every_object_of_its_vi
         stored_objects(&dir, SHOP)
     );
 }
+
+#[tokio::test]
+async fn an_import_whose_title_is_empty_or_too_long_is_refused_naming_the_title_and_makes_no_video()
+{
+    let app = spawn_app_with(|s| s.media.media_dir = fresh_media_dir()).await;
+    app.create_shop(SHOP).await;
+    let path = format!("/shops/{SHOP}/videos/import");
+    // Titles hold at most 512 characters, as everywhere in the catalog.
+    for title in [" ".to_string(), "x".repeat(513)] {
+        let body = json!({ "url": "https://example.com/clip.mp4", "title": title });
+        let response = app.send_admin_json(Method::POST, &path, &body).await;
+        assert_error(
+            response,
+            StatusCode::BAD_REQUEST,
+            "VALIDATION_ERROR",
+            "title",
+        )
+        .await;
+    }
+    let videos = app
+        .admin_list(&format!("/shops/{SHOP}/videos"), "videos")
+        .await;
+    assert!(videos.is_empty(), "{videos:?}");
+}
