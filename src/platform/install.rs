@@ -211,11 +211,7 @@ pub async fn import_collections(
 /// A collection as the catalog keeps it, or why it cannot be.
 fn imported_collection(node: &CollectionNode) -> Result<Collection, String> {
     let line = |field: &str, value: Option<&str>| {
-        let value = value.filter(|v| !v.trim().is_empty());
-        let value = value.ok_or_else(|| format!("{field}: missing or empty"))?;
-        // The platform's text may carry a stray control character; the catalog holds lines.
-        let line: String = value.chars().filter(|c| !c.is_control()).collect();
-        TextLine::parse(&line).map_err(|e| format!("{field}: {e}"))
+        topics::platform_line(field, value).map_err(|invalid| invalid.0)
     };
     Ok(Collection {
         id: CollectionGid::parse(&node.id).map_err(|e| format!("id: {e}"))?,

@@ -343,6 +343,15 @@ pub fn imported_change(
     state.into_change(shop, id, node.updated_at.unwrap_or(started_at))
 }
 
+/// A required line of the platform's text (a title, a handle) as the catalog holds it: present,
+/// not blank, without the stray control characters the platform's text may carry.
+pub fn platform_line(field: &str, value: Option<&str>) -> Result<TextLine, InvalidPayload> {
+    let value = value.filter(|v| !v.trim().is_empty());
+    let value = value.ok_or_else(|| InvalidPayload(format!("{field}: missing or empty")))?;
+    let line: String = value.chars().filter(|c| !c.is_control()).collect();
+    TextLine::parse(&line).map_err(|e| InvalidPayload(format!("{field}: {e}")))
+}
+
 /// What the catalog keeps of a product, from a webhook or the Admin API.
 struct ProductState {
     title: Option<String>,
@@ -362,16 +371,8 @@ impl ProductState {
         if !self.active {
             return Ok(PlatformChange::Removed { id, at });
         }
-        let text = |field: &str, value: Option<String>| {
-            let value = value.filter(|v| !v.trim().is_empty());
-            let value =
-                value.ok_or_else(|| InvalidPayload(format!("{field}: missing or empty")))?;
-            // The platform's text may carry a stray control character; the catalog holds lines.
-            let line: String = value.chars().filter(|c| !c.is_control()).collect();
-            TextLine::parse(&line).map_err(|e| InvalidPayload(format!("{field}: {e}")))
-        };
-        let title = text("title", self.title)?;
-        let handle = text("handle", self.handle)?;
+        let title = platform_line("title", self.title.as_deref())?;
+        let handle = platform_line("handle", self.handle.as_deref())?;
         let image = self.image.unwrap_or_default();
         let url = format!("https://{shop}/products/{}", handle.as_str());
         let product = Product {
