@@ -120,15 +120,24 @@ pub async fn upsert(
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum PlatformChange {
     /// Active: the storefront may show it.
-    Active { product: Product, at: DateTime<Utc> },
+    Active {
+        product: Product,
+        at: DateTime<Utc>,
+        /// Whether `product.collection_ids` is the platform's whole list of the product's
+        /// collections, as an import reads it. A webhook's body does not list them: the
+        /// collections held stay.
+        #[serde(default)]
+        with_collections: bool,
+    },
     /// Deleted, or made other than active.
     Removed { id: ProductGid, at: DateTime<Utc> },
 }
 
 /// Applies the platform's product changes in one catalog write, in order, each only where it is
 /// newer than what the catalog holds: a state older than the product's held one, or than its
-/// last removal, changes nothing, so deliveries may be worked on in any order. Products keep the
-/// collections they were given through the admin API.
+/// last removal, changes nothing, so deliveries may be worked on in any order. A product's
+/// collections change only with a change that lists them (an import), and then whatever its
+/// time: the platform does not date a product's membership, and an import reads it as it is now.
 pub async fn apply_platform_changes(
     pool: &PgPool,
     shop: &ShopDomain,
@@ -137,7 +146,11 @@ pub async fn apply_platform_changes(
     let (mut tx, _) = begin_write(pool, shop).await?;
     for change in changes {
         match change {
-            PlatformChange::Active { product, at } => {
+            PlatformChange::Active {
+                product,
+                at,
+                with_collections,
+            } => {
                 sqlx::query(
                     "INSERT INTO products \
                          (shop_domain, gid, title, handle, image, url, platform_updated_at) \
@@ -160,6 +173,17 @@ pub async fn apply_platform_changes(
                 .bind(at)
                 .execute(&mut *tx)
                 .await?;
+                if *with_collections {
+                    sqlx::query(
+                        "UPDATE products SET collection_ids = $3 \
+                         WHERE shop_domain = $1 AND gid = $2 AND collection_ids <> $3",
+                    )
+                    .bind(shop.as_str())
+                    .bind(&product.id)
+                    .bind(&product.collection_ids)
+                    .execute(&mut *tx)
+                    .await?;
+                }
             }
             PlatformChange::Removed { id, at } => {
                 sqlx::query(

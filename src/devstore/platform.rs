@@ -33,6 +33,8 @@ pub struct StandInProduct {
     pub active: bool,
     pub updated_at: String,
     pub image: Option<String>,
+    /// The ids of the collections it is in.
+    pub collections: Vec<u64>,
 }
 
 /// A collection of a shop, as the Admin API gives it.
@@ -48,6 +50,8 @@ pub struct StandInCollection {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Operation {
     Products,
+    /// A product's collections after those its products query read.
+    ProductCollections,
     Collections,
     WebPixel,
     WebPixelCreate,
@@ -108,8 +112,9 @@ pub struct PlatformStandIn {
     inner: Arc<Mutex<Inner>>,
 }
 
-const PAGE_COST_PER_NODE: f64 = 1.0;
 const MUTATION_COST: f64 = 10.0;
+/// The most a single query may cost, as the platform limits it.
+const MAX_QUERY_COST: f64 = 1000.0;
 
 impl PlatformStandIn {
     /// The stand-in for the app of `client_id`, whose client secret is `secret`.
@@ -184,13 +189,14 @@ impl PlatformStandIn {
 /// The demo catalog the demo store's platform holds for its shop: three products and two
 /// collections, their images served by the demo store at `store_origin`.
 pub fn demo_catalog(store_origin: &str) -> (Vec<StandInProduct>, Vec<StandInCollection>) {
-    let product = |id: u64, title: &str, handle: &str| StandInProduct {
+    let product = |id: u64, title: &str, handle: &str, collections: &[u64]| StandInProduct {
         id,
         title: title.into(),
         handle: handle.into(),
         active: true,
         updated_at: "2026-11-20T10:00:00Z".into(),
         image: Some(format!("{store_origin}/media/product-{id}.svg")),
+        collections: collections.to_vec(),
     };
     let collection = |id: u64, title: &str, handle: &str, image: u64| StandInCollection {
         id,
@@ -200,9 +206,9 @@ pub fn demo_catalog(store_origin: &str) -> (Vec<StandInProduct>, Vec<StandInColl
     };
     (
         vec![
-            product(1001, "Linen Shirt", "linen-shirt"),
-            product(1002, "Summer Dress", "summer-dress"),
-            product(1003, "Canvas Tote", "canvas-tote"),
+            product(1001, "Linen Shirt", "linen-shirt", &[501]),
+            product(1002, "Summer Dress", "summer-dress", &[501]),
+            product(1003, "Canvas Tote", "canvas-tote", &[502]),
         ],
         vec![
             collection(501, "Summer", "summer", 1002),
@@ -294,6 +300,8 @@ fn operation_of(query: &str) -> Option<Operation> {
         Some(Operation::WebPixelCreate)
     } else if query.contains("webPixelUpdate(") {
         Some(Operation::WebPixelUpdate)
+    } else if query.contains("product(") {
+        Some(Operation::ProductCollections)
     } else if query.contains("products(") {
         Some(Operation::Products)
     } else if query.contains("collections(") {
@@ -345,11 +353,27 @@ async fn graphql(
     }
     let variables = &body["variables"];
     let first = variables["first"].as_u64().unwrap_or(0) as usize;
+    let query = body["query"].as_str().unwrap_or_default();
+    // The first page of each product's collections, where the products query asks for them.
+    let nested_first = first_of("collections", query);
+    // As the platform reckons it: a connection costs 2 plus `first` times its node, an object 1.
     let requested = match operation {
-        Operation::Products | Operation::Collections => 2.0 + first as f64 * PAGE_COST_PER_NODE,
+        Operation::Products => {
+            let collections = nested_first.map_or(0, |n| 2 + n);
+            2.0 + (first * (4 + collections)) as f64
+        }
+        Operation::Collections => 2.0 + (first * 2) as f64,
+        Operation::ProductCollections => 3.0 + first as f64,
         Operation::WebPixel => 1.0,
         Operation::WebPixelCreate | Operation::WebPixelUpdate => MUTATION_COST,
     };
+    if requested > MAX_QUERY_COST {
+        let body = json!({ "errors": [{
+            "message": format!("Query cost is {requested}, which exceeds the single query max cost limit ({MAX_QUERY_COST})."),
+            "extensions": { "code": "MAX_COST_EXCEEDED", "cost": requested, "maxCost": MAX_QUERY_COST },
+        }]});
+        return Json(body).into_response();
+    }
     if inner
         .behaviour
         .throttle_every
@@ -367,7 +391,9 @@ async fn graphql(
     let inner = &mut *inner;
     let state = inner.shops.entry(shop.clone()).or_default();
     let answer = match operation {
-        Operation::Products | Operation::Collections if first == 0 => {
+        Operation::Products | Operation::Collections | Operation::ProductCollections
+            if first == 0 =>
+        {
             json!({ "errors": [{ "message": "you must provide one of first or last" }] })
         }
         Operation::Products => {
@@ -381,9 +407,21 @@ async fn graphql(
                     "status": if p.active { "ACTIVE" } else { "DRAFT" },
                     "updatedAt": p.updated_at,
                     "featuredMedia": p.image.as_ref().map(|url| json!({ "preview": { "image": { "url": url } } })),
+                    "collections": nested_first.map(|n| page(collection_ids(p), None, n)),
                 })
             });
             json!({ "data": { "products": page(nodes, after.as_deref(), first) } })
+        }
+        Operation::ProductCollections => {
+            let after = variables["after"].as_str();
+            let asked = variables["id"].as_str().unwrap_or_default();
+            let product = state
+                .products
+                .iter()
+                .find(|p| format!("gid://shopify/Product/{}", p.id) == asked);
+            let product =
+                product.map(|p| json!({ "collections": page(collection_ids(p), after, first) }));
+            json!({ "data": { "product": product } })
         }
         Operation::Collections => {
             let after = variables["after"].as_str().map(str::to_string);
@@ -448,6 +486,21 @@ async fn graphql(
     let mut answer = answer;
     answer["extensions"] = extensions;
     Json(answer).into_response()
+}
+
+/// The `first` argument a query gives `field`'s connection (`field(first: 25`), if it asks for it.
+fn first_of(field: &str, query: &str) -> Option<usize> {
+    let (_, rest) = query.split_once(&format!("{field}(first: "))?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// A product's collections as the nodes of its `collections` connection.
+fn collection_ids(product: &StandInProduct) -> impl Iterator<Item = Value> + '_ {
+    product
+        .collections
+        .iter()
+        .map(|id| json!({ "id": format!("gid://shopify/Collection/{id}") }))
 }
 
 /// One page of a connection: `first` nodes after the cursor `after` (`cursor-<n>`).

@@ -19,8 +19,13 @@ use crate::catalog::domain::ShopDomain;
 
 /// The Admin API version the service speaks.
 pub const API_VERSION: &str = "2025-10";
-/// Products asked per page: the query's cost stays well under the platform's per-query limit.
+/// Collections asked per page: the query's cost stays well under the platform's per-query limit.
 pub const PAGE_SIZE: u32 = 100;
+/// Products asked per page, each with its first 25 collections (a product in more has the rest
+/// read on its own): about 30 × 31 points, under the platform's limit of 1,000 for one query.
+pub const PRODUCT_PAGE_SIZE: u32 = 30;
+/// The most collections a product keeps in the catalog (as the admin API takes them).
+const MAX_COLLECTIONS_PER_PRODUCT: usize = 250;
 /// Throttled answers taken for one page before the attempt fails (and the work is retried later).
 const MAX_THROTTLED: u32 = 20;
 /// The longest wait for the bucket to refill, whatever the answer says.
@@ -32,7 +37,16 @@ const PRODUCTS_QUERY: &str = "query Products($first: Int!, $after: String) {
     nodes {
       id title handle status updatedAt
       featuredMedia { preview { image { url } } }
+      collections(first: 25) { pageInfo { hasNextPage endCursor } nodes { id } }
     }
+  }
+}";
+
+/// The collections of one product after the first page its products query read.
+const PRODUCT_COLLECTIONS_QUERY: &str =
+    "query ProductCollections($id: ID!, $first: Int!, $after: String) {
+  product(id: $id) {
+    collections(first: $first, after: $after) { pageInfo { hasNextPage endCursor } nodes { id } }
   }
 }";
 
@@ -105,6 +119,15 @@ pub struct ProductNode {
     pub status: Option<String>,
     pub updated_at: Option<chrono::DateTime<chrono::Utc>>,
     pub featured_media: Option<MediaNode>,
+    /// The collections the product is in: the first page as read with the product; the
+    /// client reads the rest before it hands the product over.
+    #[serde(default)]
+    collections: Option<Connection<IdNode>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct IdNode {
+    id: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -126,6 +149,14 @@ impl ProductNode {
     pub fn image_url(&self) -> Option<&str> {
         let media = self.featured_media.as_ref()?;
         media.preview.as_ref()?.image.as_ref()?.url.as_deref()
+    }
+
+    /// The global ids of the collections the product is in (all of them, up to the catalog's
+    /// limit, once [`AdminApi::products_page`] handed it over).
+    pub fn collection_ids(&self) -> impl Iterator<Item = &str> {
+        self.collections
+            .iter()
+            .flat_map(|c| c.nodes.iter().map(|n| n.id.as_str()))
     }
 }
 
@@ -191,18 +222,50 @@ impl Cost {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Connection<T> {
     page_info: PageInfo,
     nodes: Vec<T>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct PageInfo {
     has_next_page: bool,
     end_cursor: Option<String>,
+}
+
+/// A query of one connection's pages: it takes `$first` and `$after` besides `variables`, and
+/// the connection is at `path` in its data.
+struct PageQuery<'q> {
+    query: &'q str,
+    path: &'q [&'q str],
+    first: u32,
+    variables: serde_json::Value,
+}
+
+impl<'q> PageQuery<'q> {
+    fn of(query: &'q str, path: &'q [&'q str], first: u32) -> PageQuery<'q> {
+        PageQuery {
+            query,
+            path,
+            first,
+            variables: json!({}),
+        }
+    }
+}
+
+/// The pages of a product's collections after those its products query read.
+fn product_collections(id: &str) -> PageQuery<'static> {
+    PageQuery {
+        variables: json!({ "id": id }),
+        ..PageQuery::of(
+            PRODUCT_COLLECTIONS_QUERY,
+            &["product", "collections"],
+            MAX_COLLECTIONS_PER_PRODUCT as u32,
+        )
+    }
 }
 
 /// The codes of the errors of a GraphQL answer (`errors[].extensions.code`).
@@ -290,16 +353,57 @@ impl AdminApi {
         })
     }
 
-    /// The page of the shop's products after `after` (from the first with `None`). Throttled
-    /// answers are waited out here.
+    /// The page of the shop's products after `after` (from the first with `None`), each with
+    /// every collection it is in. Throttled answers are waited out here.
     pub async fn products_page(
         &self,
         shop: &ShopDomain,
         token: &SecretString,
         after: Option<&str>,
     ) -> Result<Page<ProductNode>, AdminApiError> {
-        self.page(shop, token, PRODUCTS_QUERY, "products", after)
-            .await
+        let mut page: Page<ProductNode> = self
+            .page(
+                shop,
+                token,
+                PageQuery::of(PRODUCTS_QUERY, &["products"], PRODUCT_PAGE_SIZE),
+                after,
+            )
+            .await?;
+        for product in &mut page.nodes {
+            self.read_all_collections(shop, token, product).await?;
+        }
+        Ok(page)
+    }
+
+    /// Reads the collections of a product in more than its products query read, page by page,
+    /// up to the catalog's limit.
+    async fn read_all_collections(
+        &self,
+        shop: &ShopDomain,
+        token: &SecretString,
+        product: &mut ProductNode,
+    ) -> Result<(), AdminApiError> {
+        let Some(collections) = &mut product.collections else {
+            return Ok(());
+        };
+        while collections.page_info.has_next_page
+            && collections.nodes.len() < MAX_COLLECTIONS_PER_PRODUCT
+        {
+            let after = collections.page_info.end_cursor.take();
+            let more: Page<IdNode> = self
+                .page(
+                    shop,
+                    token,
+                    product_collections(&product.id),
+                    after.as_deref(),
+                )
+                .await?;
+            collections.nodes.extend(more.nodes);
+            collections.page_info.has_next_page = more.next.is_some();
+            collections.page_info.end_cursor = more.next;
+        }
+        collections.nodes.truncate(MAX_COLLECTIONS_PER_PRODUCT);
+        Ok(())
     }
 
     /// The page of the shop's collections after `after` (from the first with `None`).
@@ -309,8 +413,8 @@ impl AdminApi {
         token: &SecretString,
         after: Option<&str>,
     ) -> Result<Page<CollectionNode>, AdminApiError> {
-        self.page(shop, token, COLLECTIONS_QUERY, "collections", after)
-            .await
+        let asked = PageQuery::of(COLLECTIONS_QUERY, &["collections"], PAGE_SIZE);
+        self.page(shop, token, asked, after).await
     }
 
     /// The app's web pixel on the shop (its id), if the app has one.
@@ -385,21 +489,27 @@ impl AdminApi {
             .ok_or_else(|| AdminApiError::Answer(format!("{field}: no web pixel in {payload}")))
     }
 
-    /// One page of a connection (`root`) of `query`, which takes `$first` and `$after`. A
-    /// query the platform finds too costly is asked again for half as many nodes; after the
-    /// page, the client waits until the bucket holds what it cost.
+    /// One page of a connection after `after`. A query the platform finds too costly is asked
+    /// again for half as many nodes; after the page, the client waits until the bucket holds
+    /// what it cost.
     async fn page<T: serde::de::DeserializeOwned>(
         &self,
         shop: &ShopDomain,
         token: &SecretString,
-        query: &str,
-        root: &str,
+        asked: PageQuery<'_>,
         after: Option<&str>,
     ) -> Result<Page<T>, AdminApiError> {
-        let mut first = PAGE_SIZE;
+        let PageQuery {
+            query,
+            path,
+            mut first,
+            mut variables,
+        } = asked;
+        let root = path.join(".");
         loop {
-            let variables = json!({ "first": first, "after": after });
-            let answer = self.request(shop, token, query, variables).await?;
+            variables["first"] = first.into();
+            variables["after"] = after.into();
+            let answer = self.request(shop, token, query, variables.clone()).await?;
             if let Some(errors) = &answer.errors {
                 if error_codes(errors).contains(&"MAX_COST_EXCEEDED") && first > 1 {
                     first /= 2;
@@ -409,7 +519,13 @@ impl AdminApi {
             }
             let connection: Connection<T> = answer
                 .data
-                .and_then(|mut d| Some(d.get_mut(root)?.take()))
+                .and_then(|mut d| {
+                    let mut at = &mut d;
+                    for field in path {
+                        at = at.get_mut(*field)?;
+                    }
+                    Some(at.take())
+                })
                 .ok_or_else(|| AdminApiError::Answer(format!("{root}: no data")))
                 .and_then(|d| {
                     serde_json::from_value(d)

@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::admin_api::ProductNode;
-use crate::catalog::domain::{ProductGid, ShopDomain, TextLine};
+use crate::catalog::domain::{CollectionGid, ProductGid, ShopDomain, TextLine};
 use crate::catalog::products::{PlatformChange, Product};
 use crate::warehouse::privacy::Customer;
 
@@ -321,6 +321,8 @@ fn product_change(
         handle: payload.handle,
         active: payload.status.as_deref().is_none_or(|s| s == "active"),
         image,
+        // The body does not list the product's collections.
+        collections: None,
     };
     // The product's own time orders its states; a payload without one is as of its sending.
     state.into_change(shop, id, payload.updated_at.unwrap_or(triggered_at))
@@ -334,11 +336,17 @@ pub fn imported_change(
 ) -> Result<PlatformChange, InvalidPayload> {
     let id = ProductGid::parse(&node.id).map_err(|e| InvalidPayload(format!("id: {e}")))?;
     let image = node.image_url().map(str::to_string);
+    let collections: Vec<CollectionGid> = node
+        .collection_ids()
+        .map(CollectionGid::parse)
+        .collect::<Result<_, _>>()
+        .map_err(|e| InvalidPayload(format!("collections: {e}")))?;
     let state = ProductState {
         title: node.title,
         handle: node.handle,
         active: node.status.as_deref().is_none_or(|s| s == "ACTIVE"),
         image,
+        collections: Some(collections),
     };
     state.into_change(shop, id, node.updated_at.unwrap_or(started_at))
 }
@@ -359,6 +367,8 @@ struct ProductState {
     /// Only an active product is shown; another is removed from the storefront's reach.
     active: bool,
     image: Option<String>,
+    /// Every collection the product is in, where the source lists them.
+    collections: Option<Vec<CollectionGid>>,
 }
 
 impl ProductState {
@@ -383,7 +393,16 @@ impl ProductState {
             url: TextLine::parse(&url).map_err(|e| InvalidPayload(format!("handle: {e}")))?,
             collection_ids: Vec::new(),
         };
-        Ok(PlatformChange::Active { product, at })
+        let with_collections = self.collections.is_some();
+        let product = Product {
+            collection_ids: self.collections.unwrap_or_default(),
+            ..product
+        };
+        Ok(PlatformChange::Active {
+            product,
+            at,
+            with_collections,
+        })
     }
 }
 
@@ -406,7 +425,12 @@ mod tests {
             "image": {"src": "https://cdn.example/ipod.png"}, "variants": []}"#;
         let work = parse(Topic::ProductsUpdate, &shop(), body, now()).unwrap();
         let Work::Product {
-            change: PlatformChange::Active { product, at },
+            change:
+                PlatformChange::Active {
+                    product,
+                    at,
+                    with_collections,
+                },
         } = work
         else {
             panic!("not an active product: {work:?}")
@@ -419,6 +443,28 @@ mod tests {
             "https://a-shop.myshopify.com/products/ipod-nano"
         );
         assert_eq!(at, now());
+        // The body does not list the product's collections: the catalog keeps those it holds.
+        assert!(!with_collections);
+    }
+
+    #[test]
+    fn a_product_change_recorded_by_an_earlier_release_is_still_worked_on() {
+        // Work is recorded as JSON until it is done; this is how it was written before the
+        // changes said whether they list the product's collections.
+        let recorded = r#"{"kind": "product", "change": {"state": "active",
+            "at": "2026-11-24T10:00:00Z", "product": {"id": "gid://shopify/Product/1",
+            "title": "T", "handle": "t", "image": "", "url": "https://a-shop.myshopify.com/products/t",
+            "collectionIds": []}}}"#;
+        let work: Work = serde_json::from_str(recorded).unwrap();
+        let Work::Product {
+            change: PlatformChange::Active {
+                with_collections, ..
+            },
+        } = work
+        else {
+            panic!("not an active product: {work:?}")
+        };
+        assert!(!with_collections);
     }
 
     #[test]

@@ -59,7 +59,8 @@ fn good_token() -> String {
     session_token(PROXY_SECRET, |_| {})
 }
 
-/// `count` products; every tenth is a draft.
+/// `count` products; every tenth is a draft. Each is in one of three collections, but the
+/// fourth is in none and the seventh in forty (more than a products page reads with it).
 fn catalog(count: u64) -> Vec<StandInProduct> {
     (1..=count)
         .map(|id| StandInProduct {
@@ -69,8 +70,49 @@ fn catalog(count: u64) -> Vec<StandInProduct> {
             active: id % 10 != 0,
             updated_at: "2026-11-20T10:00:00Z".into(),
             image: Some(format!("https://cdn.example/{id}.jpg")),
+            collections: match id {
+                4 => vec![],
+                7 => (601..=640).collect(),
+                _ => vec![501 + id % 3],
+            },
         })
         .collect()
+}
+
+/// The cursors of each products page of a catalog of `count`, in order, each once.
+fn pages_of(count: usize) -> Vec<Option<String>> {
+    let page = videoapp::platform::admin_api::PRODUCT_PAGE_SIZE as usize;
+    let cursors = (page..count)
+        .step_by(page)
+        .map(|n| Some(format!("cursor-{n}")));
+    std::iter::once(None).chain(cursors).collect()
+}
+
+/// `(product, its collections)` of every product the catalog holds.
+async fn memberships(app: &TestApp) -> Vec<(String, Vec<String>)> {
+    sqlx::query_as("SELECT gid, collection_ids FROM products WHERE shop_domain = $1 ORDER BY gid")
+        .bind(SHOP)
+        .fetch_all(&app.db)
+        .await
+        .unwrap()
+}
+
+fn active_memberships(products: &[StandInProduct]) -> Vec<(String, Vec<String>)> {
+    let mut expected: Vec<(String, Vec<String>)> = products
+        .iter()
+        .filter(|p| p.active)
+        .map(|p| {
+            let collections = p.collections.iter();
+            (
+                format!("gid://shopify/Product/{}", p.id),
+                collections
+                    .map(|c| format!("gid://shopify/Collection/{c}"))
+                    .collect(),
+            )
+        })
+        .collect();
+    expected.sort();
+    expected
 }
 
 /// The stand-in of the platform, on a port of its own.
@@ -211,7 +253,7 @@ fn active_titles(products: &[StandInProduct]) -> Vec<(String, String)> {
 #[tokio::test]
 async fn installing_exchanges_the_session_token_keeps_the_access_token_sealed_and_imports_every_page(
 ) {
-    // Arrange: 250 products (three pages of 100), every third request throttled.
+    // Arrange: 250 products (nine pages of 30), every third request throttled.
     let behaviour = Behaviour {
         throttle_every: Some(3),
         ..Behaviour::default()
@@ -269,11 +311,9 @@ async fn installing_exchanges_the_session_token_keeps_the_access_token_sealed_an
     assert_eq!(scope, "read_products,write_pixels,read_customer_events");
     // Every active product, from every page, through the throttling; each page asked once.
     assert_eq!(product_titles(&app).await, active_titles(&products));
-    let pages = standin.seen().pages_asked;
-    assert_eq!(
-        pages,
-        vec![None, Some("cursor-100".into()), Some("cursor-200".into())]
-    );
+    assert_eq!(standin.seen().pages_asked, pages_of(250));
+    // Each product with every collection it is in, the seventh's forty too.
+    assert_eq!(memberships(&app).await, active_memberships(&products));
     assert!(standin.seen().throttled >= 1);
     // The throttled answers were waited out in the attempt, not failed and retried later.
     let attempts: i32 = sqlx::query_scalar(
@@ -386,11 +426,7 @@ async fn an_import_that_fails_half_way_goes_on_from_its_last_page() {
     // Assert: retried after the failure, from the saved cursor (the first page asked once).
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(product_titles(&app).await, active_titles(&products));
-    let pages = standin.seen().pages_asked;
-    assert_eq!(
-        pages,
-        vec![None, Some("cursor-100".into()), Some("cursor-200".into())]
-    );
+    assert_eq!(standin.seen().pages_asked, pages_of(250));
     let attempts: i32 = sqlx::query_scalar(
         "SELECT attempts FROM webhook_deliveries WHERE topic = 'products/import'",
     )
@@ -524,6 +560,10 @@ async fn a_reinstall_updates_the_pixel_and_forgets_the_collections_the_store_rem
     crate::platform_webhooks::wait_until_worked(&app).await;
     let kept = collections(2);
     standin.set_collections(SHOP, kept.clone());
+    // The store also moves a product to another collection, which does not date the product.
+    let mut moved = catalog(3);
+    moved[0].collections = vec![502];
+    standin.set_products(SHOP, moved.clone());
 
     // Act
     let (status, body) = install(&app, Some(&good_token())).await;
@@ -545,6 +585,36 @@ async fn a_reinstall_updates_the_pixel_and_forgets_the_collections_the_store_rem
         .unwrap();
     let (_, listed) = json_of(listed).await;
     assert_eq!(listed["collections"], json!(expected_collections(&kept)));
+    assert_eq!(memberships(&app).await, active_memberships(&moved));
+}
+
+#[tokio::test]
+async fn a_product_webhook_keeps_the_collections_the_import_read() {
+    // Arrange: installed, with each product's collections imported.
+    let (standin, origin) = start_standin(Behaviour::default()).await;
+    let products = catalog(3);
+    standin.set_products(SHOP, products.clone());
+    let app = platform_app(&origin).await;
+    install(&app, Some(&good_token())).await;
+    wait_for_install_work(&app).await;
+
+    // Act: the merchant renames a product; the webhook's body lists no collections.
+    let renamed = json!({
+        "id": 1, "title": "Renamed", "handle": "product-1", "status": "active",
+        "updated_at": Utc::now().to_rfc3339(), "variants": [],
+    });
+    Delivery::new("products/update", &renamed)
+        .send_ok(&app)
+        .await;
+    crate::platform_webhooks::wait_until_worked(&app).await;
+
+    // Assert
+    let titles = product_titles(&app).await;
+    assert_eq!(
+        titles[0],
+        ("gid://shopify/Product/1".into(), "Renamed".into())
+    );
+    assert_eq!(memberships(&app).await, active_memberships(&products));
 }
 
 #[tokio::test]
