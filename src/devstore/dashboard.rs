@@ -145,13 +145,14 @@ pub(super) async fn theme_editor(
 <style>body{{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}}
 .embed{{border:1px solid #ccc;border-radius:8px;padding:1rem;display:flex;gap:1rem;align-items:center;justify-content:space-between}}
 .embed.selected{{border:2px solid #005bd3}} button{{font:inherit;padding:.5rem 1rem;min-height:44px}}</style></head>
-<body><h1>Theme editor</h1><h2>App embeds</h2>
+<body>{nav}<h1>Theme editor</h1><h2>App embeds</h2>
 <form method="post" action="/admin/themes/current/editor">
 <div class="embed{selected_class}" data-demo-embed="{state}">
 <label><input type="checkbox" name="embed" value="on"{checked}> videoapp – shoppable video widgets</label>
 <button type="submit">Save</button></div></form>
 <p role="status">{status}</p>
 <p><a href="/">View the store</a> · <a href="/admin">Back to videoapp</a></p></body></html>"#,
+        nav = super::store_admin::ADMIN_NAV,
         selected_class = if selected { " selected" } else { "" },
         state = if on { "on" } else { "off" },
         checked = if on { " checked" } else { "" },

@@ -16,6 +16,7 @@ mod media;
 mod pages;
 pub mod platform;
 mod proxy;
+mod store_admin;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -65,6 +66,8 @@ struct Shared {
     db: PgPool,
     extensions_dir: PathBuf,
     admin: Option<dashboard::DemoAdmin>,
+    /// The platform it stands in for, with the admin: its catalog is the store's.
+    platform: Option<platform::PlatformStandIn>,
     /// The theme's app embed: the loader is on the store's pages only while it is on.
     app_embed: std::sync::atomic::AtomicBool,
     http: reqwest::Client,
@@ -115,6 +118,7 @@ impl DevStoreServer {
             db,
             extensions_dir: config.extensions_dir,
             admin: config.admin,
+            platform: platform.clone(),
             app_embed: config.app_embed.into(),
             http: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
@@ -176,6 +180,13 @@ fn router(state: DevStore) -> Router {
         .route(
             "/admin/themes/current/editor",
             get(dashboard::theme_editor).post(dashboard::save_theme_editor),
+        )
+        .route("/admin/products", get(store_admin::products))
+        .route("/admin/products/{id}", post(store_admin::change_product))
+        .route("/admin/apps", get(store_admin::apps))
+        .route(
+            "/admin/apps/videoapp/uninstall",
+            post(store_admin::uninstall),
         )
         .route("/app", any(dashboard::forward))
         .route(

@@ -160,12 +160,54 @@ impl PlatformStandIn {
         self.with_shop(shop, |s| s.collections = collections);
     }
 
-    fn with_shop(&self, shop: &str, change: impl FnOnce(&mut Shop)) {
+    /// The shop's products, as its admin lists them.
+    pub fn products(&self, shop: &str) -> Vec<StandInProduct> {
+        self.with_shop(shop, |s| s.products.clone())
+    }
+
+    /// Changes a product as its admin does, which dates it now; the product as changed.
+    pub fn change_product(
+        &self,
+        shop: &str,
+        id: u64,
+        change: impl FnOnce(&mut StandInProduct),
+    ) -> Option<StandInProduct> {
+        self.with_shop(shop, |s| {
+            let product = s.products.iter_mut().find(|p| p.id == id)?;
+            change(product);
+            product.updated_at = chrono::Utc::now().to_rfc3339();
+            Some(product.clone())
+        })
+    }
+
+    /// Deletes a product; whether the shop had it.
+    pub fn remove_product(&self, shop: &str, id: u64) -> bool {
+        self.with_shop(shop, |s| {
+            let before = s.products.len();
+            s.products.retain(|p| p.id != id);
+            s.products.len() < before
+        })
+    }
+
+    /// The app is uninstalled from the shop: its access tokens stop working and its web pixel
+    /// goes, as the platform removes an app's pixel with it.
+    pub fn uninstall(&self, shop: &str) {
         let mut inner = self
             .inner
             .lock()
             .expect("the stand-in's lock is never poisoned");
-        change(inner.shops.entry(shop.to_string()).or_default());
+        inner.tokens.retain(|_, of| of != shop);
+        if let Some(state) = inner.shops.get_mut(shop) {
+            state.pixel = None;
+        }
+    }
+
+    fn with_shop<T>(&self, shop: &str, change: impl FnOnce(&mut Shop) -> T) -> T {
+        let mut inner = self
+            .inner
+            .lock()
+            .expect("the stand-in's lock is never poisoned");
+        change(inner.shops.entry(shop.to_string()).or_default())
     }
 
     pub fn seen(&self) -> Seen {

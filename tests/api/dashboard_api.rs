@@ -695,3 +695,99 @@ async fn the_demo_theme_editor_turns_the_app_embed_on_and_the_stores_pages_then_
         .contains(r#"data-demo-embed="on""#));
     assert!(page("/").await.contains("data-videoapp-loader"));
 }
+
+#[tokio::test]
+async fn the_demo_admins_product_and_app_changes_reach_the_service_as_signed_webhooks() {
+    // Arrange: the demo store's platform holds the demo catalog; the service holds none of it.
+    let app = dashboard_app().await;
+    let base = demo_store(&app, true).await;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let post = |path: &str, form: &'static [(&'static str, &'static str)]| {
+        client.post(format!("{base}{path}")).form(form).send()
+    };
+    let titles = || async {
+        let rows: Vec<(String, String)> =
+            sqlx::query_as("SELECT gid, title FROM products WHERE shop_domain = $1 ORDER BY gid")
+                .bind(SHOP)
+                .fetch_all(&app.db)
+                .await
+                .unwrap();
+        rows
+    };
+    let gid = |n: u64| format!("gid://shopify/Product/{n}");
+
+    // Act: rename one product, and add then delete another, as a merchant does in the admin.
+    let renamed = post(
+        "/admin/products/1001",
+        &[("title", "Linen Shirt, washed"), ("status", "active")],
+    )
+    .await
+    .unwrap();
+    post(
+        "/admin/products/1002",
+        &[("title", "Summer Dress"), ("status", "active")],
+    )
+    .await
+    .unwrap();
+    crate::platform_webhooks::wait_until_worked(&app).await;
+    let both = titles().await;
+    post("/admin/products/1002", &[("action", "delete")])
+        .await
+        .unwrap();
+    post(
+        "/admin/products/1001",
+        &[("title", "Linen Shirt, washed"), ("status", "draft")],
+    )
+    .await
+    .unwrap();
+    crate::platform_webhooks::wait_until_worked(&app).await;
+    let none = titles().await;
+    let listed = client
+        .get(format!("{base}/admin/products"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let uninstalled = post("/admin/apps/videoapp/uninstall", &[]).await.unwrap();
+    crate::platform_webhooks::wait_until_worked(&app).await;
+
+    // Assert: each change was taken as the platform's webhook, and done.
+    assert_eq!(renamed.status(), StatusCode::SEE_OTHER);
+    let location = renamed.headers()["location"].to_str().unwrap();
+    assert!(location.contains("products%2Fupdate"), "{location}");
+    assert_eq!(
+        both,
+        vec![
+            (gid(1001), "Linen Shirt, washed".to_string()),
+            (gid(1002), "Summer Dress".to_string()),
+        ]
+    );
+    assert_eq!(none, vec![]);
+    assert!(listed.contains("Linen Shirt, washed"), "{listed}");
+    assert!(!listed.contains("Summer Dress"), "{listed}");
+    assert_eq!(uninstalled.status(), StatusCode::SEE_OTHER);
+    let topics: Vec<String> =
+        sqlx::query_scalar("SELECT topic FROM webhook_deliveries ORDER BY received_at")
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+    assert_eq!(
+        topics,
+        [
+            "products/update",
+            "products/update",
+            "products/delete",
+            "products/update",
+            "app/uninstalled"
+        ]
+    );
+    let storefront = app
+        .storefront("contextual-widgets", SHOP, &[("location", "home")])
+        .await;
+    assert_eq!(storefront.status(), StatusCode::NOT_FOUND);
+}
