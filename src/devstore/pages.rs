@@ -80,6 +80,8 @@ impl Request {
 pub struct Visit {
     shop: Shop,
     pub products: Vec<Product>,
+    /// The titles of the collections the platform has, by number, where they were imported.
+    collection_titles: HashMap<u64, String>,
     request: Request,
 }
 
@@ -91,9 +93,17 @@ impl FromRequestParts<DevStore> for Visit {
             .await
             .map_err(IntoResponse::into_response)?;
         let (shop, products) = catalog(store).await?;
+        // Only names: a page without them shows the collections' numbers.
+        let collections = crate::catalog::collections::list(&store.db, &store.shop).await;
+        let collection_titles = collections
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| (numeric_tail(c.id.as_str()), c.title.as_str().to_string()))
+            .collect();
         Ok(Visit {
             shop,
             products,
+            collection_titles,
             request: Request::new(store, &query, &parts.headers),
         })
     }
@@ -199,7 +209,7 @@ impl Visit {
     fn page(&self, title: &str, main: &str, context: Option<&PageContext>) -> Response {
         layout(
             &self.shop,
-            &self.products,
+            &self.collection_links(),
             &self.request,
             title,
             main,
@@ -211,13 +221,12 @@ impl Visit {
 
 fn layout(
     shop: &Shop,
-    products: &[Product],
+    collections: &str,
     request: &Request,
     title: &str,
     main: &str,
     context: Option<&PageContext>,
 ) -> Html<String> {
-    let collections = collection_links(products);
     let account = match &request.customer {
         Some(id) => format!(
             r#"Logged in as customer {} <form method="post" action="/account/logout"><button>Log out</button></form>"#,
@@ -299,11 +308,24 @@ fn product_grid(products: &[&Product]) -> String {
     html
 }
 
-fn collection_links(products: &[Product]) -> String {
-    collections_of(products)
-        .iter()
-        .map(|c| format!(r#"<a href="/collections/{c}">Collection {c}</a>"#))
-        .collect()
+impl Visit {
+    /// A collection's title, or its number where it was not imported.
+    fn collection_title(&self, number: u64) -> String {
+        self.collection_titles
+            .get(&number)
+            .cloned()
+            .unwrap_or_else(|| format!("Collection {number}"))
+    }
+
+    fn collection_links(&self) -> String {
+        collections_of(&self.products)
+            .iter()
+            .map(|c| {
+                let title = esc(&self.collection_title(*c));
+                format!(r#"<a href="/collections/{c}">{title}</a>"#)
+            })
+            .collect()
+    }
 }
 
 pub async fn home(visit: Visit) -> Response {
@@ -396,7 +418,7 @@ pub async fn collection(Path(handle): Path<String>, visit: Visit) -> Response {
                 .any(|c| numeric_tail(c.as_str()) == number)
         })
         .collect();
-    let title = format!("Collection {number}");
+    let title = visit.collection_title(number);
     let main = format!(
         r#"<section class="hero"><h1>{title}</h1></section>{slot}{grid}"#,
         slot = slot(&visit.request),
