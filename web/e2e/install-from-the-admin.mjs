@@ -3,7 +3,9 @@
 // Admin API). The dashboard installs the app by itself, tells the merchant what it is doing
 // ("Connecting to your store…", "Importing your products…"), then opens with the store's
 // products imported; the platform was asked to create the checkout pixel exactly once, with the
-// settings the pixel extension declares.
+// settings the pixel extension declares. The products came with their collections; a product
+// renamed in the store's admin reaches the app by webhook; uninstalled there, the app installs
+// afresh when it is opened again.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -92,6 +94,33 @@ describe('A merchant installs the app from the admin', () => {
       const again = await (await fetch(`${origin}/admin/stand-in/calls`)).json();
       assert.equal(again.tokenExchanges, 1);
       assert.equal(again.webPixelCreate.length, 1);
+
+      // The products came with their collections: the store's collection page lists them.
+      await page.goto('/collections/501');
+      await pageHeading(page, 'Summer').waitFor();
+      for (const title of ['Linen Shirt', 'Summer Dress']) await page.getByRole('link', { name: title }).waitFor();
+
+      // The merchant renames a product in the store's admin: the platform's webhook tells the app.
+      await page.goto('/admin/products');
+      const tote = page.locator('tr[data-product="1003"]');
+      await tote.getByLabel('Title').fill('Canvas Tote, large');
+      await tote.getByRole('button', { name: 'Save' }).click();
+      await page.getByText('videoapp was told (products/update)').waitFor();
+      await waitFor(async () => {
+        const held = await (await admin(`/shops/${shop}/products`)).json();
+        return held.products.some((p) => p.title === 'Canvas Tote, large');
+      }, { message: 'the renamed product in the app' });
+
+      // Uninstalled from the admin's Apps page, the app installs afresh when opened again.
+      await page.goto('/admin/apps');
+      await page.getByRole('button', { name: 'Uninstall' }).click();
+      await page.getByText('videoapp was told (app/uninstalled)').waitFor();
+      await waitFor(async () => (await admin(`/shops/${shop}`)).status === 404, { message: 'the shop uninstalled' });
+      await page.goto('/admin');
+      await pageHeading(page, 'Analytics').waitFor({ timeout: 30_000 });
+      const reinstalled = await (await fetch(`${origin}/admin/stand-in/calls`)).json();
+      assert.equal(reinstalled.tokenExchanges, 2, 'a new token for the reinstall');
+      assert.equal(reinstalled.webPixelCreate.length, 2, 'the pixel, gone with the app, created again');
     } finally {
       if (merchant) await merchant.close();
       if (store) await store.stop();
