@@ -16,7 +16,6 @@ use utoipa::ToSchema;
 
 use crate::catalog::cache::SnapshotError;
 use crate::catalog::CatalogError;
-use crate::storefront::signature::SignatureError;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorBody {
@@ -349,6 +348,40 @@ impl IntoResponse for ApiError {
                 .insert(InternalCause(Arc::new(format!("{cause:#}"))));
         }
         response
+    }
+}
+
+/// Why a signature of the platform's was refused: the app proxy's query signature, or a
+/// webhook's HMAC of its body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureError {
+    #[error("the signature parameter is missing")]
+    Missing,
+    #[error("the signature parameter appears more than once")]
+    Duplicated,
+    #[error("the signature does not match the request")]
+    Mismatch,
+    #[error("the timestamp parameter is missing or not a Unix time")]
+    BadTimestamp,
+    #[error("the request timestamp is outside the allowed window")]
+    Stale,
+    #[error("the X-Shopify-Hmac-Sha256 header is missing")]
+    MissingHmacHeader,
+    #[error("X-Shopify-Hmac-Sha256 is not the HMAC of the body under the app's secret")]
+    BodyMismatch,
+}
+
+impl SignatureError {
+    pub fn metric_label(self) -> &'static str {
+        match self {
+            SignatureError::Missing => "missing",
+            SignatureError::Duplicated => "duplicated",
+            SignatureError::Mismatch => "mismatch",
+            SignatureError::BadTimestamp => "bad_timestamp",
+            SignatureError::Stale => "stale",
+            SignatureError::MissingHmacHeader => "missing_hmac",
+            SignatureError::BodyMismatch => "body_mismatch",
+        }
     }
 }
 

@@ -11,6 +11,7 @@ pub mod app;
 pub mod bearer;
 pub mod cache_invalidation;
 pub mod catalog;
+pub mod compressed;
 pub mod config;
 pub mod dashboard;
 pub mod db;

@@ -9,6 +9,7 @@ pub mod domain;
 pub mod products;
 pub mod shops;
 pub mod snapshot;
+pub mod video_media;
 pub mod videos;
 pub mod widgets;
 

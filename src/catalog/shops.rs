@@ -181,6 +181,17 @@ pub async fn uninstall(pool: &PgPool, domain: &ShopDomain) -> Result<(), Catalog
     Ok(())
 }
 
+/// Records that every number of every shop may have changed (a warehouse migration rewrote the
+/// aggregates): the shops' analytics versions move, so no answer cached before is served.
+pub async fn every_number_may_have_changed<'e>(
+    executor: impl sqlx::PgExecutor<'e>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE shops SET analytics_version = analytics_version + 1")
+        .execute(executor)
+        .await?;
+    Ok(())
+}
+
 /// Records that the shop's pages asked for widgets (the app embed is on), the first time.
 pub async fn note_storefront_seen(pool: &PgPool, domain: &ShopDomain) -> Result<(), sqlx::Error> {
     sqlx::query(

@@ -19,7 +19,7 @@ use axum::Router;
 
 use crate::app::AppState;
 use crate::catalog::domain::ShopDomain;
-use crate::storefront::caching::Page;
+use crate::compressed::Page;
 
 /// The files of the built dashboard the service serves, and their types.
 const ASSETS: [(&str, &str); 2] = [

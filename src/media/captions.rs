@@ -203,14 +203,7 @@ async fn change(
     .await?;
     let mut captions = current.ok_or(ApiError::NotFound("video"))?.0;
     let dropped = edit(&mut captions)?;
-    sqlx::query(
-        "UPDATE videos SET captions = $3, updated_at = now() WHERE shop_domain = $1 AND id = $2",
-    )
-    .bind(shop.as_str())
-    .bind(video)
-    .bind(sqlx::types::Json(&captions))
-    .execute(&mut *tx)
-    .await?;
+    crate::catalog::video_media::set_captions(&mut *tx, shop, video, &captions).await?;
     if let Some(dropped) = &dropped {
         jobs::delete_later(&mut tx, &dropped.prefix).await?;
     }

@@ -23,6 +23,7 @@ use std::sync::Arc;
 use axum::http::StatusCode;
 
 use crate::catalog::domain::ShopDomain;
+use crate::catalog::video_media;
 use crate::catalog::videos::Video;
 use crate::config::MediaConfig;
 use crate::error::ApiError;
@@ -158,15 +159,8 @@ pub async fn start_import(
 ) -> Result<Video, ApiError> {
     let (mut tx, _) = crate::catalog::begin_write(db, shop).await?;
     let id = uuid::Uuid::now_v7();
-    sqlx::query(
-        "INSERT INTO videos (shop_domain, id, title, video_url, status, processing_state) \
-         VALUES ($1, $2, $3, '', 'DRAFT', 'queued')",
-    )
-    .bind(shop.as_str())
-    .bind(id)
-    .bind(title)
-    .execute(&mut *tx)
-    .await?;
+    video_media::insert_from_file(&mut *tx, shop, id, title, video_media::FirstState::Queued)
+        .await?;
     jobs::enqueue_from(&mut tx, shop, id, jobs::JobKind::Import, Some(url.as_str())).await?;
     // As it is queued: a worker may take it the moment this commits.
     let video = crate::catalog::videos::get_in(&mut tx, id).await?;
@@ -238,13 +232,7 @@ pub async fn retry(
             .into())
         }
     }
-    sqlx::query(
-        "UPDATE videos SET processing_state = 'queued', processing_progress = 0, \
-         processing_error_code = NULL, processing_error = NULL, updated_at = now() WHERE id = $1",
-    )
-    .bind(video)
-    .execute(&mut *tx)
-    .await?;
+    video_media::requeue(&mut *tx, video).await?;
     let queued = crate::catalog::videos::get_in(&mut tx, video).await?;
     tx.commit().await?;
     media.work.notify_one();
@@ -297,11 +285,7 @@ pub async fn choose_poster(
             ),
         ));
     }
-    sqlx::query("UPDATE videos SET poster_time_ms = $2, updated_at = now() WHERE id = $1")
-        .bind(video)
-        .bind(i32::try_from(at_ms).unwrap_or(i32::MAX))
-        .execute(&mut *tx)
-        .await?;
+    video_media::set_poster_time(&mut *tx, video, at_ms).await?;
     jobs::enqueue(&mut tx, shop, video, jobs::JobKind::Poster).await?;
     let chosen = crate::catalog::videos::get_in(&mut tx, video).await?;
     tx.commit().await?;

@@ -19,9 +19,10 @@ use uuid::Uuid;
 use super::ffmpeg::StepError;
 use super::jobs::{self, JobKind};
 use super::store::ObjectWriter;
-use super::worker::{discard_source, mark_failed, private_dir};
+use super::worker::{discard_source, private_dir};
 use super::{index, names, Media, Refusal};
 use crate::catalog::domain::ShopDomain;
+use crate::catalog::video_media::{self, mark_failed, CheckedFile, FirstState};
 use crate::catalog::{self, CatalogError, TITLE_CHARS};
 use crate::error::ApiError;
 
@@ -251,16 +252,9 @@ pub async fn create(
     let id = Uuid::now_v7();
     let expires_at =
         Utc::now() + chrono::Duration::from_std(limits.upload_expiry).unwrap_or_default();
-    sqlx::query(
-        "INSERT INTO videos (shop_domain, id, title, video_url, status, processing_state) \
-         VALUES ($1, $2, $3, '', 'DRAFT', 'uploading')",
-    )
-    .bind(shop.as_str())
-    .bind(id)
-    .bind(&title)
-    .execute(&mut *tx)
-    .await
-    .map_err(CatalogError::from)?;
+    video_media::insert_from_file(&mut *tx, shop, id, &title, FirstState::Uploading)
+        .await
+        .map_err(CatalogError::from)?;
     let upload: UploadState = sqlx::query_as(
         "INSERT INTO media_uploads (video_id, shop_domain, length, filename, expires_at) \
          VALUES ($1, $2, $3, $4, $5) \
@@ -720,17 +714,12 @@ async fn finish(
         .bind(video)
         .execute(&mut *tx)
         .await?;
-    sqlx::query(
-        "UPDATE videos SET processing_state = 'queued', processing_progress = 0, \
-         duration = COALESCE($2, duration), width = COALESCE($3, width), \
-         height = COALESCE($4, height), updated_at = now() WHERE id = $1",
-    )
-    .bind(video)
-    .bind(facts.as_ref().map(|f| f.duration_ms as f64 / 1000.0))
-    .bind(facts.as_ref().and_then(|f| i32::try_from(f.width).ok()))
-    .bind(facts.as_ref().and_then(|f| i32::try_from(f.height).ok()))
-    .execute(&mut *tx)
-    .await?;
+    let checked = facts.as_ref().map(|f| CheckedFile {
+        duration_ms: f.duration_ms,
+        width: f.width,
+        height: f.height,
+    });
+    video_media::queue_uploaded(&mut *tx, video, checked).await?;
     jobs::enqueue(&mut tx, shop, video, JobKind::Process).await?;
     tx.commit().await?;
     media.work.notify_one();
@@ -781,7 +770,7 @@ async fn refuse_upload(
     refused: &Refusal,
 ) -> Result<(), ApiError> {
     let mut tx = db.begin().await?;
-    mark_failed(&mut tx, video, refused.code, &refused.message).await?;
+    mark_failed(&mut *tx, video, refused.code, &refused.message).await?;
     discard_source(&mut tx, video).await?;
     tx.commit().await?;
     // At once rather than when a worker next looks: the client is told none of it stays.

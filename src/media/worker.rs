@@ -17,6 +17,7 @@ use uuid::Uuid;
 use super::ffmpeg::{Output, SourceFacts, StepError};
 use super::jobs::{self, Job, JobKind};
 use super::{names, Media, Refusal};
+use crate::catalog::video_media::{self, mark_failed};
 
 /// How often an idle worker looks for work it was not woken for (jobs queued by another
 /// instance, retries coming due, leases running out).
@@ -306,30 +307,13 @@ impl Worker {
     }
 
     async fn set_state(&self, job: &Job, state: &str, progress: u8) -> Result<(), StepError> {
-        sqlx::query(
-            "UPDATE videos SET processing_state = $2, processing_progress = $3, \
-             processing_error_code = NULL, processing_error = NULL, updated_at = now() \
-             WHERE id = $1",
-        )
-        .bind(job.video_id)
-        .bind(state)
-        .bind(i16::from(progress))
-        .execute(&self.db)
-        .await
-        .map_err(|e| StepError::Failed(e.into()))?;
-        Ok(())
+        video_media::set_state(&self.db, job.video_id, state, progress)
+            .await
+            .map_err(|e| StepError::Failed(e.into()))
     }
 
     async fn set_progress(&self, job: &Job, progress: u8) -> Result<(), sqlx::Error> {
-        sqlx::query(
-            "UPDATE videos SET processing_progress = $2 WHERE id = $1 \
-             AND processing_state = 'processing'",
-        )
-        .bind(job.video_id)
-        .bind(i16::from(progress))
-        .execute(&self.db)
-        .await?;
-        Ok(())
+        video_media::set_progress(&self.db, job.video_id, progress).await
     }
 
     /// Shows the poster and the mini version on the video (not yet on any store: it is not
@@ -343,17 +327,9 @@ impl Worker {
     ) -> Result<(), StepError> {
         let poster_url = self.media.store.public_url(&names::output(run, poster));
         let mini_url = self.media.store.public_url(&names::output(run, mini));
-        sqlx::query(
-            "UPDATE videos SET thumbnail = $2, poster_url = $2, mini_version_url = $3, \
-             updated_at = now() WHERE id = $1 AND processing_state = 'processing'",
-        )
-        .bind(job.video_id)
-        .bind(&poster_url)
-        .bind(&mini_url)
-        .execute(&self.db)
-        .await
-        .map_err(|e| StepError::Failed(e.into()))?;
-        Ok(())
+        video_media::show_preview(&self.db, job.video_id, &poster_url, &mini_url)
+            .await
+            .map_err(|e| StepError::Failed(e.into()))
     }
 
     /// Shows the run's outputs on the video, if the job is still this worker's; otherwise the
@@ -382,42 +358,27 @@ impl Worker {
         match (&made.renditions, &made.mini) {
             (Some((master, progressive)), Some(mini)) => {
                 let facts = &made.facts;
-                sqlx::query(
-                    "UPDATE videos SET processing_state = 'ready', processing_progress = 100, \
-                     processing_error_code = NULL, processing_error = NULL, \
-                     thumbnail = $2, poster_url = $2, mini_version_url = $3, hls_url = $4, \
-                     video_url = $5, duration = $6, width = $7, height = $8, frame_rate = $9, \
-                     has_audio = $10, media_prefix = $11, poster_prefix = NULL, \
-                     media_bytes = $12, updated_at = now() WHERE id = $1",
-                )
-                .bind(job.video_id)
-                .bind(&poster_url)
-                .bind(url(mini))
-                .bind(url(master))
-                .bind(url(progressive))
-                .bind(facts.duration_ms as f64 / 1000.0)
-                .bind(i32::try_from(facts.width).unwrap_or(i32::MAX))
-                .bind(i32::try_from(facts.height).unwrap_or(i32::MAX))
-                .bind(facts.frame_rate)
-                .bind(facts.has_audio)
-                .bind(made.run.as_ref())
-                .bind(i64::try_from(made.bytes).unwrap_or(i64::MAX))
-                .execute(&mut *tx)
-                .await?;
+                let processed = video_media::Processed {
+                    poster_url: &poster_url,
+                    mini_url: &url(mini),
+                    hls_url: &url(master),
+                    progressive_url: &url(progressive),
+                    duration_ms: facts.duration_ms,
+                    width: facts.width,
+                    height: facts.height,
+                    frame_rate: facts.frame_rate,
+                    has_audio: facts.has_audio,
+                    media_prefix: made.run.as_ref(),
+                    media_bytes: made.bytes,
+                };
+                video_media::publish_ready(&mut *tx, job.video_id, &processed).await?;
                 for old in [media_prefix, poster_prefix].into_iter().flatten() {
                     jobs::delete_later(&mut tx, &old).await?;
                 }
             }
             _ => {
-                sqlx::query(
-                    "UPDATE videos SET thumbnail = $2, poster_url = $2, poster_prefix = $3, \
-                     updated_at = now() WHERE id = $1",
-                )
-                .bind(job.video_id)
-                .bind(&poster_url)
-                .bind(made.run.as_ref())
-                .execute(&mut *tx)
-                .await?;
+                video_media::publish_poster(&mut *tx, job.video_id, &poster_url, made.run.as_ref())
+                    .await?;
                 if let Some(old) = poster_prefix {
                     jobs::delete_later(&mut tx, &old).await?;
                 }
@@ -438,7 +399,7 @@ impl Worker {
             return Ok(());
         }
         if job.kind != JobKind::Poster {
-            mark_failed(&mut tx, job.video_id, refusal.code, &refusal.message).await?;
+            mark_failed(&mut *tx, job.video_id, refusal.code, &refusal.message).await?;
             discard_source(&mut tx, job.video_id).await?;
         }
         jobs::failed(&mut tx, job, &refusal.message).await?;
@@ -477,7 +438,7 @@ impl Worker {
         }
         if job.kind != JobKind::Poster {
             mark_failed(
-                &mut tx,
+                &mut *tx,
                 job.video_id,
                 "PROCESSING_FAILED",
                 "We could not process this video after several tries. Retry it; if it fails \
@@ -569,7 +530,7 @@ impl Worker {
         .await?;
         for video in &expired {
             mark_failed(
-                &mut tx,
+                &mut *tx,
                 *video,
                 "UPLOAD_EXPIRED",
                 "The upload was not finished in time, so its part was removed. Upload the file \
@@ -655,25 +616,6 @@ impl Worker {
 struct VideoSource {
     poster_time_ms: Option<i32>,
     parts: Vec<String>,
-}
-
-/// Marks a video failed with a code and a message for the merchant.
-pub(crate) async fn mark_failed(
-    tx: &mut sqlx::Transaction<'static, sqlx::Postgres>,
-    video: Uuid,
-    code: &str,
-    message: &str,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "UPDATE videos SET processing_state = 'failed', processing_progress = 0, \
-         processing_error_code = $2, processing_error = $3, updated_at = now() WHERE id = $1",
-    )
-    .bind(video)
-    .bind(code)
-    .bind(message)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
 }
 
 /// Removes an upload's record and queues its bytes' deletion.

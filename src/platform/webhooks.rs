@@ -20,9 +20,9 @@ use utoipa::ToSchema;
 use super::topics::{self, Topic};
 use crate::app::AppState;
 use crate::catalog::domain::ShopDomain;
+use crate::error::SignatureError;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::read_body_within;
-use crate::storefront::signature::SignatureError;
 
 /// A product with every variant and image the platform sends stays far below this.
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;

@@ -6,6 +6,7 @@
 //! empty and repeated ones included), because the platform signs exactly what it sends; what an
 //! endpoint then reads from those pairs is a separate, typed matter (`crate::extract::QueryPairs`).
 
+use crate::error::SignatureError;
 use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -170,38 +171,6 @@ impl<'de> serde::Deserialize<'de> for CustomerId {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
         CustomerId::parse(&text).map_err(serde::de::Error::custom)
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum SignatureError {
-    #[error("the signature parameter is missing")]
-    Missing,
-    #[error("the signature parameter appears more than once")]
-    Duplicated,
-    #[error("the signature does not match the request")]
-    Mismatch,
-    #[error("the timestamp parameter is missing or not a Unix time")]
-    BadTimestamp,
-    #[error("the request timestamp is outside the allowed window")]
-    Stale,
-    #[error("the X-Shopify-Hmac-Sha256 header is missing")]
-    MissingHmacHeader,
-    #[error("X-Shopify-Hmac-Sha256 is not the HMAC of the body under the app's secret")]
-    BodyMismatch,
-}
-
-impl SignatureError {
-    pub fn metric_label(self) -> &'static str {
-        match self {
-            SignatureError::Missing => "missing",
-            SignatureError::Duplicated => "duplicated",
-            SignatureError::Mismatch => "mismatch",
-            SignatureError::BadTimestamp => "bad_timestamp",
-            SignatureError::Stale => "stale",
-            SignatureError::MissingHmacHeader => "missing_hmac",
-            SignatureError::BodyMismatch => "body_mismatch",
-        }
     }
 }
 

@@ -95,14 +95,6 @@ pub async fn erase_shop<'e>(executor: impl PgExecutor<'e>, shop: &str) -> Result
     Ok(())
 }
 
-/// Records that every number of every shop may have changed.
-pub async fn everything_changed<'e>(executor: impl PgExecutor<'e>) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE shops SET analytics_version = analytics_version + 1")
-        .execute(executor)
-        .await?;
-    Ok(())
-}
-
 /// The versions of what an answer about a shop is computed from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Versions {

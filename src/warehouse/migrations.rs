@@ -163,7 +163,8 @@ pub async fn apply_exclusively(
     // A migration may have rewritten aggregates (a back-fill): answers cached before it are
     // stale. Recorded under the lock, so no instance serves from the old schema's numbers after.
     if applied.as_ref().is_ok_and(|versions| !versions.is_empty()) {
-        if let Err(e) = super::changes::everything_changed(&mut connection).await {
+        if let Err(e) = crate::catalog::shops::every_number_may_have_changed(&mut connection).await
+        {
             applied = Err(MigrationError::Versions(e));
         }
     }
