@@ -46,7 +46,7 @@ process.env.VIDEOAPP_E2E_ARTIFACTS ||= '.data/bench-artifacts';
 // (60 a minute per key) would answer 429. Reading is not what is measured.
 process.env.VIDEOAPP_RATE_LIMIT_PER_MINUTE ||= '100000';
 
-const { config, newShop, startService, stopAll, stopService, theService, waitFor } = await import('../e2e/stack.mjs');
+const { config, newShop, startService, stopAll, stopService, theService } = await import('../e2e/stack.mjs');
 const { CHROMIUM_FLAGS, closeBrowser, launchBrowser, newShopper, pageProblems, queueDrained, slotsSettled } = await import('../e2e/browser.mjs');
 
 const LIGHTHOUSE_RUNS = Number(process.env.VIDEOAPP_BENCH_LIGHTHOUSE_RUNS || 3);
