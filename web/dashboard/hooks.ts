@@ -1,4 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
+import { get, shopPath } from './api';
+import { useShop } from './context';
 
 export interface Loaded<T> {
   data: T | null;
@@ -39,4 +41,14 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
 
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { ...state, reload };
+}
+
+/**
+ * Reads one of the shop's resources, `shopPath(domain, ...parts)`; nothing (null data) while
+ * `parts` is null, as for a form that creates rather than edits.
+ */
+export function useShopData<T>(parts: string[] | null): Loaded<T> {
+  const { domain } = useShop();
+  const path = parts && shopPath(domain, ...parts);
+  return useLoad(() => (path ? get<T>(path) : Promise.resolve(null as T)), [path]);
 }

@@ -6,9 +6,8 @@
 import { Badge, BlockStack, Box, Button, Card, InlineStack, ProgressBar, Text } from '@shopify/polaris';
 import { useEffect } from 'react';
 
-import { get, shopPath } from '../api';
 import { useShop } from '../context';
-import { useLoad } from '../hooks';
+import { useShopData } from '../hooks';
 import { useNavigation } from '../navigation';
 import { isEmbedded } from '../session';
 
@@ -46,7 +45,7 @@ function themeEditorUrl(path: string): string {
 export function Checklist() {
   const { domain } = useShop();
   const { go } = useNavigation();
-  const state = useLoad(() => get<Onboarding>(shopPath(domain, 'onboarding')), [domain]);
+  const state = useShopData<Onboarding>(['onboarding']);
   const steps = state.data?.steps ?? [];
   const left = steps.filter((s) => !s.done).length;
 
