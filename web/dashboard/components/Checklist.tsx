@@ -10,13 +10,8 @@ import { useShop } from '../context';
 import { useShopData } from '../hooks';
 import { useNavigation } from '../navigation';
 import { isEmbedded } from '../session';
+import type { Onboarding, StepId } from '../types';
 
-type StepId = 'embed' | 'video' | 'widget' | 'numbers';
-
-interface Onboarding {
-  steps: { id: StepId; done: boolean }[];
-  themeEditorPath?: string | null;
-}
 
 /** How often the open steps are read again. */
 const POLL_MS = 5000;
