@@ -31,8 +31,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
     loadRef.current().then(
       (data) => id === latest.current && setState({ data, error: null, loading: false }),
       (error: unknown) =>
-        id === latest.current &&
-        setState({ data: null, error: error instanceof Error ? error : new Error(String(error)), loading: false }),
+        id === latest.current && setState({ data: null, error: error instanceof Error ? error : new Error(String(error)), loading: false }),
     );
     // The inputs are the caller's, checked at each call of `useLoad` (the lint knows it as an
     // effect hook); `load` itself is read through a ref, so a new closure each render is no change.

@@ -12,7 +12,6 @@ import { useNavigation } from '../navigation';
 import { isEmbedded } from '../session';
 import type { Onboarding, StepId } from '../types';
 
-
 /** How often the open steps are read again. */
 const POLL_MS = 5000;
 

@@ -59,7 +59,15 @@ export interface FormState<T> {
  * changes: `values` (anything that serializes to JSON) differ from what they were when the
  * form opened.
  */
-export function useForm<T>({ values, onSaved, onCancel }: { values: unknown; onSaved: (saved: T) => void; onCancel: () => void }): FormState<T> {
+export function useForm<T>({
+  values,
+  onSaved,
+  onCancel,
+}: {
+  values: unknown;
+  onSaved: (saved: T) => void;
+  onCancel: () => void;
+}): FormState<T> {
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [opened] = useState(() => JSON.stringify(values));

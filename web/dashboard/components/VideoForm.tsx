@@ -90,7 +90,8 @@ export function VideoForm({
   const processingDone = live?.processing?.state === 'ready';
 
   const statusField = (
-    <FormSelect name="status"
+    <FormSelect
+      name="status"
       label="Status"
       options={VIDEO_STATUSES.map((s) => ({ label: `${s.label}: ${s.help}`, value: s.value }))}
       value={status}
@@ -103,7 +104,8 @@ export function VideoForm({
   /** The links of a video given by URL, and its length. */
   const urlFields = (
     <>
-      <FormTextField name="videoUrl"
+      <FormTextField
+        name="videoUrl"
         label="Video URL"
         type="url"
         value={videoUrl}
@@ -111,7 +113,8 @@ export function VideoForm({
         helpText="The full video, an MP4 file shoppers can play (https://…)."
         requiredIndicator
       />
-      <FormTextField name="miniVersionUrl"
+      <FormTextField
+        name="miniVersionUrl"
         label="Preview clip URL"
         type="url"
         value={miniVersionUrl}
@@ -120,7 +123,8 @@ export function VideoForm({
       />
       <InlineStack gap="300" blockAlign="start" wrap={false}>
         <div className="vd-grow">
-          <FormTextField name="thumbnail"
+          <FormTextField
+            name="thumbnail"
             label="Thumbnail URL"
             type="url"
             value={thumbnail}
@@ -131,7 +135,8 @@ export function VideoForm({
         {/^https?:\/\//i.test(thumbnail.trim()) && <Thumbnail source={thumbnail.trim()} alt="Thumbnail preview" size="large" />}
       </InlineStack>
       <FormLayout.Group>
-        <FormTextField name="duration"
+        <FormTextField
+          name="duration"
           label="Duration (seconds)"
           type="number"
           min={0}
@@ -148,57 +153,57 @@ export function VideoForm({
 
   return (
     <FormFrame kind={KIND} editing={video} form={form} onSubmit={save}>
-          <Layout.Section>
-            <Card>
-              <FormLayout>
-                <FormTextField name="title" label="Title" value={title} onChange={setTitle} maxLength={512} requiredIndicator />
-                {fromFile ? statusField : urlFields}
-              </FormLayout>
-            </Card>
-          </Layout.Section>
-          {live && fromFile && (
-            <Layout.Section>
-              <Card>
-                <BlockStack gap="400">
-                  <BlockStack gap="200">
-                    <Text as="h2" variant="headingMd">
-                      Processing
-                    </Text>
-                    <ProcessingStatus video={live} onRetried={setFollowed} />
-                  </BlockStack>
-                  {processingDone && live.videoUrl && (
-                    <PosterPicker
-                      video={live}
-                      making={makingPoster(live)}
-                      onChosen={(answer) => {
-                        setPosterAsked({ before: live.posterUrl, at: Date.now() });
-                        setFollowed(answer);
-                      }}
-                    />
-                  )}
-                </BlockStack>
-              </Card>
-            </Layout.Section>
-          )}
-          {live && (
-            <Layout.Section>
-              <Card>
-                <Captions video={live} onChange={setFollowed} />
-              </Card>
-            </Layout.Section>
-          )}
-          <Layout.Section>
-            <Card>
-              <ProductPicker
-                label="Products in this video"
-                helpText="Shoppers see these products with the video and can add them to their cart."
-                products={products}
-                selected={productIds}
-                onChange={setProductIds}
-                error={err('productIds')}
-              />
-            </Card>
-          </Layout.Section>
+      <Layout.Section>
+        <Card>
+          <FormLayout>
+            <FormTextField name="title" label="Title" value={title} onChange={setTitle} maxLength={512} requiredIndicator />
+            {fromFile ? statusField : urlFields}
+          </FormLayout>
+        </Card>
+      </Layout.Section>
+      {live && fromFile && (
+        <Layout.Section>
+          <Card>
+            <BlockStack gap="400">
+              <BlockStack gap="200">
+                <Text as="h2" variant="headingMd">
+                  Processing
+                </Text>
+                <ProcessingStatus video={live} onRetried={setFollowed} />
+              </BlockStack>
+              {processingDone && live.videoUrl && (
+                <PosterPicker
+                  video={live}
+                  making={makingPoster(live)}
+                  onChosen={(answer) => {
+                    setPosterAsked({ before: live.posterUrl, at: Date.now() });
+                    setFollowed(answer);
+                  }}
+                />
+              )}
+            </BlockStack>
+          </Card>
+        </Layout.Section>
+      )}
+      {live && (
+        <Layout.Section>
+          <Card>
+            <Captions video={live} onChange={setFollowed} />
+          </Card>
+        </Layout.Section>
+      )}
+      <Layout.Section>
+        <Card>
+          <ProductPicker
+            label="Products in this video"
+            helpText="Shoppers see these products with the video and can add them to their cart."
+            products={products}
+            selected={productIds}
+            onChange={setProductIds}
+            error={err('productIds')}
+          />
+        </Card>
+      </Layout.Section>
     </FormFrame>
   );
 }

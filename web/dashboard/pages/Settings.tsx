@@ -57,7 +57,8 @@ export function SettingsPage() {
   };
 
   const list = keys.data?.apiKeys ?? [];
-  const keyStatus = (k: ApiKeyInfo) => (k.revokedAt ? <Badge>{`Revoked ${when(k.revokedAt)}`}</Badge> : <Badge tone="success">Active</Badge>);
+  const keyStatus = (k: ApiKeyInfo) =>
+    k.revokedAt ? <Badge>{`Revoked ${when(k.revokedAt)}`}</Badge> : <Badge tone="success">Active</Badge>;
   const revokeButton = (k: ApiKeyInfo) =>
     !k.revokedAt && (
       <span className="vd-inline" data-testid="revoke-key">
@@ -164,8 +165,7 @@ export function SettingsPage() {
         onClose={() => setRevoking(null)}
       >
         <Text as="p">
-          Any tool using this key stops getting analytics at once. This cannot be undone: to give a tool access again, create a
-          new key.
+          Any tool using this key stops getting analytics at once. This cannot be undone: to give a tool access again, create a new key.
         </Text>
       </ConfirmModal>
     </Page>
