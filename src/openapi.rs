@@ -133,3 +133,79 @@ pub fn operations_mut(document: &mut Document) -> impl Iterator<Item = &mut Oper
         methods.into_iter().flatten()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use axum::body::{to_bytes, Body};
+    use axum::http::{Request, StatusCode};
+    use sqlx::{Connection, Executor, PgConnection};
+    use tower::ServiceExt;
+
+    use crate::app::Application;
+    use crate::config::{MediaSettings, Settings};
+
+    /// The document as the service serves it at `/openapi.json`: a service on a fresh database
+    /// of the test Postgres (`VIDEOAPP_TEST_DATABASE_URL`) and ClickHouse
+    /// (`VIDEOAPP_TEST_CLICKHOUSE_URL`), asked once, in process.
+    async fn served_document() -> serde_json::Value {
+        let admin_url = std::env::var("VIDEOAPP_TEST_DATABASE_URL").unwrap_or_else(|_| {
+            "postgres://videoapp:videoapp@127.0.0.1:54329/postgres".to_string()
+        });
+        let clickhouse_url = std::env::var("VIDEOAPP_TEST_CLICKHOUSE_URL")
+            .unwrap_or_else(|_| "http://127.0.0.1:18123".to_string());
+        let name = format!("test_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = PgConnection::connect(&admin_url)
+            .await
+            .expect("Postgres is not running: start it with scripts/test (or scripts/up)");
+        admin
+            .execute(format!(r#"CREATE DATABASE "{name}""#).as_str())
+            .await
+            .expect("create test database");
+        let mut database_url = url::Url::parse(&admin_url).expect("a Postgres URL");
+        database_url.set_path(&name);
+        let scratch = tempfile::tempdir().expect("a scratch directory");
+        let defaults = Settings::default();
+        let settings = Settings {
+            database_url: Some(database_url.to_string().into()),
+            clickhouse_url: Some(clickhouse_url.parse().expect("a ClickHouse URL")),
+            clickhouse_database: name,
+            listen: Some(([127, 0, 0, 1], 0).into()),
+            metrics_listen: ([127, 0, 0, 1], 0).into(),
+            proxy_secret: Some("a-proxy-secret-for-the-document".into()),
+            admin_token: Some("an-admin-token-for-the-document".into()),
+            spool_dir: scratch.path().join("spool"),
+            media: MediaSettings {
+                media_dir: scratch.path().join("media"),
+                media_workers: 0,
+                ..defaults.media.clone()
+            },
+            ..defaults
+        };
+        let config = settings.server_config().expect("settings are valid");
+        let app = Application::build(config).await.expect("service builds");
+        let request = Request::get("/openapi.json").body(Body::empty()).unwrap();
+        let response = app.router().oneshot(request).await.expect("an answer");
+        assert_eq!(response.status(), StatusCode::OK);
+        let body = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        serde_json::from_slice(&body).expect("the document is JSON")
+    }
+
+    /// The dashboard's API types are generated from its copy of the document
+    /// (web/dashboard/openapi.json): a change of the API that the copy does not follow would go
+    /// unseen by the dashboard's type check.
+    #[tokio::test]
+    async fn dashboard_openapi_copy_is_the_document_served() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/web/dashboard/openapi.json");
+        let document = served_document().await;
+        let now = serde_json::to_string_pretty(&document).unwrap() + "\n";
+        if std::env::var_os("VIDEOAPP_WRITE_REFERENCE").is_some() {
+            std::fs::write(path, &now).expect("web/dashboard/openapi.json written");
+        }
+        let written = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            written == now,
+            "web/dashboard/openapi.json is not the document the service serves: run \
+             `VIDEOAPP_WRITE_REFERENCE=1 cargo test --lib dashboard_openapi_copy`"
+        );
+    }
+}

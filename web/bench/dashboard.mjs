@@ -96,7 +96,9 @@ async function main() {
   console.log(row('cold: a new browser', cold));
   console.log(row('again: assets cached', warm));
   console.log('');
-  console.log(`Goals (cold): ≤ ${GOAL_BYTES.toLocaleString('en')} B ${bytes <= GOAL_BYTES ? 'met' : 'NOT met'}, ≤ ${GOAL_MS} ms ${ms <= GOAL_MS ? 'met' : 'NOT met'}`);
+  console.log(
+    `Goals (cold): ≤ ${GOAL_BYTES.toLocaleString('en')} B ${bytes <= GOAL_BYTES ? 'met' : 'NOT met'}, ≤ ${GOAL_MS} ms ${ms <= GOAL_MS ? 'met' : 'NOT met'}`,
+  );
 }
 
 main().catch(async (e) => {

@@ -46,10 +46,40 @@ const median = (v) => [...v].sort((a, b) => a - b)[v.length >> 1];
 /** The phone clip, made as `Sample::PhoneClip` makes it: H.264 High, ~15 Mbit/s, AAC stereo. */
 function phoneClip(dir) {
   const file = path.join(dir, 'phone-30s.mp4');
-  execFileSync('ffmpeg', ['-loglevel', 'error', '-y',
-    '-f', 'lavfi', '-i', 'testsrc2=s=1080x1920:r=30:d=30', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=30',
-    '-c:v', 'libx264', '-preset', 'superfast', '-profile:v', 'high', '-crf', '20', '-pix_fmt', 'yuv420p',
-    '-c:a', 'aac', '-b:a', '128k', '-ac', '2', '-movflags', '+faststart', '-f', 'mp4', file]);
+  execFileSync('ffmpeg', [
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=s=1080x1920:r=30:d=30',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:sample_rate=48000:duration=30',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'superfast',
+    '-profile:v',
+    'high',
+    '-crf',
+    '20',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+    '-ac',
+    '2',
+    '-movflags',
+    '+faststart',
+    '-f',
+    'mp4',
+    file,
+  ]);
   return file;
 }
 
@@ -66,7 +96,9 @@ function serveFile(file) {
     if (req.method === 'HEAD') return res.end();
     createReadStream(file, { start, end }).pipe(res);
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${server.address().port}/${path.basename(file)}`, size })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${server.address().port}/${path.basename(file)}`, size })),
+  );
 }
 
 async function admin(method, pathname, body) {
@@ -98,13 +130,21 @@ async function tap(origin, widgetId, videoId, isFull) {
     await context.addInitScript(watchFirstFrame);
     const cdp = await context.newCDPSession(page);
     const loads = new Map();
-    cdp.on('Network.requestWillBeSent', (e) => loads.has(e.requestId) || loads.set(e.requestId, { url: e.request.url, open: true, chunks: [] }));
+    cdp.on(
+      'Network.requestWillBeSent',
+      (e) => loads.has(e.requestId) || loads.set(e.requestId, { url: e.request.url, open: true, chunks: [] }),
+    );
     cdp.on('Network.dataReceived', (e) => loads.get(e.requestId)?.chunks.push([performance.now(), e.dataLength]));
-    for (const ended of ['Network.loadingFinished', 'Network.loadingFailed']) cdp.on(ended, (e) => loads.get(e.requestId) && (loads.get(e.requestId).open = false));
+    for (const ended of ['Network.loadingFinished', 'Network.loadingFailed'])
+      cdp.on(ended, (e) => loads.get(e.requestId) && (loads.get(e.requestId).open = false));
     await cdp.send('Network.enable');
     await cdp.send('Network.emulateNetworkConditions', FOUR_G);
     const video = () => [...loads.values()].filter((l) => isFull(l.url));
-    const bytes = (from, to) => video().flatMap((l) => l.chunks).filter(([t]) => t >= from && t < to).reduce((s, [, n]) => s + n, 0);
+    const bytes = (from, to) =>
+      video()
+        .flatMap((l) => l.chunks)
+        .filter(([t]) => t >= from && t < to)
+        .reduce((s, [, n]) => s + n, 0);
 
     await page.goto('/', { timeout: 60_000 });
     await page.locator('[data-videoapp-slot]').first().scrollIntoViewIfNeeded();
@@ -126,8 +166,17 @@ async function tap(origin, widgetId, videoId, isFull) {
     await page.locator('[data-videoapp-player]').waitFor({ state: 'detached' });
     const closed = performance.now();
     await sleep(AFTER_CLOSE_MS);
-    const late = video().flatMap((l) => l.chunks).filter(([t]) => t >= closed);
-    return { firstFrameMs, ahead, inWindow, afterClose: bytes(closed, Infinity), lastMs: Math.max(0, ...late.map(([t]) => t - closed)), source };
+    const late = video()
+      .flatMap((l) => l.chunks)
+      .filter(([t]) => t >= closed);
+    return {
+      firstFrameMs,
+      ahead,
+      inWindow,
+      afterClose: bytes(closed, Infinity),
+      lastMs: Math.max(0, ...late.map(([t]) => t - closed)),
+      source,
+    };
   } finally {
     await shopper.close();
   }
@@ -142,37 +191,64 @@ async function main() {
     const base = `/shops/${shop.shop}/videos`;
     const started = performance.now();
     const { id: processedId } = await admin('POST', `${base}/import`, { url: raw.url, title: 'Phone video, processed' });
-    const ready = await waitFor(async () => {
-      const v = await admin('GET', `${base}/${processedId}`);
-      if (v.processing?.state === 'failed') throw new Error(`processing failed: ${JSON.stringify(v.processing)}`);
-      return v.processing?.state === 'ready' && v;
-    }, { timeout: 1_200_000, interval: 1_000, message: 'the imported video to be ready' });
+    const ready = await waitFor(
+      async () => {
+        const v = await admin('GET', `${base}/${processedId}`);
+        if (v.processing?.state === 'failed') throw new Error(`processing failed: ${JSON.stringify(v.processing)}`);
+        return v.processing?.state === 'ready' && v;
+      },
+      { timeout: 1_200_000, interval: 1_000, message: 'the imported video to be ready' },
+    );
     console.error(`  … imported and processed in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     await admin('PATCH', `${base}/${processedId}`, { status: 'PUBLISHED' });
     const { id: rawId } = await admin('POST', base, {
-      title: 'Phone video, raw', thumbnail: ready.posterUrl, videoUrl: raw.url, duration: 30, status: 'PUBLISHED',
+      title: 'Phone video, raw',
+      thumbnail: ready.posterUrl,
+      videoUrl: raw.url,
+      duration: 30,
+      status: 'PUBLISHED',
     });
-    const widgetId = await shop.widget({ type: 'carousel', title: 'Phone videos', videoIds: [processedId, rawId], rules: { locations: ['home'] } });
+    const widgetId = await shop.widget({
+      type: 'carousel',
+      title: 'Phone videos',
+      videoIds: [processedId, rawId],
+      rules: { locations: ['home'] },
+    });
     const kinds = {
-      processed: { id: processedId, isFull: (u) => u.includes(`/${processedId}/`) && u !== ready.miniVersionUrl && !/\.(jpe?g|webp)$/.test(u), taps: [] },
+      processed: {
+        id: processedId,
+        isFull: (u) => u.includes(`/${processedId}/`) && u !== ready.miniVersionUrl && !/\.(jpe?g|webp)$/.test(u),
+        taps: [],
+      },
       raw: { id: rawId, isFull: (u) => u === raw.url, taps: [] },
     };
     for (let run = 1; run <= RUNS; run++) {
       for (const [name, kind] of Object.entries(kinds)) {
         const t = await tap(shop.origin, widgetId, kind.id, kind.isFull);
-        console.error(`  … ${run}/${RUNS} ${name}: first frame ${t.firstFrameMs.toFixed(0)} ms, ${t.inWindow} B in 5 s, ${t.afterClose} B after close (${t.source.split('/').pop()})`);
+        console.error(
+          `  … ${run}/${RUNS} ${name}: first frame ${t.firstFrameMs.toFixed(0)} ms, ${t.inWindow} B in 5 s, ${t.afterClose} B after close (${t.source.split('/').pop()})`,
+        );
         kind.taps.push(t);
       }
     }
     const chromium = execFileSync(config.chromium, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    console.log(`\n${chromium}; ${os.availableParallelism()} CPUs, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; ${config.bin}; ${RUNS} taps each`);
-    console.log(`raw file ${raw.size} B (${((raw.size * 8) / 30 / 1e6).toFixed(1)} Mbit/s); processed played from ${kinds.processed.taps[0].source}`);
+    console.log(
+      `\n${chromium}; ${os.availableParallelism()} CPUs, load ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}; ${config.bin}; ${RUNS} taps each`,
+    );
+    console.log(
+      `raw file ${raw.size} B (${((raw.size * 8) / 30 / 1e6).toFixed(1)} Mbit/s); processed played from ${kinds.processed.taps[0].source}`,
+    );
     const p50 = (k, f) => median(kinds[k].taps.map(f));
     for (const k of Object.keys(kinds)) {
       const taps = kinds[k].taps;
-      console.log(`${k.padEnd(9)} first frame p50 ${p50(k, (t) => t.firstFrameMs).toFixed(0)} ms (${taps.map((t) => t.firstFrameMs.toFixed(0)).join(', ')}); ` +
-        `read ahead of the tap ${(p50(k, (t) => t.ahead) / 1e3).toFixed(1)} KB; in 5 s p50 ${(p50(k, (t) => t.inWindow) / 1e6).toFixed(2)} MB; after close max ${Math.max(...taps.map((t) => t.afterClose))} B, ` +
-        `the last ${Math.max(...taps.map((t) => t.lastMs)).toFixed(0)} ms after it`);
+      console.log(
+        `${k.padEnd(9)} first frame p50 ${p50(k, (t) => t.firstFrameMs).toFixed(0)} ms (${taps.map((t) => t.firstFrameMs.toFixed(0)).join(', ')}); ` +
+          `read ahead of the tap ${(p50(k, (t) => t.ahead) / 1e3).toFixed(1)} KB; in 5 s p50 ${(p50(k, (t) => t.inWindow) / 1e6).toFixed(2)} MB; after close max ${Math.max(...taps.map((t) => t.afterClose))} B, ` +
+          `the last ${Math.max(...taps.map((t) => t.lastMs)).toFixed(0)} ms after it`,
+      );
     }
     const ratio = p50('processed', (t) => t.firstFrameMs) / p50('raw', (t) => t.firstFrameMs);
     console.log(`first frame processed/raw ${ratio.toFixed(2)}× (goals: p50 ≤ 500 ms and ≤ 0.5×; ≤ 1.5 MB in 5 s; 0 B after close)`);

@@ -46,8 +46,9 @@ process.env.VIDEOAPP_E2E_ARTIFACTS ||= '.data/bench-artifacts';
 // (60 a minute per key) would answer 429. Reading is not what is measured.
 process.env.VIDEOAPP_RATE_LIMIT_PER_MINUTE ||= '100000';
 
-const { config, newShop, startService, stopAll, stopService, theService, waitFor } = await import('../e2e/stack.mjs');
-const { CHROMIUM_FLAGS, closeBrowser, launchBrowser, newShopper, pageProblems, queueDrained, slotsSettled } = await import('../e2e/browser.mjs');
+const { config, newShop, startService, stopAll, stopService, theService } = await import('../e2e/stack.mjs');
+const { CHROMIUM_FLAGS, closeBrowser, launchBrowser, newShopper, pageProblems, queueDrained, slotsSettled } =
+  await import('../e2e/browser.mjs');
 
 const LIGHTHOUSE_RUNS = Number(process.env.VIDEOAPP_BENCH_LIGHTHOUSE_RUNS || 3);
 const LATENCY_RUNS = Number(process.env.VIDEOAPP_BENCH_LATENCY_RUNS || 10);
@@ -135,7 +136,9 @@ function machine() {
     /* reported as unknown */
   }
   const bin = path.relative(root, config.bin);
-  const built = statSync(config.bin).mtime.toISOString().replace(/\.\d+Z$/, 'Z');
+  const built = statSync(config.bin)
+    .mtime.toISOString()
+    .replace(/\.\d+Z$/, 'Z');
   const kind = /\/release\//.test(config.bin) ? 'release' : /\/debug\//.test(config.bin) ? 'debug' : 'custom';
   let commit = 'unknown';
   try {
@@ -150,7 +153,13 @@ function machine() {
   const lines = [
     ['command', command],
     ['commit', commit],
-    ['machine', `${os.availableParallelism()} CPUs (nproc), ${model}, ${os.type()} ${os.release()}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`],
+    [
+      'machine',
+      `${os.availableParallelism()} CPUs (nproc), ${model}, ${os.type()} ${os.release()}, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    ],
     ['Node', process.version],
     ['Chromium', `${chromium} (${config.chromium})`],
     ['service', `${bin} (${kind} build, modified ${built})`],
@@ -191,8 +200,11 @@ async function seedDemoShop() {
   const v3 = await shop.video({ media: 3, title: 'What fits in the Canvas Tote', products: [1003, 1001] });
   const v4 = await shop.video({ media: 1, title: 'Autumn preview (draft)', status: 'DRAFT', products: [1002] });
   const carousel = await shop.widget({
-    type: 'carousel', title: 'Home carousel', priority: 10,
-    videoIds: [v1, v2, v3, v4], rules: { locations: ['home', 'collection'] },
+    type: 'carousel',
+    title: 'Home carousel',
+    priority: 10,
+    videoIds: [v1, v2, v3, v4],
+    rules: { locations: ['home', 'collection'] },
   });
   await shop.widget({ type: 'story', title: 'Stories', priority: 5, videoIds: [v3, v1, v2] });
   await shop.widget({ type: 'productpage', title: 'Product videos', sourceType: 'product' });
@@ -254,7 +266,9 @@ async function benchLighthouse(origin) {
   for (let round = 1; round <= LIGHTHOUSE_RUNS; round++) {
     for (const c of cases) {
       const r = await lighthouseRun(chrome.port, c.url);
-      progress(`Lighthouse ${round}/${LIGHTHOUSE_RUNS} ${c.name} ${c.app ? 'with' : 'without'}: score ${fixed(r.score)}, CLS ${fixed(r.cls, 3)}, TBT ${fixed(r.tbt)} ms, LCP ${fixed(r.lcp)} ms`);
+      progress(
+        `Lighthouse ${round}/${LIGHTHOUSE_RUNS} ${c.name} ${c.app ? 'with' : 'without'}: score ${fixed(r.score)}, CLS ${fixed(r.cls, 3)}, TBT ${fixed(r.tbt)} ms, LCP ${fixed(r.lcp)} ms`,
+      );
       if (r.loader !== c.app || r.widgets !== c.app) {
         throw new Error(`${c.url}: the loader was ${r.loader ? '' : 'not '}loaded and the widgets ${r.widgets ? '' : 'not '}requested`);
       }
@@ -286,7 +300,10 @@ async function benchLighthouse(origin) {
         fixed(med(c, 'cls'), 3),
         fixed(med(c, 'tbt')),
         fixed(med(c, 'lcp')),
-        runs.get(c).map((r) => fixed(r.score)).join(' '),
+        runs
+          .get(c)
+          .map((r) => fixed(r.score))
+          .join(' '),
       ]);
     }
     diffs.push({
@@ -529,7 +546,9 @@ async function main() {
   await startService({ VIDEOAPP_BATCH_MAX_AGE_MS: null });
   const settings = serviceSettings();
   const demo = await seedDemoShop();
-  console.log(`shop      ${demo.shop.shop} (3 products, 3 published videos + 1 draft, carousel on home and collections, stories, product videos)`);
+  console.log(
+    `shop      ${demo.shop.shop} (3 products, 3 published videos + 1 draft, carousel on home and collections, stories, product videos)`,
+  );
   console.log(`store     ${demo.shop.origin}`);
   console.log('');
 
@@ -550,7 +569,12 @@ async function main() {
     console.log(`page errors seen in the browser: ${problems}`);
     for (const p of pageProblems) console.log(`  ${p.label} ${p.url}: ${p.kind}: ${p.text}`);
   }
-  console.log(`finished  ${new Date().toISOString()}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `finished  ${new Date().toISOString()}, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 }
 
 let failed = false;

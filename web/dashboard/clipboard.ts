@@ -20,7 +20,7 @@ export async function copyText(text: string): Promise<boolean> {
   area.style.opacity = '0';
   document.body.append(area);
   area.select();
-  let copied = false;
+  let copied: boolean;
   try {
     copied = document.execCommand('copy');
   } catch {

@@ -80,7 +80,9 @@ export function formatDay(day: string, style: 'short' | 'medium' = 'medium'): st
   const t = epoch(day);
   if (Number.isNaN(t)) return day;
   const opts: Intl.DateTimeFormatOptions =
-    style === 'short' ? { month: 'short', day: 'numeric', timeZone: 'UTC' } : { month: 'short', day: 'numeric', year: 'numeric', timeZone: 'UTC' };
+    style === 'short'
+      ? { month: 'short', day: 'numeric', timeZone: 'UTC' }
+      : { month: 'short', day: 'numeric', year: 'numeric', timeZone: 'UTC' };
   return new Intl.DateTimeFormat('en-US', opts).format(new Date(t));
 }
 

@@ -1,4 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
+import { get, shopPath } from './api';
+import { useShop } from './context';
 
 export interface Loaded<T> {
   data: T | null;
@@ -29,11 +31,23 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
     loadRef.current().then(
       (data) => id === latest.current && setState({ data, error: null, loading: false }),
       (error: unknown) =>
-        id === latest.current &&
-        setState({ data: null, error: error instanceof Error ? error : new Error(String(error)), loading: false }),
+        id === latest.current && setState({ data: null, error: error instanceof Error ? error : new Error(String(error)), loading: false }),
     );
+    // The inputs are the caller's, checked at each call of `useLoad` (the lint knows it as an
+    // effect hook); `load` itself is read through a ref, so a new closure each render is no change.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, tick]);
 
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { ...state, reload };
+}
+
+/**
+ * Reads one of the shop's resources, `shopPath(domain, ...parts)`; nothing (null data) while
+ * `parts` is null, as for a form that creates rather than edits.
+ */
+export function useShopData<T>(parts: string[] | null): Loaded<T> {
+  const { domain } = useShop();
+  const path = parts && shopPath(domain, ...parts);
+  return useLoad(() => (path ? get<T>(path) : Promise.resolve(null as T)), [path]);
 }

@@ -6,6 +6,7 @@
 import { BlockStack, InlineStack, Spinner, Text } from '@shopify/polaris';
 
 import { ApiError, post } from './api';
+import type { Installed } from './types';
 
 /** What the install is doing, as a merchant understands it. */
 export type InstallStep = 'connecting' | 'importing';
@@ -14,14 +15,6 @@ export const STEP_TEXT: Record<InstallStep, string> = {
   connecting: 'Connecting to your store…',
   importing: 'Importing your products…',
 };
-
-interface Installed {
-  success: boolean;
-  shop: string;
-  installedNow: boolean;
-  /** The install's work (pixel, collections, products) is not done yet. */
-  importing: boolean;
-}
 
 /** How often the install is asked again while its work is under way. */
 const POLL_MS = 750;

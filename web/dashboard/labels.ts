@@ -1,5 +1,15 @@
 /** The words the dashboard uses for the API's enumerations. */
-import type { ClickBehavior, Location, ModalLayout, ProcessingState, SourceType, VideoStatus, ViewStyle, WidgetStatus, WidgetType } from './types';
+import type {
+  ClickBehavior,
+  Location,
+  ModalLayout,
+  ProcessingState,
+  SourceType,
+  VideoStatus,
+  ViewStyle,
+  WidgetStatus,
+  WidgetType,
+} from './types';
 
 type Options<T extends string> = { value: T; label: string; help?: string }[];
 
@@ -64,8 +74,7 @@ export const LOCATIONS: Options<Location> = [
   { value: 'other', label: 'Other pages' },
 ];
 
-export const labelOf = <T extends string>(options: Options<T>, value: T): string =>
-  options.find((o) => o.value === value)?.label ?? value;
+export const labelOf = <T extends string>(options: Options<T>, value: T): string => options.find((o) => o.value === value)?.label ?? value;
 
 /** Badge tones for statuses; the badge's text carries the meaning. */
 export const statusTone = (status: WidgetStatus | VideoStatus): 'success' | 'info' | undefined =>

@@ -1,5 +1,5 @@
 /** Videos being uploaded or processed, followed until they are ready or have failed. */
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 
 import { ApiError, get, shopPath } from './api';
 import type { Video } from './types';
@@ -34,11 +34,17 @@ export function useLiveVideos(domain: string, videos: Video[], waiting: (v: Vide
   });
   const due = current.filter((v) => !gone.has(v.id) && waiting(v));
   const dueKey = due.map((v) => v.id).join(' ');
+  // The videos given at the latest render: a round reads them when it starts, but a new array
+  // of the same videos (most callers make one each render) does not start a round.
+  const given = useRef(videos);
+  useEffect(() => {
+    given.current = videos;
+  }, [videos]);
 
   useEffect(() => {
     if (!dueKey) return;
     let live = true;
-    const bases = new Map(videos.map((v) => [v.id, v]));
+    const bases = new Map(given.current.map((v) => [v.id, v]));
     const timer = setTimeout(async () => {
       const ids = dueKey.split(' ');
       const answers = await Promise.allSettled(ids.map((id) => get<Video>(shopPath(domain, 'videos', id))));
@@ -62,7 +68,7 @@ export function useLiveVideos(domain: string, videos: Video[], waiting: (v: Vide
       live = false;
       clearTimeout(timer);
     };
-    // `dueKey` stands for `due`; `round` asks again after each answer; `videos` are read once per round.
+    // `dueKey` stands for `due`; `round` asks again after each answer.
   }, [domain, dueKey, round]);
 
   return current;

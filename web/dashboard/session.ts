@@ -78,7 +78,10 @@ export function claims(token: string): Record<string, unknown> | null {
   const payload = token.split('.')[1];
   if (!payload) return null;
   try {
-    const b64 = payload.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(payload.length / 4) * 4, '=');
+    const b64 = payload
+      .replace(/-/g, '+')
+      .replace(/_/g, '/')
+      .padEnd(Math.ceil(payload.length / 4) * 4, '=');
     const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
     const value: unknown = JSON.parse(new TextDecoder().decode(bytes));
     return value && typeof value === 'object' ? (value as Record<string, unknown>) : null;

@@ -1,203 +1,64 @@
-/** The dashboard API's shapes (see the service's OpenAPI document, tag `dashboard`). */
+/**
+ * The dashboard API's shapes, as the service's OpenAPI document gives them: `api-schema.d.ts`
+ * is generated from `openapi.json` (a copy of `/openapi.json` that a test of the service keeps
+ * equal to it) by `npm run typecheck`. A field the dashboard reads that the API no longer has
+ * fails the type check.
+ */
+import type { components, paths } from './api-schema';
 
-export interface Shop {
-  domain: string;
-  name: string;
-  timezone: string;
-  currency: string;
-  removeBranding: boolean;
-  catalogVersion: number;
-  createdAt: string;
-  updatedAt: string;
-}
+type Schemas = components['schemas'];
 
-export interface Product {
-  id: string;
-  title: string;
-  handle: string;
-  image?: string;
-  url?: string;
-  collectionIds?: string[];
-}
-
+export type Shop = Schemas['Shop'];
+export type Product = Schemas['Product'];
 /** A collection as the platform holds it, imported at install. */
-export interface Collection {
-  id: string;
-  title: string;
-  handle: string;
-  image?: string;
-}
+export type Collection = Schemas['Collection'];
 
-export type VideoStatus = 'PUBLISHED' | 'DRAFT' | 'ARCHIVED';
-
+export type VideoStatus = Schemas['VideoStatus'];
 /** Where a video made from a file (uploaded or imported) is on its way to being playable. */
-export type ProcessingState = 'uploading' | 'queued' | 'processing' | 'ready' | 'failed';
-
-export interface Processing {
-  state: ProcessingState;
-  /** 0–100: of the upload while uploading, of the processing while processing. */
-  progress: number;
-  /** Why it failed, in words a merchant can act on (`NOT_A_VIDEO`, …). */
-  error: { code: string; message: string } | null;
-}
-
+export type ProcessingState = Schemas['ProcessingState'];
+export type Processing = Schemas['Processing'];
 /** A WebVTT file of a video, in one language. */
-export interface Caption {
-  /** A BCP 47 language tag: `en`, `pt-BR`. */
-  language: string;
-  url: string;
-}
-
-export interface Video {
-  id: string;
-  title: string;
-  /** One per language, in language order. */
-  captions?: Caption[];
-  thumbnail: string;
-  /** The progressive MP4. */
-  videoUrl: string;
-  miniVersionUrl: string;
-  duration: number;
-  status: VideoStatus;
-  productIds: string[];
-  /** Null for a video given by URL; a video made from a file is processed by the service. */
-  processing: Processing | null;
-  /** The HLS master playlist; "" when there is none. */
-  hlsUrl: string;
-  /** The poster made from the video; "" when there is none. */
-  posterUrl: string;
-  width: number | null;
-  height: number | null;
-  /** The moment the poster shows, in ms; null while the service chooses it. */
-  posterTimeMs: number | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** What POST creates, for a video given by URL; PATCH changes any of it. */
-export type VideoInput = Pick<Video, 'title' | 'thumbnail' | 'videoUrl' | 'miniVersionUrl' | 'duration' | 'status' | 'productIds'>;
-
+export type Caption = Schemas['Caption'];
+export type Video = Schemas['Video'];
+/** What POST creates, for a video given by URL, every field given; PATCH changes any of it. */
+export type VideoInput = Required<Schemas['NewVideo']>;
 /** What a merchant may change of a video made from a file: the service owns its media. */
-export type UploadedVideoPatch = Pick<Video, 'title' | 'status' | 'productIds'>;
+export type UploadedVideoPatch = Pick<Schemas['VideoPatch'], 'title' | 'status' | 'productIds'>;
 
-export type WidgetType = 'carousel' | 'story' | 'productpage' | 'floating';
-export type WidgetStatus = 'active' | 'draft' | 'archived';
-export type ViewStyle = 'default' | 'compact' | 'large';
-export type ClickBehavior = 'open_modal' | 'open_product' | 'none';
-export type ModalLayout = 'vertical' | 'horizontal';
-export type SourceType = 'manual' | 'product';
-export type Location = 'home' | 'product' | 'collection' | 'page' | 'other';
-
+export type WidgetType = Schemas['WidgetType'];
+export type WidgetStatus = Schemas['WidgetStatus'];
+export type ViewStyle = Schemas['ViewStyle'];
+export type ClickBehavior = Schemas['ClickBehavior'];
+export type ModalLayout = Schemas['ModalLayout'];
+export type SourceType = Schemas['SourceType'];
+export type Location = Schemas['Location'];
 /** Where a widget may show; an empty list matches everything. */
-export interface DisplayRules {
-  locations?: Location[];
-  productIds?: string[];
-  collectionIds?: string[];
-}
+export type DisplayRules = Schemas['DisplayRules'];
+export type Widget = Schemas['Widget'];
+/** A widget as the form holds it and sends it: every field given. */
+export type WidgetInput = Required<Schemas['NewWidget']>;
 
-export interface Widget {
-  id: string;
-  type: WidgetType;
-  title: string;
-  status: WidgetStatus;
-  priority: number;
-  viewStyle: ViewStyle;
-  clickBehavior: ClickBehavior;
-  modalLayout: ModalLayout;
-  sourceType: SourceType;
-  videoIds: string[];
-  rules: DisplayRules;
-  createdAt: string;
-  updatedAt: string;
-}
+export type ApiKeyInfo = Schemas['ApiKeyInfo'];
+export type CreatedApiKey = Schemas['CreatedApiKey'];
+export type Onboarding = Schemas['Onboarding'];
+/** The install's answer; `importing`: its work (pixel, collections, products) is not done yet. */
+export type Installed = Schemas['Installed'];
+export type StepId = Schemas['StepId'];
 
-export type WidgetInput = Omit<Widget, 'id' | 'createdAt' | 'updatedAt'>;
+export type AttributedMetrics = Schemas['AttributedMetrics'];
+export type Metrics = Schemas['Metrics'];
+export type SummaryMetrics = Schemas['SummaryMetrics'];
+export type Summary = Schemas['Summary'];
+export type Meta = Schemas['Meta'];
+export type Pagination = Schemas['Pagination'];
+export type VideoAnalytics = Schemas['VideoAnalytics'];
+export type WidgetAnalytics = Schemas['WidgetAnalytics'];
+export type Bucket = Schemas['Bucket'];
+export type SummaryResponse = Schemas['SummaryResponse'];
+export type TimeseriesResponse = Schemas['TimeseriesResponse'];
+/** A page of a metrics list (videos or widgets): its rows, and where it stands in the list. */
+export type Paged<T> = Omit<Schemas['VideoAnalyticsList'], 'data'> & { data: T[] };
 
-export interface ApiKeyInfo {
-  id: string;
-  name: string;
-  prefix: string;
-  createdAt: string;
-  lastUsedAt?: string | null;
-  revokedAt?: string | null;
-}
-
-export interface CreatedApiKey extends ApiKeyInfo {
-  key: string;
-}
-
-export interface AttributedMetrics {
-  add_to_cart: number;
-  orders: number;
-  revenue: number;
-}
-
-export interface Metrics {
-  impressions: number;
-  views: number;
-  clicks: number;
-  add_to_cart: number;
-  orders: number;
-  revenue: number;
-  attribution: { direct: AttributedMetrics; influenced: AttributedMetrics };
-}
-
-export interface SummaryMetrics extends Metrics {
-  ctr: number;
-  cvr: number;
-}
-
-export interface Summary extends SummaryMetrics {
-  comparison?: { metrics: SummaryMetrics } | null;
-}
-
-export interface Meta {
-  start_date: string;
-  end_date: string;
-  comparison?: { start_date: string; end_date: string } | null;
-  interval?: 'day' | 'week' | 'month' | null;
-}
-
-export interface Pagination {
-  page: number;
-  limit: number;
-  total_count: number;
-  total_pages: number;
-}
-
-export interface VideoAnalytics {
-  id: string;
-  title: string;
-  thumbnail_url: string;
-  duration: number;
-  status: VideoStatus;
-  product_count: number;
-  metrics: Metrics;
-}
-
-export interface WidgetAnalytics {
-  id: string;
-  title: string;
-  type: WidgetType;
-  status: WidgetStatus;
-  video_count: number;
-  metrics: Metrics;
-}
-
-export interface Bucket {
-  date: string;
-  metrics: Metrics;
-}
-
-export interface Envelope<T> {
-  success: boolean;
-  data: T;
-  meta: Meta;
-}
-
-export interface Paged<T> extends Envelope<T[]> {
-  pagination: Pagination;
-}
-
-export type SortKey = 'views' | 'clicks' | 'impressions' | 'add_to_cart' | 'orders' | 'revenue' | 'title' | 'created_at';
-export type SortOrder = 'asc' | 'desc';
+type ListQuery = NonNullable<paths['/app/api/analytics/videos']['get']['parameters']['query']>;
+export type SortKey = NonNullable<ListQuery['sort_by']>;
+export type SortOrder = NonNullable<ListQuery['sort_order']>;

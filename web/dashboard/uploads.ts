@@ -75,7 +75,11 @@ const endpointOf = (shop: string) => apiUrl(shopPath(shop, 'uploads'));
 
 /** The upload's URL ends in the id of the video it makes. */
 export const videoIdOf = (uploadUrl: string | null): string | null => {
-  const last = (uploadUrl ?? '').replace(/[?#].*$/, '').split('/').filter(Boolean).pop();
+  const last = (uploadUrl ?? '')
+    .replace(/[?#].*$/, '')
+    .split('/')
+    .filter(Boolean)
+    .pop();
   return last ? decodeURIComponent(last) : null;
 };
 
@@ -151,7 +155,19 @@ export function addImport(shop: string, url: string, videoId: string, title: str
   const key = `import-${++counter}`;
   entries.set(key, {
     client: null,
-    upload: { key, shop, source: 'link', fileName: url, title, state: 'done', bytesSent: 0, bytesTotal: 0, videoId, error: null, resumed: false },
+    upload: {
+      key,
+      shop,
+      source: 'link',
+      fileName: url,
+      title,
+      state: 'done',
+      bytesSent: 0,
+      bytesTotal: 0,
+      videoId,
+      error: null,
+      resumed: false,
+    },
   });
   publish();
 }
@@ -195,17 +211,19 @@ export async function unfinishedUploads(shop: string): Promise<Unfinished[]> {
   const endpoint = endpointOf(shop);
   try {
     const all = await tus.defaultOptions.urlStorage.findAllUploads();
-    return all
-      // The fingerprint, part of the storage key, ends with the endpoint it was uploaded to.
-      .filter((p) => p.urlStorageKey.includes(`-${endpoint}::`))
-      .map((p) => ({
-        storageKey: p.urlStorageKey,
-        videoId: videoIdOf(p.uploadUrl),
-        fileName: p.metadata.filename || p.metadata.title || 'A video file',
-        bytesTotal: p.size,
-        startedAt: p.creationTime,
-        uploadUrl: p.uploadUrl,
-      }));
+    return (
+      all
+        // The fingerprint, part of the storage key, ends with the endpoint it was uploaded to.
+        .filter((p) => p.urlStorageKey.includes(`-${endpoint}::`))
+        .map((p) => ({
+          storageKey: p.urlStorageKey,
+          videoId: videoIdOf(p.uploadUrl),
+          fileName: p.metadata.filename || p.metadata.title || 'A video file',
+          bytesTotal: p.size,
+          startedAt: p.creationTime,
+          uploadUrl: p.uploadUrl,
+        }))
+    );
   } catch {
     return [];
   }

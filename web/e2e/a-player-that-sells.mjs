@@ -66,7 +66,10 @@ async function fitTheScreen(page, names) {
     const c = controls.find((x) => x.name === name);
     assert.ok(c.shown, `the ${name} control is shown`);
     const box = JSON.stringify(c);
-    assert.ok(c.left >= 0 && c.top >= 0 && c.right <= width && c.bottom <= height, `the ${name} control is inside the ${width}×${height} viewport: ${box}`);
+    assert.ok(
+      c.left >= 0 && c.top >= 0 && c.right <= width && c.bottom <= height,
+      `the ${name} control is inside the ${width}×${height} viewport: ${box}`,
+    );
     if (name !== 'product card') assert.ok(c.width >= 44 && c.height >= 44, `the ${name} control is at least 44×44 px: ${box}`);
   }
 }
@@ -74,10 +77,14 @@ async function fitTheScreen(page, names) {
 async function passesAxe(page) {
   await page.addScriptTag({ path: AXE });
   const { violations } = await page.evaluate(() =>
-    window.axe.run({ include: [['[data-videoapp-player]']] }, { resultTypes: ['violations'] }));
+    window.axe.run({ include: [['[data-videoapp-player]']] }, { resultTypes: ['violations'] }),
+  );
   const blocking = violations.filter((v) => BLOCKING.includes(v.impact));
-  const described = blocking.map((v) =>
-    `  ${v.impact} ${v.id}: ${v.help}\n` + v.nodes.map((n) => `    ${n.target.join(' ')}: ${n.failureSummary.replace(/\s*\n\s*/g, ' ')}`).join('\n'));
+  const described = blocking.map(
+    (v) =>
+      `  ${v.impact} ${v.id}: ${v.help}\n` +
+      v.nodes.map((n) => `    ${n.target.join(' ')}: ${n.failureSummary.replace(/\s*\n\s*/g, ' ')}`).join('\n'),
+  );
   assert.equal(blocking.length, 0, `axe-core finds serious or critical violations in the player:\n${described.join('\n')}`);
 }
 
@@ -128,7 +135,15 @@ describe('A player that sells', () => {
     const sizes = shirt.locator('select.videoapp-variant');
     assert.deepEqual(
       await sizes.evaluate((s) => [s.getAttribute('aria-label'), [...s.options].map((o) => [o.value, o.textContent, o.disabled]), s.value]),
-      ['Size for Linen Shirt', [[`${SHIRT.S}`, 'S', false], [`${SHIRT.M}`, 'M', false], [`${SHIRT.L}`, 'L \u2013 sold out', true]], `${SHIRT.S}`],
+      [
+        'Size for Linen Shirt',
+        [
+          [`${SHIRT.S}`, 'S', false],
+          [`${SHIRT.M}`, 'M', false],
+          [`${SHIRT.L}`, 'L \u2013 sold out', true],
+        ],
+        `${SHIRT.S}`,
+      ],
       'the sizes, the sold-out one not choosable, the first available one chosen',
     );
     await fitTheScreen(page, ['close', 'mute', 'previous', 'next', 'product card', 'variant', 'add to cart']);
@@ -158,7 +173,9 @@ describe('A player that sells', () => {
     await passesAxe(page);
     await Promise.all([page.waitForURL((u) => u.pathname === '/cart'), shirt.locator('.videoapp-viewcart').tap()]);
     assert.deepEqual(
-      await page.$$eval('[data-demo-line]', (rows) => rows.map((r) => [r.getAttribute('data-demo-variant'), r.cells[0].textContent, r.cells[1].textContent])),
+      await page.$$eval('[data-demo-line]', (rows) =>
+        rows.map((r) => [r.getAttribute('data-demo-variant'), r.cells[0].textContent, r.cells[1].textContent]),
+      ),
       [[`${SHIRT.M}`, 'Linen Shirt - M', '1']],
       'the cart holds one Linen Shirt in M',
     );
@@ -171,13 +188,20 @@ describe('A player that sells', () => {
     const mute = page.locator('.videoapp-mute');
     await mute.tap();
     assert.deepEqual(
-      await page.evaluate(() => [document.querySelector('.videoapp-mute').getAttribute('aria-pressed'), document.querySelector('[data-videoapp-player] video').muted]),
+      await page.evaluate(() => [
+        document.querySelector('.videoapp-mute').getAttribute('aria-pressed'),
+        document.querySelector('[data-videoapp-player] video').muted,
+      ]),
       ['true', true],
       'the mute button mutes the video',
     );
     await page.locator('.videoapp-next').tap();
     await page.locator(`[data-videoapp-player][data-videoapp-video-id="${v.dress}"]`).waitFor();
-    assert.equal(await page.evaluate(() => document.querySelector('[data-videoapp-player] video').muted), true, 'the next video stays muted');
+    assert.equal(
+      await page.evaluate(() => document.querySelector('[data-videoapp-player] video').muted),
+      true,
+      'the next video stays muted',
+    );
     await fitTheScreen(page, ['close', 'mute', 'previous', 'next', 'product card', 'add to cart']);
   });
 
@@ -188,7 +212,12 @@ describe('A player that sells', () => {
 
     // The size sold out after the player showed it: the platform refuses it (422).
     await context.route('**/cart/add.js', (route) =>
-      route.fulfill({ status: 422, contentType: 'application/json', body: JSON.stringify({ status: 422, message: 'Cart Error', description: 'sold out' }) }));
+      route.fulfill({
+        status: 422,
+        contentType: 'application/json',
+        body: JSON.stringify({ status: 422, message: 'Cart Error', description: 'sold out' }),
+      }),
+    );
     await shirt.locator('.videoapp-btn').tap();
     await page.waitForFunction(() => document.querySelector('.videoapp-product').getAttribute('data-videoapp-state') === 'error');
     assert.equal(await shirt.locator('.videoapp-status').textContent(), 'Sorry, M is sold out. Please choose another.');

@@ -47,8 +47,7 @@ export const pageProblems = [];
  * message of its own, from the network stack: the page's scripts neither write nor can prevent
  * it. Those are left out; anything a script logs or throws is kept.
  */
-const isNetworkReport = (message) =>
-  message.type() === 'error' && /^Failed to load resource/.test(message.text());
+const isNetworkReport = (message) => message.type() === 'error' && /^Failed to load resource/.test(message.text());
 
 function watchProblems(page, label) {
   page.on('console', (message) => {
@@ -57,7 +56,7 @@ function watchProblems(page, label) {
     }
   });
   page.on('pageerror', (error) => {
-    pageProblems.push({ label, url: page.url(), kind: 'page error', text: String(error && error.stack || error) });
+    pageProblems.push({ label, url: page.url(), kind: 'page error', text: String((error && error.stack) || error) });
   });
 }
 
@@ -230,10 +229,12 @@ export async function screenshot(target, name) {
  * and every image is in.
  */
 export function dashboardSettled(page) {
-  return page.waitForFunction(() =>
-    !document.querySelector('.Polaris-SkeletonBodyText, [aria-busy="true"], .Polaris-IndexTable__LoadingPanelEntered') &&
-    [...document.querySelectorAll('.Polaris-Spinner')].every((s) => s.closest('.Polaris-IndexTable__LoadingPanel')) &&
-    [...document.images].every((img) => img.complete));
+  return page.waitForFunction(
+    () =>
+      !document.querySelector('.Polaris-SkeletonBodyText, [aria-busy="true"], .Polaris-IndexTable__LoadingPanelEntered') &&
+      [...document.querySelectorAll('.Polaris-Spinner')].every((s) => s.closest('.Polaris-IndexTable__LoadingPanel')) &&
+      [...document.images].every((img) => img.complete),
+  );
 }
 
 /** The dashboard page's heading (Polaris' page title), which tells which page or form is open. */

@@ -36,7 +36,9 @@ describe('The dashboard as an app', () => {
   });
 
   const admin = (shop, pathname) =>
-    fetch(`${theService().base}/admin/v1/shops/${shop.shop}${pathname}`, { headers: { authorization: `Bearer ${config.adminToken}` } }).then((r) => r.json());
+    fetch(`${theService().base}/admin/v1/shops/${shop.shop}${pathname}`, {
+      headers: { authorization: `Bearer ${config.adminToken}` },
+    }).then((r) => r.json());
 
   async function seededShop(name) {
     const shop = await newShop(name);
@@ -80,7 +82,7 @@ describe('The dashboard as an app', () => {
 
   // ---------------------------------------------------------------------------------------------
 
-  it("opens an editor again from its URL: Back, Forward, a reload and a shared link", async () => {
+  it('opens an editor again from its URL: Back, Forward, a reload and a shared link', async () => {
     const { shop, shirt, widget } = await seededShop('app-routes');
     const { context, page } = await openDashboard(shop, 'routes');
 
@@ -222,8 +224,11 @@ describe('The dashboard as an app', () => {
     await page.getByRole('button', { name: 'Remove Summer Dress' }).waitFor();
     await page.getByRole('button', { name: 'Save video', exact: true }).click();
     await pageHeading(page, 'Videos').waitFor();
-    assert.deepEqual((await admin(shop, `/videos/${shirt}`)).productIds, [productGid(1001), productGid(1002)],
-      'the video is linked to the product chosen');
+    assert.deepEqual(
+      (await admin(shop, `/videos/${shirt}`)).productIds,
+      [productGid(1001), productGid(1002)],
+      'the video is linked to the product chosen',
+    );
   });
 
   // ---------------------------------------------------------------------------------------------
@@ -261,13 +266,16 @@ describe('The dashboard as an app', () => {
     const { page } = await openDashboard(shop, 'wide');
     /** Each table's width beyond its frame (0 when every column shows). */
     const hidden = () =>
-      page.evaluate(() =>
-        [...document.querySelectorAll('.Polaris-IndexTable-ScrollContainer')].map((c) => c.scrollWidth - c.clientWidth));
+      page.evaluate(() => [...document.querySelectorAll('.Polaris-IndexTable-ScrollContainer')].map((c) => c.scrollWidth - c.clientWidth));
     const everyColumnShows = async (name, tables) => {
       await settled(page);
       const overflow = await hidden();
       assert.equal(overflow.length, tables, `${name}: ${tables} tables`);
-      assert.deepEqual(overflow, overflow.map(() => 0), `${name}: a table scrolls sideways, hiding columns (px beyond its frame: ${overflow})`);
+      assert.deepEqual(
+        overflow,
+        overflow.map(() => 0),
+        `${name}: a table scrolls sideways, hiding columns (px beyond its frame: ${overflow})`,
+      );
     };
     await page.getByRole('row', { name: /Home carousel/ }).waitFor();
     await everyColumnShows('Analytics', 2);

@@ -96,18 +96,27 @@ describe("The merchant's dashboard", () => {
     const row = page.getByRole('row').filter({ hasText: title });
     await row.waitFor();
     const [name, type, status, videos] = (await row.locator('th, td').allInnerTexts()).map((t) => t.trim());
-    assert.deepEqual([name.split('\n')[0], type, status.split('\n').pop(), videos], [title, 'Carousel', 'Active', '2'],
-      'the list shows the new active carousel of 2 videos');
+    assert.deepEqual(
+      [name.split('\n')[0], type, status.split('\n').pop(), videos],
+      [title, 'Carousel', 'Active', '2'],
+      'the list shows the new active carousel of 2 videos',
+    );
 
     // A shopper's view of the home page, until the service serves the new widget there.
     const store = await context.newPage();
-    const rendered = await waitFor(async () => {
-      await store.goto('/');
-      await slotsSettled(store);
-      return (await renderedWidgets(store)).find((w) => w.id === widget.id);
-    }, { timeout: 15_000, interval: 250, message: `the widget ${widget.id} on the home page of the store` });
-    assert.deepEqual(rendered, { id: widget.id, type: 'carousel', videos: [dress, shirt] },
-      'the home page shows the carousel with its two videos in the chosen order');
+    const rendered = await waitFor(
+      async () => {
+        await store.goto('/');
+        await slotsSettled(store);
+        return (await renderedWidgets(store)).find((w) => w.id === widget.id);
+      },
+      { timeout: 15_000, interval: 250, message: `the widget ${widget.id} on the home page of the store` },
+    );
+    assert.deepEqual(
+      rendered,
+      { id: widget.id, type: 'carousel', videos: [dress, shirt] },
+      'the home page shows the carousel with its two videos in the chosen order',
+    );
     const root = store.locator(`[data-videoapp-widget="${widget.id}"]`);
     assert.equal(await root.locator('.videoapp-title').textContent(), title, 'the widget shows its title');
     assert.deepEqual(
@@ -182,14 +191,20 @@ describe("The merchant's dashboard", () => {
   function activity({ shirt, dress, widget }, now) {
     const at = (daysAgo) => new Date(now - daysAgo * DAY_MS).toISOString();
     const event = (eventType, daysAgo, fields = {}) => ({
-      eventType, eventId: randomUUID(), sessionId: `session-${daysAgo}`, widgetId: widget, timestamp: at(daysAgo), ...fields,
+      eventType,
+      eventId: randomUUID(),
+      sessionId: `session-${daysAgo}`,
+      widgetId: widget,
+      timestamp: at(daysAgo),
+      ...fields,
     });
     const day = (daysAgo, { impressions, views, clicks, carts = 0, orders = [] }) => [
       ...Array.from({ length: impressions }, (_, i) => event('impression', daysAgo, { videoId: i % 2 ? dress : shirt })),
       ...Array.from({ length: views }, (_, i) => event('view', daysAgo, { videoId: i % 2 ? dress : shirt })),
       ...Array.from({ length: clicks }, (_, i) => event('click', daysAgo, { videoId: i % 2 ? dress : shirt })),
       ...Array.from({ length: carts }, () =>
-        event('add_to_cart', daysAgo, { videoId: shirt, productId: productGid(1001), attributionType: 'direct' })),
+        event('add_to_cart', daysAgo, { videoId: shirt, productId: productGid(1001), attributionType: 'direct' }),
+      ),
       ...orders.map(([number, attributionType]) =>
         event('checkout_completed', daysAgo, {
           videoId: number === 1001 ? shirt : dress,
@@ -198,7 +213,8 @@ describe("The merchant's dashboard", () => {
           productIds: [productGid(number)],
           revenue: (priceCents(number) / 100).toFixed(2),
           currency: 'USD',
-        })),
+        }),
+      ),
     ];
     return [
       ...day(0, { impressions: 6, views: 3, clicks: 2, carts: 1, orders: [[1001, 'direct']] }),
@@ -215,20 +231,25 @@ describe("The merchant's dashboard", () => {
     const now = Date.now();
     await seeded.shop.record(activity({ ...seeded, widget }, now));
     const week = { start_date: utcDay(-6, now), end_date: utcDay(0, now) };
-    await waitFor(async () => {
-      const s = await seeded.shop.analytics('summary', week);
-      return s.impressions === 12 && s.views === 6 && s.clicks === 4 && s.add_to_cart === 2 && s.orders === 2 && s;
-    }, { timeout: 20_000, interval: 250, message: 'the recorded events in the analytics API' });
+    await waitFor(
+      async () => {
+        const s = await seeded.shop.analytics('summary', week);
+        return s.impressions === 12 && s.views === 6 && s.clicks === 4 && s.add_to_cart === 2 && s.orders === 2 && s;
+      },
+      { timeout: 20_000, interval: 250, message: 'the recorded events in the analytics API' },
+    );
     busy = { ...seeded, widget };
     return busy;
   }
 
   /** The cards' raw numbers and the chart's points, as the page shows them. */
   async function shownNumbers(page) {
-    const cards = Object.fromEntries(await Promise.all(SUMMARY_KEYS.map(async (k) =>
-      [k, await page.getByTestId(`metric-${k}`).getAttribute('data-value')])));
-    const points = await page.getByTestId('chart-point').evaluateAll((circles) =>
-      circles.map((c) => ({ date: c.getAttribute('data-date'), value: c.getAttribute('data-value') })));
+    const cards = Object.fromEntries(
+      await Promise.all(SUMMARY_KEYS.map(async (k) => [k, await page.getByTestId(`metric-${k}`).getAttribute('data-value')])),
+    );
+    const points = await page
+      .getByTestId('chart-point')
+      .evaluateAll((circles) => circles.map((c) => ({ date: c.getAttribute('data-date'), value: c.getAttribute('data-value') })));
     return { cards, points };
   }
 
@@ -245,11 +266,18 @@ describe("The merchant's dashboard", () => {
 
   /** Waits until the page shows the range `start`..`end` (`days` chart points), loaded. */
   async function showsRange(page, start, end, days) {
-    await page.waitForFunction(({ start, end, days }) => {
-      const points = document.querySelectorAll('[data-testid="chart-point"]');
-      return points.length === days && points[0].getAttribute('data-date') === start &&
-        points[days - 1].getAttribute('data-date') === end && document.querySelector('[data-testid="metric-cvr"]');
-    }, { start, end, days });
+    await page.waitForFunction(
+      ({ start, end, days }) => {
+        const points = document.querySelectorAll('[data-testid="chart-point"]');
+        return (
+          points.length === days &&
+          points[0].getAttribute('data-date') === start &&
+          points[days - 1].getAttribute('data-date') === end &&
+          document.querySelector('[data-testid="metric-cvr"]')
+        );
+      },
+      { start, end, days },
+    );
     await settled(page);
   }
 
@@ -262,7 +290,10 @@ describe("The merchant's dashboard", () => {
     await page.getByRole('heading', { name: 'Views per day' }).waitFor();
 
     try {
-      for (const [preset, label, days] of [['last30', 'Last 30 days', 30], ['last7', 'Last 7 days', 7]]) {
+      for (const [preset, label, days] of [
+        ['last30', 'Last 30 days', 30],
+        ['last7', 'Last 7 days', 7],
+      ]) {
         const start = utcDay(-(days - 1), now);
         const picker = page.getByLabel('Date range', { exact: true });
         if ((await picker.inputValue()) !== preset) await picker.selectOption({ label });
@@ -274,7 +305,11 @@ describe("The merchant's dashboard", () => {
         assert.deepEqual(shown.points, expected.points, `${label}: the views chart is /api/v1's daily timeseries for ${start}..${today}`);
         // Not a match of zeros: the recorded days are there.
         const views = Object.fromEntries(shown.points.map((p) => [p.date, p.value]));
-        assert.deepEqual([views[today], views[utcDay(-2, now)], views[utcDay(-5, now)]], ['3', '2', '1'], `${label}: the recorded views per day`);
+        assert.deepEqual(
+          [views[today], views[utcDay(-2, now)], views[utcDay(-5, now)]],
+          ['3', '2', '1'],
+          `${label}: the recorded views per day`,
+        );
         assert.equal(shown.cards.revenue, String((priceCents(1001) + priceCents(1002)) / 100), `${label}: the revenue of the two orders`);
       }
     } finally {
@@ -293,7 +328,7 @@ describe("The merchant's dashboard", () => {
       headers: { authorization: `Bearer ${shop.key}` },
     });
     assert.equal(file.suggestedFilename(), `videoapp-videos-${week.start_date}-to-${week.end_date}.csv`);
-    assert.equal(csv, await api.text(), 'the downloaded CSV is the API\'s');
+    assert.equal(csv, await api.text(), "the downloaded CSV is the API's");
   });
 
   it('edits a video and a widget, and deletes each only after a confirmation', async () => {
@@ -364,11 +399,18 @@ describe("The merchant's dashboard", () => {
       if (screenshot) await page.screenshot({ path: path.join(config.artifacts, `dashboard-${name}.png`), fullPage: true });
       if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.addScriptTag({ path: AXE });
       const { violations } = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-      axeReport[name] = violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
+      axeReport[name] = violations.map((v) => ({
+        id: v.id,
+        impact: v.impact,
+        help: v.help,
+        nodes: v.nodes.map((n) => n.target.join(' ')),
+      }));
       const blocking = violations.filter((v) => BLOCKING.includes(v.impact));
-      const described = blocking.map((v) =>
-        `  ${v.impact} ${v.id}: ${v.help}\n` +
-        v.nodes.map((n) => `    ${n.target.join(' ')}: ${n.failureSummary.replace(/\s*\n\s*/g, ' ')}`).join('\n'));
+      const described = blocking.map(
+        (v) =>
+          `  ${v.impact} ${v.id}: ${v.help}\n` +
+          v.nodes.map((n) => `    ${n.target.join(' ')}: ${n.failureSummary.replace(/\s*\n\s*/g, ' ')}`).join('\n'),
+      );
       assert.equal(blocking.length, 0, `axe-core finds serious or critical violations on ${name}:\n${described.join('\n')}`);
     }
 
@@ -439,7 +481,10 @@ describe("The merchant's dashboard", () => {
       });
       const describedBy = (await field.getAttribute('aria-describedby')) || '';
       const texts = await Promise.all(
-        describedBy.split(/\s+/).filter(Boolean).map((id) => page.locator(`[id="${id}"]`).innerText()),
+        describedBy
+          .split(/\s+/)
+          .filter(Boolean)
+          .map((id) => page.locator(`[id="${id}"]`).innerText()),
       );
       assert.ok(
         texts.some((t) => t.includes("'not a link' is not an absolute http(s) URL")),
@@ -447,7 +492,10 @@ describe("The merchant's dashboard", () => {
       );
       await passesAxe('video-form-refused');
       await page.getByRole('navigation', { name: 'videoapp' }).getByRole('link', { name: 'Settings', exact: true }).click();
-      await page.getByRole('dialog', { name: 'Leave without saving?' }).getByRole('button', { name: 'Discard changes', exact: true }).click();
+      await page
+        .getByRole('dialog', { name: 'Leave without saving?' })
+        .getByRole('button', { name: 'Discard changes', exact: true })
+        .click();
       await pageHeading(page, 'Settings').waitFor();
     });
 

@@ -86,20 +86,34 @@ describe('Every view style, click behaviour and modal layout, by mouse and by ke
     // All on the home page only: the product page an `open_product` card leads to shows none.
     const carousel = { type: 'carousel', videoIds: [v.shirt, v.dress, v.tote], rules: { locations: ['home'] } };
     w.modal = await shop.widget({
-      ...carousel, title: 'Default cards, player below', priority: 40,
-      viewStyle: 'default', clickBehavior: 'open_modal', modalLayout: 'vertical',
+      ...carousel,
+      title: 'Default cards, player below',
+      priority: 40,
+      viewStyle: 'default',
+      clickBehavior: 'open_modal',
+      modalLayout: 'vertical',
     });
     w.compact = await shop.widget({
-      ...carousel, title: 'Compact cards, player beside', priority: 30,
-      viewStyle: 'compact', clickBehavior: 'open_modal', modalLayout: 'horizontal',
+      ...carousel,
+      title: 'Compact cards, player beside',
+      priority: 30,
+      viewStyle: 'compact',
+      clickBehavior: 'open_modal',
+      modalLayout: 'horizontal',
     });
     w.large = await shop.widget({
-      ...carousel, title: 'Large cards, straight to the product', priority: 20,
-      viewStyle: 'large', clickBehavior: 'open_product',
+      ...carousel,
+      title: 'Large cards, straight to the product',
+      priority: 20,
+      viewStyle: 'large',
+      clickBehavior: 'open_product',
     });
     w.inline = await shop.widget({
-      ...carousel, title: 'Played in the card', priority: 10,
-      viewStyle: 'default', clickBehavior: 'none',
+      ...carousel,
+      title: 'Played in the card',
+      priority: 10,
+      viewStyle: 'default',
+      clickBehavior: 'none',
     });
   });
 
@@ -157,7 +171,11 @@ describe('Every view style, click behaviour and modal layout, by mouse and by ke
     await page.goto('/');
     await slotsSettled(page);
     const widths = {};
-    for (const [style, widget] of [['default', w.modal], ['compact', w.compact], ['large', w.large]]) {
+    for (const [style, widget] of [
+      ['default', w.modal],
+      ['compact', w.compact],
+      ['large', w.large],
+    ]) {
       const root = page.locator(`[data-videoapp-widget="${widget}"][data-videoapp-type="carousel"]`);
       assert.ok(
         (await root.getAttribute('class')).split(' ').includes(`videoapp-widget--${style}`),
@@ -188,12 +206,15 @@ describe('Every view style, click behaviour and modal layout, by mouse and by ke
     );
     assert.equal(await player.locator('video.videoapp-video').getAttribute('src'), `${shop.origin}/media/demo-3.webm`);
     assert.deepEqual(
-      await player.locator('.videoapp-product').evaluateAll((items) =>
-        items.map((li) => [
-          li.querySelector('.videoapp-pname').textContent,
-          li.querySelector('.videoapp-pname').href,
-          li.querySelector('[data-videoapp-add-to-cart]').getAttribute('data-videoapp-add-to-cart'),
-        ])),
+      await player
+        .locator('.videoapp-product')
+        .evaluateAll((items) =>
+          items.map((li) => [
+            li.querySelector('.videoapp-pname').textContent,
+            li.querySelector('.videoapp-pname').href,
+            li.querySelector('[data-videoapp-add-to-cart]').getAttribute('data-videoapp-add-to-cart'),
+          ]),
+        ),
       [
         ['Canvas Tote', `${shop.origin}/products/canvas-tote`, productGid(1003)],
         ['Linen Shirt', `${shop.origin}/products/linen-shirt`, productGid(1001)],
@@ -258,7 +279,11 @@ describe('Every view style, click behaviour and modal layout, by mouse and by ke
     await waitFor(async () => (await viewsNow()).views.length > 0, { message: "the view of the card's video" });
     // The whole video (6 s) is twice what makes a view: still one view.
     await page.waitForFunction(() => document.querySelector('video.videoapp-inline').ended, null, { timeout: 15_000 });
-    assert.deepEqual((await historyOf(page)).views.map((e) => [e.videoId, e.widgetId]), [[v.shirt, w.inline]], 'one view');
+    assert.deepEqual(
+      (await historyOf(page)).views.map((e) => [e.videoId, e.widgetId]),
+      [[v.shirt, w.inline]],
+      'one view',
+    );
 
     await page.evaluate(() => window.videoapp.flush());
     await queueDrained(page);
@@ -280,7 +305,8 @@ describe('Every view style, click behaviour and modal layout, by mouse and by ke
     for (const key of ['Tab', 'Shift+Tab']) {
       const path = await staysInPlayer(page, player, key);
       // Past the last element the focus goes round to the first one (backwards: the other way).
-      const [from, to] = key === 'Tab' ? ['button.videoapp-btn', 'button.videoapp-close'] : ['button.videoapp-close', 'button.videoapp-btn'];
+      const [from, to] =
+        key === 'Tab' ? ['button.videoapp-btn', 'button.videoapp-close'] : ['button.videoapp-close', 'button.videoapp-btn'];
       const at = path.indexOf(from);
       assert.ok(at >= 0 && path.indexOf(to, at) > at, `${key} goes round from ${from} to ${to}: ${path.join(' → ')}`);
     }
@@ -317,7 +343,11 @@ describe('Every view style, click behaviour and modal layout, by mouse and by ke
 
   it('names each card by its video title, and the player by the video it plays, with a close button named "Close"', async () => {
     const { page } = await onWidget('accessible names', w.modal);
-    for (const [video, title] of [[v.shirt, TITLES.shirt], [v.dress, TITLES.dress], [v.tote, TITLES.tote]]) {
+    for (const [video, title] of [
+      [v.shirt, TITLES.shirt],
+      [v.dress, TITLES.dress],
+      [v.tote, TITLES.tote],
+    ]) {
       const button = page.getByRole('button', { name: title, exact: true });
       assert.equal(await button.count(), 1, `one button is named "${title}"`);
       assert.equal(await button.getAttribute('data-videoapp-video'), video, `the button named "${title}" is its video's card`);

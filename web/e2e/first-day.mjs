@@ -67,7 +67,9 @@ describe("A merchant's first day", () => {
     await doneCount(3);
 
     // The first numbers: a shopper sees the widget, and the checklist is done and gone.
-    await shop.record([{ eventType: 'impression', eventId: crypto.randomUUID(), sessionId: 's-1', videoId: video, timestamp: new Date().toISOString() }]);
+    await shop.record([
+      { eventType: 'impression', eventId: crypto.randomUUID(), sessionId: 's-1', videoId: video, timestamp: new Date().toISOString() },
+    ]);
     await checklist.waitFor({ state: 'detached', timeout: 60_000 });
   });
 
@@ -84,13 +86,19 @@ describe("A merchant's first day", () => {
     const input = page.locator('input[type=file][accept=".vtt,text/vtt"]');
 
     await input.setInputFiles({ name: 'notes.vtt', mimeType: 'text/vtt', buffer: Buffer.from('1\n00:00:01,000 --> 00:00:02,000\nHi\n') });
-    await page.getByRole('alert').getByText(/WEBVTT/).waitFor();
+    await page
+      .getByRole('alert')
+      .getByText(/WEBVTT/)
+      .waitFor();
     assert.deepEqual((await shop.getVideo(video)).captions, []);
 
     await input.setInputFiles({ name: 'fr.vtt', mimeType: 'text/vtt', buffer: Buffer.from(VTT) });
     await page.getByText('French', { exact: true }).waitFor();
     const attached = (await shop.getVideo(video)).captions;
-    assert.deepEqual(attached.map((c) => c.language), ['fr']);
+    assert.deepEqual(
+      attached.map((c) => c.language),
+      ['fr'],
+    );
     assert.equal(await (await fetch(attached[0].url)).text(), VTT);
     await passesAxe(page, 'the captions of a video');
 

@@ -77,13 +77,19 @@ describe('A merchant installs the app from the admin', () => {
       assert.deepEqual(products.products.map((p) => p.title).sort(), DEMO_PRODUCTS);
       assert.ok(products.products.every((p) => p.image === `${origin}/media/product-${p.id.split('/').pop()}.svg`));
       const collections = await (await admin(`/shops/${shop}/collections`)).json();
-      assert.deepEqual(collections.collections.map((c) => c.title), ['Accessories', 'Summer']);
+      assert.deepEqual(
+        collections.collections.map((c) => c.title),
+        ['Accessories', 'Summer'],
+      );
 
       // The platform was asked once for the token and once to create the pixel.
-      const calls = await waitFor(async () => {
-        const seen = await (await fetch(`${origin}/admin/stand-in/calls`)).json();
-        return seen.webPixelCreate.length > 0 && seen;
-      }, { message: 'a webPixelCreate' });
+      const calls = await waitFor(
+        async () => {
+          const seen = await (await fetch(`${origin}/admin/stand-in/calls`)).json();
+          return seen.webPixelCreate.length > 0 && seen;
+        },
+        { message: 'a webPixelCreate' },
+      );
       assert.equal(calls.tokenExchanges, 1);
       assert.deepEqual(calls.webPixelCreate, [{ shop, settings: { proxyPath: '/apps/videoapp_sub' } }]);
       assert.deepEqual(calls.webPixelUpdate, []);

@@ -43,8 +43,7 @@ async function settled(page) {
   await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
 }
 
-const previewsPlaying = (page) =>
-  page.$$eval('video.videoapp-preview', (videos) => videos.filter((v) => !v.paused).length);
+const previewsPlaying = (page) => page.$$eval('video.videoapp-preview', (videos) => videos.filter((v) => !v.paused).length);
 
 /** Previews in the page that still hold a source (a detached one is gone, or has none). */
 const previewsAttached = (page) =>
@@ -85,10 +84,7 @@ describe('The loader is light on the store', () => {
       });
       assert.ok(slotBelow > 2, `the slot starts ${slotBelow} screens down`);
       assert.ok(requested >= loaded, `the widgets were asked for at ${requested} ms, before the page loaded at ${loaded} ms`);
-      assert.ok(
-        await shopper.page.$(`[data-videoapp-widget="${carousel}"]`),
-        'the carousel rendered before it reached the screen',
-      );
+      assert.ok(await shopper.page.$(`[data-videoapp-widget="${carousel}"]`), 'the carousel rendered before it reached the screen');
 
       await shopper.page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
       await settled(shopper.page);
@@ -119,7 +115,10 @@ describe('The loader is light on the store', () => {
       await shopper.page.click(`[data-videoapp-widget="${carousel}"] [data-videoapp-video="${videos[1]}"]`);
       await shopper.page.locator('[data-videoapp-player]').waitFor();
       await waitFor(async () => full.length > 0, { message: 'the opened video to be fetched' });
-      assert.ok(full.every((u) => u.endsWith('/media/demo-2.webm')), `only the opened video: ${full.join(', ')}`);
+      assert.ok(
+        full.every((u) => u.endsWith('/media/demo-2.webm')),
+        `only the opened video: ${full.join(', ')}`,
+      );
     } finally {
       await shopper.close();
     }

@@ -30,8 +30,7 @@ describe('The loader never breaks the page', () => {
     return s;
   }
 
-  const describeProblems = (problems) =>
-    problems.map((p) => `  [${p.label}] ${p.kind} on ${p.url}: ${p.text}`).join('\n');
+  const describeProblems = (problems) => problems.map((p) => `  [${p.label}] ${p.kind} on ${p.url}: ${p.text}`).join('\n');
 
   /**
    * On a product page whose widget request fails: the slot collapses, the theme's own
@@ -72,21 +71,27 @@ describe('The loader never breaks the page', () => {
     const { page } = await shopper('healthy');
     await page.goto('/products/linen-shirt');
     assert.deepEqual(await slotsSettled(page), ['ready']);
-    assert.deepEqual((await renderedWidgets(page)).map((w) => w.id), [widget]);
+    assert.deepEqual(
+      (await renderedWidgets(page)).map((w) => w.id),
+      [widget],
+    );
   });
 
   it('keeps the page working when the app proxy answers 500', async () => {
     const s = await shopper('500');
-    await s.context.route(WIDGETS, (route) =>
-      route.fulfill({ status: 500, contentType: 'text/plain', body: 'Internal Server Error' }));
+    await s.context.route(WIDGETS, (route) => route.fulfill({ status: 500, contentType: 'text/plain', body: 'Internal Server Error' }));
     const { answers } = await pageStillWorks(s, 'a 500 answer');
-    assert.ok(answers.every((status) => status === 500), `answers: ${answers}`);
+    assert.ok(
+      answers.every((status) => status === 500),
+      `answers: ${answers}`,
+    );
   });
 
   it('keeps the page working when the answer is not JSON', async () => {
     const s = await shopper('unreadable');
     await s.context.route(WIDGETS, (route) =>
-      route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>Maintenance</title>' }));
+      route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>Maintenance</title>' }),
+    );
     await pageStillWorks(s, 'an HTML page instead of JSON');
   });
 
@@ -108,7 +113,8 @@ describe('The loader never breaks the page', () => {
   it('keeps the player working when the analytics endpoint fails', async () => {
     const s = await shopper('analytics down');
     await s.context.route('**/apps/videoapp_sub/analytics*', (route) =>
-      route.fulfill({ status: 503, contentType: 'text/plain', body: 'Service Unavailable' }));
+      route.fulfill({ status: 503, contentType: 'text/plain', body: 'Service Unavailable' }),
+    );
     const { page } = s;
     await page.goto('/products/summer-dress');
     await slotsSettled(page);
@@ -118,8 +124,10 @@ describe('The loader never breaks the page', () => {
     await player.locator('.videoapp-product[data-videoapp-state="added"]').waitFor();
     await page.evaluate(() => window.videoapp.flush());
     await page.waitForFunction(() => JSON.parse(localStorage.getItem('videoapp:queue') || '[]').every((i) => !i.l));
-    assert.ok((await page.evaluate(() => JSON.parse(localStorage.getItem('videoapp:queue') || '[]').length)) >= 2,
-      'the refused events stay queued for a retry');
+    assert.ok(
+      (await page.evaluate(() => JSON.parse(localStorage.getItem('videoapp:queue') || '[]').length)) >= 2,
+      'the refused events stay queued for a retry',
+    );
     await page.keyboard.press('Escape');
     await Promise.all([page.waitForURL(/\/cart$/), page.click('header >> text=Cart')]);
     assert.equal(await page.locator(`[data-demo-line="${productGid(1002)}"]`).count(), 1);

@@ -54,7 +54,10 @@ describe('Nothing twice, nothing without consent, nothing lost offline', () => {
     const seen = await home(page);
     const queued = await storedQueue(page);
     assert.ok(queued.length > 0, 'the impressions are queued');
-    assert.ok(queued.every((e) => e.eventType === 'impression'), JSON.stringify(queued));
+    assert.ok(
+      queued.every((e) => e.eventType === 'impression'),
+      JSON.stringify(queued),
+    );
 
     // Two flushes in a row: the second finds the events leased by the first.
     await page.evaluate(() => {
@@ -76,7 +79,11 @@ describe('Nothing twice, nothing without consent, nothing lost offline', () => {
     // outcome is unknown, the next page view sends it again once its lease is over.
     await page.click(`[data-videoapp-widget="${widget}"] [data-videoapp-video="${shirt}"]`);
     await page.locator('[data-videoapp-player]').waitFor();
-    assert.deepEqual((await storedQueue(page)).map((e) => e.eventType), ['click'], 'the click is queued');
+    assert.deepEqual(
+      (await storedQueue(page)).map((e) => e.eventType),
+      ['click'],
+      'the click is queued',
+    );
     await page.reload();
     const seenAgain = await cardsSeen(page);
     await queueDrained(page, { timeout: 30_000 });
@@ -158,7 +165,11 @@ describe('Nothing twice, nothing without consent, nothing lost offline', () => {
     await openAndWatch(page, widget, shirt);
     await page.waitForFunction(() => JSON.parse(localStorage.getItem('videoapp:queue') || '[]').length >= 2);
     await page.evaluate(() => window.videoapp.flush());
-    assert.deepEqual((await storedQueue(page)).map((e) => e.eventType).sort(), ['click', 'view'], 'the click and the view wait in the queue');
+    assert.deepEqual(
+      (await storedQueue(page)).map((e) => e.eventType).sort(),
+      ['click', 'view'],
+      'the click and the view wait in the queue',
+    );
     await countsSettleAt(shop.shop, { impression: seen.length }, { hold: 1_500 });
 
     await shopper.context.setOffline(false);
@@ -166,4 +177,3 @@ describe('Nothing twice, nothing without consent, nothing lost offline', () => {
     await countsSettleAt(shop.shop, { impression: seen.length, click: 1, view: 1 });
   });
 });
-

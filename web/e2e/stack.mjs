@@ -156,10 +156,10 @@ export async function startService(overrides = {}) {
   for (const [name, value] of Object.entries(serviceEnv)) if (value === null) delete serviceEnv[name];
   const { child, fields } = await startChild(['serve'], serviceEnv, 'videoapp serving', 'service.log');
   service = { child, base: `http://${fields.listen}`, metrics: `http://${fields.metrics}` };
-  await waitFor(
-    async () => (await fetch(`${service.base}/readyz`).catch(() => null))?.status === 200,
-    { timeout: 60_000, message: `the service at ${service.base} did not become ready (/readyz)` },
-  );
+  await waitFor(async () => (await fetch(`${service.base}/readyz`).catch(() => null))?.status === 200, {
+    timeout: 60_000,
+    message: `the service at ${service.base} did not become ready (/readyz)`,
+  });
   return service;
 }
 
@@ -245,16 +245,21 @@ export async function newShop(name) {
   const store = await startStore(shop);
   const o = store.origin;
   await admin('PUT', `/shops/${shop}`, { name: `E2E ${name}`, timezone: 'UTC', currency: 'USD' }, [200, 201]);
-  await admin('PUT', `/shops/${shop}/products`, {
-    products: PRODUCTS.map((p) => ({
-      id: productGid(p.number),
-      title: p.title,
-      handle: p.handle,
-      image: `${o}/media/product-${p.number}.svg`,
-      url: `${o}/products/${p.handle}`,
-      collectionIds: p.collections.map(collectionGid),
-    })),
-  }, [200, 201, 204]);
+  await admin(
+    'PUT',
+    `/shops/${shop}/products`,
+    {
+      products: PRODUCTS.map((p) => ({
+        id: productGid(p.number),
+        title: p.title,
+        handle: p.handle,
+        image: `${o}/media/product-${p.number}.svg`,
+        url: `${o}/products/${p.handle}`,
+        collectionIds: p.collections.map(collectionGid),
+      })),
+    },
+    [200, 201, 204],
+  );
   const { key } = await admin('POST', `/shops/${shop}/api-keys`, { name: 'e2e' }, [201]);
 
   return {
@@ -264,15 +269,20 @@ export async function newShop(name) {
     key,
     /** A video on demo media N (1..3) → its id. */
     async video({ media, title, status = 'PUBLISHED', products = [] }) {
-      const { id } = await admin('POST', `/shops/${shop}/videos`, {
-        title,
-        thumbnail: `${o}/media/demo-${media}.svg`,
-        videoUrl: `${o}/media/demo-${media}.webm`,
-        miniVersionUrl: `${o}/media/demo-${media}-mini.webm`,
-        duration: 6,
-        status,
-        productIds: products.map(productGid),
-      }, [201]);
+      const { id } = await admin(
+        'POST',
+        `/shops/${shop}/videos`,
+        {
+          title,
+          thumbnail: `${o}/media/demo-${media}.svg`,
+          videoUrl: `${o}/media/demo-${media}.webm`,
+          miniVersionUrl: `${o}/media/demo-${media}-mini.webm`,
+          duration: 6,
+          status,
+          productIds: products.map(productGid),
+        },
+        [201],
+      );
       return id;
     },
     /** Attaches WebVTT `text` to the video `id` as its captions in `language`. */
@@ -290,15 +300,20 @@ export async function newShop(name) {
     getVideo: (id) => admin('GET', `/shops/${shop}/videos/${id}`),
     /** A widget (the admin API's NewWidget) → its id. */
     async widget(fields) {
-      const { id } = await admin('POST', `/shops/${shop}/widgets`, {
-        status: 'active',
-        priority: 0,
-        viewStyle: 'default',
-        clickBehavior: 'open_modal',
-        modalLayout: 'vertical',
-        sourceType: 'manual',
-        ...fields,
-      }, [201]);
+      const { id } = await admin(
+        'POST',
+        `/shops/${shop}/widgets`,
+        {
+          status: 'active',
+          priority: 0,
+          viewStyle: 'default',
+          clickBehavior: 'open_modal',
+          modalLayout: 'vertical',
+          sourceType: 'manual',
+          ...fields,
+        },
+        [201],
+      );
       return id;
     },
     /**
@@ -410,9 +425,7 @@ export async function settlesAt(read, expected, { timeout = 15_000, hold = 2_500
     actual = await read();
     if (isDeepStrictEqual(actual, expected)) break;
     if (Date.now() >= deadline) {
-      throw new Error(
-        `${message}: expected ${JSON.stringify(expected)}, still ${JSON.stringify(actual)} after ${timeout} ms`,
-      );
+      throw new Error(`${message}: expected ${JSON.stringify(expected)}, still ${JSON.stringify(actual)} after ${timeout} ms`);
     }
     await sleep(interval);
   }

@@ -22,11 +22,16 @@ const VTT_DE = 'WEBVTT\n\n00:00.000 --> 00:30.000\nHallo von der Promenade\n';
 
 async function passesAxe(page, selector, what) {
   if (!(await page.evaluate(() => !!window.axe))) await page.addScriptTag({ path: AXE });
-  const { violations } = await page.evaluate((selector) =>
-    window.axe.run({ include: [[selector]] }, { resultTypes: ['violations'] }), selector);
+  const { violations } = await page.evaluate(
+    (selector) => window.axe.run({ include: [[selector]] }, { resultTypes: ['violations'] }),
+    selector,
+  );
   const blocking = violations.filter((v) => BLOCKING.includes(v.impact));
-  const described = blocking.map((v) =>
-    `  ${v.impact} ${v.id}: ${v.help}\n` + v.nodes.map((n) => `    ${n.target.join(' ')}: ${n.failureSummary.replace(/\s*\n\s*/g, ' ')}`).join('\n'));
+  const described = blocking.map(
+    (v) =>
+      `  ${v.impact} ${v.id}: ${v.help}\n` +
+      v.nodes.map((n) => `    ${n.target.join(' ')}: ${n.failureSummary.replace(/\s*\n\s*/g, ' ')}`).join('\n'),
+  );
   assert.equal(blocking.length, 0, `axe-core finds serious or critical violations in ${what}:\n${described.join('\n')}`);
 }
 
@@ -64,10 +69,13 @@ async function swipe(page, dx) {
 /** The box of each element `selector` matches, on screen. */
 const boxesOf = (page, selector) =>
   page.$$eval(selector, (els) =>
-    els.map((el) => {
-      const r = el.getBoundingClientRect();
-      return { left: r.left, top: r.top, right: r.right, bottom: r.bottom };
-    }).filter((r) => r.right > r.left));
+    els
+      .map((el) => {
+        const r = el.getBoundingClientRect();
+        return { left: r.left, top: r.top, right: r.right, bottom: r.bottom };
+      })
+      .filter((r) => r.right > r.left),
+  );
 
 const overlap = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
 
@@ -87,7 +95,10 @@ describe('Stories, a floating widget and captions', () => {
     w.carousel = await shop.widget({ type: 'carousel', title: 'On video', videoIds: v, priority: 20 });
     w.productpage = await shop.widget({ type: 'productpage', title: 'This product on video', videoIds: v, priority: 10 });
     w.floating = await shop.widget({
-      type: 'floating', title: 'Watch and shop', videoIds: v, rules: { locations: ['home', 'product', 'other'] },
+      type: 'floating',
+      title: 'Watch and shop',
+      videoIds: v,
+      rules: { locations: ['home', 'product', 'other'] },
     });
   });
 
@@ -109,7 +120,9 @@ describe('Stories, a floating widget and captions', () => {
 
       let state = await storyAt(page, 0, 'the story to open on its first video');
       assert.equal(state.bars.length, 3, 'a progress bar per video');
-      await waitFor(async () => (state = await storyState(page)).bars[0] > 10, { message: "the first bar to show the first video's progress" });
+      await waitFor(async () => (state = await storyState(page)).bars[0] > 10, {
+        message: "the first bar to show the first video's progress",
+      });
       assert.deepEqual(state.bars.slice(1), [0, 0], 'the later bars are empty');
 
       state = await storyAt(page, 1, 'the story to go on to the second video when the first ends');
@@ -131,7 +144,11 @@ describe('Stories, a floating widget and captions', () => {
       await storyAt(page, 2, 'a swipe to the left again');
 
       await player.waitFor({ state: 'detached', timeout: 20_000 });
-      assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('data-videoapp-video')), v[0], 'the focus is back on the bubble');
+      assert.equal(
+        await page.evaluate(() => document.activeElement?.getAttribute('data-videoapp-video')),
+        v[0],
+        'the focus is back on the bubble',
+      );
     } finally {
       await shopper.close();
     }
@@ -164,7 +181,13 @@ describe('Stories, a floating widget and captions', () => {
       await page.request.post('/cart/add.js', { data: { items: [{ id: 10011, quantity: 1 }] } });
       const floating = `[data-videoapp-widget="${w.floating}"]`;
       // Where it may show: home (also with a "Video widget" block only), product, cart (other).
-      const pages = { '/': 'right', [`/?widget=${w.story}`]: 'right', '/products/linen-shirt': 'right', '/collections/501': null, '/cart': 'left' };
+      const pages = {
+        '/': 'right',
+        [`/?widget=${w.story}`]: 'right',
+        '/products/linen-shirt': 'right',
+        '/collections/501': null,
+        '/cart': 'left',
+      };
       for (const [path, corner] of Object.entries(pages)) {
         await page.goto(path);
         await slotsSettled(page);
@@ -179,15 +202,28 @@ describe('Stories, a floating widget and captions', () => {
           corner: el.getAttribute('data-videoapp-corner'),
           visible: getComputedStyle(el).visibility,
         }));
-        assert.deepEqual(placed, { parent: 'BODY', position: 'fixed', corner, visible: 'visible' }, `${path}: where the floating widget is`);
+        assert.deepEqual(
+          placed,
+          { parent: 'BODY', position: 'fixed', corner, visible: 'visible' },
+          `${path}: where the floating widget is`,
+        );
         const [widget] = await boxesOf(page, `${floating}, ${floating} *`).then((boxes) => [
           boxes.reduce((a, b) => ({
-            left: Math.min(a.left, b.left), top: Math.min(a.top, b.top), right: Math.max(a.right, b.right), bottom: Math.max(a.bottom, b.bottom),
+            left: Math.min(a.left, b.left),
+            top: Math.min(a.top, b.top),
+            right: Math.max(a.right, b.right),
+            bottom: Math.max(a.bottom, b.bottom),
           })),
         ]);
         const { width, height } = page.viewportSize();
-        assert.ok(widget.bottom <= height && widget.top > height / 2, `${path}: the floating widget is at the bottom: ${JSON.stringify(widget)}`);
-        assert.ok(corner === 'right' ? widget.right > width / 2 : widget.left < width / 2, `${path}: on the ${corner}: ${JSON.stringify(widget)}`);
+        assert.ok(
+          widget.bottom <= height && widget.top > height / 2,
+          `${path}: the floating widget is at the bottom: ${JSON.stringify(widget)}`,
+        );
+        assert.ok(
+          corner === 'right' ? widget.right > width / 2 : widget.left < width / 2,
+          `${path}: on the ${corner}: ${JSON.stringify(widget)}`,
+        );
         for (const control of await boxesOf(page, '#cart-icon-bubble, [name="checkout"]')) {
           assert.ok(!overlap(widget, control), `${path}: the floating widget ${JSON.stringify(widget)} covers ${JSON.stringify(control)}`);
         }
@@ -218,7 +254,7 @@ describe('Stories, a floating widget and captions', () => {
       for (const path of ['/products/linen-shirt', '/']) {
         await page.goto(path);
         await slotsSettled(page);
-        assert.ok(await page.locator('[data-videoapp-widget]').count() > 0, `${path}: the other widgets show`);
+        assert.ok((await page.locator('[data-videoapp-widget]').count()) > 0, `${path}: the other widgets show`);
         assert.equal(await page.locator(floating).count(), 0, `${path}: the closed floating widget is back`);
       }
 
@@ -251,21 +287,29 @@ describe('Stories, a floating widget and captions', () => {
           { kind: 'captions', srclang: 'en', label: 'English' },
         ],
       });
-      const cues = () => player.locator('video').evaluate((el) =>
-        [...el.textTracks].filter((t) => t.mode === 'showing').map((t) => [...(t.activeCues || [])].map((c) => c.text).join(' ')));
+      const cues = () =>
+        player
+          .locator('video')
+          .evaluate((el) =>
+            [...el.textTracks].filter((t) => t.mode === 'showing').map((t) => [...(t.activeCues || [])].map((c) => c.text).join(' ')),
+          );
       const cc = player.locator('.videoapp-cc');
       assert.deepEqual(await cues(), [], 'no captions while the sound plays');
       assert.equal(await cc.getAttribute('aria-pressed'), 'false');
 
       await player.locator('.videoapp-mute').click();
-      await waitFor(async () => (await cues()).join() === 'Hello from the boardwalk', { message: 'the English captions to show while muted' });
+      await waitFor(async () => (await cues()).join() === 'Hello from the boardwalk', {
+        message: 'the English captions to show while muted',
+      });
       assert.equal(await cc.getAttribute('aria-pressed'), 'true');
 
       await cc.click();
       await waitFor(async () => (await cues()).length === 0, { message: 'the captions toggle to hide them' });
       assert.equal(await cc.getAttribute('aria-pressed'), 'false');
       await cc.click();
-      await waitFor(async () => (await cues()).join() === 'Hello from the boardwalk', { message: 'the captions toggle to show them again' });
+      await waitFor(async () => (await cues()).join() === 'Hello from the boardwalk', {
+        message: 'the captions toggle to show them again',
+      });
     } finally {
       await shopper.close();
     }

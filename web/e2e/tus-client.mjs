@@ -58,10 +58,28 @@ describe('a tus client uploads to the admin API', () => {
     assert.equal((await admin('PUT', `/shops/${shop}`, { name: 'Tus' })).status, 201);
     const file = path.join(dir, 'clip.mp4');
     await run('ffmpeg', [
-      '-loglevel', 'error', '-y',
-      '-f', 'lavfi', '-i', 'testsrc2=size=360x640:rate=30',
-      '-f', 'lavfi', '-i', 'sine',
-      '-t', '4', '-c:v', 'libx264', '-b:v', '2M', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest',
+      '-loglevel',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=360x640:rate=30',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine',
+      '-t',
+      '4',
+      '-c:v',
+      'libx264',
+      '-b:v',
+      '2M',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-shortest',
       file,
     ]);
     const bytes = readFileSync(file);
@@ -79,11 +97,14 @@ describe('a tus client uploads to the admin API', () => {
     assert.equal(second.finished, true);
     assert.ok(second.progress[0] >= CHUNK, `resumed from ${second.progress[0]}, not the start`);
 
-    const ready = await waitFor(async () => {
-      const { body } = await admin('GET', `/shops/${shop}/videos/${id}`);
-      assert.notEqual(body.processing.state, 'failed', JSON.stringify(body.processing));
-      return body.processing.state === 'ready' ? body : null;
-    }, { timeout: 180_000, message: 'the uploaded video to be ready' });
+    const ready = await waitFor(
+      async () => {
+        const { body } = await admin('GET', `/shops/${shop}/videos/${id}`);
+        assert.notEqual(body.processing.state, 'failed', JSON.stringify(body.processing));
+        return body.processing.state === 'ready' ? body : null;
+      },
+      { timeout: 180_000, message: 'the uploaded video to be ready' },
+    );
     assert.equal(ready.title, 'Resumed in Node');
     const mp4 = await fetch(ready.videoUrl);
     assert.equal(mp4.status, 200);

@@ -39,10 +39,26 @@ const PROCESSING_MS = 180_000;
 async function phoneVideo(dir) {
   const file = path.join(dir, FILE_NAME);
   await run('ffmpeg', [
-    '-loglevel', 'error', '-y',
-    '-f', 'lavfi', '-i', 'testsrc2=size=540x960:rate=30',
-    '-f', 'lavfi', '-i', 'sine',
-    '-t', '6', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest',
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=540x960:rate=30',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine',
+    '-t',
+    '6',
+    '-c:v',
+    'libx264',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
     file,
   ]);
   return file;
@@ -117,12 +133,18 @@ describe('A video from a file', () => {
 
     // Processing, followed on the page until the video is ready.
     const shown = new Set();
-    await waitFor(async () => {
-      const state = await row.locator('[data-processing-state]').getAttribute('data-processing-state', { timeout: 1_000 }).catch(() => null);
-      if (state) shown.add(state);
-      if (state === 'failed') throw new Error(`processing failed: ${await row.innerText()}`);
-      return state === 'ready';
-    }, { timeout: PROCESSING_MS, interval: 500, message: `${TITLE} to be processed (states shown: ${[...shown].join(', ')})` });
+    await waitFor(
+      async () => {
+        const state = await row
+          .locator('[data-processing-state]')
+          .getAttribute('data-processing-state', { timeout: 1_000 })
+          .catch(() => null);
+        if (state) shown.add(state);
+        if (state === 'failed') throw new Error(`processing failed: ${await row.innerText()}`);
+        return state === 'ready';
+      },
+      { timeout: PROCESSING_MS, interval: 500, message: `${TITLE} to be processed (states shown: ${[...shown].join(', ')})` },
+    );
     console.error(`  processing states shown: ${[...shown].join(' → ')}`);
     await screenshot(page, 'video-from-a-file-added.png');
 
@@ -192,7 +214,10 @@ describe('A video from a file', () => {
     const answer = await published;
     assert.equal(answer.status(), 200, `publishing answered ${answer.status()}: ${await answer.text()}`);
     const held = await shop.getVideo(videoId);
-    assert.deepEqual({ status: held.status, productIds: held.productIds }, { status: 'PUBLISHED', productIds: ['gid://shopify/Product/1001'] });
+    assert.deepEqual(
+      { status: held.status, productIds: held.productIds },
+      { status: 'PUBLISHED', productIds: ['gid://shopify/Product/1001'] },
+    );
   });
 
   it('plays on a phone over slow 4G when tapped, is counted, and downloads nothing more once closed', async (t) => {
@@ -224,21 +249,28 @@ describe('A video from a file', () => {
 
     // The card: the poster, then the mini version while it is on screen.
     assert.equal(await card.locator('img').getAttribute('src'), media.posterUrl, 'the card shows the poster');
-    await page.waitForFunction((mini) => {
-      const preview = document.querySelector('video.videoapp-preview');
-      return preview && preview.getAttribute('src') === mini && !preview.paused;
-    }, media.miniVersionUrl, { timeout: 60_000 });
+    await page.waitForFunction(
+      (mini) => {
+        const preview = document.querySelector('video.videoapp-preview');
+        return preview && preview.getAttribute('src') === mini && !preview.paused;
+      },
+      media.miniVersionUrl,
+      { timeout: 60_000 },
+    );
     // Ahead of a tap, the loader reads the renditions' playlists, the init segment of the rung
     // sized for this screen (540 at 390 CSS px) and the first quarter second of its first segment
     // (its box headers, then the rest of that fragment): a tap then waits for no request.
     const streams = await page.evaluate(() => !!window.MediaSource);
     const hlsBase = media.hlsUrl.replace(/master\.m3u8$/, '');
     const readAhead = () => fullVideoLoads().filter((l) => l.url.endsWith('/540/seg-000.m4s'));
-    if (streams) await waitFor(() => readAhead().length === 2 && readAhead().every((l) => !l.open), {
-      message: 'the first quarter second of the 540 rung to be read ahead of a tap',
-    });
+    if (streams)
+      await waitFor(() => readAhead().length === 2 && readAhead().every((l) => !l.open), {
+        message: 'the first quarter second of the 540 rung to be read ahead of a tap',
+      });
     assert.deepEqual(
-      fullVideoLoads().map((l) => l.url.replace(hlsBase, '').replace(/init[^/]*\.mp4$/, 'init.mp4')).sort(),
+      fullVideoLoads()
+        .map((l) => l.url.replace(hlsBase, '').replace(/init[^/]*\.mp4$/, 'init.mp4'))
+        .sort(),
       streams ? ['540/init.mp4', '540/playlist.m3u8', '540/seg-000.m4s', '540/seg-000.m4s', 'master.m3u8'] : [],
       'before a tap: the playlists and the init segment of the rung for this screen, and its first fragment',
     );
@@ -252,38 +284,67 @@ describe('A video from a file', () => {
     const selector = `[data-videoapp-player][data-videoapp-video-id="${videoId}"] video`;
     await page.locator(selector).waitFor();
     await page
-      .waitForFunction((s) => {
-        const v = document.querySelector(s);
-        return v && !v.paused && v.currentTime >= 3.3;
-      }, selector, { timeout: 60_000 })
+      .waitForFunction(
+        (s) => {
+          const v = document.querySelector(s);
+          return v && !v.paused && v.currentTime >= 3.3;
+        },
+        selector,
+        { timeout: 60_000 },
+      )
       .catch(async (e) => {
-        const state = await page.$eval(selector, (v) => ({ src: v.currentSrc, time: v.currentTime, paused: v.paused, ready: v.readyState, error: v.error && v.error.code }));
+        const state = await page.$eval(selector, (v) => ({
+          src: v.currentSrc,
+          time: v.currentTime,
+          paused: v.paused,
+          ready: v.readyState,
+          error: v.error && v.error.code,
+        }));
         throw new Error(`the video did not play 3 s after the tap: ${JSON.stringify(state)} (${e.message.split('\n')[0]})`);
       });
     const fetched = fullVideoLoads().map((l) => l.url.replace(hlsBase, ''));
     if (streams) {
       assert.match(await page.$eval(selector, (v) => v.currentSrc), /^blob:/, 'the renditions are streamed');
-      assert.ok(fetched.some((u) => /^540\/seg-000\.m4s$/.test(u)), `the 540 rung's segments are played: ${fetched}`);
-      assert.deepEqual(fetched.filter((u) => !u.startsWith('540/') && u !== 'master.m3u8'), [], 'no other rung nor the MP4 is fetched');
+      assert.ok(
+        fetched.some((u) => /^540\/seg-000\.m4s$/.test(u)),
+        `the 540 rung's segments are played: ${fetched}`,
+      );
+      assert.deepEqual(
+        fetched.filter((u) => !u.startsWith('540/') && u !== 'master.m3u8'),
+        [],
+        'no other rung nor the MP4 is fetched',
+      );
     } else {
       assert.equal(await page.$eval(selector, (v) => v.currentSrc), media.videoUrl, 'a browser without streaming plays the MP4');
     }
     await waitFor(async () => (await historyOf(page)).views?.some((v) => v.videoId === videoId), {
       message: 'the view (3 s of playback) to be recorded',
     });
-    assert.ok(fullVideoLoads().some((l) => l.bytes > 0), 'the full video was downloaded while it played');
+    assert.ok(
+      fullVideoLoads().some((l) => l.bytes > 0),
+      'the full video was downloaded while it played',
+    );
     await screenshot(page, 'video-from-a-file-playing.png');
 
     // A seek back to the start, then to the last segment: the player plays on from each.
     for (const at of [0.5, 4.5]) {
       await page.$eval(selector, (v, t) => (v.currentTime = t), at);
       await page
-        .waitForFunction(([s, t]) => {
-          const v = document.querySelector(s);
-          return v && !v.paused && !v.seeking && v.currentTime >= t + 0.5;
-        }, [selector, at], { timeout: 60_000 })
+        .waitForFunction(
+          ([s, t]) => {
+            const v = document.querySelector(s);
+            return v && !v.paused && !v.seeking && v.currentTime >= t + 0.5;
+          },
+          [selector, at],
+          { timeout: 60_000 },
+        )
         .catch(async (e) => {
-          const state = await page.$eval(selector, (v) => ({ time: v.currentTime, paused: v.paused, ready: v.readyState, error: v.error && v.error.code }));
+          const state = await page.$eval(selector, (v) => ({
+            time: v.currentTime,
+            paused: v.paused,
+            ready: v.readyState,
+            error: v.error && v.error.code,
+          }));
           throw new Error(`the video did not play on after a seek to ${at} s: ${JSON.stringify(state)} (${e.message.split('\n')[0]})`);
         });
     }
@@ -304,7 +365,7 @@ describe('A video from a file', () => {
     );
     await waitFor(() => fullVideoLoads().every((l) => !l.open), {
       timeout: 10_000,
-      message: 'the video\'s downloads to end once the player closed',
+      message: "the video's downloads to end once the player closed",
     });
     const downloaded = () => {
       const loads = fullVideoLoads();

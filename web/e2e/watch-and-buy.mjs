@@ -38,7 +38,9 @@ describe('A shopper who watches and buys', () => {
     v.dress = await shop.video({ media: 2, title: 'Summer Dress on the boardwalk', products: [1002] });
     v.tote = await shop.video({ media: 3, title: 'What fits in the Canvas Tote', products: [1003, 1001] });
     widget = await shop.widget({
-      type: 'carousel', title: 'Watch and shop', videoIds: [v.shirt, v.dress, v.tote],
+      type: 'carousel',
+      title: 'Watch and shop',
+      videoIds: [v.shirt, v.dress, v.tote],
       rules: { locations: ['home', 'collection'] },
     });
   });
@@ -58,7 +60,10 @@ describe('A shopper who watches and buys', () => {
   /** Cards of the carousel seen at least half visible on the current page (impressions). */
   async function seenCards(page) {
     const seen = await visibleCards(page);
-    assert.ok(seen.every((c) => c.widget === widget), `only the carousel has cards: ${JSON.stringify(seen)}`);
+    assert.ok(
+      seen.every((c) => c.widget === widget),
+      `only the carousel has cards: ${JSON.stringify(seen)}`,
+    );
     return seen;
   }
 
@@ -134,17 +139,49 @@ describe('A shopper who watches and buys', () => {
       influenced: { add_to_cart: 0, orders: 0, revenue: 0 },
     };
     const video = await shop.analytics(`video/${v.shirt}`);
-    assert.deepEqual(video.metrics, {
-      impressions: shirtImpressions, views: 1, clicks: 1, add_to_cart: 1, orders: 1, revenue, attribution,
-    }, 'the analytics API: the watched video');
+    assert.deepEqual(
+      video.metrics,
+      {
+        impressions: shirtImpressions,
+        views: 1,
+        clicks: 1,
+        add_to_cart: 1,
+        orders: 1,
+        revenue,
+        attribution,
+      },
+      'the analytics API: the watched video',
+    );
     const byWidget = await shop.analytics(`widget/${widget}`);
-    assert.deepEqual(byWidget.metrics, {
-      impressions: seen.length, views: 1, clicks: 1, add_to_cart: 1, orders: 1, revenue, attribution,
-    }, 'the analytics API: the carousel');
+    assert.deepEqual(
+      byWidget.metrics,
+      {
+        impressions: seen.length,
+        views: 1,
+        clicks: 1,
+        add_to_cart: 1,
+        orders: 1,
+        revenue,
+        attribution,
+      },
+      'the analytics API: the carousel',
+    );
     const summary = await shop.analytics('summary');
-    assert.deepEqual(summary, {
-      impressions: seen.length, views: 1, clicks: 1, add_to_cart: 1, orders: 1, revenue, ctr: Number((100 / seen.length).toFixed(2)), cvr: 100, attribution,
-    }, 'the analytics API: the shop');
+    assert.deepEqual(
+      summary,
+      {
+        impressions: seen.length,
+        views: 1,
+        clicks: 1,
+        add_to_cart: 1,
+        orders: 1,
+        revenue,
+        ctr: Number((100 / seen.length).toFixed(2)),
+        cvr: 100,
+        attribution,
+      },
+      'the analytics API: the shop',
+    );
   });
 
   it('is credited as influenced when it buys after only watching', async (t) => {
@@ -174,7 +211,11 @@ describe('A shopper who watches and buys', () => {
     const revenue = priceCents(1002) / 100;
 
     const expected = {
-      impression: first.seen.length + seen.length, click: 2, view: 2, add_to_cart: 1, checkout_completed: 2,
+      impression: first.seen.length + seen.length,
+      click: 2,
+      view: 2,
+      add_to_cart: 1,
+      checkout_completed: 2,
     };
     await countsSettleAt(shop.shop, expected);
 
@@ -186,15 +227,22 @@ describe('A shopper who watches and buys', () => {
       'the order is credited as influenced by the video the shopper watched before buying',
     );
     const own = await eventCounts(shop.shop, "customer_id = '7001'");
-    assert.deepEqual(own, { impression: seen.length, click: 1, view: 1, add_to_cart: 0, checkout_completed: 1 },
-      "the logged-in shopper's events carry the customer id the app proxy signed");
+    assert.deepEqual(
+      own,
+      { impression: seen.length, click: 1, view: 1, add_to_cart: 0, checkout_completed: 1 },
+      "the logged-in shopper's events carry the customer id the app proxy signed",
+    );
 
     const summary = await shop.analytics('summary');
     assert.equal(summary.orders, 2);
     assert.equal(summary.revenue, Math.round((first.revenue + revenue) * 100) / 100);
-    assert.deepEqual(summary.attribution, {
-      direct: { add_to_cart: 1, orders: 1, revenue: first.revenue },
-      influenced: { add_to_cart: 0, orders: 1, revenue },
-    }, 'the analytics API: one order of each attribution');
+    assert.deepEqual(
+      summary.attribution,
+      {
+        direct: { add_to_cart: 1, orders: 1, revenue: first.revenue },
+        influenced: { add_to_cart: 0, orders: 1, revenue },
+      },
+      'the analytics API: one order of each attribution',
+    );
   });
 });

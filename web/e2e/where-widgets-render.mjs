@@ -19,8 +19,11 @@ describe('Where widgets render', () => {
     v.draft = await shop.video({ media: 1, title: 'Autumn preview', status: 'DRAFT', products: [1002] });
 
     w.carousel = await shop.widget({
-      type: 'carousel', title: 'Home carousel', priority: 30,
-      videoIds: [v.shirt, v.dress, v.draft, v.tote], rules: { locations: ['home', 'collection'] },
+      type: 'carousel',
+      title: 'Home carousel',
+      priority: 30,
+      videoIds: [v.shirt, v.dress, v.draft, v.tote],
+      rules: { locations: ['home', 'collection'] },
     });
     w.story = await shop.widget({ type: 'story', title: 'Stories', priority: 20, videoIds: [v.tote, v.shirt, v.dress] });
     w.productpage = await shop.widget({ type: 'productpage', title: 'Product videos', priority: 10, sourceType: 'product' });
@@ -29,7 +32,10 @@ describe('Where widgets render', () => {
     w.pageOnly = await shop.widget({ type: 'carousel', title: 'Pages only', videoIds: [v.tote], rules: { locations: ['page'] } });
     w.videoless = await shop.widget({ type: 'carousel', title: 'Nothing published', videoIds: [v.draft] });
     w.dressOnly = await shop.widget({
-      type: 'carousel', title: 'Summer Dress only', priority: 5, videoIds: [v.dress, v.shirt],
+      type: 'carousel',
+      title: 'Summer Dress only',
+      priority: 5,
+      videoIds: [v.dress, v.shirt],
       rules: { productIds: [productGid(1002)] },
     });
 
@@ -60,19 +66,31 @@ describe('Where widgets render', () => {
 
   it('shows the carousel and the stories on the home page, and nothing else', async () => {
     const widgets = await widgetsAt('/');
-    assert.deepEqual(byId(widgets), byId([
-      { id: w.carousel, type: 'carousel', videos: [v.shirt, v.dress, v.tote] },
-      { id: w.story, type: 'story', videos: [v.tote, v.shirt, v.dress] },
-    ]), 'the home page shows the active carousel (home rule) and the rule-less story; the draft video is left out');
+    assert.deepEqual(
+      byId(widgets),
+      byId([
+        { id: w.carousel, type: 'carousel', videos: [v.shirt, v.dress, v.tote] },
+        { id: w.story, type: 'story', videos: [v.tote, v.shirt, v.dress] },
+      ]),
+      'the home page shows the active carousel (home rule) and the rule-less story; the draft video is left out',
+    );
     assertNone(widgets, [...never(), w.productpage, w.dressOnly], 'the home page');
     const page = shopper.page;
-    assert.equal(await page.locator('[data-videoapp-slot]').evaluate((s) => s.style.minHeight), '',
-      'a filled slot no longer reserves its height');
+    assert.equal(
+      await page.locator('[data-videoapp-slot]').evaluate((s) => s.style.minHeight),
+      '',
+      'a filled slot no longer reserves its height',
+    );
     assert.equal(await page.locator('head style[data-videoapp-style]').count(), 1, 'one style sheet in <head>');
     assert.deepEqual(
-      await page.locator(`[data-videoapp-widget="${w.carousel}"] [data-videoapp-video]`).evaluateAll((cards) =>
-        cards.map((c) => [c.tagName, c.getAttribute('aria-label')])),
-      [['BUTTON', 'Linen Shirt, three ways'], ['BUTTON', 'Summer Dress on the boardwalk'], ['BUTTON', 'What fits in the Canvas Tote']],
+      await page
+        .locator(`[data-videoapp-widget="${w.carousel}"] [data-videoapp-video]`)
+        .evaluateAll((cards) => cards.map((c) => [c.tagName, c.getAttribute('aria-label')])),
+      [
+        ['BUTTON', 'Linen Shirt, three ways'],
+        ['BUTTON', 'Summer Dress on the boardwalk'],
+        ['BUTTON', 'What fits in the Canvas Tote'],
+      ],
       'cards are buttons named by their video titles',
     );
     await screenshot(shopper.page.locator(`[data-videoapp-widget="${w.carousel}"]`), 'carousel.png');
@@ -114,7 +132,10 @@ describe('Where widgets render', () => {
     const widgets = await widgetsAt('/collections/501');
     assert.deepEqual(
       byId(widgets).map((x) => [x.id, x.type]),
-      byId([{ id: w.carousel, type: 'carousel' }, { id: w.story, type: 'story' }]).map((x) => [x.id, x.type]),
+      byId([
+        { id: w.carousel, type: 'carousel' },
+        { id: w.story, type: 'story' },
+      ]).map((x) => [x.id, x.type]),
       'the collection page shows the carousel (collection rule) and the stories',
     );
     assertNone(widgets, [...never(), w.productpage, w.dressOnly], 'the collection page');
@@ -122,7 +143,10 @@ describe('Where widgets render', () => {
 
   it('shows only the rule-less stories on the cart page', async () => {
     const widgets = await widgetsAt('/cart');
-    assert.deepEqual(widgets.map((x) => [x.id, x.type]), [[w.story, 'story']]);
+    assert.deepEqual(
+      widgets.map((x) => [x.id, x.type]),
+      [[w.story, 'story']],
+    );
   });
 
   it('shows exactly the one widget a snippet slot names', async () => {

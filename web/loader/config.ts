@@ -27,7 +27,8 @@ const VERSION_FRESH_MS = 10 * 60 * 1000;
 /** Reads the embed tag's `data-*` attributes (call while the loader's own script runs). */
 export function readConfig(): Config {
   const own = document.currentScript as HTMLScriptElement | null;
-  const tag = own && own.hasAttribute('data-videoapp-loader') ? own : document.querySelector<HTMLScriptElement>('script[data-videoapp-loader]');
+  const tag =
+    own && own.hasAttribute('data-videoapp-loader') ? own : document.querySelector<HTMLScriptElement>('script[data-videoapp-loader]');
   const d = (tag && tag.dataset) || {};
   const id = (v: string | undefined, kind: string) => {
     const t = (v || '').trim();

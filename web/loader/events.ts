@@ -58,9 +58,7 @@ export function sessionId(): string {
 function load(): Item[] {
   const items = readJSON<Item[]>(QUEUE_KEY);
   const oldest = Date.now() - MAX_AGE_MS;
-  return Array.isArray(items)
-    ? items.filter((i) => i && i.e && i.e.eventId && Date.parse(i.e.timestamp) > oldest)
-    : [];
+  return Array.isArray(items) ? items.filter((i) => i && i.e && i.e.eventId && Date.parse(i.e.timestamp) > oldest) : [];
 }
 
 const save = (items: Item[]) => write(QUEUE_KEY, items.length ? JSON.stringify(items.slice(-QUEUE_MAX)) : null);

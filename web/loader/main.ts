@@ -33,9 +33,7 @@ async function load(config: Config, slots: HTMLElement[]): Promise<void> {
   // would leave out the floating ones). A widget whose rules exclude the page shows nowhere.
   const wanted = [...new Set(snippets.map(widgetIdOf))];
   const answer = await fetchWidgets(config);
-  const all = ((answer && answer.widgets) || []).filter(
-    (w) => w && typeof w.id === 'string' && Array.isArray(w.videos) && w.videos.length,
-  );
+  const all = ((answer && answer.widgets) || []).filter((w) => w && typeof w.id === 'string' && Array.isArray(w.videos) && w.videos.length);
   for (const w of all) for (const v of w.videos) v.products = Array.isArray(v.products) ? v.products : [];
   // Floating widgets belong to the page, not to a slot: fixed in a corner, taking no space.
   const floating = all.filter((w) => w.type === 'floating');
@@ -54,9 +52,7 @@ async function load(config: Config, slots: HTMLElement[]): Promise<void> {
     fill(s, w ? [w] : [], branding);
   }
   // Contextual widgets go to the first contextual slot, except those a snippet slot shows.
-  contextual.forEach((s, i) =>
-    fill(s, i ? [] : widgets.filter((w) => !wanted.includes(w.id.toLowerCase())), branding),
-  );
+  contextual.forEach((s, i) => fill(s, i ? [] : widgets.filter((w) => !wanted.includes(w.id.toLowerCase())), branding));
 }
 
 function start(config: Config): void {

@@ -128,7 +128,9 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, story:
   };
   const progress = () => {
     const d = current && current.duration;
-    fills.forEach((f, i) => (f.style.width = `${i < index ? 100 : i > index || !d ? 0 : Math.min(100, (current!.currentTime / d) * 100)}%`));
+    fills.forEach(
+      (f, i) => (f.style.width = `${i < index ? 100 : i > index || !d ? 0 : Math.min(100, (current!.currentTime / d) * 100)}%`),
+    );
   };
 
   const show = (i: number) => {
@@ -216,11 +218,16 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, story:
     });
     let x0 = 0;
     let y0 = 0;
-    on(stage, 'touchstart', (e) => {
-      const t = (e as TouchEvent).changedTouches[0]!;
-      x0 = t.clientX;
-      y0 = t.clientY;
-    }, { passive: true });
+    on(
+      stage,
+      'touchstart',
+      (e) => {
+        const t = (e as TouchEvent).changedTouches[0]!;
+        x0 = t.clientX;
+        y0 = t.clientY;
+      },
+      { passive: true },
+    );
     on(stage, 'touchend', (e) => {
       const t = (e as TouchEvent).changedTouches[0]!;
       const dx = t.clientX - x0;
@@ -285,7 +292,10 @@ let currency: Promise<string | undefined> | undefined;
 const activeCurrency = () =>
   (currency ??= Promise.resolve(
     (window.Shopify && window.Shopify.currency && window.Shopify.currency.active) ||
-      storeJSON<{ currency?: string }>('cart.js').then((c) => c && c.currency, () => undefined),
+      storeJSON<{ currency?: string }>('cart.js').then(
+        (c) => c && c.currency,
+        () => undefined,
+      ),
   ));
 
 const money = (amount: number, code: string | undefined) => {
@@ -419,7 +429,10 @@ function product(w: Widget, v: Video, p: Product): HTMLLIElement {
       );
     } catch (e) {
       // fetch rejects (a TypeError) only when the store cannot be reached at all.
-      state('error', e instanceof TypeError ? 'No connection. Check your network and try again.' : 'Could not add to cart. Please try again.');
+      state(
+        'error',
+        e instanceof TypeError ? 'No connection. Check your network and try again.' : 'Could not add to cart. Please try again.',
+      );
       throw e;
     } finally {
       if (li.getAttribute('data-videoapp-state') !== 'soldout') button.removeAttribute('aria-disabled');

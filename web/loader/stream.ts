@@ -97,7 +97,8 @@ async function range(u: string, from: number, to: number | '', init?: RequestIni
 async function firstFragment(u: string): Promise<Uint8Array<ArrayBuffer> | undefined> {
   const top = new Uint8Array(await (await range(u, 0, 4095, LOW)).arrayBuffer());
   const view = new DataView(top.buffer);
-  for (let at = 0, size = 0; at + 8 <= top.length; at += size) {
+  let size: number;
+  for (let at = 0; at + 8 <= top.length; at += size) {
     size = view.getUint32(at);
     if (size < 8) return;
     if (String.fromCharCode(...top.subarray(at + 4, at + 8)) !== 'mdat') continue;

@@ -41,8 +41,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, cls = '', attrs
 }
 
 /** http(s), protocol-relative or root-relative URLs only; anything else is dropped. */
-export const url = (u: unknown): string | null =>
-  typeof u === 'string' && /^(https?:\/\/|\/)/i.test(u) ? u : null;
+export const url = (u: unknown): string | null => (typeof u === 'string' && /^(https?:\/\/|\/)/i.test(u) ? u : null);
 
 const store = (kind: 'localStorage' | 'sessionStorage'): Storage | null => {
   try {

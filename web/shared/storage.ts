@@ -112,19 +112,11 @@ export interface Attribution {
  * "This session" is the entries carrying `sessionId`; without one, the entries of the last
  * {@link SESSIONLESS_WINDOW_MS}.
  */
-export function attribute(
-  history: History,
-  sessionId: string | null,
-  orderProductIds: string[],
-  now: number,
-): Attribution | null {
+export function attribute(history: History, sessionId: string | null, orderProductIds: string[], now: number): Attribution | null {
   const inSession = (e: { sessionId: string; at: number }) =>
     !!e && (sessionId ? e.sessionId === sessionId : now - e.at < SESSIONLESS_WINDOW_MS);
-  const latest = <T extends { at: number }>(list: T[]) =>
-    list.reduce<T | null>((best, e) => (!best || e.at >= best.at ? e : best), null);
-  const cart = latest(
-    history.carts.filter((e) => inSession(e) && orderProductIds.includes(productGid(e.productId))),
-  );
+  const latest = <T extends { at: number }>(list: T[]) => list.reduce<T | null>((best, e) => (!best || e.at >= best.at ? e : best), null);
+  const cart = latest(history.carts.filter((e) => inSession(e) && orderProductIds.includes(productGid(e.productId))));
   if (cart) {
     return {
       attributionType: 'direct',

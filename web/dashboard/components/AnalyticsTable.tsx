@@ -3,7 +3,7 @@
  * `sort_order`, `page`, `limit`), so what is shown is exactly one page of the service's order.
  */
 import { BlockStack, Button, Card, IndexTable, InlineStack, Pagination, Select, Text, type IndexTableProps } from '@shopify/polaris';
-import { useState, type ReactNode } from 'react';
+import { useMemo, useState, type ReactNode } from 'react';
 
 import { download, get } from '../api';
 import { useToast } from '../context';
@@ -59,8 +59,11 @@ export function AnalyticsTable<Row extends { id: string; title: string }>({
   const page = paging.view === view ? paging.page : 1;
   const [downloading, setDownloading] = useState(false);
 
-  const query = { start_date: range.start, end_date: range.end, sort_by: sortBy, sort_order: sortOrder };
-  const list = useLoad(() => get<Paged<Row>>(endpoint, { ...query, page, limit: PAGE_SIZE }), [endpoint, view, page]);
+  const query = useMemo(
+    () => ({ start_date: range.start, end_date: range.end, sort_by: sortBy, sort_order: sortOrder }),
+    [range.start, range.end, sortBy, sortOrder],
+  );
+  const list = useLoad(() => get<Paged<Row>>(endpoint, { ...query, page, limit: PAGE_SIZE }), [endpoint, query, page]);
 
   const sortColumn = columns.findIndex((c) => c.sortKey === sortBy);
   const rows = list.data?.data ?? [];

@@ -70,7 +70,9 @@ export function Captions({ video, onChange }: { video: Video; onChange: (video: 
                   variant="plain"
                   loading={busy === c.language}
                   accessibilityLabel={`Remove ${languageName(c.language)} captions`}
-                  onClick={() => void run(c.language, () => delJSON<Video>(path(c.language)), `${languageName(c.language)} captions removed`)}
+                  onClick={() =>
+                    void run(c.language, () => delJSON<Video>(path(c.language)), `${languageName(c.language)} captions removed`)
+                  }
                 >
                   Remove
                 </Button>

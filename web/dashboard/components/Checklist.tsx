@@ -6,18 +6,11 @@
 import { Badge, BlockStack, Box, Button, Card, InlineStack, ProgressBar, Text } from '@shopify/polaris';
 import { useEffect } from 'react';
 
-import { get, shopPath } from '../api';
 import { useShop } from '../context';
-import { useLoad } from '../hooks';
+import { useShopData } from '../hooks';
 import { useNavigation } from '../navigation';
 import { isEmbedded } from '../session';
-
-type StepId = 'embed' | 'video' | 'widget' | 'numbers';
-
-interface Onboarding {
-  steps: { id: StepId; done: boolean }[];
-  themeEditorPath?: string | null;
-}
+import type { Onboarding, StepId } from '../types';
 
 /** How often the open steps are read again. */
 const POLL_MS = 5000;
@@ -46,7 +39,7 @@ function themeEditorUrl(path: string): string {
 export function Checklist() {
   const { domain } = useShop();
   const { go } = useNavigation();
-  const state = useLoad(() => get<Onboarding>(shopPath(domain, 'onboarding')), [domain]);
+  const state = useShopData<Onboarding>(['onboarding']);
   const steps = state.data?.steps ?? [];
   const left = steps.filter((s) => !s.done).length;
 

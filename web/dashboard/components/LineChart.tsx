@@ -71,13 +71,7 @@ export function LineChart({ points, label, kind, currency }: { points: Point[]; 
 
   return (
     <figure className="vd-chart">
-      <svg
-        viewBox={`0 0 ${W} ${H}`}
-        role="img"
-        aria-labelledby={titleId}
-        onMouseMove={onMove}
-        onMouseLeave={() => setActive(null)}
-      >
+      <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-labelledby={titleId} onMouseMove={onMove} onMouseLeave={() => setActive(null)}>
         <title id={titleId}>{summary}</title>
         {geometry.ticks.map((t) => (
           <g key={t}>
@@ -89,7 +83,13 @@ export function LineChart({ points, label, kind, currency }: { points: Point[]; 
         ))}
         {points.map((p, i) =>
           geometry.labelAt.has(i) ? (
-            <text key={p.date} className="vd-chart__axis" x={geometry.x(i)} y={H - 10} textAnchor={i === 0 ? 'start' : i === points.length - 1 ? 'end' : 'middle'}>
+            <text
+              key={p.date}
+              className="vd-chart__axis"
+              x={geometry.x(i)}
+              y={H - 10}
+              textAnchor={i === 0 ? 'start' : i === points.length - 1 ? 'end' : 'middle'}
+            >
               {formatDay(p.date, 'short')}
             </text>
           ) : null,

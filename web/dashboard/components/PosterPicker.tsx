@@ -88,7 +88,12 @@ export function PosterPicker({
         />
       </InlineStack>
       <InlineStack gap="300" blockAlign="center">
-        <Button onClick={use} loading={saving} disabled={making} accessibilityLabel={`Use this frame (${formatMoment(atMs)}) as the poster`}>
+        <Button
+          onClick={use}
+          loading={saving}
+          disabled={making}
+          accessibilityLabel={`Use this frame (${formatMoment(atMs)}) as the poster`}
+        >
           Use this frame
         </Button>
         <Text as="span" tone="subdued" numeric>

@@ -12,7 +12,13 @@ import type { Video } from '../types';
 
 type BadgeTone = 'info' | 'success' | 'critical' | 'attention';
 
-const TONES: Record<string, BadgeTone> = { uploading: 'info', queued: 'info', processing: 'attention', ready: 'success', failed: 'critical' };
+const TONES: Record<string, BadgeTone> = {
+  uploading: 'info',
+  queued: 'info',
+  processing: 'attention',
+  ready: 'success',
+  failed: 'critical',
+};
 
 export function ProcessingStatus({ video, onRetried }: { video: Video; onRetried: (video: Video) => void }) {
   const { domain } = useShop();

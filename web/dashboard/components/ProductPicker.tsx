@@ -111,7 +111,11 @@ export function ProductPicker({
                     key={p.id}
                     label={
                       <span className="vd-choice">
-                        {p.image ? <Thumbnail source={p.image} alt="" size="extraSmall" /> : <span className="vd-thumb-empty vd-thumb-empty--small" />}
+                        {p.image ? (
+                          <Thumbnail source={p.image} alt="" size="extraSmall" />
+                        ) : (
+                          <span className="vd-thumb-empty vd-thumb-empty--small" />
+                        )}
                         <span>{p.title}</span>
                       </span>
                     }

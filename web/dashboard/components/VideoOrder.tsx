@@ -64,7 +64,11 @@ export function VideoOrder({
                 <Text as="span" tone="subdued" numeric>
                   {i + 1}.
                 </Text>
-                {v?.posterUrl || v?.thumbnail ? <Thumbnail source={v.posterUrl || v.thumbnail} alt="" size="small" /> : <span className="vd-thumb-empty" />}
+                {v?.posterUrl || v?.thumbnail ? (
+                  <Thumbnail source={v.posterUrl || v.thumbnail} alt="" size="small" />
+                ) : (
+                  <span className="vd-thumb-empty" />
+                )}
                 <div className="vd-grow">
                   <BlockStack gap="050">
                     <Text as="span" fontWeight="semibold">
@@ -84,7 +88,12 @@ export function VideoOrder({
                   <Button size="slim" onClick={() => move(i, -1)} disabled={i === 0} accessibilityLabel={`Move up, ${title}`}>
                     Move up
                   </Button>
-                  <Button size="slim" onClick={() => move(i, 1)} disabled={i === selected.length - 1} accessibilityLabel={`Move down, ${title}`}>
+                  <Button
+                    size="slim"
+                    onClick={() => move(i, 1)}
+                    disabled={i === selected.length - 1}
+                    accessibilityLabel={`Move down, ${title}`}
+                  >
                     Move down
                   </Button>
                   <Button size="slim" tone="critical" variant="plain" onClick={() => remove(i)} accessibilityLabel={`Remove ${title}`}>
@@ -103,7 +112,10 @@ export function VideoOrder({
               id={selectId}
               label="Video to add"
               options={available.map((v) => ({
-                label: v.status === 'PUBLISHED' ? v.title || 'Untitled video' : `${v.title || 'Untitled video'} (${labelOf(VIDEO_STATUSES, v.status)})`,
+                label:
+                  v.status === 'PUBLISHED'
+                    ? v.title || 'Untitled video'
+                    : `${v.title || 'Untitled video'} (${labelOf(VIDEO_STATUSES, v.status)})`,
                 value: v.id,
               }))}
               value={toAdd || available[0]!.id}

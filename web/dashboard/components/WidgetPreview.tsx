@@ -104,17 +104,19 @@ export function WidgetPreview({
     modalLayout: widget.modalLayout,
     videos: shown.map((v) => toLoaderVideo(v, productById)),
   };
+  // The widget as text: a new object every render, the same text until something shown changes.
   const key = JSON.stringify(shape);
 
   useEffect(() => {
+    const preview = JSON.parse(key) as LoaderWidget;
     const timer = setTimeout(() => {
       const el = box.current;
       if (!el) return;
       addLoaderStyles();
       silenceLoaderEvents();
       el.replaceChildren();
-      if (!shape.videos.length) return;
-      const rendered = renderWidget(shape, removeBranding);
+      if (!preview.videos.length) return;
+      const rendered = renderWidget(preview, removeBranding);
       // A card shows its duration before its title, but its accessible name is the title only.
       // The dashboard's accessibility checks want a control's visible text within its name, so
       // here the name gets the duration in front, and a space (invisible between the card's
@@ -129,7 +131,6 @@ export function WidgetPreview({
       el.append(rendered);
     }, DEBOUNCE_MS);
     return () => clearTimeout(timer);
-    // `key` stands for `shape`, whose identity changes on every render.
   }, [key, removeBranding]);
 
   // The player opens over the whole page, outside this component: its product links and

@@ -11,5 +11,4 @@ export function fieldError(error: unknown, name: string): string | undefined {
 }
 
 /** True when the error names one of `names`: it is then shown beside that field, not only on top. */
-export const namesAField = (error: unknown, names: string[]): boolean =>
-  names.some((n) => fieldError(error, n) !== undefined);
+export const namesAField = (error: unknown, names: string[]): boolean => names.some((n) => fieldError(error, n) !== undefined);

@@ -134,8 +134,8 @@ export function AddVideosPage({
                 Advanced: add by URL
               </Text>
               <Text as="p" tone="subdued">
-                If you host your video files yourself, give their links (the video, a preview clip and a thumbnail) instead of
-                uploading them.
+                If you host your video files yourself, give their links (the video, a preview clip and a thumbnail) instead of uploading
+                them.
               </Text>
               <Button onClick={onAddByUrl}>Add by URL</Button>
             </BlockStack>
@@ -183,7 +183,12 @@ function ArrivalRow({ upload, onEdit }: { upload: Upload; onEdit: (video: Video)
                       : `Uploading: ${sent}% of ${formatBytes(upload.bytesTotal)}`}
                   {upload.resumed && ', continued from where it stopped'}
                 </Text>
-                <ProgressBar progress={sent} size="small" tone={upload.state === 'failed' ? 'critical' : 'highlight'} ariaLabelledBy={labelId} />
+                <ProgressBar
+                  progress={sent}
+                  size="small"
+                  tone={upload.state === 'failed' ? 'critical' : 'highlight'}
+                  ariaLabelledBy={labelId}
+                />
               </>
             )}
             {upload.state === 'failed' && upload.error && (
@@ -313,8 +318,24 @@ function ImportForm() {
             </Banner>
           )}
           <FormLayout>
-            <TextField label="Link to the video file" type="url" value={url} onChange={setUrl} autoComplete="off" error={err('url')} requiredIndicator />
-            <TextField label="Title" value={title} onChange={setTitle} autoComplete="off" maxLength={512} error={err('title')} requiredIndicator />
+            <TextField
+              label="Link to the video file"
+              type="url"
+              value={url}
+              onChange={setUrl}
+              autoComplete="off"
+              error={err('url')}
+              requiredIndicator
+            />
+            <TextField
+              label="Title"
+              value={title}
+              onChange={setTitle}
+              autoComplete="off"
+              maxLength={512}
+              error={err('title')}
+              requiredIndicator
+            />
           </FormLayout>
           <InlineStack align="end">
             <Button submit loading={sending}>

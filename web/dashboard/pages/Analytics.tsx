@@ -14,7 +14,7 @@ import { presetRange, rangeErrors, type DateRange, type Preset } from '../dates'
 import { formatCount, formatMoney, SERIES_METRICS, SUMMARY_METRICS, type SeriesKey } from '../format';
 import { useLoad } from '../hooks';
 import { labelOf, statusTone, VIDEO_STATUSES, WIDGET_STATUSES, WIDGET_TYPES } from '../labels';
-import type { Bucket, Envelope, Metrics, Summary, VideoAnalytics, WidgetAnalytics } from '../types';
+import type { Metrics, SummaryResponse, TimeseriesResponse, VideoAnalytics, WidgetAnalytics } from '../types';
 
 const DEFAULT_PRESET: Exclude<Preset, 'custom'> = 'last30';
 
@@ -56,11 +56,11 @@ export function AnalyticsPage() {
   };
 
   const summary = useLoad(
-    () => get<Envelope<Summary>>('/analytics/summary', { start_date: start, end_date: end, compare: 'previous_period' }),
+    () => get<SummaryResponse>('/analytics/summary', { start_date: start, end_date: end, compare: 'previous_period' }),
     [start, end],
   );
   const series = useLoad(
-    () => get<Envelope<Bucket[]>>('/analytics/timeseries', { start_date: start, end_date: end, interval: 'day' }),
+    () => get<TimeseriesResponse>('/analytics/timeseries', { start_date: start, end_date: end, interval: 'day' }),
     [start, end],
   );
 

@@ -1,23 +1,21 @@
 /** Settings › API access: keys for the merchant's own tools to read the analytics API. */
-import { Badge, Banner, BlockStack, Button, Card, Form, FormLayout, IndexTable, InlineStack, Layout, Page, Text, TextField } from '@shopify/polaris';
+import { Badge, Banner, BlockStack, Button, Card, Form, FormLayout, InlineStack, Layout, Page, Text, TextField } from '@shopify/polaris';
 import { useRef, useState } from 'react';
 
-import { del, get, post, shopPath } from '../api';
+import { del, post, shopPath } from '../api';
 import { copyText, selectText } from '../clipboard';
 import { ConfirmModal } from '../components/ConfirmModal';
-import { StackedRows, useCompact } from '../components/StackedRows';
 import { fieldError, namesAField } from '../components/fields';
-import { ErrorBanner, LoadingCard } from '../components/States';
+import { ListCard, ListTable } from '../components/ListPage';
 import { useShop, useToast } from '../context';
 import { formatInstant } from '../dates';
-import { useLoad } from '../hooks';
+import { useShopData } from '../hooks';
 import type { ApiKeyInfo, CreatedApiKey } from '../types';
 
 export function SettingsPage() {
   const { domain, shop } = useShop();
   const notify = useToast();
-  const compact = useCompact();
-  const keys = useLoad(() => get<{ apiKeys: ApiKeyInfo[] }>(shopPath(domain, 'api-keys')), [domain]);
+  const keys = useShopData<{ apiKeys: ApiKeyInfo[] }>(['api-keys']);
   const [name, setName] = useState('');
   const [creating, setCreating] = useState(false);
   const [createError, setCreateError] = useState<unknown>(null);
@@ -59,7 +57,8 @@ export function SettingsPage() {
   };
 
   const list = keys.data?.apiKeys ?? [];
-  const keyStatus = (k: ApiKeyInfo) => (k.revokedAt ? <Badge>{`Revoked ${when(k.revokedAt)}`}</Badge> : <Badge tone="success">Active</Badge>);
+  const keyStatus = (k: ApiKeyInfo) =>
+    k.revokedAt ? <Badge>{`Revoked ${when(k.revokedAt)}`}</Badge> : <Badge tone="success">Active</Badge>;
   const revokeButton = (k: ApiKeyInfo) =>
     !k.revokedAt && (
       <span className="vd-inline" data-testid="revoke-key">
@@ -121,72 +120,39 @@ export function SettingsPage() {
               </Form>
             </Card>
 
-            {keys.error && <ErrorBanner title="Your keys could not be loaded" error={keys.error} onRetry={keys.reload} />}
-            {!keys.data && keys.loading && <LoadingCard label="Loading your API keys" />}
-            {keys.data && (
-              <Card padding="0">
-                <div className="vd-table-head">
-                  <Text as="h3" variant="headingSm">
-                    Your keys
-                  </Text>
-                </div>
-                {compact && list.length > 0 ? (
-                  <StackedRows
-                    label="Your keys"
-                    rows={list.map((k) => ({
-                      id: k.id,
-                      title: (
-                        <Text as="h4" fontWeight="semibold">
-                          {k.name}
-                        </Text>
-                      ),
-                      facts: [
-                        { label: 'Key starts with', value: <code className="vd-code">{k.prefix}</code> },
-                        { label: 'Created', value: when(k.createdAt) },
-                        { label: 'Last used', value: k.lastUsedAt ? when(k.lastUsedAt) : 'Never' },
-                        { label: 'Status', value: keyStatus(k) },
-                      ],
-                      actions: revokeButton(k),
-                    }))}
-                  />
-                ) : (
-                  <IndexTable
-                    resourceName={{ singular: 'API key', plural: 'API keys' }}
-                    itemCount={list.length}
-                    selectable={false}
-                    headings={[{ title: 'Name' }, { title: 'Key starts with' }, { title: 'Created' }, { title: 'Last used' }, { title: 'Status' }, { title: 'Actions' }]}
-                    emptyState={
-                      <div className="vd-empty">
-                        <Text as="p" tone="subdued">
-                          No API keys yet. Create one above when a tool needs to read your analytics.
-                        </Text>
-                      </div>
-                    }
-                  >
-                    {list.map((k, i) => (
-                      <IndexTable.Row id={k.id} key={k.id} position={i}>
-                        <IndexTable.Cell as="th" scope="row">
-                          <Text as="span" fontWeight="semibold">
-                            {k.name}
-                          </Text>
-                        </IndexTable.Cell>
-                        <IndexTable.Cell>
-                          <code className="vd-code">{k.prefix}</code>
-                        </IndexTable.Cell>
-                        <IndexTable.Cell>{when(k.createdAt)}</IndexTable.Cell>
-                        <IndexTable.Cell>{k.lastUsedAt ? when(k.lastUsedAt) : 'Never'}</IndexTable.Cell>
-                        <IndexTable.Cell>
-                          {keyStatus(k)}
-                        </IndexTable.Cell>
-                        <IndexTable.Cell>
-                          {revokeButton(k)}
-                        </IndexTable.Cell>
-                      </IndexTable.Row>
-                    ))}
-                  </IndexTable>
-                )}
-              </Card>
-            )}
+            <ListCard
+              loaded={keys}
+              errorTitle="Your keys could not be loaded"
+              loadingLabel="Loading your API keys"
+              head={
+                <Text as="h3" variant="headingSm">
+                  Your keys
+                </Text>
+              }
+            >
+              <ListTable
+                label="Your keys"
+                noun={{ singular: 'API key', plural: 'API keys' }}
+                items={list}
+                name={(k) => k.name}
+                nameHeading="Name"
+                nameLevel="h4"
+                columns={[
+                  { title: 'Key starts with', cell: (k) => <code className="vd-code">{k.prefix}</code> },
+                  { title: 'Created', cell: (k) => when(k.createdAt) },
+                  { title: 'Last used', cell: (k) => (k.lastUsedAt ? when(k.lastUsedAt) : 'Never') },
+                  { title: 'Status', cell: keyStatus },
+                ]}
+                actions={revokeButton}
+                emptyState={
+                  <div className="vd-empty">
+                    <Text as="p" tone="subdued">
+                      No API keys yet. Create one above when a tool needs to read your analytics.
+                    </Text>
+                  </div>
+                }
+              />
+            </ListCard>
           </BlockStack>
         </Layout.AnnotatedSection>
       </Layout>
@@ -199,8 +165,7 @@ export function SettingsPage() {
         onClose={() => setRevoking(null)}
       >
         <Text as="p">
-          Any tool using this key stops getting analytics at once. This cannot be undone: to give a tool access again, create a
-          new key.
+          Any tool using this key stops getting analytics at once. This cannot be undone: to give a tool access again, create a new key.
         </Text>
       </ConfirmModal>
     </Page>
