@@ -112,10 +112,13 @@ describe('A merchant installs the app from the admin', () => {
       await tote.getByLabel('Title').fill('Canvas Tote, large');
       await tote.getByRole('button', { name: 'Save' }).click();
       await page.getByText('videoapp was told (products/update)').waitFor();
-      await waitFor(async () => {
-        const held = await (await admin(`/shops/${shop}/products`)).json();
-        return held.products.some((p) => p.title === 'Canvas Tote, large');
-      }, { message: 'the renamed product in the app' });
+      await waitFor(
+        async () => {
+          const held = await (await admin(`/shops/${shop}/products`)).json();
+          return held.products.some((p) => p.title === 'Canvas Tote, large');
+        },
+        { message: 'the renamed product in the app' },
+      );
 
       // Uninstalled from the admin's Apps page, the app installs afresh when opened again.
       await page.goto('/admin/apps');
