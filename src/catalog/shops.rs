@@ -96,6 +96,7 @@ pub async fn upsert(
              currency = CASE WHEN s.uninstalled_at IS NULL THEN COALESCE($4, s.currency) ELSE EXCLUDED.currency END,
              remove_branding = CASE WHEN s.uninstalled_at IS NULL THEN COALESCE($5, s.remove_branding) ELSE EXCLUDED.remove_branding END,
              created_at = CASE WHEN s.uninstalled_at IS NULL THEN s.created_at ELSE now() END,
+             storefront_seen_at = CASE WHEN s.uninstalled_at IS NULL THEN s.storefront_seen_at END,
              uninstalled_at = NULL,
              catalog_version = s.catalog_version + 1,
              updated_at = now()

@@ -305,12 +305,14 @@ async fn write_row(
         .map(Video::from)
 }
 
-/// Whether the shop has any video.
-pub async fn any(pool: &PgPool, shop: &ShopDomain) -> Result<bool, sqlx::Error> {
-    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM videos WHERE shop_domain = $1)")
-        .bind(shop.as_str())
-        .fetch_one(pool)
-        .await
+/// Whether the shop has a published video.
+pub async fn any_published(pool: &PgPool, shop: &ShopDomain) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM videos WHERE shop_domain = $1 AND status = 'PUBLISHED')",
+    )
+    .bind(shop.as_str())
+    .fetch_one(pool)
+    .await
 }
 
 pub async fn list(pool: &PgPool, shop: &ShopDomain) -> Result<Vec<Video>, CatalogError> {

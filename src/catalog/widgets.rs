@@ -315,10 +315,13 @@ async fn write_row(
     Ok(())
 }
 
-/// Whether the shop has an active widget.
-pub async fn any_active(pool: &PgPool, shop: &ShopDomain) -> Result<bool, sqlx::Error> {
+/// Whether an active widget of the shop shows a published video.
+pub async fn any_showing(pool: &PgPool, shop: &ShopDomain) -> Result<bool, sqlx::Error> {
     sqlx::query_scalar(
-        "SELECT EXISTS (SELECT 1 FROM widgets WHERE shop_domain = $1 AND status = 'active')",
+        "SELECT EXISTS (SELECT 1 FROM widgets w \
+         JOIN widget_videos wv ON wv.widget_id = w.id \
+         JOIN videos v ON v.id = wv.video_id AND v.status = 'PUBLISHED' \
+         WHERE w.shop_domain = $1 AND w.status = 'active')",
     )
     .bind(shop.as_str())
     .fetch_one(pool)

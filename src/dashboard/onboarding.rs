@@ -36,9 +36,9 @@ pub struct OnboardingStep {
 pub enum StepId {
     /// The store's pages asked for widgets: the app embed is on.
     Embed,
-    /// The shop has a video.
+    /// The shop has a published video.
     Video,
-    /// The shop has an active widget.
+    /// An active widget shows a published video: the store shows something.
     Widget,
     /// Shoppers' events have landed: the numbers are no longer zeros.
     Numbers,
@@ -63,8 +63,8 @@ pub async fn onboarding(
     shops::get(&state.db, &shop).await?;
     let (seen, video, widget, numbers) = tokio::try_join!(
         shops::storefront_seen_at(&state.db, &shop),
-        videos::any(&state.db, &shop),
-        widgets::any_active(&state.db, &shop),
+        videos::any_published(&state.db, &shop),
+        widgets::any_showing(&state.db, &shop),
         changes::has_numbers(&state.db, &shop),
     )?;
     let step = |id, done| OnboardingStep { id, done };

@@ -104,7 +104,9 @@ async fn snapshot(
         .get(&proxy.shop)
         .await?
         .ok_or(ApiError::ShopNotFound)?;
-    state.storefront_seen.note(&state.db, &proxy.shop);
+    state
+        .storefront_seen
+        .note(&state.db, &proxy.shop, snapshot.version);
     Ok(snapshot)
 }
 

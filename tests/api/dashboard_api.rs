@@ -631,7 +631,12 @@ async fn the_first_run_checklist_ticks_each_step_from_what_the_service_sees() {
     assert_eq!(response.status(), StatusCode::OK);
     wait_for(expect(true, false, false, false)).await;
 
-    let video = app.create_video(SHOP, json!({ "status": "DRAFT" })).await;
+    // A draft video shows nowhere, and nor does an active widget of drafts.
+    let draft = app.create_video(SHOP, json!({ "status": "DRAFT" })).await;
+    app.create_widget(SHOP, json!({ "videoIds": [draft] }))
+        .await;
+    wait_for(expect(true, false, false, false)).await;
+    let video = app.create_video(SHOP, json!({})).await;
     wait_for(expect(true, true, false, false)).await;
     app.create_widget(SHOP, json!({ "status": "draft", "videoIds": [video] }))
         .await;
@@ -651,6 +656,22 @@ async fn the_first_run_checklist_ticks_each_step_from_what_the_service_sees() {
     let (status, other) = call(&app, Method::GET, &other_path, Some(&other_token), None).await;
     assert_eq!(status, StatusCode::OK, "{other}");
     assert_eq!(done(&other), expect(false, false, false, false));
+
+    // Uninstalled and installed again: the platform took the app embed out with the app, so
+    // the step waits for the store's pages again; the numbers held stay.
+    let removed = app
+        .admin(Method::DELETE, &format!("/shops/{SHOP}"))
+        .send()
+        .await
+        .unwrap();
+    assert!(removed.status().is_success(), "{}", removed.status());
+    app.create_shop(SHOP).await;
+    wait_for(expect(false, false, false, true)).await;
+    let response = app
+        .storefront("contextual-widgets", SHOP, &[("location", "home")])
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    wait_for(expect(true, false, false, true)).await;
 }
 
 #[tokio::test]
