@@ -154,6 +154,25 @@ describe('Stories, a floating widget and captions', () => {
     }
   });
 
+  it("keeps a shopper who is busy with a video's products on it when the video ends", async () => {
+    const shopper = await newShopper('stories: busy shopper', { origin: shop.origin, device: PHONE });
+    try {
+      const { page } = shopper;
+      await page.goto(`/?widget=${w.story}`);
+      await slotsSettled(page);
+      // The last video: at its end an untouched story closes.
+      await page.tap(`[data-videoapp-widget="${w.story}"] [data-videoapp-video="${v[2]}"]`);
+      const player = page.locator('[data-videoapp-player]');
+      await storyAt(page, 2, 'the story to open on its last video');
+      await player.locator('.videoapp-product img').first().tap();
+      await waitFor(() => player.locator('video').evaluate((el) => el.ended), { timeout: 20_000, message: 'the video to end' });
+      assert.ok(await player.isVisible(), 'the player stays open at the end of the video');
+      assert.equal(await player.getAttribute('data-videoapp-video-id'), v[2]);
+    } finally {
+      await shopper.close();
+    }
+  });
+
   it('moves through a story with the arrow keys on a desktop', async () => {
     const shopper = await newShopper('stories: desktop', { origin: shop.origin });
     try {

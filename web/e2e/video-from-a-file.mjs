@@ -1,6 +1,6 @@
 // Story 8: a video from a file. A merchant drops a phone video into the dashboard; it uploads and
-// is processed until it is ready; the merchant links a product, puts it in a widget and publishes
-// it. A shopper on a phone, over a slow 4G network, taps it on the store: it plays, its
+// is processed until it is ready; the merchant links a product and puts it in a widget, publishing
+// it from there. A shopper on a phone, over a slow 4G network, taps it on the store: it plays, its
 // impression, click and view are counted, and once the player is closed nothing more of the
 // video is downloaded.
 import assert from 'node:assert/strict';
@@ -196,6 +196,13 @@ describe('A video from a file', () => {
     await page.getByLabel('Status', { exact: true }).selectOption('active');
     await page.getByLabel('Video to add', { exact: true }).selectOption(videoId);
     await page.getByRole('button', { name: 'Add video', exact: true }).click();
+    // The video is a draft: the form says so, and publishes it there.
+    await page.getByText('Not shown in your store until published').waitFor();
+    const published = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/videos/${videoId}`));
+    await page.getByRole('button', { name: `Publish ${TITLE}`, exact: true }).click();
+    const answer = await published;
+    assert.equal(answer.status(), 200, `publishing answered ${answer.status()}: ${await answer.text()}`);
+    await page.getByText('Not shown in your store until published').waitFor({ state: 'detached' });
     await page.getByRole('checkbox', { name: 'Home page', exact: true }).check();
     const saved = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname.endsWith('/widgets'));
     await page.getByRole('button', { name: 'Create widget', exact: true }).click();
@@ -204,15 +211,6 @@ describe('A video from a file', () => {
     widgetId = (await widget.json()).id;
     await pageHeading(page, 'Widgets').waitFor();
 
-    // Published.
-    await goTo(page, 'Videos');
-    await page.getByRole('button', { name: `Edit ${TITLE}`, exact: true }).click();
-    await pageHeading(page, `Edit ${TITLE}`).waitFor();
-    await page.getByLabel('Status', { exact: true }).selectOption('PUBLISHED');
-    const published = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/videos/${videoId}`));
-    await page.getByRole('button', { name: 'Save video', exact: true }).click();
-    const answer = await published;
-    assert.equal(answer.status(), 200, `publishing answered ${answer.status()}: ${await answer.text()}`);
     const held = await shop.getVideo(videoId);
     assert.deepEqual(
       { status: held.status, productIds: held.productIds },

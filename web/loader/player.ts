@@ -87,7 +87,8 @@ const SWIPE_PX = 40;
 /**
  * Opens the player on `w.videos[index]`; focus returns to `opener` on close. A story plays
  * full-screen as stories do: a progress bar per video, the next one at the end (closing after
- * the last), a tap on the left or right third or a swipe to move, arrow keys on a desktop.
+ * the last), a tap on the left or right third or a swipe to move, arrow keys on a desktop. A
+ * shopper busy with a video's products (choosing, adding) is not moved on: it stays at its end.
  */
 export function openPlayer(w: Widget, index: number, opener: HTMLElement, story: boolean): void {
   const doc = document;
@@ -114,6 +115,9 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, story:
     [dialog],
   );
   let current: HTMLVideoElement | null = null;
+  // The shopper touched this video's products: the end of the video does not take them away.
+  let busy = false;
+  for (const type of ['pointerdown', 'focusin', 'keydown']) on(products, type, () => (busy = true));
   // The shopper's choices hold for the next video too; captions follow the sound until chosen.
   let muted = false;
   let captions: boolean | null = null;
@@ -139,6 +143,7 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, story:
       i = 0;
     }
     index = (i + count) % count;
+    busy = false;
     const v = w.videos[index]!;
     detach(current);
     current = fullVideo('videoapp-video', v, story ? { autoplay: '' } : { controls: '', autoplay: '' });
@@ -153,7 +158,7 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, story:
       showCaptions();
     });
     on(shown, 'timeupdate', progress);
-    if (story) on(shown, 'ended', () => shown === current && show(index + 1));
+    if (story) on(shown, 'ended', () => shown === current && !busy && show(index + 1));
     cc.hidden = !shown.textTracks.length;
     showCaptions();
     progress();
@@ -328,9 +333,13 @@ function product(w: Widget, v: Video, p: Product): HTMLLIElement {
   const pick = h('span', 'videoapp-pick');
   const button = h('button', 'videoapp-btn', { type: 'button', 'data-videoapp-add-to-cart': p.id }, ['Add to cart']);
   const viewCart = h('a', 'videoapp-viewcart', { href: `${storeRoot()}cart`, hidden: '' }, ['View cart']);
+  const handle = decodeURIComponent(p.handle || (/\/products\/([^/?#]+)/.exec(p.url || '') || [])[1] || '');
+  // On the store's own domain and locale, where the cart is, rather than the address the
+  // catalog holds (the platform's domain, which redirects).
+  const page = handle ? `${storeRoot()}products/${encodeURIComponent(handle)}` : url(p.url);
   const li = h('li', 'videoapp-product', {}, [
     url(p.image) && h('img', '', { src: url(p.image), alt: '', width: 64, height: 64, loading: 'lazy' }),
-    h('a', 'videoapp-pname', { href: url(p.url) }, [p.title]),
+    h('a', 'videoapp-pname', { href: page }, [p.title]),
     price,
     pick,
     h('span', 'videoapp-actions', {}, [button, viewCart]),
@@ -340,7 +349,6 @@ function product(w: Widget, v: Video, p: Product): HTMLLIElement {
     li.setAttribute('data-videoapp-state', s);
     status.textContent = text;
   };
-  const handle = decodeURIComponent(p.handle || (/\/products\/([^/?#]+)/.exec(p.url || '') || [])[1] || '');
   let variants: StoreVariant[] | undefined;
   let chosen: StoreVariant | undefined;
   let select: HTMLSelectElement | undefined;

@@ -39,7 +39,7 @@ export const PLAYER_CSS = `
 .videoapp-btn,.videoapp-viewcart{min-width:44px;min-height:44px;padding:0 16px;border:0;border-radius:${R};background:${A};color:#fff;font:inherit;cursor:pointer}
 .videoapp-viewcart{display:inline-flex;align-items:center;border:1px solid;background:none;color:inherit;text-decoration:none}
 .videoapp-btn[aria-disabled=true]{opacity:.6;cursor:default}
-.videoapp-status{font-size:.875em}
+.videoapp-status{font-size:.875em;min-height:1.5em}
 @media (max-width:600px){
 .videoapp-overlay{padding:0}
 .videoapp-overlay .videoapp-dialog{flex-direction:column;width:100%;height:100%;max-height:none;border-radius:0;overflow:hidden}

@@ -20,10 +20,13 @@ const STEPS: Record<StepId, { title: string; help: string }> = {
     title: 'Turn on the videoapp app embed',
     help: 'In your theme editor, switch on "videoapp" under App embeds and save. It loads widgets on your store.',
   },
-  video: { title: 'Add your first video', help: 'Upload a video from your phone or computer; we prepare it for every screen.' },
+  video: {
+    title: 'Add and publish your first video',
+    help: 'Upload a video from your phone or computer; we prepare it for every screen. Publish it once it is ready.',
+  },
   widget: {
     title: 'Make your first widget',
-    help: 'Choose videos and where they show: a carousel, stories, a product page grid or a floating bubble.',
+    help: 'Choose published videos and where they show: a carousel, stories, a product page grid or a floating bubble.',
   },
   numbers: {
     title: 'See your first numbers',
@@ -32,8 +35,13 @@ const STEPS: Record<StepId, { title: string; help: string }> = {
 };
 
 /** The theme editor, in the platform's admin (top level) or in the demo store's. */
-function themeEditorUrl(path: string): string {
+export function themeEditorUrl(path: string): string {
   return isEmbedded() ? `shopify://admin${path}` : `/admin${path}`;
+}
+
+/** The store's pages: the shop's domain, or, outside the platform, the demo store the app runs in. */
+function storeUrl(domain: string): string {
+  return isEmbedded() ? `https://${domain}` : '/';
 }
 
 export function Checklist() {
@@ -67,7 +75,7 @@ export function Checklist() {
         return <Button onClick={() => go({ page: 'widgets', widget: 'new' })}>Make a widget</Button>;
       case 'numbers':
         return (
-          <Button url={`https://${domain}`} target="_blank">
+          <Button url={storeUrl(domain)} target="_blank">
             Visit your store
           </Button>
         );

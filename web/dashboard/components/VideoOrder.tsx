@@ -6,17 +6,21 @@ import { Badge, BlockStack, Button, InlineError, InlineStack, Select, Text, Thum
 import { useId, useMemo, useState } from 'react';
 
 import { labelOf, VIDEO_STATUSES } from '../labels';
+import { PublishButton } from './PublishButton';
 import type { Video } from '../types';
 
 export function VideoOrder({
   videos,
   selected,
   onChange,
+  onPublished,
   error,
 }: {
   videos: Video[];
   selected: string[];
   onChange: (ids: string[]) => void;
+  /** A draft among them was published from here. */
+  onPublished: (video: Video) => void;
   error?: string;
 }) {
   const [toAdd, setToAdd] = useState('');
@@ -80,6 +84,7 @@ export function VideoOrder({
                         <Text as="span" variant="bodySm" tone="subdued">
                           Not shown in your store until published
                         </Text>
+                        <PublishButton video={v} onPublished={onPublished} />
                       </InlineStack>
                     )}
                   </BlockStack>

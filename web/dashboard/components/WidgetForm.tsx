@@ -52,7 +52,8 @@ const KIND: FormKind = {
 const NEW_WIDGET: WidgetInput = {
   type: 'carousel',
   title: '',
-  status: 'draft',
+  // A merchant making a widget wants it on the store; a draft is a choice.
+  status: 'active',
   priority: 0,
   viewStyle: 'default',
   clickBehavior: 'open_modal',
@@ -69,9 +70,12 @@ export function WidgetForm({
   collections,
   onSaved,
   onCancel,
+  onVideoPublished,
 }: {
   widget?: Widget;
   videos: Video[];
+  /** A draft video was published from the form: the caller's list of videos is stale. */
+  onVideoPublished: (video: Video) => void;
   products: Product[];
   /** The shop's collections (imported at install), for the collection rule. */
   collections: Collection[];
@@ -233,7 +237,13 @@ export function WidgetForm({
           error={err('sourceType')}
         />
         {draft.sourceType === 'manual' ? (
-          <VideoOrder videos={videos} selected={draft.videoIds} onChange={(ids) => set('videoIds', ids)} error={err('videoIds')} />
+          <VideoOrder
+            videos={videos}
+            selected={draft.videoIds}
+            onChange={(ids) => set('videoIds', ids)}
+            onPublished={onVideoPublished}
+            error={err('videoIds')}
+          />
         ) : (
           <Text as="p" tone="subdued">
             Link videos to products on the Videos page. On other pages than product pages, this widget shows nothing.

@@ -25,6 +25,7 @@ import { useEffect, useId, useState } from 'react';
 import { ApiError, post, shopPath } from '../api';
 import { fieldError, namesAField } from '../components/fields';
 import { ProcessingStatus } from '../components/ProcessingStatus';
+import { PublishButton } from '../components/PublishButton';
 import { useShop, useToast } from '../context';
 import { formatBytes } from '../format';
 import { useLiveVideo } from '../live';
@@ -221,6 +222,7 @@ function ArrivalRow({ upload, onEdit }: { upload: Upload; onEdit: (video: Video)
               Resume
             </Button>
           )}
+          {video && <PublishButton video={video} onPublished={replace} />}
           {video && (
             <Button onClick={() => onEdit(video)} accessibilityLabel={`Edit ${title}`}>
               Edit

@@ -1,21 +1,28 @@
-/** Settings › API access: keys for the merchant's own tools to read the analytics API. */
+/**
+ * Settings: the theme's app embed (a way back to the theme editor once the checklist is gone),
+ * and API access: keys for the merchant's own tools to read the analytics API.
+ */
 import { Badge, Banner, BlockStack, Button, Card, Form, FormLayout, InlineStack, Layout, Page, Text, TextField } from '@shopify/polaris';
 import { useRef, useState } from 'react';
 
 import { del, post, shopPath } from '../api';
 import { copyText, selectText } from '../clipboard';
+import { themeEditorUrl } from '../components/Checklist';
 import { ConfirmModal } from '../components/ConfirmModal';
 import { fieldError, namesAField } from '../components/fields';
 import { ListCard, ListTable } from '../components/ListPage';
 import { useShop, useToast } from '../context';
 import { formatInstant } from '../dates';
 import { useShopData } from '../hooks';
-import type { ApiKeyInfo, CreatedApiKey } from '../types';
+import type { ApiKeyInfo, CreatedApiKey, Onboarding } from '../types';
 
 export function SettingsPage() {
   const { domain, shop } = useShop();
   const notify = useToast();
   const keys = useShopData<{ apiKeys: ApiKeyInfo[] }>(['api-keys']);
+  const onboarding = useShopData<Onboarding>(['onboarding']);
+  const editor = onboarding.data?.themeEditorPath;
+  const embedOn = onboarding.data?.steps.find((s) => s.id === 'embed')?.done;
   const [name, setName] = useState('');
   const [creating, setCreating] = useState(false);
   const [createError, setCreateError] = useState<unknown>(null);
@@ -71,6 +78,26 @@ export function SettingsPage() {
   return (
     <Page title="Settings">
       <Layout>
+        {editor && (
+          <Layout.AnnotatedSection
+            id="app-embed"
+            title="Your store's theme"
+            description="The videoapp app embed loads widgets on your store's pages. Switch it on or off in the theme editor."
+          >
+            <Card>
+              <InlineStack gap="300" blockAlign="center" align="space-between">
+                {embedOn ? (
+                  <Badge tone="success">Your store's pages load videoapp</Badge>
+                ) : (
+                  <Badge tone="attention">Not seen on your store's pages yet</Badge>
+                )}
+                <Button url={themeEditorUrl(editor)} target="_top">
+                  Open theme editor
+                </Button>
+              </InlineStack>
+            </Card>
+          </Layout.AnnotatedSection>
+        )}
         <Layout.AnnotatedSection
           id="api-access"
           title="API access"

@@ -54,6 +54,7 @@ export function WidgetsPage() {
         key={editingId}
         widget={widget ?? undefined}
         videos={videos.data.videos}
+        onVideoPublished={() => videos.reload()}
         products={products.data.products}
         collections={collections.data?.collections ?? []}
         onCancel={() => toList()}
