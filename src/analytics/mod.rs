@@ -12,19 +12,18 @@ pub mod metrics;
 mod periods;
 pub mod queries;
 pub mod split;
-mod timeseries;
 
 use axum::middleware;
 use utoipa::IntoResponses;
 use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use crate::app::AppState;
 use crate::error::ErrorBody;
 
 /// The analytics API at `/api/v1`, behind `vk_` keys and their rate limit.
 pub fn router(state: AppState) -> OpenApiRouter<AppState> {
-    let routes = routes().route_layer(middleware::from_fn_with_state(state, auth::authenticate));
+    let routes =
+        handlers::routes().route_layer(middleware::from_fn_with_state(state, auth::authenticate));
     OpenApiRouter::new().nest("/api/v1", routes)
 }
 
@@ -32,17 +31,7 @@ pub fn router(state: AppState) -> OpenApiRouter<AppState> {
 /// of the dashboard's session (checked by the router that nests this one), with no key and no
 /// rate limit.
 pub fn dashboard_routes() -> OpenApiRouter<AppState> {
-    routes().route_layer(middleware::from_fn(auth::caller_from_session))
-}
-
-fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(handlers::list_videos))
-        .routes(routes!(handlers::one_video))
-        .routes(routes!(handlers::summary))
-        .routes(routes!(handlers::list_widgets))
-        .routes(routes!(handlers::one_widget))
-        .routes(routes!(timeseries::timeseries))
+    handlers::routes().route_layer(middleware::from_fn(auth::caller_from_session))
 }
 
 /// The refusals any analytics call may answer: a bad range or parameter, a missing or unknown key,

@@ -9,8 +9,8 @@ use clap::{value_parser, Args};
 use secrecy::SecretString;
 use url::Url;
 
-use super::{boolean, http_url, names, password, positive_seconds, trim, ConfigError};
-use super::{ConfigErrors, InvalidValue};
+use super::errors::{names, ConfigError, ConfigErrors};
+use super::values::{boolean, http_url, password, positive_seconds, trim, InvalidValue};
 
 pub const DEFAULT_UPLOAD_MAX_BYTES: u64 = 1 << 30;
 pub const DEFAULT_VIDEO_MAX_SECONDS: u64 = 600;

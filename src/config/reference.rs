@@ -17,8 +17,9 @@ settings stop the command at start, with exit code 2 and one line that names eve
 `migrate` and `generate` need `DATABASE_URL` and `CLICKHOUSE_URL`, `dev-store` needs
 `DATABASE_URL` and `VIDEOAPP_PROXY_SECRET`, `sign` only `VIDEOAPP_PROXY_SECRET`, `schema` none.
 
-This file is generated from the settings' definitions (`src/config.rs`, `src/config/media.rs`):
-`VIDEOAPP_WRITE_REFERENCE=1 cargo test --lib configuration_reference` rewrites it.
+This file is generated from the settings' definitions (`src/config/settings.rs`,
+`src/config/media.rs`): `VIDEOAPP_WRITE_REFERENCE=1 cargo test --lib configuration_reference`
+rewrites it.
 
 | variable | flag | default | |
 |---|---|---|---|

@@ -10,16 +10,16 @@ use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::auth::{postgres_available, Caller};
-use super::dates::DateRange;
-use super::export::{self, CsvRow, FormatQuery};
-use super::handlers::{
-    catalog_error, catalog_id, optionally, CompareQuery, Meta, RangeQuery, Window,
-};
-use super::metrics::{Comparison, Metrics};
-use super::periods::{span_of, Interval};
-use super::queries::{self, Series, Totals};
-use super::AnalyticsErrors;
+use super::params::{CompareQuery, RangeQuery};
+use super::record::{catalog_error, catalog_id};
+use super::window::{optionally, Meta, Window};
+use crate::analytics::auth::{postgres_available, Caller};
+use crate::analytics::dates::DateRange;
+use crate::analytics::export::{self, CsvRow, FormatQuery};
+use crate::analytics::metrics::{Comparison, Metrics};
+use crate::analytics::periods::{span_of, Interval};
+use crate::analytics::queries::{self, Series, Totals};
+use crate::analytics::AnalyticsErrors;
 use crate::app::AppState;
 use crate::catalog::{videos, widgets};
 use crate::error::{ApiError, ErrorBody};
