@@ -1,6 +1,8 @@
 //! What each command runs with, built from the settings: every setting a command needs but
 //! misses is named at once.
 
+use super::values::TokenKeyBytes;
+use super::WEBHOOK_MAX_FUTURE_SKEW;
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
@@ -12,7 +14,6 @@ use url::Url;
 use super::errors::{both, names, required, ConfigError, ConfigErrors};
 use super::media::MediaConfig;
 use super::settings::{Settings, DEV_STORE_LISTEN, SERVE_LISTEN};
-use crate::platform::credentials::TokenKey;
 
 #[derive(Debug, Clone)]
 pub struct ClickHouseConfig {
@@ -72,7 +73,7 @@ pub struct WebhookLimits {
 #[derive(Debug, Clone)]
 pub struct PlatformConfig {
     pub client_id: String,
-    pub token_key: TokenKey,
+    pub token_key: TokenKeyBytes,
     pub origin: Option<Url>,
 }
 
@@ -144,7 +145,7 @@ impl Settings {
     pub fn webhook_limits(&self) -> Result<WebhookLimits, ConfigErrors> {
         let replay_window = Duration::from_secs(self.webhook_replay_window_seconds);
         let retention = Duration::from_secs(self.webhook_retention_seconds);
-        let skew = crate::platform::WEBHOOK_MAX_FUTURE_SKEW;
+        let skew = WEBHOOK_MAX_FUTURE_SKEW;
         if retention <= replay_window + skew {
             let (env, _) = names("webhook_retention_seconds");
             let reason = format!(

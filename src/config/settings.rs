@@ -2,6 +2,7 @@
 //! (clap's definitions, which `--help` and docs/CONFIGURATION.md show), and the defaults and
 //! bounds they are checked against.
 
+use super::values::TokenKeyBytes;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -17,13 +18,19 @@ use super::values::{
     admin_token, boolean, client_id, http_url, identifier, password, positive_seconds,
     postgres_url, proxy_secret, seconds, socket_addr, token_key, trim,
 };
-use crate::platform::credentials::TokenKey;
 
 /// Where `serve` listens unless told otherwise.
 pub const SERVE_LISTEN: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(LOOPBACK), 8080);
 /// Where `dev-store` listens unless told otherwise: beside the service.
 pub const DEV_STORE_LISTEN: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(LOOPBACK), 3000);
 const LOOPBACK: std::net::Ipv4Addr = std::net::Ipv4Addr::LOCALHOST;
+
+/// The largest webhook body the service reads: a product with every variant and image the
+/// platform sends stays far below this.
+pub const WEBHOOK_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// How far ahead of this instance's clock a webhook's `X-Shopify-Triggered-At` may be: two
+/// clocks kept by NTP differ by far less.
+pub const WEBHOOK_MAX_FUTURE_SKEW: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// Every request under load may wait this long for a shared fsync: a typo must not make it
 /// seconds.
@@ -70,7 +77,7 @@ pub const DEFAULT_WEBHOOK_RETENTION_SECONDS: u64 = 48 * 3600;
 /// deliveries (4 MiB), far more than the platform sends at once to one instance.
 pub const DEFAULT_WEBHOOK_BODY_BUDGET_BYTES: u64 = 64 * 1024 * 1024;
 /// The budget must hold at least the largest delivery, or that delivery is never taken.
-const MIN_WEBHOOK_BODY_BUDGET_BYTES: u64 = crate::platform::MAX_WEBHOOK_BODY_BYTES as u64;
+const MIN_WEBHOOK_BODY_BUDGET_BYTES: u64 = WEBHOOK_MAX_BODY_BYTES as u64;
 
 /// Every setting, typed. Settings only some commands need are `Option`s, checked when a command
 /// builds its configuration ([`Settings::server_config`] and the methods beside it), so all that
@@ -192,7 +199,7 @@ pub struct Settings {
         value_name = "KEY",
         value_parser = token_key
     )]
-    pub token_key: Option<TokenKey>,
+    pub token_key: Option<TokenKeyBytes>,
     /// Where the platform's per-shop endpoints (token exchange, Admin GraphQL) are reached instead
     /// of https://{shop}: a local stand-in of the platform, for tests and the demo.
     #[arg(

@@ -10,8 +10,6 @@ use clap::{value_parser, Arg, Command};
 use secrecy::SecretString;
 use url::Url;
 
-use crate::platform::credentials::TokenKey;
-
 /// `parser`, given the value without surrounding whitespace (which an env file easily leaves).
 pub(super) fn trim<P: TypedValueParser>(parser: P) -> Trimmed<P> {
     Trimmed(parser)
@@ -139,8 +137,44 @@ pub(super) fn client_id(raw: &str) -> Result<String, InvalidValue> {
     }
 }
 
-pub(super) fn token_key(raw: &str) -> Result<TokenKey, InvalidValue> {
-    TokenKey::parse(raw).map_err(InvalidValue::TokenKey)
+/// The 32 bytes of the key that seals the platform's access tokens, given as 64 hex digits or in
+/// base64. Never printed.
+#[derive(Clone)]
+pub struct TokenKeyBytes(std::sync::Arc<secrecy::SecretBox<[u8; 32]>>);
+
+impl std::fmt::Debug for TokenKeyBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TokenKeyBytes([redacted])")
+    }
+}
+
+impl TokenKeyBytes {
+    /// The key `raw` writes; the message never repeats the value.
+    pub fn parse(raw: &str) -> Result<TokenKeyBytes, &'static str> {
+        use base64::Engine as _;
+        let raw = raw.trim();
+        let bytes = if raw.len() == 64 && raw.bytes().all(|b| b.is_ascii_hexdigit()) {
+            hex::decode(raw).ok()
+        } else {
+            base64::engine::general_purpose::STANDARD.decode(raw).ok()
+        };
+        match bytes.and_then(|b| <[u8; 32]>::try_from(b).ok()) {
+            Some(key) => Ok(TokenKeyBytes(std::sync::Arc::new(secrecy::SecretBox::new(
+                Box::new(key),
+            )))),
+            None => Err("must be 32 bytes written as 64 hex digits or in base64 \
+                      (e.g. the output of `openssl rand -hex 32`)"),
+        }
+    }
+
+    pub fn expose(&self) -> &[u8; 32] {
+        use secrecy::ExposeSecret;
+        self.0.expose_secret()
+    }
+}
+
+pub(super) fn token_key(raw: &str) -> Result<TokenKeyBytes, InvalidValue> {
+    TokenKeyBytes::parse(raw).map_err(InvalidValue::TokenKey)
 }
 
 pub(super) fn admin_token(raw: &str) -> Result<SecretString, InvalidValue> {

@@ -6,11 +6,11 @@
 
 use aes_gcm::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
 use aes_gcm::{Aes256Gcm, Key, Nonce};
-use base64::Engine as _;
 use secrecy::{ExposeSecret, SecretString};
 use sqlx::PgPool;
 
 use crate::catalog::domain::ShopDomain;
+use crate::config::TokenKeyBytes;
 
 /// Bytes of an AES-GCM nonce, stored before the ciphertext.
 const NONCE_LEN: usize = 12;
@@ -26,21 +26,13 @@ impl std::fmt::Debug for TokenKey {
 }
 
 impl TokenKey {
+    pub fn new(bytes: &TokenKeyBytes) -> TokenKey {
+        TokenKey(Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(bytes.expose())))
+    }
+
     /// The key `raw` writes; the message never repeats the value.
     pub fn parse(raw: &str) -> Result<TokenKey, &'static str> {
-        let raw = raw.trim();
-        let bytes = if raw.len() == 64 && raw.bytes().all(|b| b.is_ascii_hexdigit()) {
-            hex::decode(raw).ok()
-        } else {
-            base64::engine::general_purpose::STANDARD.decode(raw).ok()
-        };
-        match bytes {
-            Some(bytes) if bytes.len() == 32 => Ok(TokenKey(Aes256Gcm::new(
-                Key::<Aes256Gcm>::from_slice(&bytes),
-            ))),
-            _ => Err("must be 32 bytes written as 64 hex digits or in base64 \
-                      (e.g. the output of `openssl rand -hex 32`)"),
-        }
+        TokenKeyBytes::parse(raw).map(|bytes| TokenKey::new(&bytes))
     }
 
     /// The token sealed for `shop`: a fresh nonce, then the ciphertext with its tag.
@@ -172,6 +164,7 @@ mod tests {
     #[test]
     fn a_key_is_32_bytes_in_hex_or_base64() {
         assert!(TokenKey::parse(&"0f".repeat(32)).is_ok());
+        use base64::Engine as _;
         let b64 = base64::engine::general_purpose::STANDARD.encode([7u8; 32]);
         assert!(TokenKey::parse(&b64).is_ok());
         for bad in ["", "short", &"0f".repeat(31), &"zz".repeat(32)] {

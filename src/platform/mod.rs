@@ -12,10 +12,6 @@ mod topics;
 mod webhooks;
 pub mod work;
 
-pub use webhooks::{
-    MAX_BODY_BYTES as MAX_WEBHOOK_BODY_BYTES, MAX_FUTURE_SKEW as WEBHOOK_MAX_FUTURE_SKEW,
-};
-
 use secrecy::SecretString;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -40,7 +36,7 @@ impl Platform {
                 secret.clone(),
                 config.origin.clone(),
             ),
-            token_key: config.token_key.clone(),
+            token_key: credentials::TokenKey::new(&config.token_key),
         }
     }
 }

@@ -24,11 +24,9 @@ use crate::error::SignatureError;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::read_body_within;
 
-/// A product with every variant and image the platform sends stays far below this.
-pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
-/// How far ahead of this instance's clock a delivery's `X-Shopify-Triggered-At` may be: two
-/// clocks kept by NTP differ by far less.
-pub const MAX_FUTURE_SKEW: Duration = Duration::from_secs(300);
+use crate::config::{
+    WEBHOOK_MAX_BODY_BYTES as MAX_BODY_BYTES, WEBHOOK_MAX_FUTURE_SKEW as MAX_FUTURE_SKEW,
+};
 /// Delivery ids are UUIDs; anything much longer is not one.
 const MAX_WEBHOOK_ID_CHARS: usize = 255;
 

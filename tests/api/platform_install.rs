@@ -134,7 +134,7 @@ async fn platform_app(origin: &str) -> TestApp {
 /// The platform settings on: the test client id and token key.
 pub(crate) fn platform_settings(settings: &mut videoapp::config::Settings) {
     settings.client_id = Some(CLIENT_ID.into());
-    settings.token_key = Some(TokenKey::parse(TOKEN_KEY).unwrap());
+    settings.token_key = Some(videoapp::config::TokenKeyBytes::parse(TOKEN_KEY).unwrap());
 }
 
 async fn install(app: &TestApp, token: Option<&str>) -> (StatusCode, Value) {
