@@ -120,8 +120,14 @@ pub struct Order {
     pub cart: Cart,
 }
 
+/// An amount with two decimals, as the platform writes money: `11.90`.
 pub fn money(cents: u64) -> String {
     format!("{}.{:02}", cents / 100, cents % 100)
+}
+
+/// An amount as the store's pages show it: `11.90 USD`.
+pub fn priced(cents: u64, currency: &str) -> String {
+    format!("{} {currency}", money(cents))
 }
 
 fn cart_id(headers: &HeaderMap) -> Option<String> {

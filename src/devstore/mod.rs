@@ -198,6 +198,8 @@ fn router(state: DevStore) -> Router {
         )
         .route("/cdn/{file}", get(built_asset))
         .route("/media/{file}", get(media::file))
+        // Browsers ask for it on every page; the pages name none (`data:,`) but a direct ask.
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
         .fallback(not_found)
         .with_state(state)
 }

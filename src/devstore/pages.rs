@@ -21,7 +21,7 @@ use axum::Form;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::cart::{self, money, Cart};
+use super::cart::{self, money, priced, Cart};
 use super::{catalog, cookie, numeric_tail, price_cents, product_number, DevStore};
 use crate::catalog::products::Product;
 use crate::catalog::shops::Shop;
@@ -171,7 +171,7 @@ header{display:flex;flex-wrap:wrap;gap:16px;align-items:center;justify-content:s
 header nav{display:flex;flex-wrap:wrap;gap:14px}.brand{font-weight:700;font-size:20px;text-decoration:none}
 .bar{display:flex;flex-wrap:wrap;gap:12px;align-items:center;font-size:14px;color:#4b5563;border-top:1px solid #e7e5e4;border-bottom:1px solid #e7e5e4}
 .bar form{display:inline}button,.button{font:inherit;cursor:pointer;padding:8px 14px;border-radius:8px;border:1px solid #1f2937;background:#1f2937;color:#fff;text-decoration:none;display:inline-block}
-.bar button{padding:3px 10px;background:#fff;color:#1f2937}.hero{padding:28px 0}.hero h1{margin:0 0 6px;font-size:32px}
+.bar button{padding:3px 10px;background:#fff;color:#1f2937}button.secondary{background:#fff;color:#1f2937}.hero{padding:28px 0}.hero h1{margin:0 0 6px;font-size:32px}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(200px,1fr));gap:18px;padding:0;list-style:none}
 .grid img,.product img{width:100%;height:auto;aspect-ratio:1;border-radius:10px;background:#e7e5e4}
 .product{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:28px}@media(max-width:700px){.product{grid-template-columns:1fr}}
@@ -292,7 +292,7 @@ fn collections_of(products: &[Product]) -> Vec<u64> {
     ids
 }
 
-fn product_grid(products: &[&Product]) -> String {
+fn product_grid(products: &[&Product], currency: &str) -> String {
     let mut html = String::from(r#"<ul class="grid">"#);
     for p in products {
         let _ = write!(
@@ -301,7 +301,7 @@ fn product_grid(products: &[&Product]) -> String {
             handle = esc(&p.handle),
             image = esc(&p.image),
             title = esc(&p.title),
-            price = money(price_cents(p)),
+            price = priced(price_cents(p), currency),
         );
     }
     html.push_str("</ul>");
@@ -334,7 +334,7 @@ pub async fn home(visit: Visit) -> Response {
         r#"<section class="hero"><h1>New season, on video</h1><p>Watch how our pieces wear, then add them to your cart without leaving the video.</p></section>
 {slot}<h2>All products</h2>{grid}"#,
         slot = slot(&visit.request),
-        grid = product_grid(&all),
+        grid = product_grid(&all, visit.shop.currency.code()),
     );
     let context = PageContext {
         page_type: "index",
@@ -360,10 +360,10 @@ pub fn product(visit: Visit, handle: &str) -> Response {
 {slot}<h2>You may also like</h2>{grid}"#,
         image = esc(&product.image),
         title = esc(&product.title),
-        price = money(price_cents(product)),
+        price = priced(price_cents(product), visit.shop.currency.code()),
         variant = variant_field(product),
         slot = slot(&visit.request),
-        grid = product_grid(&others),
+        grid = product_grid(&others, visit.shop.currency.code()),
     );
     let context = PageContext {
         page_type: "product",
@@ -422,7 +422,7 @@ pub async fn collection(Path(handle): Path<String>, visit: Visit) -> Response {
     let main = format!(
         r#"<section class="hero"><h1>{title}</h1></section>{slot}{grid}"#,
         slot = slot(&visit.request),
-        grid = product_grid(&members),
+        grid = product_grid(&members, visit.shop.currency.code()),
     );
     let context = PageContext {
         page_type: "collection",
@@ -432,7 +432,7 @@ pub async fn collection(Path(handle): Path<String>, visit: Visit) -> Response {
     visit.page(&title, &main, Some(&context))
 }
 
-fn lines_table(cart: &Cart) -> String {
+fn lines_table(cart: &Cart, currency: &str) -> String {
     let mut html = String::from(
         "<table><thead><tr><th>Product</th><th>Quantity</th><th>Price</th></tr></thead><tbody>",
     );
@@ -444,13 +444,13 @@ fn lines_table(cart: &Cart) -> String {
             variant = line.variant.id,
             title = esc(&line.title()),
             quantity = line.quantity,
-            price = money(line.price_cents()),
+            price = priced(line.price_cents(), currency),
         );
     }
     let _ = write!(
         html,
         r#"</tbody><tfoot><tr><th colspan="2">Total</th><th data-demo-total>{}</th></tr></tfoot></table>"#,
-        money(cart.total_cents())
+        priced(cart.total_cents(), currency)
     );
     html
 }
@@ -462,8 +462,8 @@ pub async fn cart(visit: Visit) -> Response {
     } else {
         format!(
             r#"<h1>Your cart</h1>{table}<form class="checkout" action="/checkout"><button name="checkout">Check out</button></form>
-<form method="post" action="/cart/clear"><button>Empty the cart</button></form>"#,
-            table = lines_table(&visit.request.cart)
+<form method="post" action="/cart/clear"><button class="secondary">Empty the cart</button></form>"#,
+            table = lines_table(&visit.request.cart, visit.shop.currency.code())
         )
     };
     let context = PageContext {
@@ -480,7 +480,7 @@ pub async fn checkout(visit: Visit) -> Response {
     }
     let main = format!(
         r#"<h1>Checkout</h1>{table}<form method="post" action="/checkout"><p>Payment is emulated: nothing is charged.</p><button data-demo-pay>Pay now</button></form>"#,
-        table = lines_table(&visit.request.cart)
+        table = lines_table(&visit.request.cart, visit.shop.currency.code())
     );
     visit.page("Checkout", &main, None)
 }
@@ -563,7 +563,7 @@ window.videoappPixelDone = window.videoappPixelEmulation
     let main = format!(
         r#"<h1>Thank you!</h1><p>Order <b data-demo-order>{id}</b> is confirmed.</p>{table}<p><a href="/">Continue shopping</a></p>{pixel}"#,
         id = esc(&order.id),
-        table = lines_table(&order.cart),
+        table = lines_table(&order.cart, currency),
     );
     visit.page("Thank you", &main, None)
 }
