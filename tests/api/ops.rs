@@ -158,9 +158,17 @@ async fn the_openapi_document_is_3_1_and_lists_every_route() {
     );
 
     let mut documented = BTreeSet::new();
+    // OpenAPI asks each operation's id to be unique in the document (code generators key on it).
+    let mut operation_ids = BTreeMap::<String, String>::new();
     for (path, item) in doc["paths"].as_object().unwrap() {
-        for method in item.as_object().unwrap().keys() {
-            documented.insert(format!("{} {path}", method.to_uppercase()));
+        for (method, operation) in item.as_object().unwrap() {
+            let route = format!("{} {path}", method.to_uppercase());
+            if let Some(id) = operation["operationId"].as_str() {
+                if let Some(other) = operation_ids.insert(id.to_string(), route.clone()) {
+                    panic!("operationId {id} is both {other} and {route}");
+                }
+            }
+            documented.insert(route);
         }
     }
     let expected: BTreeSet<String> = [

@@ -58,7 +58,7 @@ pub struct VideoAnalyticsOne {
 
 /// Per-video metrics for all of the shop's videos
 #[utoipa::path(
-    get, path = "/analytics/videos", tag = "analytics",
+    get, path = "/analytics/videos", tag = "analytics", operation_id = "list_video_analytics",
     params(ListQuery, RangeQuery, CompareQuery, FormatQuery),
     responses(
         (status = 200, headers(("X-RateLimit-Limit" = u32), ("X-RateLimit-Remaining" = u32), ("X-RateLimit-Reset" = u64)),

@@ -100,7 +100,7 @@ impl CsvRow for WidgetAnalytics {
 
 /// Per-widget metrics
 #[utoipa::path(
-    get, path = "/analytics/widgets", tag = "analytics",
+    get, path = "/analytics/widgets", tag = "analytics", operation_id = "list_widget_analytics",
     params(ListQuery, WidgetFilter, RangeQuery, CompareQuery, FormatQuery),
     responses(
         (status = 200, content((WidgetAnalyticsList = "application/json"), (String = "text/csv"))),
