@@ -100,23 +100,18 @@ pub(super) async fn forward(
     body: Bytes,
 ) -> Response {
     let path = uri.path_and_query().map_or(uri.path(), |p| p.as_str());
-    let mut request = store
+    let request = store
         .http
         .request(method, format!("{}{path}", store.upstream))
         .body(body);
-    for name in REQUEST_HEADERS {
-        for value in headers.get_all(&name) {
-            request = request.header(&name, value);
-        }
-    }
-    let answer = match request.send().await {
-        Ok(answer) => answer,
-        Err(e) => {
-            let message = format!("the admin cannot reach the app: {e}");
-            return (StatusCode::BAD_GATEWAY, message).into_response();
-        }
-    };
-    super::proxy::pass_back(answer, &RESPONSE_HEADERS).await
+    super::proxy::relay(
+        request,
+        &headers,
+        &REQUEST_HEADERS,
+        "the admin",
+        &RESPONSE_HEADERS,
+    )
+    .await
 }
 
 /// The app embed block's id in a theme editor deep link: `{client id}/{block file name}`.

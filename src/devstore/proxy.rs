@@ -57,28 +57,45 @@ pub async fn forward(
     let signed = signed_query(&store.secret, &params, chrono::Utc::now());
     let url = format!("{}{PATH_PREFIX}/{rest}?{signed}", store.upstream);
 
-    let mut request = store.http.request(method, url).body(body);
-    for name in REQUEST_HEADERS {
-        for value in headers.get_all(&name) {
-            request = request.header(&name, value);
+    let request = store.http.request(method, url).body(body);
+    // What the platform shows when the app's server cannot be reached.
+    relay(
+        request,
+        &headers,
+        &REQUEST_HEADERS,
+        "the app proxy",
+        &RESPONSE_HEADERS,
+    )
+    .await
+}
+
+/// Sends `request` to the app with the browser's `headers` that `asked` lists, and gives the
+/// app's answer back with the headers `answered` lists; `who` names the stand-in when the app
+/// cannot be reached.
+pub(super) async fn relay(
+    mut request: reqwest::RequestBuilder,
+    headers: &HeaderMap,
+    asked: &[header::HeaderName],
+    who: &str,
+    answered: &[header::HeaderName],
+) -> Response {
+    for name in asked {
+        for value in headers.get_all(name) {
+            request = request.header(name, value);
         }
     }
-    let answer = match request.send().await {
-        Ok(answer) => answer,
-        Err(e) => {
-            // What the platform shows when the app's server cannot be reached.
-            return (
-                StatusCode::BAD_GATEWAY,
-                format!("the app proxy cannot reach the app: {e}"),
-            )
-                .into_response();
-        }
-    };
-    pass_back(answer, &RESPONSE_HEADERS).await
+    match request.send().await {
+        Ok(answer) => pass_back(answer, answered).await,
+        Err(e) => (
+            StatusCode::BAD_GATEWAY,
+            format!("{who} cannot reach the app: {e}"),
+        )
+            .into_response(),
+    }
 }
 
 /// The app's answer as the store's: its status, body and the headers `names` lists.
-pub(super) async fn pass_back(answer: reqwest::Response, names: &[header::HeaderName]) -> Response {
+async fn pass_back(answer: reqwest::Response, names: &[header::HeaderName]) -> Response {
     let status = answer.status();
     let mut response_headers = HeaderMap::new();
     for name in names {
