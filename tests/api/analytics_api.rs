@@ -5,350 +5,13 @@
 use std::cmp::Ordering;
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Days, NaiveDate, SecondsFormat, TimeZone, Utc};
-use chrono_tz::Tz;
-use reqwest::header::HeaderMap;
-use reqwest::{Method, Response, StatusCode};
+use chrono::{DateTime, NaiveDate, Utc};
+use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use crate::helpers::*;
-
-pub(crate) const SHOP: &str = "analytics-shop.myshopify.com";
-const OTHER_SHOP: &str = "other-analytics-shop.myshopify.com";
-
-const UNAUTHORIZED_MESSAGE: &str =
-    "Missing or invalid Authorization header. Use: Authorization: Bearer vk_…";
-const INVALID_KEY_MESSAGE: &str = "Invalid or revoked API key";
-const NOT_FOUND_MESSAGE: &str = "Resource not found";
-
-/// Requests per key per minute for tests that are not about the limit and make many requests.
-pub(crate) const UNLIMITED: u32 = 100_000;
-
-/// Lets tests place events on any day of the past year.
-pub(crate) fn back_fill(settings: &mut videoapp::config::Settings) {
-    settings.event_max_past = Duration::from_secs(400 * 86_400);
-}
-
-/// Our 404 for an object the key's shop does not have.
-pub(crate) async fn assert_not_found(response: Response) {
-    assert_error(
-        response,
-        StatusCode::NOT_FOUND,
-        "NOT_FOUND",
-        NOT_FOUND_MESSAGE,
-    )
-    .await;
-}
-
-// ---- arranging --------------------------------------------------------------------------------
-
-pub(crate) struct Key {
-    id: String,
-    pub(crate) secret: String,
-}
-
-impl Key {
-    /// The key a creation answered with.
-    pub(crate) fn from_created(body: &Value) -> Key {
-        Key {
-            id: body["id"].as_str().unwrap().to_string(),
-            secret: body["key"].as_str().unwrap().to_string(),
-        }
-    }
-}
-
-pub(crate) async fn create_key(app: &impl Service, shop: &str) -> Key {
-    Key::from_created(&app.create_api_key(shop, "Reporting").await)
-}
-
-async fn revoke_key(app: &TestApp, shop: &str, key: &Key) {
-    let response = app
-        .send_admin(
-            Method::DELETE,
-            &format!("/shops/{shop}/api-keys/{}", key.id),
-        )
-        .await;
-    assert_eq!(response.status(), StatusCode::NO_CONTENT);
-}
-
-/// A shop with one video, one widget showing it and one key: what every endpoint needs.
-pub(crate) struct Fixture {
-    pub(crate) key: Key,
-    pub(crate) video: String,
-    pub(crate) widget: String,
-}
-
-pub(crate) async fn shop_with_key(app: &impl Service, shop: &str) -> Fixture {
-    app.create_shop(shop).await;
-    let video = app.create_video(shop, json!({ "title": "Fixture" })).await;
-    let widget = app
-        .create_widget(shop, json!({ "title": "Fixture", "videoIds": [video] }))
-        .await;
-    Fixture {
-        key: create_key(app, shop).await,
-        video,
-        widget,
-    }
-}
-
-/// The five endpoints, below `/api/v1/analytics`, for a video and a widget of the key's shop.
-fn endpoints(video: &str, widget: &str) -> [String; 5] {
-    [
-        "/videos".to_string(),
-        format!("/video/{video}"),
-        "/summary".to_string(),
-        "/widgets".to_string(),
-        format!("/widget/{widget}"),
-    ]
-}
-
-/// An event of `kind` about `target` (`{"videoId": …}`, `{"widgetId": …}` or both).
-pub(crate) fn event(kind: &str, target: &Value) -> Value {
-    let mut e = json!({ "eventType": kind });
-    merge(&mut e, target.clone());
-    e
-}
-
-pub(crate) fn at(mut e: Value, t: DateTime<Utc>) -> Value {
-    e["timestamp"] = json!(t.to_rfc3339());
-    e
-}
-
-pub(crate) fn checkout(target: &Value, revenue: Value) -> Value {
-    let mut e = event("checkout_completed", target);
-    e["revenue"] = revenue;
-    e["currency"] = json!("USD");
-    e
-}
-
-/// Posts `events` for `shop`, then waits until ClickHouse holds them, both daily views have
-/// counted every row (the analytics API reads only the views) and the shipper is done with them.
-pub(crate) async fn record(app: &impl Service, shop: &str, events: Vec<Value>) {
-    let marker = Uuid::new_v4().to_string();
-    let events: Vec<Value> = events
-        .into_iter()
-        .map(|mut e| {
-            e["sessionId"] = json!(marker);
-            e
-        })
-        .collect();
-    for chunk in events.chunks(100) {
-        let response = app.post_events(shop, &json!({ "events": chunk })).await;
-        let status = response.status();
-        assert_eq!(
-            status,
-            StatusCode::ACCEPTED,
-            "{}",
-            response.text().await.unwrap()
-        );
-    }
-    let counted = "sum(impressions + views + clicks + add_to_cart + orders)";
-    let sql = format!(
-        "SELECT countIf(session_id = '{marker}'), count(), \
-         (SELECT {counted} FROM video_daily), (SELECT {counted} FROM widget_daily) FROM events"
-    );
-    let started = Instant::now();
-    loop {
-        let row = clickhouse_query(&app.clickhouse_database, &sql).await;
-        let n: Vec<u64> = row.split('\t').map(|v| v.parse().unwrap()).collect();
-        if n[0] == events.len() as u64 && n[1] == n[2] && n[1] == n[3] {
-            // The shipper records the change after the insert: from then on no cached answer
-            // predates these events.
-            wait_until_shipped(app, Duration::from_secs(20)).await;
-            return;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "events not counted after 20 s: {row}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Counts of each kind of event about one video or widget, and the revenue of each order.
-#[derive(Clone, Debug, Default)]
-struct Activity {
-    impressions: usize,
-    views: usize,
-    clicks: usize,
-    add_to_cart: usize,
-    revenues: Vec<&'static str>,
-}
-
-impl Activity {
-    fn new(counts: [usize; 4], revenues: &[&'static str]) -> Activity {
-        Activity {
-            impressions: counts[0],
-            views: counts[1],
-            clicks: counts[2],
-            add_to_cart: counts[3],
-            revenues: revenues.to_vec(),
-        }
-    }
-
-    fn events(&self, target: &Value) -> Vec<Value> {
-        let mut events = Vec::new();
-        for (kind, n) in [
-            ("impression", self.impressions),
-            ("view", self.views),
-            ("click", self.clicks),
-            ("add_to_cart", self.add_to_cart),
-        ] {
-            events.extend((0..n).map(|_| event(kind, target)));
-        }
-        for revenue in &self.revenues {
-            let amount: Value = serde_json::from_str(revenue).unwrap();
-            events.push(checkout(target, amount));
-        }
-        events
-    }
-
-    fn revenue_cents(&self) -> i64 {
-        self.revenues.iter().map(|r| cents(r)).sum()
-    }
-
-    /// The value a sort key compares (revenue in cents).
-    fn metric(&self, name: &str) -> i64 {
-        let n = match name {
-            "impressions" => self.impressions,
-            "views" => self.views,
-            "clicks" => self.clicks,
-            "add_to_cart" => self.add_to_cart,
-            "orders" => self.revenues.len(),
-            "revenue" => return self.revenue_cents(),
-            other => panic!("no metric {other}"),
-        };
-        n as i64
-    }
-
-    /// The `metrics` object the API should show.
-    fn metrics(&self) -> Value {
-        json!({
-            "impressions": self.impressions,
-            "views": self.views,
-            "clicks": self.clicks,
-            "add_to_cart": self.add_to_cart,
-            "orders": self.revenues.len(),
-            "revenue": self.revenue_cents() as f64 / 100.0,
-            // These events carry no attribution.
-            "attribution": {
-                "direct": { "add_to_cart": 0, "orders": 0, "revenue": 0.0 },
-                "influenced": { "add_to_cart": 0, "orders": 0, "revenue": 0.0 },
-            },
-        })
-    }
-}
-
-/// `"12.5"` → 1250.
-fn cents(decimal: &str) -> i64 {
-    let (whole, fraction) = decimal.split_once('.').unwrap_or((decimal, ""));
-    let fraction = format!("{fraction:0<2}");
-    whole.parse::<i64>().unwrap() * 100 + fraction[..2].parse::<i64>().unwrap()
-}
-
-// ---- asking -----------------------------------------------------------------------------------
-
-/// `GET /api/v1/analytics{path}` with the `Authorization` header set to `authorization`.
-async fn analytics_with(app: &impl Service, authorization: Option<&str>, path: &str) -> Response {
-    let mut request = app.client.get(app.url(&format!("/api/v1/analytics{path}")));
-    if let Some(value) = authorization {
-        request = request.header("authorization", value);
-    }
-    request.send().await.unwrap()
-}
-
-pub(crate) async fn analytics(app: &impl Service, key: &Key, path: &str) -> Response {
-    analytics_with(app, Some(&format!("Bearer {}", key.secret)), path).await
-}
-
-/// A successful answer, as JSON and as the raw text (which shows how numbers are written).
-pub(crate) async fn analytics_ok(app: &impl Service, key: &Key, path: &str) -> (Value, String) {
-    let response = analytics(app, key, path).await;
-    let status = response.status();
-    let text = response.text().await.unwrap();
-    assert_eq!(status, StatusCode::OK, "{path}: {text}");
-    let body: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"));
-    assert_eq!(body["success"], json!(true), "{path}: {text}");
-    (body, text)
-}
-
-/// The error answer's status, headers, code and message.
-pub(crate) async fn error_of(response: Response) -> (StatusCode, HeaderMap, String, String) {
-    let headers = response.headers().clone();
-    let (status, body) = json_of(response).await;
-    assert_eq!(body["success"], json!(false), "{body}");
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    (
-        status,
-        headers,
-        text(&body["error"]["code"]),
-        text(&body["error"]["message"]),
-    )
-}
-
-/// A 401 with exactly this code and message, and the `WWW-Authenticate: Bearer` challenge.
-async fn assert_unauthenticated(response: Response, code: &str, message: &str, case: &str) {
-    let (status, headers, actual_code, actual_message) = error_of(response).await;
-    assert_eq!(status, StatusCode::UNAUTHORIZED, "{case}");
-    assert_eq!(actual_code, code, "{case}");
-    assert_eq!(actual_message, message, "{case}");
-    assert_eq!(
-        header(&headers, "www-authenticate").as_deref(),
-        Some("Bearer"),
-        "{case}"
-    );
-}
-
-pub(crate) fn header(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers.get(name).map(|v| v.to_str().unwrap().to_string())
-}
-
-pub(crate) fn number_header(headers: &HeaderMap, name: &str) -> u64 {
-    let value = header(headers, name).unwrap_or_else(|| panic!("no {name} header"));
-    value
-        .parse()
-        .unwrap_or_else(|_| panic!("{name}: {value} is not a number"))
-}
-
-fn unix_now() -> u64 {
-    Utc::now().timestamp() as u64
-}
-
-// ---- dates ------------------------------------------------------------------------------------
-
-pub(crate) fn millis(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Millis, true)
-}
-
-/// Local midnight of `day` in `tz` (it exists in every zone these tests use).
-pub(crate) fn start_of(day: NaiveDate, tz: Tz) -> DateTime<Utc> {
-    tz.from_local_datetime(&day.and_hms_opt(0, 0, 0).unwrap())
-        .earliest()
-        .unwrap()
-        .with_timezone(&Utc)
-}
-
-/// The last millisecond of `day` in `tz`.
-pub(crate) fn end_of(day: NaiveDate, tz: Tz) -> DateTime<Utc> {
-    start_of(plus(day, 1), tz) - chrono::Duration::milliseconds(1)
-}
-
-pub(crate) fn plus(day: NaiveDate, days: u64) -> NaiveDate {
-    day.checked_add_days(Days::new(days)).unwrap()
-}
-
-pub(crate) fn minus(day: NaiveDate, days: u64) -> NaiveDate {
-    day.checked_sub_days(Days::new(days)).unwrap()
-}
-
-pub(crate) fn today_in(tz: Tz) -> NaiveDate {
-    Utc::now().with_timezone(&tz).date_naive()
-}
-
-pub(crate) fn range(start: NaiveDate, end: NaiveDate) -> String {
-    format!("start_date={start}&end_date={end}")
-}
+use crate::support::analytics::*;
+use crate::support::*;
 
 // ---- 1. keys and authentication ---------------------------------------------------------------
 
@@ -543,32 +206,27 @@ async fn a_revoked_key_is_refused_by_every_instance_within_a_second() {
     let revoked = Instant::now();
 
     // Assert
-    loop {
-        let response = analytics(&second, &fixture.key, "/summary").await;
+    let (second, key) = (&second, &fixture.key);
+    let within = Duration::from_secs(1).saturating_sub(revoked.elapsed());
+    let what = "the second instance refuses the key";
+    let (response, elapsed) = eventually(what, within, move || async move {
+        let response = analytics(second, key, "/summary").await;
         let elapsed = revoked.elapsed();
         if response.status() == StatusCode::UNAUTHORIZED {
-            assert_unauthenticated(response, "INVALID_API_KEY", INVALID_KEY_MESSAGE, "second")
-                .await;
-            assert!(
-                elapsed <= Duration::from_secs(1),
-                "refused after {elapsed:?}"
-            );
-            break;
+            return Ok((response, elapsed));
         }
         assert_eq!(response.status(), StatusCode::OK);
-        assert!(
-            elapsed <= Duration::from_secs(1),
-            "the second instance still accepts the key {elapsed:?} after its revocation"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        Err(elapsed)
+    })
+    .await;
+    assert_unauthenticated(response, "INVALID_API_KEY", INVALID_KEY_MESSAGE, "second").await;
+    assert!(
+        elapsed <= Duration::from_secs(1),
+        "refused after {elapsed:?}"
+    );
 }
 
 // ---- 3. rate limit ----------------------------------------------------------------------------
-
-pub(crate) async fn spawn_limited_to_five() -> TestApp {
-    spawn_app_with(|s| s.rate_limit_per_minute = 5).await
-}
 
 #[tokio::test]
 async fn every_answer_after_authentication_carries_the_rate_limit_counting_down() {

@@ -1,6 +1,6 @@
 //! Integration tests: the real service over HTTP, on real Postgres and ClickHouse.
 
-mod helpers;
+mod support;
 
 mod admin_api_keys;
 mod admin_auth;
@@ -23,7 +23,6 @@ mod dashboard_api;
 mod edge_headers;
 mod edge_limits;
 mod edge_metrics;
-mod fault_proxy;
 mod ingest;
 mod ingest_repeats;
 mod media_captions;
