@@ -313,11 +313,34 @@ async fn work_recorded_by_an_instance_that_stopped_before_doing_it_is_done_after
 
     // Act
     let restarted = worker_after(recorder).await;
-    wait_until_worked(&restarted).await;
+    wait_until_the_service_worked(&restarted).await;
 
     // Assert
     assert_eq!(before, vec![]);
     assert_eq!(products(&restarted).await, vec![(gid(1), "Shirt".into())]);
+}
+
+#[tokio::test]
+async fn the_due_work_is_done_at_once_by_one_pass_of_the_worker() {
+    // Arrange: an instance without a worker of its own records two deliveries.
+    let app = spawn_app_with(|s| s.webhook_work = false).await;
+    app.create_shop(SHOP).await;
+    for (id, title) in [(1, "Shirt"), (2, "Hat")] {
+        Delivery::new("products/create", &product_body(id, title, at(0)))
+            .send_ok(&app)
+            .await;
+    }
+
+    // Act
+    let worked = app.work_webhooks().await;
+
+    // Assert: done when the pass returns, and nothing is left due.
+    assert_eq!(worked, 2);
+    assert_eq!(
+        products(&app).await,
+        vec![(gid(1), "Shirt".into()), (gid(2), "Hat".into())]
+    );
+    assert_eq!(app.work_webhooks().await, 0);
 }
 
 #[tokio::test]

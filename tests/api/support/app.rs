@@ -194,11 +194,11 @@ pub fn signed(shop: &str, params: &[(&str, &str)]) -> String {
 
 impl TestApp {
     /// Does the webhook work that is due, until none is left due (as the instance's own worker
-    /// would, soon).
-    pub async fn work_webhooks(&self) {
+    /// would, soon); how many deliveries it took.
+    pub async fn work_webhooks(&self) -> usize {
         videoapp::platform::work::work_until_idle(&self.webhooks)
             .await
-            .expect("the webhook deliveries are readable");
+            .expect("the webhook deliveries are readable")
     }
 
     /// Stops the service as SIGTERM would, and waits until it has finished.

@@ -97,6 +97,11 @@ impl Delivery {
 /// instance's own worker had taken, too).
 pub async fn wait_until_worked(app: &TestApp) {
     app.work_webhooks().await;
+    wait_until_the_service_worked(app).await;
+}
+
+/// Waits until every recorded delivery is done, by the service's own worker.
+pub async fn wait_until_the_service_worked(app: &TestApp) {
     let db = &app.db;
     eventually(
         "every recorded delivery is done",
