@@ -84,6 +84,7 @@ pub struct Application {
     shutdown_grace: Duration,
     connections: ConnectionLimits,
     catalog: CatalogCache,
+    webhook_worker: platform::work::Worker,
     pipeline: Pipeline,
 }
 
@@ -159,15 +160,15 @@ impl Application {
             .as_ref()
             .map(|platform| Arc::new(platform::Platform::new(platform, &config.proxy_secret)));
         let webhook_work = Arc::new(tokio::sync::Notify::new());
+        let webhook_worker = platform::work::Worker {
+            db: db.clone(),
+            warehouse: warehouse.clone(),
+            catalog: catalog.clone(),
+            platform: platform.clone(),
+            retention: config.webhooks.retention,
+        };
         if config.webhook_work {
-            let worker = platform::work::Worker {
-                db: db.clone(),
-                warehouse: warehouse.clone(),
-                catalog: catalog.clone(),
-                platform: platform.clone(),
-                retention: config.webhooks.retention,
-            };
-            platform::work::spawn_worker(worker, webhook_work.clone());
+            platform::work::spawn_worker(webhook_worker.clone(), webhook_work.clone());
         }
         let media = media::Media::open(&config.media, listener.local_addr()?)?;
         if config.media.workers > 0 {
@@ -204,6 +205,7 @@ impl Application {
         Ok(Application {
             pipeline,
             catalog,
+            webhook_worker,
             listener,
             metrics_listener,
             router: router(state),
@@ -227,6 +229,12 @@ impl Application {
     /// The catalog cache, for tests and diagnostics.
     pub fn catalog_cache(&self) -> CatalogCache {
         self.catalog.clone()
+    }
+
+    /// This instance's webhook work, to do the due work at once
+    /// ([`platform::work::work_until_idle`]) rather than wait for the worker to.
+    pub fn webhook_worker(&self) -> platform::work::Worker {
+        self.webhook_worker.clone()
     }
 
     pub fn metrics_addr(&self) -> SocketAddr {

@@ -6,7 +6,8 @@
 #![allow(dead_code)]
 
 pub mod catalog;
-#[path = "../../tests/api/helpers.rs"]
+#[allow(unused_imports)]
+#[path = "../../tests/api/support/mod.rs"]
 pub mod helpers;
 pub mod load;
 

@@ -1,6 +1,6 @@
 //! `POST` / `GET /admin/v1/shops/{shop}/api-keys` and `DELETE …/api-keys/{id}`.
 
-use crate::helpers::*;
+use crate::support::*;
 use chrono::{DateTime, Utc};
 use reqwest::{Method, Response, StatusCode};
 use serde_json::{json, Value};
@@ -380,15 +380,20 @@ async fn the_key_list_shows_the_minute_a_key_was_last_used_and_null_before_its_f
     let after = Utc::now();
 
     // Assert: the use is written within a moment, truncated to its minute.
-    let mut used = Value::Null;
-    for _ in 0..100 {
-        let keys = list_keys(&app, SHOP).await;
-        used = keys.iter().find(|k| k["id"] == created["id"]).unwrap()["lastUsedAt"].clone();
-        if !used.is_null() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let (app, id) = (&app, &created["id"]);
+    let used = eventually(
+        "the use is written",
+        std::time::Duration::from_secs(5),
+        move || async move {
+            let keys = list_keys(app, SHOP).await;
+            let used = keys.iter().find(|k| k["id"] == *id).unwrap()["lastUsedAt"].clone();
+            match used.is_null() {
+                true => Err(used),
+                false => Ok(used),
+            }
+        },
+    )
+    .await;
     let used = timestamp(&used);
     let minute = |t: DateTime<Utc>| t.timestamp() - t.timestamp().rem_euclid(60);
     assert_eq!(used.timestamp() % 60, 0, "{used} is not a whole minute");
@@ -396,7 +401,7 @@ async fn the_key_list_shows_the_minute_a_key_was_last_used_and_null_before_its_f
         (minute(before)..=minute(after)).contains(&used.timestamp()),
         "{used} is not the minute of the use ({before} to {after})"
     );
-    let keys = list_keys(&app, SHOP).await;
+    let keys = list_keys(app, SHOP).await;
     let never = keys.iter().find(|k| k["id"] == unused["id"]).unwrap();
     assert_eq!(never["lastUsedAt"], Value::Null, "{never}");
 }

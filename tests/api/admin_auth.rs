@@ -1,6 +1,6 @@
 use reqwest::{Method, StatusCode};
 
-use crate::helpers::*;
+use crate::support::*;
 
 /// Every admin route, with a path that would otherwise be valid.
 const ROUTES: &[(&str, &str)] = &[

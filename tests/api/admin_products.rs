@@ -1,6 +1,6 @@
 //! `PUT` / `GET` / `DELETE /admin/v1/shops/{shop}/products`: the product sync.
 
-use crate::helpers::*;
+use crate::support::*;
 use reqwest::{Method, Response, StatusCode};
 use serde_json::{json, Value};
 

@@ -1,7 +1,7 @@
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::helpers::*;
+use crate::support::*;
 
 const SHOP: &str = "shop-one.myshopify.com";
 

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::*;
+use crate::support::*;
 
 const SHOP: &str = "text-shop.myshopify.com";
 

@@ -1,6 +1,6 @@
 //! `POST` / `GET /admin/v1/shops/{shop}/videos` and `GET` / `PATCH` / `DELETE …/videos/{id}`.
 
-use crate::helpers::*;
+use crate::support::*;
 use chrono::{DateTime, Utc};
 use reqwest::{Method, Response, StatusCode};
 use serde_json::{json, Value};

@@ -10,10 +10,10 @@ use chrono::{Duration, Utc};
 use uuid::Uuid;
 use videoapp::warehouse::changes;
 
-use crate::analytics_api::{
+use crate::support::analytics::{
     analytics_ok, at, event, record, shop_with_key, Fixture, SHOP, UNLIMITED,
 };
-use crate::helpers::*;
+use crate::support::*;
 
 /// A service of its own, so that its cache counters count only this test's requests.
 async fn isolated_service() -> ProcessApp {

@@ -9,8 +9,8 @@ use std::time::Duration;
 use chrono::{Datelike, Days, NaiveDate, Utc};
 use serde_json::json;
 
-use crate::analytics_api::{analytics_ok, at, event, record, shop_with_key, SHOP, UNLIMITED};
-use crate::helpers::*;
+use crate::support::analytics::{analytics_ok, at, event, record, shop_with_key, SHOP, UNLIMITED};
+use crate::support::*;
 
 /// Views on each of these days: the ends of years, midsummer, a leap day when there is one, a
 /// year and a day ago, yesterday and today, a different number on each.

@@ -8,12 +8,12 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use crate::analytics_api::{
+use crate::support::analytics::{
     analytics, analytics_ok, assert_not_found, at, back_fill, checkout, end_of, error_of, event,
     header, millis, number_header, record, shop_with_key, spawn_limited_to_five, start_of, Fixture,
     Key, SHOP, UNLIMITED,
 };
-use crate::helpers::*;
+use crate::support::*;
 
 fn day(text: &str) -> NaiveDate {
     text.parse().unwrap()

@@ -7,10 +7,10 @@ use std::time::Duration;
 use futures::future::join_all;
 use reqwest::{Response, StatusCode};
 
-use crate::analytics_api::{
+use crate::support::analytics::{
     analytics, analytics_ok, create_key, error_of, number_header, shop_with_key, SHOP,
 };
-use crate::helpers::*;
+use crate::support::*;
 
 /// A quota small enough to spend at once, and whose first request comes back only after
 /// 60 / 5 = 12 s, far longer than any of these tests takes to spend it.

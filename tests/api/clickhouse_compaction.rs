@@ -7,7 +7,7 @@ use videoapp::warehouse::compaction::{merge_quiet, quiet_partitions};
 use videoapp::warehouse::migrations::{apply, MIGRATIONS};
 use videoapp::warehouse::{Warehouse, AGGREGATES};
 
-use crate::helpers::*;
+use crate::support::*;
 
 /// The aggregates' active parts per partition, as `table partition parts` lines.
 async fn parts(database: &str) -> Vec<String> {
@@ -66,7 +66,21 @@ async fn quiet_partitions_of_the_aggregates_are_merged_into_one_part_with_every_
 async fn a_partition_written_within_the_quiet_time_is_left_as_it_is() {
     // Arrange: every partition in parts; then, four seconds on, January's written again.
     let (warehouse, database) = warehouse_in_three_parts().await;
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    let age = format!(
+        "SELECT now() - max(modification_time) FROM system.parts \
+         WHERE database = '{database}' AND active"
+    );
+    let age = &age;
+    let database_name = &database;
+    eventually(
+        "every part is four seconds old",
+        Duration::from_secs(30),
+        move || async move {
+            let seconds: i64 = clickhouse_query(database_name, age).await.parse().unwrap();
+            (seconds >= 4).then_some(()).ok_or(seconds)
+        },
+    )
+    .await;
     let january = "INSERT INTO events SELECT * FROM events WHERE local_date = toDate('2026-01-20')";
     clickhouse_query(&database, january).await;
 
@@ -117,13 +131,19 @@ async fn the_service_merges_its_quiet_partitions_by_itself() {
     assert!(before.iter().any(|l| !l.ends_with("\t1")), "{before:?}");
 
     // Act: wait for a pass two seconds after the inserts.
-    let started = std::time::Instant::now();
-    let mut after = parts(&database).await;
-    while after.iter().any(|l| !l.ends_with("\t1")) {
-        assert!(started.elapsed() < Duration::from_secs(60), "{after:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        after = parts(&database).await;
-    }
+    let database_name = &database;
+    let after = eventually(
+        "every partition is in one part",
+        Duration::from_secs(60),
+        move || async move {
+            let after = parts(database_name).await;
+            match after.iter().any(|l| !l.ends_with("\t1")) {
+                true => Err(after),
+                false => Ok(after),
+            }
+        },
+    )
+    .await;
 
     // Assert
     assert_eq!(after.len(), before.len(), "{after:?}");

@@ -1,7 +1,7 @@
 use videoapp::warehouse::migrations::{apply, Migration, MigrationError};
 use videoapp::warehouse::Warehouse;
 
-use crate::helpers::*;
+use crate::support::*;
 
 const FIRST: Migration = Migration {
     version: 1,
@@ -144,8 +144,8 @@ async fn the_service_applies_its_own_schema_at_start() {
 /// schema is applied in the background once it answers, and events acknowledged meanwhile land.
 #[tokio::test]
 async fn the_schema_is_applied_once_clickhouse_answers_after_a_start_without_it() {
-    use crate::fault_proxy::{FaultProxy, Mode};
-    use std::time::{Duration, Instant};
+    use crate::support::fault_proxy::{FaultProxy, Mode};
+    use std::time::Duration;
 
     let proxy = FaultProxy::start(&clickhouse_url()).await;
     proxy.set(Mode::Down);
@@ -157,27 +157,26 @@ async fn the_schema_is_applied_once_clickhouse_answers_after_a_start_without_it(
     assert_eq!(response.status(), reqwest::StatusCode::ACCEPTED);
 
     proxy.set(Mode::Up);
-    let started = Instant::now();
-    loop {
-        let landed = reqwest::Client::new()
-            .post(format!(
-                "{}/?database={}",
-                clickhouse_url(),
-                app.clickhouse_database
-            ))
-            .body("SELECT count() FROM events")
-            .send()
-            .await
-            .unwrap();
-        if landed.status().is_success() && landed.text().await.unwrap().trim() == "1" {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the schema was not applied, or the event did not land"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let database = &app.clickhouse_database;
+    eventually(
+        "the schema was applied and the event landed",
+        Duration::from_secs(30),
+        move || async move {
+            let landed = reqwest::Client::new()
+                .post(format!("{}/?database={database}", clickhouse_url()))
+                .body("SELECT count() FROM events")
+                .send()
+                .await
+                .unwrap();
+            let status = landed.status();
+            let text = landed.text().await.unwrap();
+            match status.is_success() && text.trim() == "1" {
+                true => Ok(()),
+                false => Err((status, text)),
+            }
+        },
+    )
+    .await;
 }
 
 /// Upgrading a warehouse that holds events: the attribution columns and the new aggregates are
@@ -205,7 +204,7 @@ async fn the_attribution_migration_back_fills_what_the_aggregates_held_and_count
 /// the rows again), and ships what was accepted meanwhile once the migrations went through.
 #[tokio::test]
 async fn events_accepted_while_the_schema_is_behind_are_shipped_once_it_is_current() {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     // Arrange: the whole schema, but a ledger that claims only the files before attribution and
     // cannot record more (a view), so every run of the migrations fails.
@@ -245,14 +244,16 @@ async fn events_accepted_while_the_schema_is_behind_are_shipped_once_it_is_curre
          FROM system.numbers LIMIT 6",
     )
     .await;
-    let started = Instant::now();
-    while landed().await.trim() != "1" {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the event did not land once the schema was current"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let landed = &landed;
+    eventually(
+        "the event landed once the schema was current",
+        Duration::from_secs(60),
+        move || async move {
+            let count = landed().await;
+            (count.trim() == "1").then_some(()).ok_or(count)
+        },
+    )
+    .await;
 }
 
 /// Instances that start together migrate one at a time: the back-fills run once, so nothing is

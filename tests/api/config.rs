@@ -1,9 +1,9 @@
 //! The binary itself: configuration errors at start, and graceful shutdown on SIGTERM.
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::helpers::*;
+use crate::support::*;
 
 fn videoapp() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_videoapp"));
@@ -241,17 +241,20 @@ async fn sigterm_stops_the_service_gracefully() {
     )
     .unwrap();
 
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = service.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(15),
-            "still running 15 s after SIGTERM"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let child = &std::sync::Mutex::new(&mut service.child);
+    let status = eventually(
+        "the service exited after SIGTERM",
+        Duration::from_secs(15),
+        move || async move {
+            child
+                .lock()
+                .unwrap()
+                .try_wait()
+                .unwrap()
+                .ok_or("still running")
+        },
+    )
+    .await;
     assert!(status.success(), "exit status {status}");
     assert!(
         reqwest::get(format!("{address}/healthz")).await.is_err(),

@@ -8,9 +8,11 @@ use chrono::Utc;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::analytics_api::{analytics_ok, checkout, create_key, event, record, Key};
-use crate::helpers::*;
-use crate::platform_install::{platform_settings, session_token_for};
+use crate::support::analytics::{analytics_ok, checkout, create_key, event, record, Key};
+use crate::support::platform::{
+    demo_store, platform_settings, session_token_for, wait_until_worked, CLIENT_ID,
+};
+use crate::support::*;
 use sha2::Digest;
 
 const SHOP: &str = "dashboard-shop.myshopify.com";
@@ -213,7 +215,9 @@ async fn a_key_created_in_the_dashboard_answers_and_is_refused_within_a_second_o
         "a key is shown once: {listed}"
     );
     assert_eq!(revoked, StatusCode::NO_CONTENT);
-    loop {
+    let within = Duration::from_secs(1).saturating_sub(revoked_at.elapsed());
+    let (app, key) = (&app, &key);
+    eventually("the revoked key is refused", within, move || async move {
         let response = app
             .client
             .get(app.url("/api/v1/analytics/summary"))
@@ -221,15 +225,12 @@ async fn a_key_created_in_the_dashboard_answers_and_is_refused_within_a_second_o
             .send()
             .await
             .unwrap();
-        if response.status() == StatusCode::UNAUTHORIZED {
-            break;
+        match response.status() {
+            StatusCode::UNAUTHORIZED => Ok(()),
+            status => Err(status),
         }
-        assert!(
-            revoked_at.elapsed() < Duration::from_secs(1),
-            "still answering"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -359,10 +360,7 @@ async fn the_dashboard_page_loads_its_bundle_and_app_bridge_only_when_embedded()
         outside.contains(r#"<link rel="stylesheet" href="/app/assets/dashboard.css">"#),
         "{outside}"
     );
-    assert!(outside.contains(&format!(
-        r#"data-client-id="{}""#,
-        crate::platform_install::CLIENT_ID
-    )));
+    assert!(outside.contains(&format!(r#"data-client-id="{}""#, CLIENT_ID)));
     assert!(!outside.contains("app-bridge.js"), "{outside}");
     assert!(embedded.contains("app-bridge.js"), "{embedded}");
     assert!(
@@ -514,33 +512,11 @@ async fn only_a_shop_the_service_knows_may_frame_the_dashboard_beside_the_admin(
     );
 }
 
-/// The demo store for the shop, standing in for the admin (its app embed on or off); its origin.
-async fn demo_store(app: &TestApp, app_embed: bool) -> String {
-    let store = videoapp::devstore::DevStoreServer::bind(videoapp::devstore::DevStoreConfig {
-        shop: videoapp::catalog::domain::ShopDomain::parse(SHOP).unwrap(),
-        listen: ([127, 0, 0, 1], 0).into(),
-        upstream: app.url(""),
-        secret: videoapp::storefront::signature::ProxySecret::new(PROXY_SECRET),
-        database_url: app.database_url.clone().into(),
-        extensions_dir: "extensions".into(),
-        admin: Some(videoapp::devstore::dashboard::DemoAdmin {
-            client_id: crate::platform_install::CLIENT_ID.into(),
-            secret: PROXY_SECRET.into(),
-        }),
-        app_embed,
-    })
-    .await
-    .unwrap();
-    let base = format!("http://{}", store.local_addr());
-    tokio::spawn(store.run_until(std::future::pending()));
-    base
-}
-
 #[tokio::test]
 async fn the_demo_store_stands_in_for_the_admin_with_tokens_the_service_accepts() {
     // Arrange
     let app = dashboard_app().await;
-    let base = demo_store(&app, true).await;
+    let base = demo_store(&app, SHOP, true).await;
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -605,15 +581,19 @@ async fn the_first_run_checklist_ticks_each_step_from_what_the_service_sees() {
         let app = &app;
         let path = &path;
         async move {
-            let deadline = Instant::now() + Duration::from_secs(30);
-            loop {
-                let body = get(app, path).await;
-                if done(&body) == expected {
-                    return body;
-                }
-                assert!(Instant::now() < deadline, "{body}");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+            let expected = &expected;
+            eventually(
+                "the checklist",
+                Duration::from_secs(30),
+                move || async move {
+                    let body = get(app, path).await;
+                    match done(&body) == *expected {
+                        true => Ok(body),
+                        false => Err(body),
+                    }
+                },
+            )
+            .await
         }
     };
 
@@ -677,7 +657,7 @@ async fn the_first_run_checklist_ticks_each_step_from_what_the_service_sees() {
 #[tokio::test]
 async fn the_demo_theme_editor_turns_the_app_embed_on_and_the_stores_pages_then_load_videoapp() {
     let app = dashboard_app().await;
-    let base = demo_store(&app, false).await;
+    let base = demo_store(&app, SHOP, false).await;
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -721,7 +701,7 @@ async fn the_demo_theme_editor_turns_the_app_embed_on_and_the_stores_pages_then_
 async fn the_demo_admins_product_and_app_changes_reach_the_service_as_signed_webhooks() {
     // Arrange: the demo store's platform holds the demo catalog; the service holds none of it.
     let app = dashboard_app().await;
-    let base = demo_store(&app, true).await;
+    let base = demo_store(&app, SHOP, true).await;
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -753,7 +733,7 @@ async fn the_demo_admins_product_and_app_changes_reach_the_service_as_signed_web
     )
     .await
     .unwrap();
-    crate::platform_webhooks::wait_until_worked(&app).await;
+    wait_until_worked(&app).await;
     let both = titles().await;
     post("/admin/products/1002", &[("action", "delete")])
         .await
@@ -764,7 +744,7 @@ async fn the_demo_admins_product_and_app_changes_reach_the_service_as_signed_web
     )
     .await
     .unwrap();
-    crate::platform_webhooks::wait_until_worked(&app).await;
+    wait_until_worked(&app).await;
     let none = titles().await;
     let listed = client
         .get(format!("{base}/admin/products"))
@@ -775,7 +755,7 @@ async fn the_demo_admins_product_and_app_changes_reach_the_service_as_signed_web
         .await
         .unwrap();
     let uninstalled = post("/admin/apps/videoapp/uninstall", &[]).await.unwrap();
-    crate::platform_webhooks::wait_until_worked(&app).await;
+    wait_until_worked(&app).await;
 
     // Assert: each change was taken as the platform's webhook, and done.
     assert_eq!(renamed.status(), StatusCode::SEE_OTHER);

@@ -4,7 +4,7 @@
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::helpers::*;
+use crate::support::*;
 
 const SHOP: &str = "headers-shop.myshopify.com";
 

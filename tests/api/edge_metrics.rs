@@ -8,7 +8,7 @@ use rand::Rng;
 use reqwest::header::HeaderValue;
 use reqwest::{Method, StatusCode};
 
-use crate::helpers::*;
+use crate::support::*;
 
 /// A method name no standard method has: 10 to 24 characters of the HTTP token set.
 fn made_up_method(rng: &mut impl Rng) -> String {

@@ -10,8 +10,8 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use crate::fault_proxy::{FaultProxy, Mode};
-use crate::helpers::*;
+use crate::support::fault_proxy::{FaultProxy, Mode};
+use crate::support::*;
 
 const SHOP: &str = "ingest-shop.myshopify.com";
 
@@ -28,19 +28,19 @@ async fn count(database: &str, filter: &str) -> u64 {
 /// replay) can still add to it.
 async fn expect_rows(app: &impl Service, expected: u64, within: Duration) {
     let database = &app.clickhouse_database;
-    let started = Instant::now();
-    while spooled_segments(&app.spool_dir) > 0 {
+    let spool = &app.spool_dir;
+    eventually("the spool drained", within, move || async move {
+        if spooled_segments(spool) == 0 {
+            return Ok(());
+        }
         let n = count(database, "").await;
         assert!(
             n <= expected,
             "{n} rows, more than the {expected} acknowledged"
         );
-        assert!(
-            started.elapsed() < within,
-            "{n} of {expected} rows, and still spooled, after {within:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        Err(format!("{n} of {expected} rows, and still spooled"))
+    })
+    .await;
     assert_eq!(count(database, "").await, expected);
 }
 
@@ -274,14 +274,16 @@ async fn a_batch_that_landed_without_an_answer_is_not_counted_twice() {
 
     let (acknowledged, _) = post_many(&app, 10, 10).await;
     assert_eq!(acknowledged.len(), 100);
-    let started = Instant::now();
-    while count(&app.clickhouse_database, "").await < 100 {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the swallowed inserts did land"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let database = &app.clickhouse_database;
+    eventually(
+        "the swallowed inserts did land",
+        Duration::from_secs(20),
+        move || async move {
+            let n = count(database, "").await;
+            (n >= 100).then_some(()).ok_or(n)
+        },
+    )
+    .await;
     assert!(
         spool_files(&app) > 0,
         "unacknowledged batches are still spooled"
@@ -361,21 +363,21 @@ async fn a_service_killed_mid_load_delivers_every_acknowledged_event_exactly_onc
         .collect();
     // Kill it mid-load: once the load has run a while, some of it has reached ClickHouse and
     // some is still spooled.
-    let started = Instant::now();
-    loop {
-        let acknowledged = acknowledged_so_far.load(Ordering::SeqCst);
-        if acknowledged >= 1000
-            && count(&clickhouse_database, "").await > 0
-            && spooled_segments(&spool_dir) > 0
-        {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the load did not get going ({acknowledged} acknowledged)"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let (acknowledged_so_far, database, spool) =
+        (&acknowledged_so_far, &clickhouse_database, &spool_dir);
+    eventually(
+        "the load got going",
+        Duration::from_secs(60),
+        move || async move {
+            let acknowledged = acknowledged_so_far.load(Ordering::SeqCst);
+            if acknowledged >= 1000 && count(database, "").await > 0 && spooled_segments(spool) > 0
+            {
+                return Ok(());
+            }
+            Err(format!("{acknowledged} acknowledged"))
+        },
+    )
+    .await;
     service.child.kill().unwrap(); // SIGKILL
     service.child.wait().unwrap();
     let mut acknowledged: Vec<Uuid> = Vec::new();
@@ -390,35 +392,29 @@ async fn a_service_killed_mid_load_delivers_every_acknowledged_event_exactly_onc
 
     let restarted = spawn_binary(&env);
     let expected: HashSet<Uuid> = acknowledged.iter().copied().collect();
-    let started = Instant::now();
-    loop {
-        let landed: HashSet<Uuid> = clickhouse_query(
-            &clickhouse_database,
-            "SELECT toString(event_id) FROM events",
-        )
-        .await
-        .lines()
-        .map(|l| Uuid::parse_str(l).unwrap())
-        .collect();
-        if expected.is_subset(&landed) {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "{} acknowledged events missing",
-            expected.difference(&landed).count()
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let (expected, database) = (&expected, &clickhouse_database);
+    eventually(
+        "every acknowledged event landed",
+        Duration::from_secs(30),
+        move || async move {
+            let landed: HashSet<Uuid> =
+                clickhouse_query(database, "SELECT toString(event_id) FROM events")
+                    .await
+                    .lines()
+                    .map(|l| Uuid::parse_str(l).unwrap())
+                    .collect();
+            match expected.is_subset(&landed) {
+                true => Ok(()),
+                false => Err(format!(
+                    "{} acknowledged events missing",
+                    expected.difference(&landed).count()
+                )),
+            }
+        },
+    )
+    .await;
     // Let the replay finish, then: nothing twice (acknowledged or not).
-    let started = Instant::now();
-    while spooled_segments(&spool_dir) > 0 {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "spool never drained"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_until_spool_empty(&spool_dir, Duration::from_secs(30)).await;
     no_duplicate_event_ids(&clickhouse_database).await;
     drop(restarted);
 }
@@ -899,17 +895,18 @@ async fn a_batch_clickhouse_rejects_as_malformed_is_set_aside_and_the_pipe_keeps
     );
 
     let dead = app.spool_dir.join("dead");
-    let started = Instant::now();
-    while !std::fs::read_dir(&dead)
-        .unwrap()
-        .any(|e| e.unwrap().path().extension().is_some_and(|x| x == "reason"))
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(15),
-            "the rejected batch was not set aside"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let dead = &dead;
+    eventually(
+        "the rejected batch was set aside",
+        Duration::from_secs(15),
+        move || async move {
+            let set_aside = std::fs::read_dir(dead)
+                .unwrap()
+                .any(|e| e.unwrap().path().extension().is_some_and(|x| x == "reason"));
+            set_aside.then_some(()).ok_or(set_aside)
+        },
+    )
+    .await;
     clickhouse_query(db, "ALTER TABLE events MODIFY COLUMN currency String").await;
     assert_eq!(
         app.post_events(SHOP, &event(1)).await.status(),

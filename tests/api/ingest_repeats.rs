@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use crate::helpers::*;
+use crate::support::*;
 
 const SHOP: &str = "repeat-shop.myshopify.com";
 const SHIPPED_WITHIN: Duration = Duration::from_secs(20);

@@ -1,6 +1,6 @@
 //! Integration tests: the real service over HTTP, on real Postgres and ClickHouse.
 
-mod helpers;
+mod support;
 
 mod admin_api_keys;
 mod admin_auth;
@@ -9,11 +9,14 @@ mod admin_shops;
 mod admin_text;
 mod admin_videos;
 mod admin_widgets;
-mod analytics_api;
 mod analytics_cache;
+mod analytics_items_and_totals;
+mod analytics_keys;
+mod analytics_list_parameters;
 mod analytics_long_ranges;
 mod analytics_series;
 mod analytics_shared_rate_limit;
+mod analytics_sorting_and_days;
 mod analytics_truth;
 mod analytics_truth_series;
 mod clickhouse_compaction;
@@ -23,7 +26,6 @@ mod dashboard_api;
 mod edge_headers;
 mod edge_limits;
 mod edge_metrics;
-mod fault_proxy;
 mod ingest;
 mod ingest_repeats;
 mod media_captions;

@@ -6,8 +6,8 @@ use std::time::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::*;
-use crate::media_uploads::{media_worker, stored_objects};
+use crate::support::media::{media_worker, stored_objects};
+use crate::support::*;
 
 const SHOP: &str = "captions-shop.myshopify.com";
 const ENGLISH: &str = "WEBVTT\n\n00:00.500 --> 00:02.000\nThree ways to wear it\n";

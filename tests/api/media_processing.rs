@@ -9,8 +9,9 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use videoapp::media::samples::{self, Sample};
 
-use crate::helpers::*;
-use crate::media_uploads::{media_worker, stored_objects, video_id_of, Tus};
+use crate::support::media::{media_worker, stored_objects, video_id_of, Tus};
+use crate::support::platform::{wait_until_worked, Delivery};
+use crate::support::*;
 
 const SHOP: &str = "processing-shop.myshopify.com";
 /// Processing a small sample takes seconds; a loaded two-core machine may take many times that.
@@ -55,29 +56,33 @@ async fn video(app: &impl Service, id: &str) -> Value {
 /// Waits until the video's processing state is `state`; fails at once on another end state,
 /// saying what its jobs last failed with.
 async fn wait_for_state(app: &impl Service, id: &str, state: &str) -> Value {
-    let deadline = tokio::time::Instant::now() + PROCESSING;
-    loop {
+    let db = &sqlx::PgPool::connect(&app.database_url).await.unwrap();
+    let jobs_errors = move || async move {
+        let errors: Vec<Option<String>> =
+            sqlx::query_scalar("SELECT last_error FROM media_jobs WHERE video_id = $1::uuid")
+                .bind(id)
+                .fetch_all(db)
+                .await
+                .unwrap();
+        errors
+    };
+    let what = format!("the video is {state}");
+    eventually(&what, PROCESSING, move || async move {
         let body = video(app, id).await;
         let now = body["processing"]["state"]
             .as_str()
             .unwrap_or_default()
             .to_string();
         if now == state {
-            return body;
+            return Ok(body);
         }
-        let ended = matches!(now.as_str(), "ready" | "failed");
-        if ended || tokio::time::Instant::now() > deadline {
-            let db = sqlx::PgPool::connect(&app.database_url).await.unwrap();
-            let errors: Vec<Option<String>> =
-                sqlx::query_scalar("SELECT last_error FROM media_jobs WHERE video_id = $1::uuid")
-                    .bind(id)
-                    .fetch_all(&db)
-                    .await
-                    .unwrap();
+        if matches!(now.as_str(), "ready" | "failed") {
+            let errors = jobs_errors().await;
             panic!("the video is {now}, not {state}: {body}; its jobs' errors: {errors:?}");
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        Err((body, jobs_errors().await))
+    })
+    .await
 }
 
 /// Uploads `bytes` in three chunks; returns the upload's location and the last answer.
@@ -327,32 +332,33 @@ async fn a_worker_killed_mid_job_leaves_nothing_half_visible_and_another_finishe
             .expect("start videoapp worker"),
     );
     // Killed once it is making the renditions: the poster and mini version exist by then.
-    let deadline = tokio::time::Instant::now() + PROCESSING;
-    loop {
-        let step: Option<String> = sqlx::query_scalar(
-            "SELECT step FROM media_jobs WHERE video_id = $1::uuid AND state = 'running'",
-        )
-        .bind(&id)
-        .fetch_optional(&app.db)
-        .await
-        .unwrap()
-        .flatten();
-        if step.as_deref() == Some("renditions") {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the worker never reached the renditions"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let (db, id) = (&app.db, &id);
+    eventually(
+        "the worker reached the renditions",
+        PROCESSING,
+        move || async move {
+            let step: Option<String> = sqlx::query_scalar(
+                "SELECT step FROM media_jobs WHERE video_id = $1::uuid AND state = 'running'",
+            )
+            .bind(id)
+            .fetch_optional(db)
+            .await
+            .unwrap()
+            .flatten();
+            match step.as_deref() {
+                Some("renditions") => Ok(()),
+                _ => Err(step),
+            }
+        },
+    )
+    .await;
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(worker.0.id() as i32),
         nix::sys::signal::Signal::SIGKILL,
     )
     .unwrap();
     worker.0.wait().unwrap();
-    let body = video(&app, &id).await;
+    let body = video(&app, id).await;
     assert_eq!(body["processing"]["state"], "processing");
     assert_eq!(body["hlsUrl"], "", "{body}");
     assert_eq!(body["videoUrl"], "");
@@ -364,11 +370,11 @@ async fn a_worker_killed_mid_job_leaves_nothing_half_visible_and_another_finishe
     other.media.config = std::sync::Arc::new(config);
     let runner = other.clone();
     let running = tokio::spawn(async move { runner.run_jobs().await });
-    let body = wait_for_state(&app, &id, "ready").await;
+    let body = wait_for_state(&app, id, "ready").await;
     running.abort();
     let attempts: i32 =
         sqlx::query_scalar("SELECT attempts FROM media_jobs WHERE video_id = $1::uuid")
-            .bind(&id)
+            .bind(id)
             .fetch_one(&app.db)
             .await
             .unwrap();
@@ -641,7 +647,6 @@ async fn the_s3_store_takes_uploads_and_serves_outputs_at_its_public_url() {
 
 #[tokio::test]
 async fn an_uninstall_and_then_the_shops_redaction_remove_every_object_of_its_videos() {
-    use crate::platform_webhooks::{wait_until_worked, Delivery};
     let (app, dir) = spawn_processing(0).await;
     let (_, bytes) = sample(SMALL).await;
     let (location, _) = upload(&app, &bytes, "Gone with the shop").await;

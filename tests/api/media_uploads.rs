@@ -8,93 +8,10 @@ use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use sha1::Digest;
 
-use crate::helpers::*;
+use crate::support::media::*;
+use crate::support::*;
 
 const SHOP: &str = "uploads-shop.myshopify.com";
-
-fn b64(s: &str) -> String {
-    base64::engine::general_purpose::STANDARD.encode(s)
-}
-
-/// A tus client's requests, by hand, so each header can be got wrong on purpose.
-pub struct Tus<'a, A: Service> {
-    pub app: &'a A,
-    pub shop: &'a str,
-}
-
-impl<A: Service> Tus<'_, A> {
-    pub fn uploads_path(&self) -> String {
-        format!("/admin/v1/shops/{}/uploads", self.shop)
-    }
-
-    pub fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
-        self.app
-            .client
-            .request(method, self.app.url(path))
-            .bearer_auth(ADMIN_TOKEN)
-            .header("Tus-Resumable", "1.0.0")
-    }
-
-    /// Creates an upload of `length` bytes titled `title`; returns its path (the `Location`).
-    pub async fn create(&self, length: u64, title: &str) -> String {
-        let response = self
-            .request(Method::POST, &self.uploads_path())
-            .header("Upload-Length", length.to_string())
-            .header(
-                "Upload-Metadata",
-                format!("title {},filename {}", b64(title), b64("clip.mp4")),
-            )
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(
-            response.status(),
-            StatusCode::CREATED,
-            "{:?}",
-            response.text().await
-        );
-        assert_eq!(response.headers()["tus-resumable"], "1.0.0");
-        response.headers()["location"].to_str().unwrap().to_string()
-    }
-
-    pub async fn patch(&self, location: &str, offset: u64, bytes: Vec<u8>) -> reqwest::Response {
-        self.request(Method::PATCH, location)
-            .header("Upload-Offset", offset.to_string())
-            .header("Content-Type", "application/offset+octet-stream")
-            .body(bytes)
-            .send()
-            .await
-            .unwrap()
-    }
-
-    pub async fn offset(&self, location: &str) -> (StatusCode, Option<u64>) {
-        let response = self.request(Method::HEAD, location).send().await.unwrap();
-        let offset = response
-            .headers()
-            .get("upload-offset")
-            .map(|v| v.to_str().unwrap().parse().unwrap());
-        (response.status(), offset)
-    }
-
-    /// Uploads all of `file` in chunks of `chunk` bytes; returns the last answer.
-    pub async fn upload(&self, location: &str, file: &[u8], chunk: usize) -> reqwest::Response {
-        let mut offset = 0;
-        loop {
-            let end = (offset + chunk).min(file.len());
-            let response = self
-                .patch(location, offset as u64, file[offset..end].to_vec())
-                .await;
-            if response.status() != StatusCode::NO_CONTENT || end == file.len() {
-                return response;
-            }
-            offset = end;
-        }
-    }
-}
-
-pub fn video_id_of(location: &str) -> &str {
-    location.rsplit('/').next().unwrap()
-}
 
 async fn video(app: &TestApp, id: &str) -> Value {
     let (status, body) = json_of(
@@ -104,24 +21,6 @@ async fn video(app: &TestApp, id: &str) -> Value {
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     body
-}
-
-/// The objects of the media directory whose names contain `needle`.
-pub fn stored_objects(dir: &std::path::Path, needle: &str) -> Vec<String> {
-    fn walk(dir: &std::path::Path, found: &mut Vec<String>) {
-        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                walk(&path, found);
-            } else {
-                found.push(path.display().to_string());
-            }
-        }
-    }
-    let mut found = Vec::new();
-    walk(dir, &mut found);
-    found.retain(|p| p.contains(needle));
-    found
 }
 
 async fn spawn_with_media_dir() -> (TestApp, std::path::PathBuf) {
@@ -549,19 +448,17 @@ async fn a_connection_that_drops_mid_chunk_keeps_what_it_delivered_and_the_uploa
     stream.flush().await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     drop(stream);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let (_, offset) = tus.offset(&location).await;
-        if offset == Some(40_000) {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "offset stayed {offset:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let response = tus.patch(&location, 40_000, vec![3u8; 10_000]).await;
+    let (tus, location) = (&tus, &location);
+    eventually(
+        "the offset is what was delivered",
+        Duration::from_secs(10),
+        move || async move {
+            let (_, offset) = tus.offset(location).await;
+            offset.filter(|o| *o == 40_000).ok_or(offset)
+        },
+    )
+    .await;
+    let response = tus.patch(location, 40_000, vec![3u8; 10_000]).await;
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
     assert_eq!(response.headers()["upload-offset"], "50000");
 }
@@ -588,10 +485,17 @@ async fn an_upload_not_finished_in_time_expires_and_its_bytes_are_removed() {
         tus.patch(&location, 0, start).await.status(),
         StatusCode::NO_CONTENT
     );
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    let (status, _) = tus.offset(&location).await;
-    assert_eq!(status, StatusCode::GONE);
-    let response = tus.patch(&location, 1000, vec![0u8; 100]).await;
+    let (tus, location) = (&tus, &location);
+    eventually(
+        "the upload expired",
+        Duration::from_secs(10),
+        move || async move {
+            let (status, _) = tus.offset(location).await;
+            (status == StatusCode::GONE).then_some(()).ok_or(status)
+        },
+    )
+    .await;
+    let response = tus.patch(location, 1000, vec![0u8; 100]).await;
     assert_error(response, StatusCode::GONE, "UPLOAD_EXPIRED", "expired").await;
 
     let worker = media_worker(&app, &dir).await;
@@ -601,20 +505,6 @@ async fn an_upload_not_finished_in_time_expires_and_its_bytes_are_removed() {
     let body = video(&app, &id).await;
     assert_eq!(body["processing"]["state"], "failed");
     assert_eq!(body["processing"]["error"]["code"], "UPLOAD_EXPIRED");
-}
-
-/// A worker on the app's database and media directory (whose objects the app serves), for tests
-/// that drive its steps.
-pub async fn media_worker(app: &TestApp, dir: &std::path::Path) -> videoapp::media::worker::Worker {
-    let mut settings = videoapp::config::Settings::default().media;
-    settings.media_dir = dir.to_path_buf();
-    settings.media_public_url = Some(format!("{}/media", app.address).parse().unwrap());
-    let config = settings.media_config().unwrap();
-    let media = videoapp::media::Media::open(&config, "127.0.0.1:1".parse().unwrap()).unwrap();
-    videoapp::media::worker::Worker {
-        db: app.db.clone(),
-        media,
-    }
 }
 
 /// An MP4 as cameras and editors write it without `+faststart`: its index (`moov`) after its
@@ -806,22 +696,25 @@ async fn a_client_that_drops_mid_chunk_leaves_exactly_the_bytes_it_delivered_and
     stream.write_all(&file[..delivered]).await.unwrap();
     stream.shutdown().await.unwrap();
     drop(stream);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while tus.offset(&location).await.1 != Some(delivered as u64) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the offset stayed {:?}",
-            tus.offset(&location).await
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let (tus, location) = (&tus, &location);
+    eventually(
+        "the offset is what was delivered",
+        Duration::from_secs(20),
+        move || async move {
+            let offset = tus.offset(location).await;
+            (offset.1 == Some(delivered as u64))
+                .then_some(())
+                .ok_or(offset)
+        },
+    )
+    .await;
     assert!(
         stored_bytes(&dir, &id) == file[..delivered],
         "the stored bytes are not those delivered"
     );
 
     let response = tus
-        .patch(&location, delivered as u64, file[delivered..].to_vec())
+        .patch(location, delivered as u64, file[delivered..].to_vec())
         .await;
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
     assert_eq!(response.headers()["upload-offset"], file.len().to_string());
@@ -848,16 +741,20 @@ async fn a_finished_upload_is_checked_by_its_index_and_processed_from_its_parts_
     let response = tus.upload(&location, &file, file.len().div_ceil(3)).await;
     assert_eq!(response.status(), StatusCode::NO_CONTENT);
     let path = format!("/shops/{SHOP}/videos/{}", video_id_of(&location));
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(180);
-    loop {
-        let (_, body) = json_of(app.send_admin(Method::GET, &path).await).await;
-        match body["processing"]["state"].as_str() {
-            Some("ready") => break,
-            Some("failed") => panic!("{body}"),
-            _ => assert!(tokio::time::Instant::now() < deadline, "{body}"),
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let (app, path) = (&app, &path);
+    eventually(
+        "the video is ready",
+        Duration::from_secs(180),
+        move || async move {
+            let (_, body) = json_of(app.send_admin(Method::GET, path).await).await;
+            match body["processing"]["state"].as_str() {
+                Some("ready") => Ok(()),
+                Some("failed") => panic!("{body}"),
+                _ => Err(body),
+            }
+        },
+    )
+    .await;
     // The last chunk was answered from the file's own index, read by ranges; the worker's run
     // read the three parts in place.
     let checked = "media_uploads_checked_total";

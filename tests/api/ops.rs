@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use sqlx::{Connection, Executor, PgConnection};
 use videoapp::storefront::signature::CustomerId;
 
-use crate::helpers::*;
+use crate::support::*;
 
 #[tokio::test]
 async fn healthz_answers_ok() {

@@ -2,10 +2,9 @@
 //! checked and exchanged for an offline access token (kept sealed), the shop created, and its
 //! products imported page by page through throttling and failures.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::Utc;
-use jsonwebtoken::{encode, EncodingKey, Header};
 use reqwest::StatusCode;
 use secrecy::ExposeSecret;
 use serde_json::{json, Value};
@@ -15,44 +14,14 @@ use videoapp::devstore::platform::{
 };
 use videoapp::platform::credentials::TokenKey;
 
-use crate::helpers::*;
-use crate::platform_webhooks::{uninstalled_body, Delivery};
+use crate::support::platform::*;
+use crate::support::*;
 
 const SHOP: &str = "webhook-shop.myshopify.com";
-pub(crate) const CLIENT_ID: &str = "videoapp-client-id";
-pub(crate) const TOKEN_KEY: &str =
-    "5f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0";
 
 /// A session token for the install tests' shop, with `claims` changed.
 fn session_token(secret: &str, change: impl FnOnce(&mut Value)) -> String {
     session_token_for(SHOP, secret, change)
-}
-
-/// A session token as App Bridge gives the embedded app of `shop`, with `claims` changed.
-pub(crate) fn session_token_for(
-    shop: &str,
-    secret: &str,
-    change: impl FnOnce(&mut Value),
-) -> String {
-    let now = Utc::now().timestamp();
-    let mut claims = json!({
-        "iss": format!("https://{shop}/admin"),
-        "dest": format!("https://{shop}"),
-        "aud": CLIENT_ID,
-        "sub": "42",
-        "exp": now + 60,
-        "nbf": now - 1,
-        "iat": now - 1,
-        "jti": uuid::Uuid::new_v4().to_string(),
-        "sid": "a-session",
-    });
-    change(&mut claims);
-    encode(
-        &Header::new(jsonwebtoken::Algorithm::HS256),
-        &claims,
-        &EncodingKey::from_secret(secret.as_bytes()),
-    )
-    .unwrap()
 }
 
 fn good_token() -> String {
@@ -131,12 +100,6 @@ async fn platform_app(origin: &str) -> TestApp {
     .await
 }
 
-/// The platform settings on: the test client id and token key.
-pub(crate) fn platform_settings(settings: &mut videoapp::config::Settings) {
-    settings.client_id = Some(CLIENT_ID.into());
-    settings.token_key = Some(videoapp::config::TokenKeyBytes::parse(TOKEN_KEY).unwrap());
-}
-
 async fn install(app: &TestApp, token: Option<&str>) -> (StatusCode, Value) {
     let mut request = app.client.post(app.url("/app/api/install"));
     if let Some(token) = token {
@@ -145,49 +108,53 @@ async fn install(app: &TestApp, token: Option<&str>) -> (StatusCode, Value) {
     json_of(request.send().await.unwrap()).await
 }
 
-/// Waits until the product import recorded at install is done; fails with its last error.
+/// Does the webhook work, and waits until the product import recorded at install is done; fails
+/// with its last error.
 async fn wait_for_import(app: &TestApp) {
-    let started = Instant::now();
-    loop {
-        let row: Option<(Option<chrono::DateTime<Utc>>, Option<String>)> = sqlx::query_as(
+    app.work_webhooks().await;
+    let db = &app.db;
+    eventually(
+        "the import is done",
+        Duration::from_secs(30),
+        move || async move {
+            let row: Option<(Option<chrono::DateTime<Utc>>, Option<String>)> = sqlx::query_as(
             "SELECT done_at, last_error FROM webhook_deliveries WHERE topic = 'products/import'",
         )
-        .fetch_optional(&app.db)
+        .fetch_optional(db)
         .await
         .unwrap();
-        if let Some((Some(_), _)) = row {
-            return;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the import is not done: {row:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+            match row {
+                Some((Some(_), _)) => Ok(()),
+                _ => Err(row),
+            }
+        },
+    )
+    .await;
 }
 
-/// Asks the install endpoint until it says the install's work (pixel, collections, products) is
-/// done; fails with the work's last errors.
+/// Does the webhook work, and asks the install endpoint until it says the install's work (pixel,
+/// collections, products) is done; fails with the work's last errors.
 async fn wait_for_install_work(app: &TestApp) {
-    let started = Instant::now();
-    loop {
-        let (status, body) = install(app, Some(&good_token())).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-        if body["importing"] == json!(false) {
-            return;
-        }
-        let errors: Vec<(String, Option<String>)> = sqlx::query_as(
-            "SELECT topic, last_error FROM webhook_deliveries WHERE done_at IS NULL",
-        )
-        .fetch_all(&app.db)
-        .await
-        .unwrap();
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the install's work is not done: {errors:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    app.work_webhooks().await;
+    eventually(
+        "the install's work is done",
+        Duration::from_secs(30),
+        move || async move {
+            let (status, body) = install(app, Some(&good_token())).await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            if body["importing"] == json!(false) {
+                return Ok(());
+            }
+            let errors: Vec<(String, Option<String>)> = sqlx::query_as(
+                "SELECT topic, last_error FROM webhook_deliveries WHERE done_at IS NULL",
+            )
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+            Err(errors)
+        },
+    )
+    .await;
 }
 
 /// The attempts each piece of the install's work took, by topic.
@@ -450,7 +417,7 @@ async fn uninstalling_forgets_the_access_token() {
     Delivery::new("app/uninstalled", &uninstalled_body(SHOP))
         .send_ok(&app)
         .await;
-    crate::platform_webhooks::wait_until_worked(&app).await;
+    wait_until_worked(&app).await;
 
     // Assert
     let held: i64 = sqlx::query_scalar("SELECT count(*) FROM shop_credentials")
@@ -557,7 +524,7 @@ async fn a_reinstall_updates_the_pixel_and_forgets_the_collections_the_store_rem
     Delivery::new("app/uninstalled", &uninstalled_body(SHOP))
         .send_ok(&app)
         .await;
-    crate::platform_webhooks::wait_until_worked(&app).await;
+    wait_until_worked(&app).await;
     let kept = collections(2);
     standin.set_collections(SHOP, kept.clone());
     // The store also moves a product to another collection, which does not date the product.
@@ -606,7 +573,7 @@ async fn a_product_webhook_keeps_the_collections_the_import_read() {
     Delivery::new("products/update", &renamed)
         .send_ok(&app)
         .await;
-    crate::platform_webhooks::wait_until_worked(&app).await;
+    wait_until_worked(&app).await;
 
     // Assert
     let titles = product_titles(&app).await;

@@ -13,9 +13,9 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 use videoapp::storefront::signature::canonical_message;
 
-use crate::fault_proxy::{FaultProxy, Mode};
-use crate::helpers::*;
-use crate::platform_webhooks::{wait_until_worked, worker_after, Delivery, SHOP};
+use crate::support::fault_proxy::{FaultProxy, Mode};
+use crate::support::platform::{wait_until_worked, worker_after, Delivery, SHOP};
+use crate::support::*;
 
 const OTHER_SHOP: &str = "other-webhook-shop.myshopify.com";
 const SHIPPED_WITHIN: Duration = Duration::from_secs(30);
@@ -188,14 +188,13 @@ async fn redact_while_events_are_on_their_way(
         .unwrap();
     let started = Instant::now();
     let wait_for = |sql: String, what: &'static str| async move {
-        loop {
-            let holds: bool = sqlx::query_scalar(&sql).fetch_one(&app.db).await.unwrap();
-            if holds {
-                return;
-            }
-            assert!(started.elapsed() < SHIPPED_WITHIN, "{what}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let (sql, db) = (&sql, &app.db);
+        let within = SHIPPED_WITHIN.saturating_sub(started.elapsed());
+        eventually(what, within, move || async move {
+            let holds: bool = sqlx::query_scalar(sql).fetch_one(db).await.unwrap();
+            holds.then_some(()).ok_or(holds)
+        })
+        .await
     };
     if arrives == Arrives::WhileGoingIn {
         proxy.set(Mode::Up);
@@ -212,10 +211,13 @@ async fn redact_while_events_are_on_their_way(
         wait_for(failed.to_string(), "the redaction never ran").await;
         proxy.set(Mode::Up);
     }
-    while !deleted().await {
-        assert!(started.elapsed() < SHIPPED_WITHIN, "nothing was deleted");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let deleted = &deleted;
+    let within = SHIPPED_WITHIN.saturating_sub(started.elapsed());
+    eventually("something was deleted", within, move || async move {
+        let done = deleted().await;
+        done.then_some(()).ok_or(done)
+    })
+    .await;
     let on_their_way = spooled_segments(&app.spool_dir);
     assert!(
         on_their_way > 0,
@@ -628,19 +630,19 @@ async fn the_records_of_redactions_are_forgotten_thirty_days_after_their_request
                 .unwrap();
         (shops, customers)
     };
-    let started = Instant::now();
-    loop {
-        let (shops, customers) = left().await;
-        if shops == [OTHER_SHOP] && customers == ["43"] {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "after {:?}: {shops:?} {customers:?}",
-            started.elapsed()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let left = &left;
+    eventually(
+        "only the redactions within their time are kept",
+        Duration::from_secs(10),
+        move || async move {
+            let (shops, customers) = left().await;
+            match shops == [OTHER_SHOP] && customers == ["43"] {
+                true => Ok(()),
+                false => Err((shops, customers)),
+            }
+        },
+    )
+    .await;
 }
 
 /// The platform asks for a shop's redaction only after its uninstall. A `shop/redact` for an
@@ -714,18 +716,12 @@ async fn a_data_request_racing_a_redaction_reports_none_of_the_events_it_removes
     Delivery::new("customers/data_request", &request)
         .send_ok(&app)
         .await;
-    let started = Instant::now();
-    while !sqlx::query_scalar::<_, bool>(&lock_awaited("redacted_customers"))
-        .fetch_one(&app.db)
-        .await
-        .unwrap()
-    {
-        assert!(
-            started.elapsed() < SHIPPED_WITHIN,
-            "the request never waited"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let (sql, db) = (&lock_awaited("redacted_customers"), &app.db);
+    eventually("the request waited", SHIPPED_WITHIN, move || async move {
+        let waiting: bool = sqlx::query_scalar(sql).fetch_one(db).await.unwrap();
+        waiting.then_some(()).ok_or(waiting)
+    })
+    .await;
     sqlx::query(
         "INSERT INTO redacted_customers \
          (shop_domain, customer_id, customer_ids, order_ids, redacted_at) \

@@ -9,93 +9,14 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use chrono::{DateTime, SubsecRound, Utc};
-use hmac::{Hmac, Mac};
 use rand::seq::SliceRandom;
-use reqwest::{Response, StatusCode};
+use reqwest::StatusCode;
 use serde_json::{json, Value};
-use sha2::Sha256;
-use uuid::Uuid;
 
-use crate::helpers::*;
+use crate::support::platform::*;
+use crate::support::*;
 
-pub(crate) const SHOP: &str = "webhook-shop.myshopify.com";
 const OTHER_SHOP: &str = "other-webhook-shop.myshopify.com";
-
-/// The `X-Shopify-Hmac-Sha256` of `body` under `secret`.
-fn hmac_of(secret: &str, body: &[u8]) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
-    mac.update(body);
-    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
-}
-
-/// `app/uninstalled`'s body: the platform's shop resource (a few of its many fields). Its
-/// `domain` is the shop's primary domain, here one of its own.
-pub(crate) fn uninstalled_body(shop: &str) -> Value {
-    json!({
-        "id": 548380009,
-        "name": "Super Toys",
-        "email": "owner@example.com",
-        "domain": "www.toys.example",
-        "myshopify_domain": shop,
-        "plan_name": "basic",
-    })
-}
-
-/// One delivery: its headers as the platform sends them, and its body.
-pub(crate) struct Delivery {
-    topic: &'static str,
-    pub(crate) shop: &'static str,
-    id: String,
-    body: Vec<u8>,
-    hmac: Option<String>,
-    /// `X-Shopify-Triggered-At`; sent without it when `None`.
-    triggered_at: Option<DateTime<Utc>>,
-}
-
-impl Delivery {
-    /// A delivery of `body`, sent now, signed with the app's secret.
-    pub(crate) fn new(topic: &'static str, body: &Value) -> Delivery {
-        Delivery::of_bytes(topic, serde_json::to_vec(body).unwrap())
-    }
-
-    fn of_bytes(topic: &'static str, body: Vec<u8>) -> Delivery {
-        Delivery {
-            topic,
-            shop: SHOP,
-            id: Uuid::new_v4().to_string(),
-            hmac: Some(hmac_of(PROXY_SECRET, &body)),
-            body,
-            triggered_at: Some(Utc::now()),
-        }
-    }
-
-    pub(crate) async fn send(&self, app: &impl Service) -> Response {
-        let mut request = app
-            .client
-            .post(app.url("/webhooks/shopify"))
-            .header("content-type", "application/json")
-            .header("x-shopify-topic", self.topic)
-            .header("x-shopify-shop-domain", self.shop)
-            .header("x-shopify-webhook-id", &self.id)
-            .header("x-shopify-api-version", "2025-10")
-            .body(self.body.clone());
-        if let Some(hmac) = &self.hmac {
-            request = request.header("x-shopify-hmac-sha256", hmac);
-        }
-        if let Some(triggered_at) = self.triggered_at {
-            request = request.header("x-shopify-triggered-at", triggered_at.to_rfc3339());
-        }
-        request.send().await.unwrap()
-    }
-
-    pub(crate) async fn send_ok(&self, app: &impl Service) {
-        let response = self.send(app).await;
-        let status = response.status();
-        let body = response.text().await.unwrap();
-        assert_eq!(status, StatusCode::OK, "{}: {body}", self.topic);
-        assert_eq!(body, r#"{"success":true}"#);
-    }
-}
 
 /// `seconds` after a moment an hour before the tests began: inside the replay window.
 fn at(seconds: i64) -> DateTime<Utc> {
@@ -123,31 +44,6 @@ async fn deliveries_recorded(app: &TestApp) -> i64 {
         .fetch_one(&app.db)
         .await
         .unwrap()
-}
-
-/// Waits until every recorded delivery is done.
-pub(crate) async fn wait_until_worked(app: &TestApp) {
-    let started = Instant::now();
-    loop {
-        let open: i64 =
-            sqlx::query_scalar("SELECT count(*) FROM webhook_deliveries WHERE done_at IS NULL")
-                .fetch_one(&app.db)
-                .await
-                .unwrap();
-        if open == 0 {
-            return;
-        }
-        if started.elapsed() > Duration::from_secs(20) {
-            let errors: Vec<(String, Option<String>)> = sqlx::query_as(
-                "SELECT topic, last_error FROM webhook_deliveries WHERE done_at IS NULL",
-            )
-            .fetch_all(&app.db)
-            .await
-            .unwrap();
-            panic!("{open} deliveries not done: {errors:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// `(id number, title)` of every product the catalog holds.
@@ -192,7 +88,7 @@ async fn a_delivery_whose_signature_is_missing_or_does_not_match_is_refused_and_
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{case}: {error}");
         assert_eq!(error["error"]["code"], json!("INVALID_SIGNATURE"), "{case}");
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_until_worked(&app).await;
     assert_eq!(deliveries_recorded(&app).await, 0);
     assert_eq!(products(&app).await, vec![]);
 }
@@ -233,7 +129,7 @@ async fn the_same_delivery_twice_is_done_once() {
     delivery.send_ok(&app).await;
     wait_until_worked(&app).await;
     delivery.send_ok(&app).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    wait_until_worked(&app).await;
 
     // Assert
     assert_eq!(deliveries_recorded(&app).await, 1);
@@ -331,46 +227,48 @@ async fn a_burst_of_a_thousand_product_webhooks_leaves_each_products_last_state_
     let answered = Instant::now();
 
     // Assert: the storefront shows every product's last state within a second of the last answer.
-    loop {
-        let response = app
-            .storefront("contextual-widgets", SHOP, &[("location", "home")])
-            .await;
-        let (_, body) = json_of(response).await;
-        let shown = body["widgets"][0]["videos"][0]["products"]
-            .as_array()
-            .cloned();
-        let titles: Vec<(String, String)> = shown
-            .unwrap_or_default()
-            .iter()
-            .map(|p| {
-                (
-                    p["id"].as_str().unwrap().to_string(),
-                    p["title"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect();
-        let mut sorted = titles.clone();
-        sorted.sort();
-        let mut expected = last_state.clone();
-        expected.sort();
-        if sorted == expected {
-            break;
-        }
-        assert!(
-            answered.elapsed() < Duration::from_secs(1),
-            "after {:?} the storefront shows {} products, not every last state",
-            answered.elapsed(),
-            titles.len()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    wait_until_worked(&app).await;
-    let mut held = products(&app).await;
+    let mut expected = last_state.clone();
+    expected.sort();
+    let within = Duration::from_secs(1).saturating_sub(answered.elapsed());
+    let app = &app;
+    let expected = &expected;
+    eventually(
+        "the storefront shows every product's last state",
+        within,
+        move || async move {
+            let response = app
+                .storefront("contextual-widgets", SHOP, &[("location", "home")])
+                .await;
+            let (_, body) = json_of(response).await;
+            let shown = body["widgets"][0]["videos"][0]["products"]
+                .as_array()
+                .cloned();
+            let titles: Vec<(String, String)> = shown
+                .unwrap_or_default()
+                .iter()
+                .map(|p| {
+                    (
+                        p["id"].as_str().unwrap().to_string(),
+                        p["title"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect();
+            let mut sorted = titles.clone();
+            sorted.sort();
+            match sorted == *expected {
+                true => Ok(()),
+                false => Err(format!("{} products, not every last state", titles.len())),
+            }
+        },
+    )
+    .await;
+    wait_until_worked(app).await;
+    let mut held = products(app).await;
     held.sort();
     let mut expected = last_state;
     expected.sort();
     assert_eq!(held, expected);
-    assert_eq!(deliveries_recorded(&app).await, 1000);
+    assert_eq!(deliveries_recorded(app).await, 1000);
 }
 
 #[tokio::test]
@@ -411,16 +309,38 @@ async fn work_recorded_by_an_instance_that_stopped_before_doing_it_is_done_after
     Delivery::new("products/create", &product_body(1, "Shirt", at(0)))
         .send_ok(&recorder)
         .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let before = products(&recorder).await;
 
     // Act
     let restarted = worker_after(recorder).await;
-    wait_until_worked(&restarted).await;
+    wait_until_the_service_worked(&restarted).await;
 
     // Assert
     assert_eq!(before, vec![]);
     assert_eq!(products(&restarted).await, vec![(gid(1), "Shirt".into())]);
+}
+
+#[tokio::test]
+async fn the_due_work_is_done_at_once_by_one_pass_of_the_worker() {
+    // Arrange: an instance without a worker of its own records two deliveries.
+    let app = spawn_app_with(|s| s.webhook_work = false).await;
+    app.create_shop(SHOP).await;
+    for (id, title) in [(1, "Shirt"), (2, "Hat")] {
+        Delivery::new("products/create", &product_body(id, title, at(0)))
+            .send_ok(&app)
+            .await;
+    }
+
+    // Act
+    let worked = app.work_webhooks().await;
+
+    // Assert: done when the pass returns, and nothing is left due.
+    assert_eq!(worked, 2);
+    assert_eq!(
+        products(&app).await,
+        vec![(gid(1), "Shirt".into()), (gid(2), "Hat".into())]
+    );
+    assert_eq!(app.work_webhooks().await, 0);
 }
 
 #[tokio::test]
@@ -504,7 +424,7 @@ async fn a_merchants_session_token_signature_forges_no_uninstall_or_redaction_of
     app.create_shop(SHOP).await;
     app.create_shop(OTHER_SHOP).await;
     app.create_api_key(OTHER_SHOP, "Reporting").await;
-    let token = crate::platform_install::session_token_for(SHOP, PROXY_SECRET, |_| {});
+    let token = crate::support::platform::session_token_for(SHOP, PROXY_SECRET, |_| {});
     let (signed_part, signature) = token.rsplit_once('.').unwrap();
     let signature = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(signature)
@@ -529,7 +449,7 @@ async fn a_merchants_session_token_signature_forges_no_uninstall_or_redaction_of
         )
         .await;
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_until_worked(&app).await;
     assert_eq!(deliveries_recorded(&app).await, 0);
     assert!(storefront_serves(&app, OTHER_SHOP).await);
     let keys: i64 = sqlx::query_scalar("SELECT count(*) FROM api_keys WHERE shop_domain = $1")
@@ -580,7 +500,7 @@ async fn a_signed_body_that_names_another_shop_than_the_header_is_refused_and_do
             format!("{field}: '{SHOP}' is not the shop of X-Shopify-Shop-Domain ({OTHER_SHOP})");
         assert_error(response, StatusCode::BAD_REQUEST, "INVALID_BODY", &message).await;
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_until_worked(&app).await;
     assert_eq!(deliveries_recorded(&app).await, 0);
     assert!(storefront_serves(&app, OTHER_SHOP).await);
     assert!(storefront_serves(&app, SHOP).await);
@@ -634,21 +554,6 @@ async fn a_delivery_sent_before_the_replay_window_or_without_its_time_is_refused
         .unwrap();
     assert_eq!(recorded, vec![last_retry.id]);
 }
-
-/// An instance that does the webhook work (pruning included, at once) on the databases of
-/// `recorder`, an instance that did none, once it has stopped: rows a test wrote beside the
-/// recorder meet a worker that has not looked at them yet.
-pub async fn worker_after(recorder: TestApp) -> TestApp {
-    recorder.shutdown().await;
-    let settings = test_settings(&recorder.database_url, &recorder.clickhouse_database);
-    spawn_with_settings(
-        settings,
-        recorder.database_url.clone(),
-        recorder.clickhouse_database.clone(),
-    )
-    .await
-}
-
 #[tokio::test]
 async fn deliveries_whose_work_ended_before_the_retention_are_pruned_and_the_others_kept() {
     // Arrange: an instance that does no work (and so prunes nothing) records four deliveries:
@@ -683,21 +588,21 @@ async fn deliveries_whose_work_ended_before_the_retention_are_pruned_and_the_oth
     let worker = worker_after(recorder).await;
 
     // Assert
-    let started = Instant::now();
-    loop {
-        let left: Vec<String> =
-            sqlx::query_scalar("SELECT webhook_id FROM webhook_deliveries ORDER BY webhook_id")
-                .fetch_all(&worker.db)
-                .await
-                .unwrap();
-        if left == ["done-lately", "still-to-do"] {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "after {:?}: {left:?}",
-            started.elapsed()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let db = &worker.db;
+    eventually(
+        "only the deliveries within the retention are kept",
+        Duration::from_secs(10),
+        move || async move {
+            let left: Vec<String> =
+                sqlx::query_scalar("SELECT webhook_id FROM webhook_deliveries ORDER BY webhook_id")
+                    .fetch_all(db)
+                    .await
+                    .unwrap();
+            match left == ["done-lately", "still-to-do"] {
+                true => Ok(()),
+                false => Err(left),
+            }
+        },
+    )
+    .await;
 }

@@ -11,9 +11,9 @@ use serde_json::{json, Value};
 use sqlx::{Connection, PgConnection};
 use uuid::Uuid;
 
-use crate::analytics_api::{analytics, error_of, number_header, shop_with_key, Fixture};
-use crate::fault_proxy::{FaultProxy, Mode};
-use crate::helpers::*;
+use crate::support::analytics::{analytics, error_of, number_header, shop_with_key, Fixture};
+use crate::support::fault_proxy::{FaultProxy, Mode};
+use crate::support::*;
 
 const SHOP: &str = "outage-shop.myshopify.com";
 /// Installed, and never asked for before Postgres goes: this instance holds nothing of it.
@@ -91,18 +91,12 @@ async fn assert_analytics_unavailable(app: &impl Service, fixture: &Fixture, pat
 
 /// Polls until the analytics API answers `path` with 200 again.
 async fn analytics_back(app: &impl Service, fixture: &Fixture, path: &str, within: Duration) {
-    let started = Instant::now();
-    loop {
+    let what = format!("{path} answers again after Postgres came back");
+    eventually(&what, within, move || async move {
         let status = analytics(app, &fixture.key, path).await.status();
-        if status == StatusCode::OK {
-            return;
-        }
-        assert!(
-            started.elapsed() < within,
-            "{path} still {status} {within:?} after Postgres came back"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        (status == StatusCode::OK).then_some(()).ok_or(status)
+    })
+    .await;
 }
 
 /// The ids of the events ClickHouse holds, sorted.
@@ -249,20 +243,21 @@ async fn while_postgres_is_gone_the_store_serves_and_ingests_and_analytics_answe
         .await
         .unwrap();
     tx.commit().await.unwrap();
-    let started = Instant::now();
-    loop {
-        let (status, body) = storefront_home(&app, SHOP).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-        if body["widgets"][0]["videos"][0]["title"] == "After the outage" {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(15),
-            "the change is not seen: {body}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_delivered_once(&app, &acknowledged).await;
+    let app = &app;
+    eventually(
+        "the change is seen",
+        Duration::from_secs(15),
+        move || async move {
+            let (status, body) = storefront_home(app, SHOP).await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            match body["widgets"][0]["videos"][0]["title"] == "After the outage" {
+                true => Ok(()),
+                false => Err(body),
+            }
+        },
+    )
+    .await;
+    assert_delivered_once(app, &acknowledged).await;
 }
 
 #[tokio::test]

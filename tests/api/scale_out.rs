@@ -16,8 +16,8 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 use videoapp::config::Settings;
 
-use crate::analytics_truth::{events, queries, recount_cases_with, window_season};
-use crate::helpers::*;
+use crate::support::truth::{events, queries, recount_cases_with, window_season};
+use crate::support::*;
 
 /// Held by the test that has the cluster: one at a time.
 static CLUSTER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -185,18 +185,12 @@ async fn rows_on_node(node: usize, shop: &str) -> Result<u64, String> {
 
 /// Waits until `node` holds `expected` rows of `shop` (replication is asynchronous).
 async fn wait_for_rows_on_node(node: usize, shop: &str, expected: u64) {
-    let started = std::time::Instant::now();
-    loop {
+    let what = format!("node {node} holds {expected} rows of {shop}");
+    eventually(&what, Duration::from_secs(60), move || async move {
         let rows = rows_on_node(node, shop).await;
-        if rows == Ok(expected) {
-            return;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "node {node} holds {rows:?} rows of {shop}, not {expected}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        (rows == Ok(expected)).then_some(()).ok_or(rows)
+    })
+    .await;
 }
 
 #[test]

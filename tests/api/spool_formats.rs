@@ -13,7 +13,7 @@ use uuid::Uuid;
 use videoapp::ingest::event::{EventType, SpoolEvent};
 use videoapp::ingest::spool::{encode_events, encode_record, FORMAT_VERSION};
 
-use crate::helpers::*;
+use crate::support::*;
 
 const SHOP: &str = "spool-formats.myshopify.com";
 

@@ -8,7 +8,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use sqlx::{Connection, Executor, PgConnection};
 
-use crate::helpers::*;
+use crate::support::*;
 
 const SHOP: &str = "cache-shop.myshopify.com";
 const ENDPOINTS: [&str; 3] = ["contextual-widgets", "widget-by-id", "widgets-list"];
@@ -53,14 +53,12 @@ async fn first_video_title(app: &impl Service) -> Value {
 
 /// Polls until the storefront shows the first video titled `title`, for at most `within`.
 async fn eventually_titled(app: &impl Service, title: &str, within: Duration) {
-    let started = Instant::now();
-    while first_video_title(app).await != title {
-        assert!(
-            started.elapsed() < within,
-            "still not {title:?} after {within:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let what = format!("the first video is titled {title:?}");
+    eventually(&what, within, move || async move {
+        let shown = first_video_title(app).await;
+        (shown == title).then_some(()).ok_or(shown)
+    })
+    .await;
 }
 
 async fn rename_video(app: &TestApp, video: &str, title: &str) {
@@ -312,19 +310,21 @@ async fn the_ttl_bounds_staleness_when_a_notification_is_lost() {
 
     // The TTL is the behaviour under test, so time passing is what the test waits for: polled,
     // so that a slow machine only makes it later, and the change must not show before it.
-    loop {
-        let title = first_video_title(&app).await;
-        if title == "Changed silently" {
-            break;
-        }
-        assert_eq!(title, "First title");
-        assert!(
-            loaded.elapsed() < TTL + Duration::from_secs(10),
-            "still stale {:?} after the load",
-            loaded.elapsed()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let within = (TTL + Duration::from_secs(10)).saturating_sub(loaded.elapsed());
+    let app = &app;
+    eventually(
+        "the change shows once the TTL is over",
+        within,
+        move || async move {
+            let title = first_video_title(app).await;
+            if title == "Changed silently" {
+                return Ok(());
+            }
+            assert_eq!(title, "First title");
+            Err(title)
+        },
+    )
+    .await;
     assert!(
         loaded.elapsed() >= TTL,
         "refreshed {:?} after the load, before the TTL",

@@ -1,13 +1,13 @@
 //! The storefront's viewCount: read from ClickHouse's daily view, at most once per interval per
 //! shop, and still served (last known) while ClickHouse is down.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::fault_proxy::{FaultProxy, Mode};
-use crate::helpers::*;
+use crate::support::fault_proxy::{FaultProxy, Mode};
+use crate::support::*;
 
 const SHOP: &str = "counts-shop.myshopify.com";
 
@@ -45,17 +45,12 @@ async fn wait_for_rows(app: &impl Service, n: u64) {
 }
 
 async fn eventually_view_count_of(app: &impl Service, shop: &str, expected: &str) {
-    let started = Instant::now();
-    loop {
-        if view_count_of(app, shop).await == expected {
-            return;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "viewCount of {shop} never became {expected}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let what = format!("viewCount of {shop} is {expected}");
+    eventually(&what, Duration::from_secs(10), move || async move {
+        let count = view_count_of(app, shop).await;
+        (count == expected).then_some(()).ok_or(count)
+    })
+    .await;
 }
 
 async fn eventually_view_count(app: &impl Service, expected: &str) {
@@ -112,21 +107,26 @@ async fn the_storefront_serves_the_last_known_counts_while_clickhouse_is_down() 
                                        // Refreshes fail; the storefront answers with what it knew, until three have failed.
     let failures = "storefront_view_count_refresh_failures_total";
     let failed_before = app.metric(failures, &[]).await.unwrap_or(0.0);
-    let started = Instant::now();
-    while app.metric(failures, &[]).await.unwrap_or(0.0) < failed_before + 3.0 {
-        assert_eq!(view_count(&app).await, "2");
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the view counts were not refreshed (and refused) three times"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(view_count(&app).await, "2");
+    let app = &app;
+    eventually(
+        "the view counts were refreshed (and refused) three times",
+        Duration::from_secs(30),
+        move || async move {
+            let failed = app.metric(failures, &[]).await.unwrap_or(0.0);
+            if failed >= failed_before + 3.0 {
+                return Ok(());
+            }
+            assert_eq!(view_count(app).await, "2");
+            Err(failed)
+        },
+    )
+    .await;
+    assert_eq!(view_count(app).await, "2");
     assert!(
         spooled_segments(&app.spool_dir) > 0,
         "the new views wait in the spool"
     );
 
     proxy.set(Mode::Up);
-    eventually_view_count(&app, "5").await;
+    eventually_view_count(app, "5").await;
 }

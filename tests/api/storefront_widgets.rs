@@ -2,7 +2,7 @@
 //! parameters and answers. Signatures, invalidation, ETag/304 and properties are covered in
 //! `storefront_cache`.
 
-use crate::helpers::*;
+use crate::support::*;
 use chrono::{DateTime, Utc};
 use reqwest::{Method, Response, StatusCode};
 use serde_json::{json, Value};

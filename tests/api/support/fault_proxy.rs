@@ -5,11 +5,13 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
+
+use super::eventually;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -106,31 +108,23 @@ impl FaultProxy {
 
     /// Waits until the proxy has refused `count` connections in all: clients tried that often.
     pub async fn wait_for_refusals(&self, count: usize, within: Duration) {
-        let started = Instant::now();
-        while self.refused() < count {
-            assert!(
-                started.elapsed() < within,
-                "{} of {count} connections refused after {within:?}",
-                self.refused()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let what = format!("{count} connections refused");
+        eventually(&what, within, || async {
+            let refused = self.refused();
+            (refused >= count).then_some(()).ok_or(refused)
+        })
+        .await;
     }
 }
 
 /// Binds `address` again once the proxy is back up after being stopped (the port is the one
 /// clients were given). Another socket may hold the port for a moment: retried briefly.
 async fn listen_again(address: SocketAddr) -> TcpListener {
-    let started = Instant::now();
-    loop {
-        match TcpListener::bind(address).await {
-            Ok(listener) => return listener,
-            Err(_) if started.elapsed() < Duration::from_secs(10) => {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            Err(e) => panic!("cannot listen on {address} again: {e}"),
-        }
-    }
+    let what = format!("listening on {address} again");
+    eventually(&what, Duration::from_secs(10), || async {
+        TcpListener::bind(address).await.map_err(|e| e.to_string())
+    })
+    .await
 }
 
 async fn serve(

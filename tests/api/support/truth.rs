@@ -1,0 +1,776 @@
+//! Analytics against a recount: generated events, generated queries, and what the events sent
+//! make of each answer.
+
+use super::*;
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use chrono::{DateTime, Days, Months, NaiveDate, TimeZone, Utc};
+use chrono_tz::Tz;
+use futures::StreamExt;
+use proptest::prelude::*;
+use proptest::test_runner::TestRunner;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+use videoapp::config::Settings;
+
+use super::truth_series::check_series;
+
+pub const TIMEZONES: [&str; 4] = [
+    "UTC",
+    "America/New_York",
+    "Asia/Kathmandu",
+    "Pacific/Marquesas",
+];
+pub const KINDS: [&str; 5] = [
+    "impression",
+    "view",
+    "click",
+    "add_to_cart",
+    "checkout_completed",
+];
+pub const CHECKOUT: usize = 4;
+pub const VIDEOS: usize = 3;
+pub const WIDGETS: usize = 2;
+
+/// An event's `attributionType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attribution {
+    Direct,
+    Influenced,
+}
+
+#[derive(Debug, Clone)]
+pub struct GeneratedEvent {
+    pub shop: usize,
+    /// Index into the shop's videos, or none.
+    pub video: Option<usize>,
+    pub widget: Option<usize>,
+    pub kind: usize,
+    pub attribution: Option<Attribution>,
+    pub at: DateTime<Utc>,
+    /// Ten-thousandths, for checkouts: sums round to cents.
+    pub revenue_e4: i64,
+}
+
+/// Ten weeks from late August: whole months for the monthly view, partial ones for the daily
+/// view, and New York's return to standard time (2026-11-01 06:00 UTC) inside.
+pub fn window_start() -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 8, 24).unwrap()
+}
+pub const WINDOW_DAYS: u64 = 70;
+
+/// The first instant of `date` in UTC.
+pub fn utc_midnight(date: NaiveDate) -> DateTime<Utc> {
+    Utc.from_utc_datetime(&date.and_hms_opt(0, 0, 0).unwrap())
+}
+
+/// `count` events spread evenly over `seasons`, each `[from, to)` in UTC days.
+pub fn events(
+    seasons: Vec<(NaiveDate, NaiveDate)>,
+    count: Range<usize>,
+) -> impl Strategy<Value = Vec<GeneratedEvent>> {
+    let seasons: Vec<(DateTime<Utc>, i64)> = seasons
+        .iter()
+        .map(|&(from, to)| (utc_midnight(from), (to - from).num_seconds()))
+        .collect();
+    let total: i64 = seasons.iter().map(|(_, length)| length).sum();
+    let attribution = prop_oneof![Just(Attribution::Direct), Just(Attribution::Influenced)];
+    let event = (
+        (0..TIMEZONES.len(), 0..KINDS.len()),
+        proptest::option::of(0..VIDEOS),
+        proptest::option::of(0..WIDGETS),
+        proptest::option::of(attribution),
+        0..total,
+        0..10_000_000i64,
+    )
+        .prop_map(
+            move |((shop, kind), video, widget, attribution, mut second, revenue_e4)| {
+                let (start, _) = seasons
+                    .iter()
+                    .find(|(_, length)| {
+                        let inside = second < *length;
+                        if !inside {
+                            second -= length;
+                        }
+                        inside
+                    })
+                    .unwrap();
+                GeneratedEvent {
+                    shop,
+                    video,
+                    widget,
+                    kind,
+                    attribution,
+                    at: *start + chrono::Duration::seconds(second),
+                    revenue_e4,
+                }
+            },
+        );
+    proptest::collection::vec(event, count)
+}
+
+/// What `compare=` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compare {
+    PreviousPeriod,
+    PreviousYear,
+}
+
+pub const COMPARES: [Option<Compare>; 3] = [
+    None,
+    Some(Compare::PreviousPeriod),
+    Some(Compare::PreviousYear),
+];
+
+impl Compare {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Compare::PreviousPeriod => "previous_period",
+            Compare::PreviousYear => "previous_year",
+        }
+    }
+}
+
+/// One question asked of every endpoint: a range of local days, a comparison, a list order.
+#[derive(Debug, Clone)]
+pub struct Query {
+    pub first: NaiveDate,
+    pub last: NaiveDate,
+    pub compare: Option<Compare>,
+    pub sort_by: &'static str,
+    pub ascending: bool,
+}
+
+impl Query {
+    /// The range and comparison as query parameters.
+    pub fn params(&self) -> String {
+        let mut params = format!("start_date={}&end_date={}", self.first, self.last);
+        if let Some(compare) = self.compare {
+            params.push_str(&format!("&compare={}", compare.as_str()));
+        }
+        params
+    }
+
+    /// Where `day` of the range falls in the comparison range, as the contract defines it.
+    pub fn shift(&self, day: NaiveDate) -> Option<NaiveDate> {
+        let days = (self.last - self.first).num_days() as u64 + 1;
+        self.compare.map(|compare| match compare {
+            Compare::PreviousPeriod => day - Days::new(days),
+            Compare::PreviousYear => day.checked_sub_months(Months::new(12)).unwrap(),
+        })
+    }
+
+    /// The comparison range, when there is one.
+    pub fn comparison(&self) -> Option<(NaiveDate, NaiveDate)> {
+        Some((self.shift(self.first)?, self.shift(self.last)?))
+    }
+}
+
+/// Ranges over the window (a day either side too): one for each comparison, and one that spans
+/// the window compared at random; each list sorted at random.
+pub fn queries() -> impl Strategy<Value = Vec<Query>> {
+    let day = 0..WINDOW_DAYS + 2;
+    let query = (
+        (day.clone(), day),
+        0..SORT_KEYS.len(),
+        any::<bool>(),
+        0..COMPARES.len(),
+    );
+    proptest::collection::vec(query, COMPARES.len() + 1).prop_map(|drawn| {
+        let day_zero = window_start() - Days::new(1);
+        drawn
+            .into_iter()
+            .enumerate()
+            .map(|(i, ((a, b), sort, ascending, compare))| {
+                let (a, b, compare) = match COMPARES.get(i) {
+                    Some(compare) => (a.min(b), a.max(b), *compare),
+                    None => (0, WINDOW_DAYS + 1, COMPARES[compare]),
+                };
+                Query {
+                    first: day_zero + Days::new(a),
+                    last: day_zero + Days::new(b),
+                    compare,
+                    sort_by: SORT_KEYS[sort],
+                    ascending,
+                }
+            })
+            .collect()
+    })
+}
+
+/// The part of the add-to-carts and orders one attribution accounts for.
+#[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Split {
+    add_to_cart: u64,
+    orders: u64,
+    revenue_e4: i64,
+}
+
+#[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    impressions: u64,
+    views: u64,
+    clicks: u64,
+    add_to_cart: u64,
+    orders: u64,
+    revenue_e4: i64,
+    direct: Split,
+    influenced: Split,
+}
+
+/// Ten-thousandths as the API writes money: cents, rounded half away from zero.
+pub fn money(e4: i64) -> String {
+    let cents = (e4.abs() + 50) / 100;
+    let sign = if e4 < 0 { "-" } else { "" };
+    format!("{sign}{}.{:02}", cents / 100, cents % 100)
+}
+
+/// `part / whole × 100` with two decimals (half up), 0 without a whole, as a JSON number.
+pub fn rate(part: u64, whole: u64) -> Value {
+    let hundredths = match whole {
+        0 => 0,
+        _ => (2 * part * 10_000 + whole) / (2 * whole),
+    };
+    serde_json::from_str(&format!("{}.{:02}", hundredths / 100, hundredths % 100)).unwrap()
+}
+
+impl Split {
+    pub fn json(&self) -> Value {
+        json!({
+            "add_to_cart": self.add_to_cart,
+            "orders": self.orders,
+            "revenue": money(self.revenue_e4),
+        })
+    }
+}
+
+impl Counts {
+    pub fn add(&mut self, e: &GeneratedEvent) {
+        let split = match e.attribution {
+            Some(Attribution::Direct) => Some(&mut self.direct),
+            Some(Attribution::Influenced) => Some(&mut self.influenced),
+            None => None,
+        };
+        match KINDS[e.kind] {
+            "impression" => self.impressions += 1,
+            "view" => self.views += 1,
+            "click" => self.clicks += 1,
+            "add_to_cart" => {
+                self.add_to_cart += 1;
+                split.into_iter().for_each(|s| s.add_to_cart += 1);
+            }
+            _ => {
+                self.orders += 1;
+                self.revenue_e4 += e.revenue_e4;
+                split.into_iter().for_each(|s| {
+                    s.orders += 1;
+                    s.revenue_e4 += e.revenue_e4;
+                });
+            }
+        }
+    }
+
+    /// The `metrics` object the API reports for these counts (revenues as their text).
+    pub fn metrics(&self) -> Value {
+        json!({
+            "impressions": self.impressions,
+            "views": self.views,
+            "clicks": self.clicks,
+            "add_to_cart": self.add_to_cart,
+            "orders": self.orders,
+            "revenue": money(self.revenue_e4),
+            "attribution": {
+                "direct": self.direct.json(),
+                "influenced": self.influenced.json(),
+            },
+        })
+    }
+
+    /// The summary's `data`: the metrics with the rates.
+    pub fn summary(&self) -> Value {
+        let mut summary = self.metrics();
+        summary["ctr"] = rate(self.clicks, self.impressions);
+        summary["cvr"] = rate(self.orders, self.views);
+        summary
+    }
+}
+
+/// Whose events a number counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whose {
+    Shop,
+    Video(usize),
+    Widget(usize),
+}
+
+impl Whose {
+    pub fn keeps(self, e: &GeneratedEvent) -> bool {
+        match self {
+            Whose::Shop => true,
+            Whose::Video(v) => e.video == Some(v),
+            Whose::Widget(w) => e.widget == Some(w),
+        }
+    }
+}
+
+/// One shop's events with their local dates: what every expectation is recounted from.
+pub struct Ledger<'a> {
+    dated: Vec<(NaiveDate, &'a GeneratedEvent)>,
+}
+
+impl<'a> Ledger<'a> {
+    pub fn new(events: &'a [GeneratedEvent], shop: usize, tz: Tz) -> Ledger<'a> {
+        let dated = events
+            .iter()
+            .filter(|e| e.shop == shop)
+            .map(|e| (e.at.with_timezone(&tz).date_naive(), e))
+            .collect();
+        Ledger { dated }
+    }
+
+    /// `whose` events, with the local date of each.
+    pub fn of(&self, whose: Whose) -> impl Iterator<Item = (NaiveDate, &'a GeneratedEvent)> + '_ {
+        self.dated
+            .iter()
+            .filter(move |(_, e)| whose.keeps(e))
+            .copied()
+    }
+
+    pub fn count(&self, whose: Whose, (first, last): (NaiveDate, NaiveDate)) -> Counts {
+        let mut counts = Counts::default();
+        self.of(whose)
+            .filter(|(date, _)| (first..=last).contains(date))
+            .for_each(|(_, e)| counts.add(e));
+        counts
+    }
+
+    /// A record's numbers over the query's range, and its comparison's when asked for.
+    pub fn reported(&self, whose: Whose, q: &Query) -> (Counts, Option<Counts>) {
+        let current = self.count(whose, (q.first, q.last));
+        (
+            current,
+            q.comparison().map(|range| self.count(whose, range)),
+        )
+    }
+}
+
+pub struct World {
+    shops: Vec<String>,
+    timezones: Vec<Tz>,
+    keys: Vec<String>,
+    videos: Vec<Vec<String>>,
+    widgets: Vec<Vec<String>>,
+}
+
+pub async fn build_world(app: &TestApp, case: usize) -> World {
+    let mut world = World {
+        shops: vec![],
+        timezones: vec![],
+        keys: vec![],
+        videos: vec![],
+        widgets: vec![],
+    };
+    for (i, tz) in TIMEZONES.iter().enumerate() {
+        let shop = format!("truth-{case}-{i}.myshopify.com");
+        app.send_admin_json(
+            Method::PUT,
+            &format!("/shops/{shop}"),
+            &json!({ "timezone": tz }),
+        )
+        .await;
+        let mut videos = vec![];
+        for v in 0..VIDEOS {
+            // Commas and quotes, for the CSV's quoting.
+            let title = format!("video {v}, \"take {v}\"");
+            let video = json!({ "title": title, "duration": 7.5 * v as f64 });
+            videos.push(app.create_video(&shop, video).await);
+        }
+        let mut widgets = vec![];
+        for (w, status) in ["active", "draft"].iter().enumerate().take(WIDGETS) {
+            let widget = json!({ "title": format!("widget {w}, \"b\""), "status": status, "videoIds": videos });
+            widgets.push(app.create_widget(&shop, widget).await);
+        }
+        let key = app.create_api_key(&shop, "truth").await;
+        world.keys.push(key["key"].as_str().unwrap().to_string());
+        world.timezones.push(tz.parse().unwrap());
+        world.shops.push(shop);
+        world.videos.push(videos);
+        world.widgets.push(widgets);
+    }
+    world
+}
+
+/// Sends every event through the ingest endpoint and waits until ClickHouse holds them all.
+pub async fn send(app: &TestApp, world: &World, events: &[GeneratedEvent]) {
+    for shop in 0..world.shops.len() {
+        let batch: Vec<Value> = events
+            .iter()
+            .filter(|e| e.shop == shop)
+            .map(|e| {
+                let mut json =
+                    json!({ "eventType": KINDS[e.kind], "timestamp": e.at.to_rfc3339() });
+                if let Some(v) = e.video {
+                    json["videoId"] = json!(world.videos[shop][v]);
+                }
+                if let Some(w) = e.widget {
+                    json["widgetId"] = json!(world.widgets[shop][w]);
+                }
+                if let Some(attribution) = e.attribution {
+                    json["attributionType"] = json!(match attribution {
+                        Attribution::Direct => "direct",
+                        Attribution::Influenced => "influenced",
+                    });
+                }
+                if e.kind == CHECKOUT {
+                    let (units, e4) = (e.revenue_e4 / 10_000, e.revenue_e4 % 10_000);
+                    json["revenue"] = json!(format!("{units}.{e4:04}"));
+                }
+                json
+            })
+            .collect();
+        for chunk in batch.chunks(100) {
+            let response = app
+                .post_events(&world.shops[shop], &json!({ "events": chunk }))
+                .await;
+            assert_eq!(response.status(), StatusCode::ACCEPTED);
+        }
+    }
+    let expected = events.len() as u64;
+    let shops = world
+        .shops
+        .iter()
+        .map(|s| format!("'{s}'"))
+        .collect::<Vec<_>>()
+        .join(",");
+    // Once the spool is empty every acknowledged event is in, views included, and no more come.
+    wait_until_shipped(app, Duration::from_secs(20)).await;
+    let n: u64 = clickhouse_query(
+        &app.clickhouse_database,
+        &format!("SELECT count() FROM events WHERE shop_domain IN ({shops})"),
+    )
+    .await
+    .parse()
+    .unwrap();
+    assert_eq!(n, expected, "events in ClickHouse");
+    // Each kept as sent: none had its timestamp replaced by the receive time.
+    let replaced = clickhouse_query(
+        &app.clickhouse_database,
+        &format!(
+            "SELECT count() FROM events WHERE shop_domain IN ({shops}) AND timestamp_replaced = 1"
+        ),
+    )
+    .await;
+    assert_eq!(replaced, "0", "events outside the accepted window");
+}
+
+/// Every `"revenue":` number of a JSON text turned into a string of the same digits, so that
+/// parsing keeps the two decimals as written (a float would make `12.30` into `12.3`).
+pub fn revenues_as_text(text: &str) -> String {
+    static REVENUE: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r#""revenue":(-?[0-9][0-9.eE+-]*)"#).unwrap());
+    REVENUE.replace_all(text, r#""revenue":"$1""#).into_owned()
+}
+
+/// The answer to `GET path` with the shop's key, asserting a 200.
+pub async fn answer(app: &TestApp, key: &str, path: &str) -> reqwest::Response {
+    let response = app.client.get(app.url(path)).bearer_auth(key).send();
+    let response = response.await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "{path}");
+    response
+}
+
+/// The JSON answer to `GET path`, asserting a 200; revenues as their text.
+pub async fn get(app: &TestApp, key: &str, path: &str) -> Value {
+    let text = answer(app, key, path).await.text().await.unwrap();
+    serde_json::from_str(&revenues_as_text(&text)).unwrap()
+}
+
+/// The CSV answer to `GET path` (which asks `format=csv`), as records with the header first;
+/// asserts a 200 attachment named `file`, with CRLF line ends.
+pub async fn get_csv(app: &TestApp, key: &str, path: &str, file: &str) -> Vec<csv::StringRecord> {
+    let response = answer(app, key, path).await;
+    let headers = response.headers();
+    assert_eq!(headers["content-type"], "text/csv; charset=utf-8", "{path}");
+    assert_eq!(
+        headers["content-disposition"],
+        format!("attachment; filename=\"{file}\""),
+        "{path}"
+    );
+    let text = response.text().await.unwrap();
+    // No field holds a line break, so every one is a row's end.
+    assert!(text.ends_with("\r\n"), "{path}: {text}");
+    assert!(!text.replace("\r\n", "").contains('\n'), "{path}: {text}");
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(text.as_bytes())
+        .records()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// The metric columns, as the contract lists them.
+pub const METRIC_COLUMNS: &str = "impressions,views,clicks,add_to_cart,orders,revenue,\
+    direct_add_to_cart,direct_orders,direct_revenue,\
+    influenced_add_to_cart,influenced_orders,influenced_revenue";
+
+/// The JSON value a CSV column stands for in a record (a list item or a bucket).
+pub fn cell<'a>(record: &'a Value, column: &str) -> &'a Value {
+    let (record, column) = match column.strip_prefix("comparison_") {
+        Some(column) => (&record["comparison"], column),
+        None => (record, column),
+    };
+    let metrics = &record["metrics"];
+    match column.split_once('_') {
+        Some((a @ ("direct" | "influenced"), column)) => &metrics["attribution"][a][column],
+        _ => metrics.get(column).unwrap_or(&record[column]),
+    }
+}
+
+/// A CSV field says what the JSON value says: text as it is, integers as written, other numbers
+/// as the same number.
+pub fn same(json: &Value, field: &str) -> bool {
+    match json {
+        Value::String(text) => text == field,
+        Value::Number(n) if n.is_u64() => n.to_string() == field,
+        Value::Number(n) => field.parse::<f64>().ok() == n.as_f64(),
+        _ => false,
+    }
+}
+
+/// The CSV holds the contract's header (`leading` columns, the metrics, with `compared` the
+/// comparison's) and then `records`, in order, field by field.
+pub fn assert_csv_is(
+    csv: &[csv::StringRecord],
+    leading: &[&str],
+    compared: bool,
+    records: &[Value],
+    what: &str,
+) {
+    let metrics = METRIC_COLUMNS.split(',');
+    let mut header: Vec<String> = leading.iter().map(|c| c.to_string()).collect();
+    header.extend(metrics.clone().map(String::from));
+    if compared {
+        header.extend(metrics.map(|c| format!("comparison_{c}")));
+    }
+    assert_eq!(csv[0], header, "{what}: header");
+    assert_eq!(csv.len() - 1, records.len(), "{what}: rows");
+    for (row, record) in csv[1..].iter().zip(records) {
+        for (column, field) in header.iter().zip(row) {
+            let json = cell(record, column);
+            assert!(
+                same(json, field),
+                "{what}: {column} is {field:?} in the CSV, {json} in the JSON"
+            );
+        }
+    }
+}
+
+/// `meta` for the query's range (and comparison), in the shop's timezone.
+pub fn meta(tz: Tz, q: &Query) -> Value {
+    let instants = |first: NaiveDate, last: NaiveDate| {
+        let start_of = |day: NaiveDate| {
+            let midnight = day.and_hms_opt(0, 0, 0).unwrap();
+            let start = tz.from_local_datetime(&midnight).earliest().unwrap();
+            start.with_timezone(&Utc)
+        };
+        let end = start_of(last + Days::new(1)) - chrono::Duration::milliseconds(1);
+        let iso = |t: DateTime<Utc>| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+        json!({ "start_date": iso(start_of(first)), "end_date": iso(end) })
+    };
+    let mut meta = instants(q.first, q.last);
+    if let Some((first, last)) = q.comparison() {
+        meta["comparison"] = instants(first, last);
+    }
+    meta
+}
+
+/// A record's numbers: its metrics, and its comparison's (present only with `compare`).
+pub fn assert_reports(record: &Value, (current, comparison): (Counts, Option<Counts>), what: &str) {
+    assert_eq!(record["metrics"], current.metrics(), "{what}: {record}");
+    let comparison = comparison.map(|c| json!({ "metrics": c.metrics() }));
+    assert_eq!(record.get("comparison"), comparison.as_ref(), "{what}");
+}
+
+/// What one shop is asked: its key, its catalog, its events.
+pub struct Shop<'a> {
+    pub app: &'a TestApp,
+    pub index: usize,
+    pub tz: Tz,
+    pub key: &'a str,
+    pub videos: &'a [String],
+    pub widgets: &'a [String],
+    pub ledger: Ledger<'a>,
+}
+
+/// A list endpoint: `videos` or `widgets`, its leading CSV columns and whose events each of its
+/// records counts.
+pub struct Listing {
+    list: &'static str,
+    one: &'static str,
+    leading: &'static [&'static str],
+    whose: fn(usize) -> Whose,
+}
+
+pub const VIDEO_LIST: Listing = Listing {
+    list: "videos",
+    one: "video",
+    leading: &["id", "title", "status", "duration", "product_count"],
+    whose: Whose::Video,
+};
+
+pub const WIDGET_LIST: Listing = Listing {
+    list: "widgets",
+    one: "widget",
+    leading: &["id", "title", "type", "status", "video_count"],
+    whose: Whose::Widget,
+};
+
+impl Shop<'_> {
+    /// Every page of the list (two items a page), each item (`ids`) and the CSV of the list.
+    pub async fn check_list(&self, listing: &Listing, ids: &[String], q: &Query) {
+        let order = if q.ascending { "asc" } else { "desc" };
+        let params = format!("{}&sort_by={}&sort_order={order}", q.params(), q.sort_by);
+        let path = format!("/api/v1/analytics/{}?{params}", listing.list);
+        let mut records = vec![];
+        for page in 1.. {
+            let answer = get(self.app, self.key, &format!("{path}&limit=2&page={page}")).await;
+            assert_eq!(answer["meta"], meta(self.tz, q), "{path}");
+            assert_eq!(answer["pagination"]["total_count"], ids.len());
+            records.extend(answer["data"].as_array().unwrap().iter().cloned());
+            if page >= answer["pagination"]["total_pages"].as_u64().unwrap() {
+                break;
+            }
+        }
+        assert_eq!(records.len(), ids.len(), "{path}");
+        for record in &records {
+            let i = ids.iter().position(|id| record["id"] == **id);
+            let whose = (listing.whose)(i.unwrap());
+            let what = format!("shop {} {path}: {whose:?}", self.index);
+            assert_reports(record, self.ledger.reported(whose, q), &what);
+            // The same record on its own.
+            let one = format!(
+                "/api/v1/analytics/{}/{}?{}",
+                listing.one,
+                record["id"].as_str().unwrap(),
+                q.params()
+            );
+            let answer = get(self.app, self.key, &one).await;
+            assert_eq!(answer["data"], *record, "{one}");
+            assert_eq!(answer["meta"], meta(self.tz, q), "{one}");
+        }
+        let csv = get_csv(
+            self.app,
+            self.key,
+            &format!("{path}&format=csv"),
+            &format!("videoapp-{}-{}-to-{}.csv", listing.list, q.first, q.last),
+        )
+        .await;
+        let what = format!("shop {} {path} CSV", self.index);
+        assert_csv_is(&csv, listing.leading, q.compare.is_some(), &records, &what);
+    }
+
+    pub async fn check_summary(&self, q: &Query) {
+        let path = format!("/api/v1/analytics/summary?{}", q.params());
+        let summary = get(self.app, self.key, &path).await;
+        let (current, comparison) = self.ledger.reported(Whose::Shop, q);
+        let mut data = current.summary();
+        if let Some(comparison) = comparison {
+            data["comparison"] = json!({ "metrics": comparison.summary() });
+        }
+        assert_eq!(summary["data"], data, "shop {} {path}", self.index);
+        assert_eq!(summary["meta"], meta(self.tz, q), "{path}");
+    }
+
+    /// Every endpoint, about one query.
+    pub async fn ask(&self, q: &Query) {
+        self.check_list(&VIDEO_LIST, self.videos, q).await;
+        self.check_list(&WIDGET_LIST, self.widgets, q).await;
+        self.check_summary(q).await;
+        check_series(self, q).await;
+    }
+}
+
+/// Asks every shop every query, a few at a time.
+pub async fn check(app: &TestApp, world: &World, events: &[GeneratedEvent], queries: &[Query]) {
+    let shops: Vec<Shop> = (0..world.shops.len())
+        .map(|i| Shop {
+            app,
+            index: i,
+            tz: world.timezones[i],
+            key: &world.keys[i],
+            videos: &world.videos[i],
+            widgets: &world.widgets[i],
+            ledger: Ledger::new(events, i, world.timezones[i]),
+        })
+        .collect();
+    let asked = shops
+        .iter()
+        .flat_map(|shop| queries.iter().map(|q| shop.ask(q)));
+    futures::stream::iter(asked)
+        .buffer_unordered(4)
+        .collect::<Vec<()>>()
+        .await;
+}
+
+/// Runs `cases` of `scenario` (the events to send, the queries to ask) on one service that
+/// keeps every timestamp as sent; each case gets shops of its own.
+pub fn recount_cases<S>(cases: u32, scenario: S)
+where
+    S: Strategy<Value = (Vec<GeneratedEvent>, Vec<Query>)>,
+{
+    recount_cases_with(cases, scenario, |_| {});
+}
+
+/// [`recount_cases`] on a service whose settings `adjust` changes (e.g. to run on a cluster).
+pub fn recount_cases_with<S>(cases: u32, scenario: S, adjust: impl FnOnce(&mut Settings))
+where
+    S: Strategy<Value = (Vec<GeneratedEvent>, Vec<Query>)>,
+{
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let app = runtime.block_on(spawn_app_with(|s| {
+        adjust(s);
+        // Ingest replaces a timestamp more than 7 days old (or a day ahead) by the receive time;
+        // a wide accepted window keeps every generated one, whenever the test runs.
+        s.event_max_past = Duration::from_secs(50 * 365 * 86_400);
+        s.event_max_future = Duration::from_secs(50 * 365 * 86_400);
+        s.rate_limit_per_minute = 100000;
+    }));
+    let mut runner = TestRunner::new(ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    });
+    let case = AtomicUsize::new(0);
+    runner
+        .run(&scenario, |(events, queries)| {
+            let case = case.fetch_add(1, Ordering::Relaxed);
+            runtime.block_on(async {
+                let world = build_world(&app, case).await;
+                send(&app, &world, &events).await;
+                check(&app, &world, &events, &queries).await;
+            });
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// The dates the events fall on: the window with the previous period of its longest range, and
+/// the same dates a year earlier.
+pub fn window_season() -> Vec<(NaiveDate, NaiveDate)> {
+    let ws = window_start();
+    vec![
+        // The window and, before it, the previous period of its longest range.
+        (
+            ws - Days::new(WINDOW_DAYS + 5),
+            ws + Days::new(WINDOW_DAYS + 2),
+        ),
+        // The same dates a year earlier, for previous_year.
+        (
+            ws - Months::new(12) - Days::new(3),
+            ws - Months::new(12) + Days::new(WINDOW_DAYS + 3),
+        ),
+    ]
+}
