@@ -1,9 +1,5 @@
-//! The service on the local ClickHouse cluster (scripts/cluster: 2 shards × 2 replicas and
-//! ZooKeeper) beside the single server, rounds alternating, each on fresh databases: 64 clients
-//! post batches of 50 events for the measured seconds (acknowledged events/s, then the drain until
-//! ClickHouse holds exactly those), then analytics asked for ranges nobody asked before.
-//! Settings: `CLUSTER_BENCH_SECONDS` (10), `CLUSTER_BENCH_ROUNDS` (2), `CLUSTER_BENCH_QUERIES`
-//! (30 per kind), `VIDEOAPP_TEST_CLUSTER_URLS` (the nodes, as for the tests).
+//! The service on the local ClickHouse cluster beside the single server: ingestion, then analytics
+//! (BENCHMARKS.md, "Cluster"). The nodes are `VIDEOAPP_TEST_CLUSTER_URLS`, as for the tests.
 
 mod support;
 
@@ -51,47 +47,38 @@ fn main() -> ExitCode {
         ("single server", ClickHouseTarget::single()),
         ("cluster 2x2", cluster),
     ];
-    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let mut figures: Vec<Figures> = targets.iter().map(|_| Figures::default()).collect();
     for round in 1..=setting("CLUSTER_BENCH_ROUNDS", 2) {
         for ((name, clickhouse), figures) in targets.iter().zip(figures.iter_mut()) {
             println!("round {round}: {name}");
-            let (databases, outcome) = runtime.block_on(async {
-                let (databases, url) = Databases::create_on(clickhouse.clone()).await;
-                let outcome = run(&databases, &url, figures).await;
-                (databases, outcome)
-            });
-            databases.drop_all();
-            if let Err(e) = outcome {
-                return support::exit(Err(e));
+            let run = async |databases: &Databases, url: &str| run(databases, url, figures).await;
+            let outcome = support::on_fresh_databases(clickhouse.clone(), run);
+            if outcome.is_err() {
+                return support::exit(outcome);
             }
         }
     }
     println!("\n| | {} | {} |\n|---|---|---|", targets[0].0, targets[1].0);
     let row = |label: &str, cell: &dyn Fn(&Figures) -> String| {
-        println!(
-            "| {label} | {} | {} |",
-            cell(&figures[0]),
-            cell(&figures[1])
-        );
+        let [single, cluster] = [&figures[0], &figures[1]].map(cell);
+        println!("| {label} | {single} | {cluster} |");
     };
-    let each = |values: &[f64], unit: &str| {
-        let values: Vec<String> = values.iter().map(|v| format!("{v:.0}{unit}")).collect();
+    let each = |values: &[f64], decimals: usize, unit: &str| {
+        let values: Vec<String> = values
+            .iter()
+            .map(|v| format!("{v:.decimals$}{unit}"))
+            .collect();
         values.join(", ")
     };
     row("acknowledged events/s, each round", &|f| {
-        each(&f.events_per_second, "")
+        each(&f.events_per_second, 0, "")
     });
     row("into ClickHouse, events/s, each round", &|f| {
-        each(&f.stored_per_second, "")
+        each(&f.stored_per_second, 0, "")
     });
     row("drain after the last post", &|f| {
-        let drains: Vec<String> = f
-            .drain
-            .iter()
-            .map(|d| format!("{:.2} s", d.as_secs_f64()))
-            .collect();
-        drains.join(", ")
+        let drains: Vec<f64> = f.drain.iter().map(Duration::as_secs_f64).collect();
+        each(&drains, 2, " s")
     });
     for (kind, name) in KINDS.iter().enumerate() {
         row(&format!("{name}, p50 / p95"), &|f| {

@@ -1,15 +1,6 @@
 //! The media pipeline beside plain baselines measured in the same run (only ratios hold from one
-//! hour to the next on a shared machine), on a 30 s 1080×1920 phone clip (`Sample::PhoneClip`):
-//! 1. probe, poster, mini version and renditions (`Ffmpeg`, as the worker runs them), alternating
-//!    with one plain `ffmpeg -preset veryfast` transcode of the clip to H.264 + AAC;
-//! 2. a tus upload (8 MiB `PATCH`es of the clip padded with an MP4 `free` box) to `videoapp serve`
-//!    with the directory store, beside a copy of the file on the same disk, fsynced (the
-//!    service writes each chunk into its part as it arrives, unsynced);
-//! 3. wrk asking `/media` for 1 MiB ranges of the progressive MP4 in turn, beside tower-http's
-//!    `ServeDir` over the same directory (the same HTTP stack without what `/media` adds).
-//!
-//! Settings: `MEDIA_BENCH_FIGURES` (123; 3 runs 1), `MEDIA_BENCH_ROUNDS` (3), `…_UPLOAD_MIB`
-//! (256), `…_CHUNK_MIB` (8), `…_RANGE_SECONDS` (10), `…_RANGE_CONNECTIONS` (16).
+//! hour to the next on a shared machine): processing, tus uploads and `/media` ranges
+//! (BENCHMARKS.md, "Media"). `MEDIA_BENCH_FIGURES` picks them (123; 3 runs 1).
 
 mod support;
 
@@ -25,8 +16,8 @@ use videoapp::media::ffmpeg::Ffmpeg;
 use videoapp::media::samples::{self, Sample};
 
 use support::helpers::ADMIN_TOKEN;
-use support::load::{self, median, setting, Cpu, Measured};
-use support::{Databases, ServiceProcess, SHOP};
+use support::load::{self, median, setting, Measured};
+use support::{ClickHouseTarget, Databases, ServiceProcess, SHOP};
 
 const MIB: u64 = 1 << 20;
 /// wrk's script: each request the next 1 MiB of the file, from the start again at its end.
@@ -40,43 +31,37 @@ fn main() -> ExitCode {
     if !load::benching("media") {
         return ExitCode::SUCCESS;
     }
-    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-    let work = tempfile::tempdir().unwrap_or_else(|e| support::fail(format!("a work dir: {e}")));
-    let mut databases = None;
-    let outcome = runtime.block_on(async {
-        let clip = samples::make_in(Sample::PhoneClip { seconds: 30 }, work.path()).await;
-        let clip = clip.map_err(|e| format!("making the phone clip: {e:#}"))?;
-        let size = std::fs::metadata(&clip).map_err(say)?.len();
-        let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-        let (cores, clip_name, load) = (load::cores(), clip.display(), load.trim());
-        println!("\nmedia run: {clip_name}, {size} bytes; {cores} cores, load {load}");
-        let rounds = setting("MEDIA_BENCH_ROUNDS", 3);
-        let figures = std::env::var("MEDIA_BENCH_FIGURES").unwrap_or_else(|_| "123".into());
-        let (made, dir) = (figures.contains(['1', '3']), work.path());
-        let progressive = OptionFuture::from(made.then(|| processing(&clip, dir, rounds)));
-        let progressive = progressive.await.transpose()?;
-        let (created, database_url) = Databases::create().await;
-        let store = work.path().join("store");
-        let env = [
-            ("VIDEOAPP_MEDIA_DIR", store.display().to_string()),
-            ("VIDEOAPP_MEDIA_WORKERS", "0".to_string()),
-        ];
-        let service = ServiceProcess::start_with(&created, &database_url, &env).await;
-        databases = Some(created);
-        let service = service?;
-        let uploads = figures
-            .contains('2')
-            .then(|| upload(&service, &clip, dir, rounds));
-        OptionFuture::from(uploads).await.transpose()?;
-        let progressive = progressive.as_deref().filter(|_| figures.contains('3'));
-        let served = progressive.map(|made| ranges(&service, made, &store, rounds));
-        OptionFuture::from(served).await.transpose().map(drop)
-    });
-    drop(runtime);
-    if let Some(databases) = databases {
-        databases.drop_all();
+    support::exit(support::on_fresh_databases(ClickHouseTarget::single(), run))
+}
+
+async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
+    let work = tempfile::tempdir().map_err(|e| format!("a work dir: {e}"))?;
+    let dir = work.path();
+    let clip = samples::make_in(Sample::PhoneClip { seconds: 30 }, dir).await;
+    let clip = clip.map_err(|e| format!("making the phone clip: {e:#}"))?;
+    let size = std::fs::metadata(&clip).map_err(say)?.len();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let (cores, clip_name, load) = (load::cores(), clip.display(), load.trim());
+    println!("\nmedia run: {clip_name}, {size} bytes; {cores} cores, load {load}");
+    let rounds = setting("MEDIA_BENCH_ROUNDS", 3);
+    let figures = std::env::var("MEDIA_BENCH_FIGURES").unwrap_or_else(|_| "123".into());
+    let made = figures
+        .contains(['1', '3'])
+        .then(|| processing(&clip, dir, rounds));
+    let progressive = OptionFuture::from(made).await.transpose()?;
+    let store = dir.join("store");
+    let env = [
+        ("VIDEOAPP_MEDIA_DIR", store.display().to_string()),
+        ("VIDEOAPP_MEDIA_WORKERS", "0".to_string()),
+    ];
+    let service = ServiceProcess::start_with(databases, database_url, &env).await?;
+    if figures.contains('2') {
+        upload(&service, &clip, dir, rounds).await?;
     }
-    support::exit(outcome)
+    match progressive.filter(|_| figures.contains('3')) {
+        Some(made) => ranges(&service, &made, &store, rounds).await,
+        None => Ok(()),
+    }
 }
 
 /// Every output as the worker makes them, into `dir`: how long until the poster and the mini
@@ -246,11 +231,7 @@ async fn ranges(
     let size = std::fs::copy(progressive, &stored).map_err(say)?;
     let router =
         axum::Router::new().nest_service("/media", tower_http::services::ServeDir::new(store));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(say)?;
-    let ceiling = format!("http://{}", listener.local_addr().map_err(say)?);
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    let ceiling = load::serve(router).await?;
     let urls = [&service.base_url, &ceiling].map(|base| format!("{base}/media/{name}"));
     let client = reqwest::Client::new();
     let range = |url: &str| load::answer(client.get(url).header("Range", "bytes=0-1048575"));
@@ -276,14 +257,9 @@ async fn ranges(
     let arguments = [size.to_string()];
     let measure = async |t: usize| {
         let script = Some((script.clone(), &arguments[..]));
-        load::wrk(&urls[t], connections, 2, script.clone()).await?;
-        let before = Cpu::take(&[service.pid]);
-        let output = load::wrk(&urls[t], connections, seconds, script).await?;
-        let cpu = before.until(&Cpu::take(&[service.pid]));
-        let (rate, _, _, errors) = load::parse_wrk(&output)?;
-        if errors > 0 {
-            return Err(format!("{errors} requests failed:\n{output}"));
-        }
+        let (url, watched) = (&urls[t], &[service.pid]);
+        let measured = load::warm_and_measure(url, connections, [2, seconds], script, watched);
+        let (output, rate, cpu) = measured.await?;
         let server = if t == 0 { cpu.watched[0] } else { cpu.own };
         let mib = rate * size as f64 / size.div_ceil(MIB) as f64 / MIB as f64;
         Ok((

@@ -1,8 +1,5 @@
-//! Criterion benches of the storefront in process (no socket) for the bench shop, warm cache:
-//! `contextual_widgets_warm` (a signed `location=home` request through the router, body
-//! collected), `contextual_widgets_not_modified` (a matching `If-None-Match`: a 304),
-//! `router_floor_healthz`, `signature_verify` (the app-proxy check alone), and
-//! `compress_page_gzip` / `compress_page_br` (done once per page and coding). Needs Postgres.
+//! Criterion benches of the storefront in process (no socket) for the bench shop, warm cache
+//! (BENCHMARKS.md, "Storefront"). Needs Postgres.
 
 mod support;
 
@@ -17,6 +14,8 @@ use tower::ServiceExt;
 use videoapp::app::PublicService;
 use videoapp::storefront::caching::{Encoding, Page};
 use videoapp::storefront::signature::{verify, ProxySecret};
+
+use support::Databases;
 
 /// A GET of `uri` (with `If-None-Match` when given) through the router: the status, the ETag and
 /// the collected body.
@@ -46,7 +45,8 @@ async fn send(
 fn main() {
     support::init_tracing();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-    let app = runtime.block_on(support::BenchApp::start());
+    let (databases, database_url) = runtime.block_on(Databases::create());
+    let app = runtime.block_on(support::BenchApp::start(&databases, &database_url));
     let router = &app.router;
     // Signed once (valid for an hour) and parsed once, as the server's HTTP layer would have.
     let uri: Uri = app
@@ -104,7 +104,6 @@ fn main() {
     }
     group.finish();
     criterion.final_summary();
-    let databases = app.databases.clone();
     // The service's pools go with the runtime; then the databases can be dropped.
     drop((app, runtime));
     databases.drop_all();

@@ -84,16 +84,20 @@ pub async fn beside_ceiling(
     let answer_with =
         move || std::future::ready((status, [(CONTENT_TYPE, json.clone())], bytes.clone()));
     let router = axum::Router::new().route(path, on(method, answer_with));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(|e| e.to_string())?;
-    let address = listener.local_addr().map_err(|e| e.to_string())?;
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    let ceiling_url = format!("http://{address}{uri}");
+    let ceiling_url = format!("{}{uri}", serve(router).await?);
     if answer(request(&ceiling_url)).await? != (status, body.clone()) {
         return Err("the ceiling does not answer what the service answers".into());
     }
     Ok(([service_url, ceiling_url], body))
+}
+
+/// Serves `router` on a free loopback port until the process ends; returns `http://ADDRESS`.
+pub async fn serve(router: axum::Router) -> Result<String, String> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await;
+    let listener = listener.map_err(|e| e.to_string())?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    Ok(format!("http://{address}"))
 }
 
 /// One `wrk` run: `connections` keep-alive connections over `cores()` threads, `script` with its
@@ -128,6 +132,28 @@ pub async fn wrk(
         return Err(format!("wrk failed ({}):\n{stdout}{stderr}", output.status));
     }
     Ok(stdout)
+}
+
+/// A warm-up run of wrk, then the measured one: its output, requests/s, and the cores used
+/// meanwhile with those of `watched`. A failed request, or an answer not 2xx or 3xx, fails it.
+pub async fn warm_and_measure(
+    url: &str,
+    connections: u64,
+    [warmup, seconds]: [u64; 2],
+    script: Option<(PathBuf, &[String])>,
+    watched: &[i32],
+) -> Result<(String, f64, CpuUsage), String> {
+    wrk(url, connections, warmup, script.clone()).await?;
+    let before = Cpu::take(watched);
+    let output = wrk(url, connections, seconds, script).await?;
+    let cpu = before.until(&Cpu::take(watched));
+    let (rate, _, _, errors) = parse_wrk(&output)?;
+    match errors {
+        0 => Ok((output, rate, cpu)),
+        _ => Err(format!(
+            "{errors} requests failed or were not 2xx:\n{output}"
+        )),
+    }
 }
 
 /// The trimmed rest of the first line of `output` that starts (after indentation) with `label`.

@@ -159,19 +159,17 @@ pub struct BenchApp {
     pub base_url: String,
     /// The same service the listener serves, for in-process requests (`oneshot`).
     pub router: PublicService,
-    pub databases: Databases,
 }
 
 impl BenchApp {
-    /// Creates the databases, starts the service with the integration tests' settings (the bench
-    /// spool, a long signature window) and seeds the shop; exit 2 when the stack is not there.
-    pub async fn start() -> BenchApp {
+    /// Starts the service on `databases` with the integration tests' settings (the bench spool, a
+    /// long signature window) and seeds the shop; exit 2 when the stack is not there.
+    pub async fn start(databases: &Databases, database_url: &str) -> BenchApp {
         let started = async {
-            let (databases, database_url) = Databases::create().await;
             let settings = Settings {
                 spool_dir: databases.spool_dir.clone(),
                 signature_max_age: Duration::from_secs(SIGNATURE_MAX_AGE_SECONDS),
-                ..helpers::test_settings(&database_url, &databases.name)
+                ..helpers::test_settings(database_url, &databases.name)
             };
             let config = settings
                 .server_config()
@@ -181,11 +179,7 @@ impl BenchApp {
             let (base_url, router) = (format!("http://{}", app.local_addr()), app.router());
             tokio::spawn(app.run_until(std::future::pending()));
             catalog::seed(&Admin::new(&base_url)).await;
-            BenchApp {
-                base_url,
-                router,
-                databases,
-            }
+            BenchApp { base_url, router }
         };
         let late = format!("the service did not start within {START_TIMEOUT:?}");
         (tokio::time::timeout(START_TIMEOUT, started).await).unwrap_or_else(|_| fail(late))
