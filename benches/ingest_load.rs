@@ -1,9 +1,6 @@
-//! Event ingestion end to end beside its ceiling, driven by `wrk` and ingest_load.lua:
-//! `videoapp serve` as its own process on fresh databases with the production defaults, and a bare
-//! axum handler answering the same 202. ClickHouse must then hold exactly the events acknowledged.
-//! Settings: `INGEST_LOAD_SECONDS` (15), `INGEST_LOAD_WARMUP_SECONDS` (3), `INGEST_LOAD_ROUNDS`
-//! (3), `INGEST_LOAD_CONNECTIONS` (256), `INGEST_LOAD_EVENT_IDS=1`; `BENCH_SERVICE_BIN`,
-//! `BENCH_CALLGRIND=FILE` (see BENCHMARKS.md).
+//! Event ingestion end to end beside a bare axum ceiling answering the same 202, driven by `wrk`
+//! and ingest_load.lua; ClickHouse must then hold exactly the events acknowledged (BENCHMARKS.md,
+//! "Ingest", and its commands for `BENCH_SERVICE_BIN` and `BENCH_CALLGRIND`).
 
 mod support;
 
@@ -22,7 +19,7 @@ use videoapp::config;
 
 use support::helpers::metric_value;
 use support::load::{self, median, setting, value_after, Cpu, CpuUsage, Measured};
-use support::{Databases, ServiceProcess};
+use support::{ClickHouseTarget, Databases, ServiceProcess};
 
 const SCRIPT: &str = include_str!("ingest_load.lua");
 /// Under callgrind, no request at all after the measured seconds: a GET would count.
@@ -34,21 +31,14 @@ fn main() -> ExitCode {
         Err(code) => return code,
     };
     // The ceiling serves on this runtime, with as many workers as the service has.
-    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-    let (databases, outcome) = runtime.block_on(async {
-        let (databases, database_url) = Databases::create().await;
-        let outcome = async {
-            let service = ServiceProcess::start_with(&databases, &database_url, &[]).await?;
-            measure(&service, &databases, &wrk).await?;
-            let peak = service.rss_kib().1 as f64 / 1024.0;
-            println!("  service peak RSS (VmHWM): {peak:.1} MiB");
-            Ok(())
-        };
-        (databases.clone(), outcome.await)
-    });
-    drop(runtime);
-    databases.drop_all();
-    support::exit(outcome)
+    let run = async |databases: &Databases, url: &str| {
+        let service = ServiceProcess::start_with(databases, url, &[]).await?;
+        measure(&service, databases, &wrk).await?;
+        let peak = service.rss_kib().1 as f64 / 1024.0;
+        println!("  service peak RSS (VmHWM): {peak:.1} MiB");
+        Ok(())
+    };
+    support::exit(support::on_fresh_databases(ClickHouseTarget::single(), run))
 }
 
 async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> Result<(), String> {
@@ -212,14 +202,8 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
 
 /// The totals of the dump callgrind just wrote (`FILE.1`) per acknowledged event.
 fn callgrind_per_event(service: &ServiceProcess, accepted: u64) -> Result<String, String> {
-    let dump = format!(
-        "{}.1",
-        service
-            .callgrind
-            .as_ref()
-            .expect("under callgrind")
-            .display()
-    );
+    let file = service.callgrind.as_ref().expect("under callgrind");
+    let dump = format!("{}.1", file.display());
     let text = std::fs::read_to_string(&dump).map_err(|e| format!("{dump}: {e}"))?;
     let totals = text
         .lines()
@@ -236,19 +220,15 @@ fn callgrind_per_event(service: &ServiceProcess, accepted: u64) -> Result<String
 /// and 200 sessions, timestamped now. Deterministic apart from the timestamp.
 fn event_bodies() -> Vec<String> {
     let mut rng = StdRng::seed_from_u64(0x1e57);
-    let mut ids = |n| {
+    let mut ids = |n| -> Vec<String> {
         (0..n)
             .map(|_| Uuid::from_u128(rng.gen()).to_string())
-            .collect::<Vec<_>>()
+            .collect()
     };
     let (videos, widgets, sessions) = (ids(40), ids(6), ids(200));
     let timestamp = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let body = |rng: &mut StdRng| {
-        let kind = if rng.gen_bool(0.75) {
-            "impression"
-        } else {
-            "view"
-        };
+        let kind = ["view", "impression"][usize::from(rng.gen_bool(0.75))];
         let [video, widget, session] = [&videos, &widgets, &sessions].map(|ids| ids.choose(rng));
         let event = json!({ "eventType": kind, "videoId": video, "widgetId": widget,
                             "sessionId": session, "timestamp": timestamp });
