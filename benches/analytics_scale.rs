@@ -93,9 +93,8 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
     settle(databases, end, &ch).await?;
 
     let service = ServiceProcess::start_with(databases, database_url, &[]).await?;
-    let postgres = sqlx::PgPool::connect(database_url)
-        .await
-        .map_err(|e| e.to_string())?;
+    let postgres = sqlx::PgPool::connect(database_url).await;
+    let postgres = postgres.map_err(|e| e.to_string())?;
     // What the service records when a migration applies, and when a batch lands today.
     let moves = async |what: Before| {
         let sql = match what {
@@ -108,11 +107,9 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
                  ON CONFLICT (shop_domain, local_date) DO UPDATE SET change = EXCLUDED.change"
             }
         };
-        let moved = sqlx::query(sql)
-            .bind(&shop.domain)
-            .bind(end)
-            .execute(&postgres);
-        moved.await.map(drop).map_err(|e| format!("Postgres: {e}"))
+        let moved = sqlx::query(sql).bind(&shop.domain).bind(end);
+        let moved = moved.execute(&postgres).await;
+        moved.map(drop).map_err(|e| format!("Postgres: {e}"))
     };
     let get = |path: &str| {
         let url = format!("{}/api/v1/analytics/{path}", service.base_url);
@@ -130,13 +127,11 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
     let shop_rows = format!("shop_domain = '{domain}'");
     let video_rows = format!("{shop_rows} AND video_id = '{video}'");
     let by_revenue = |compare: bool, offset: usize| {
-        let (within, metrics) = match compare {
-            false => (&current, raw_metrics(&current)),
-            true => (
-                &both,
-                format!("{}, {}", raw_metrics(&current), raw_metrics(&earlier)),
-            ),
-        };
+        let within = if compare { &both } else { &current };
+        let mut metrics = raw_metrics(&current);
+        if compare {
+            metrics = format!("{metrics}, {}", raw_metrics(&earlier));
+        }
         let revenue = format!("sumIf(revenue_e4, event_type = 'checkout_completed' AND {current})");
         format!(
             "SELECT video_id, {metrics} FROM events WHERE {shop_rows} AND ({within}) \
@@ -164,13 +159,11 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
             let first = [Before::Nothing, Before::EverythingMoves][usize::from(list)];
             let pair = [ask(first), Ask::Raw(raw)];
             pairs.push((format!("{what}{name}"), pair, JSON_GOAL));
-            let again = [
-                (
-                    "  the same, after today's numbers moved",
-                    Before::TodayMoves,
-                ),
-                ("  the same, asked again", Before::SameRequest),
-            ];
+            let moved = (
+                "  the same, after today's numbers moved",
+                Before::TodayMoves,
+            );
+            let again = [moved, ("  the same, asked again", Before::SameRequest)];
             for (name, before) in again.into_iter().filter(|_| list) {
                 pairs.push((name.to_string(), [ask(before), Ask::Nothing], JSON_GOAL));
             }
@@ -292,10 +285,7 @@ async fn settle(
         tokio::time::sleep(Duration::from_secs(10)).await;
     }
     let warehouse = warehouse_on(&databases.clickhouse.url, &databases.name, None);
-    let current = [
-        today.format("%Y%m").to_string(),
-        today.format("%Y").to_string(),
-    ];
+    let current = [today.format("%Y%m"), today.format("%Y")].map(|d| d.to_string());
     let partitions = quiet_partitions(&warehouse, Duration::ZERO).await;
     let partitions = partitions.map_err(|e| format!("ClickHouse: {e}"))?;
     for partition in partitions.iter().filter(|p| !current.contains(&p.id)) {
@@ -305,19 +295,15 @@ async fn settle(
     let tables = ch("SELECT table, sum(rows), count() FROM system.parts \
          WHERE active AND database = currentDatabase() GROUP BY table ORDER BY table");
     let seconds = started.elapsed().as_secs_f64();
-    println!(
-        "merged in {seconds:.0} s; table, rows, parts:\n{}",
-        tables.await?
-    );
+    let tables = tables.await?;
+    println!("merged in {seconds:.0} s; table, rows, parts:\n{tables}");
     Ok(())
 }
 
 /// The twelve figures of a metrics object as aggregates of the `events` rows where `when` holds.
 fn raw_metrics(when: &str) -> String {
-    let (cart, order) = (
-        "event_type = 'add_to_cart'",
-        "event_type = 'checkout_completed'",
-    );
+    let cart = "event_type = 'add_to_cart'";
+    let order = "event_type = 'checkout_completed'";
     let count = |what: &str| format!("countIf({what} AND {when})");
     let revenue = |what: &str| format!("sumIf(revenue_e4, {what} AND {when})");
     let events = ["impression", "view", "click"].map(|e| count(&format!("event_type = '{e}'")));
