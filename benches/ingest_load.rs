@@ -58,10 +58,8 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     let client = reqwest::Client::new();
     let bodies = event_bodies();
     let beacon = |url: &str| {
-        let request = client
-            .post(url)
-            .header("content-type", "text/plain;charset=UTF-8");
-        request.body(bodies[0].clone())
+        let request = client.post(url).body(bodies[0].clone());
+        request.header("content-type", "text/plain;charset=UTF-8")
     };
     let uri = service.events_uri();
     let route = (MethodFilter::POST, support::EVENTS, uri.as_str());
@@ -78,18 +76,14 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     // One run of the script: wrk's output and the 202s it counted. A POST without its 202 fails
     // a service run (the end-to-end count would no longer be exact).
     let run_wrk = async |t: usize, seconds: u64| {
+        let arguments = [seconds, 0].map(|s| s.to_string());
         let arguments = [
-            seconds.to_string(),
+            arguments[0].clone(),
             bodies_file.clone(),
             event_ids.to_string(),
         ];
-        let output = load::wrk(
-            &urls[t],
-            connections,
-            seconds + tail,
-            Some((script.clone(), &arguments[..])),
-        );
-        let output = output.await?;
+        let script = Some((script.clone(), &arguments[..]));
+        let output = load::wrk(&urls[t], connections, seconds + tail, script).await?;
         let count = |label: &str| value_after(&output, label).and_then(|v| v.parse::<u64>().ok());
         let (posted, accepted) = (count("ingest_load posted"), count("ingest_load accepted"));
         let (Some(posted), Some(accepted)) = (posted, accepted) else {
@@ -105,14 +99,13 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     };
     let mut watched = vec![service.pid];
     watched.extend(load::pids_named("clickhouse"));
-    let names = [
-        "service (POST analytics, durable 202)",
-        "ceiling (bare axum, same 202)",
-    ];
+    let service_name = "service (POST analytics, durable 202)";
+    let names = [service_name, "ceiling (bare axum, same 202)"];
     let targets = if callgrind { &names[..1] } else { &names[..] };
-    let changed: Vec<_> = std::env::vars()
-        .filter(|(k, _)| k.starts_with("VIDEOAPP_BATCH_") || k.starts_with("VIDEOAPP_SPOOL_"))
-        .collect();
+    let experiment = |(k, _): &(String, String)| {
+        k.starts_with("VIDEOAPP_BATCH_") || k.starts_with("VIDEOAPP_SPOOL_")
+    };
+    let changed: Vec<_> = std::env::vars().filter(experiment).collect();
     println!(
         "\ningest load run: {wrk}, {connections} connections, {} threads; {warmup} s warm-up + \
          {seconds} s per target, {rounds} rounds; {}: batches of {} rows or {} ms, spool commit \

@@ -72,10 +72,8 @@ async fn process(
     clip: &Path,
     dir: &Path,
 ) -> Result<([Duration; 2], PathBuf), String> {
-    let ffmpeg = Ffmpeg {
-        threads: media.ffmpeg_threads,
-        timeout: media.ffmpeg_timeout,
-    };
+    let (threads, timeout) = (media.ffmpeg_threads, media.ffmpeg_timeout);
+    let ffmpeg = Ffmpeg { threads, timeout };
     let step = |e: videoapp::media::ffmpeg::StepError| format!("processing the clip: {e:#}");
     let [poster, mini, renditions] = ["poster", "mini", "renditions"].map(|step| dir.join(step));
     for dir in [&poster, &mini, &renditions] {
@@ -96,10 +94,8 @@ async fn process(
 /// Figure 1: rounds of every output, then the plain transcode; returns the progressive MP4.
 async fn processing(clip: &Path, work: &Path, rounds: u64) -> Result<PathBuf, String> {
     let media = Settings::default().media.media_config().map_err(say)?;
-    println!(
-        "\nprocessing: ffmpeg threads {}; plain: ffmpeg -preset veryfast, H.264 + AAC, default threads",
-        media.ffmpeg_threads
-    );
+    let threads = media.ffmpeg_threads;
+    println!("\nprocessing: ffmpeg threads {threads}; plain: ffmpeg -preset veryfast, H.264 + AAC, default threads");
     let columns = "everything  plain transcode  everything/plain  poster+mini/plain";
     println!("  round  poster+mini  {columns}");
     let (mut all, mut previews, mut progressive) = (Vec::new(), Vec::new(), PathBuf::new());
@@ -120,19 +116,15 @@ async fn processing(clip: &Path, work: &Path, rounds: u64) -> Result<PathBuf, St
         }
         let plain = started.elapsed().as_secs_f64();
         let (preview, everything) = (preview.as_secs_f64(), everything.as_secs_f64());
-        all.push(everything / plain);
-        previews.push(preview / plain);
-        println!(
-            "  #{round}     {preview:>9.2} s  {everything:>8.2} s  {plain:>13.2} s  {:>15.2}×  {:>16.2}×",
-            everything / plain,
-            preview / plain
-        );
+        let ratios = (everything / plain, preview / plain);
+        all.push(ratios.0);
+        previews.push(ratios.1);
+        println!("  #{round}     {preview:>9.2} s  {everything:>8.2} s  {plain:>13.2} s  {:>15.2}×  {:>16.2}×", ratios.0, ratios.1);
     }
+    let (all, previews) = (median(all), median(previews));
     println!(
-        "  median: everything {:.2}× the plain transcode (goal ≤ 1.5×), poster + mini version \
-         {:.2}× (goal ≤ 0.3×)",
-        median(all),
-        median(previews)
+        "  median: everything {all:.2}× the plain transcode (goal ≤ 1.5×), poster + mini version \
+         {previews:.2}× (goal ≤ 0.3×)"
     );
     Ok(progressive)
 }
@@ -144,15 +136,12 @@ async fn upload(
     work: &Path,
     rounds: u64,
 ) -> Result<(), String> {
-    let (total, chunk) = (
-        setting("MEDIA_BENCH_UPLOAD_MIB", 256) * MIB,
-        setting("MEDIA_BENCH_CHUNK_MIB", 8) * MIB,
-    );
+    let total = setting("MEDIA_BENCH_UPLOAD_MIB", 256) * MIB;
+    let chunk = setting("MEDIA_BENCH_CHUNK_MIB", 8) * MIB;
     let mut file = std::fs::read(clip).map_err(say)?;
     // A `free` box after the clip: still the same video to ffprobe, of the size asked for.
-    let padding = u32::try_from(total.saturating_sub(file.len() as u64))
-        .ok()
-        .filter(|p| *p >= 8);
+    let padding = u32::try_from(total.saturating_sub(file.len() as u64));
+    let padding = padding.ok().filter(|p| *p >= 8);
     let padding = padding.ok_or("MEDIA_BENCH_UPLOAD_MIB: over the clip's size, under 4 GiB")?;
     file.extend_from_slice(&padding.to_be_bytes());
     file.extend_from_slice(b"free");
@@ -164,11 +153,8 @@ async fn upload(
         |r: reqwest::RequestBuilder| r.bearer_auth(ADMIN_TOKEN).header("Tus-Resumable", "1.0.0");
     let uploads = format!("{}/admin/v1/shops/{SHOP}/uploads", service.base_url);
     let mib_per_s = |started: Instant| (total / MIB) as f64 / started.elapsed().as_secs_f64();
-    println!(
-        "\nupload: {} MiB in {} MiB PATCHes, one connection; copy: tokio::fs::copy + fsync",
-        total / MIB,
-        chunk / MIB
-    );
+    let (total_mib, chunk_mib) = (total / MIB, chunk / MIB);
+    println!("\nupload: {total_mib} MiB in {chunk_mib} MiB PATCHes, one connection; copy: tokio::fs::copy + fsync");
     println!("  round  service        last PATCH  copy           service/copy");
     let mut ratios = Vec::new();
     for round in 1..=rounds {
@@ -178,11 +164,9 @@ async fn upload(
             // base64 of the title, "bench"
             .header("Upload-Metadata", "title YmVuY2g=");
         let created = created.send().await.map_err(say)?;
-        let location = created
-            .headers()
-            .get("location")
-            .and_then(|l| l.to_str().ok());
-        let location = location.map(|l| format!("{}{l}", service.base_url));
+        let location = created.headers().get("location");
+        let location =
+            location.and_then(|l| Some(format!("{}{}", service.base_url, l.to_str().ok()?)));
         let location =
             location.ok_or_else(|| format!("the creation answered {}", created.status()))?;
         let (mut offset, mut last) = (0, Duration::ZERO);
@@ -206,12 +190,10 @@ async fn upload(
         copied.sync_all().await.map_err(say)?;
         let copied = mib_per_s(started);
         let _ = std::fs::remove_file(&copy);
-        ratios.push(uploaded / copied);
-        let last = last.as_secs_f64();
-        println!(
-            "  #{round}     {uploaded:>7.1} MiB/s  {last:>7.3} s  {copied:>7.1} MiB/s  {:>11.2}×",
-            uploaded / copied
-        );
+
+        let (last, ratio) = (last.as_secs_f64(), uploaded / copied);
+        println!("  #{round}     {uploaded:>7.1} MiB/s  {last:>7.3} s  {copied:>7.1} MiB/s  {ratio:>11.2}×");
+        ratios.push(ratio);
     }
     let ratio = median(ratios);
     println!("  median: the service {ratio:.2}× the copy's rate (goal ≥ 0.8×)");
