@@ -76,12 +76,8 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     // One run of the script: wrk's output and the 202s it counted. A POST without its 202 fails
     // a service run (the end-to-end count would no longer be exact).
     let run_wrk = async |t: usize, seconds: u64| {
-        let arguments = [seconds, 0].map(|s| s.to_string());
-        let arguments = [
-            arguments[0].clone(),
-            bodies_file.clone(),
-            event_ids.to_string(),
-        ];
+        let (seconds_argument, ids) = (seconds.to_string(), event_ids.to_string());
+        let arguments = [seconds_argument, bodies_file.clone(), ids];
         let script = Some((script.clone(), &arguments[..]));
         let output = load::wrk(&urls[t], connections, seconds + tail, script).await?;
         let count = |label: &str| value_after(&output, label).and_then(|v| v.parse::<u64>().ok());
@@ -185,10 +181,10 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         let clickhouse = per_event(|c| c.watched[1..].iter().sum());
         println!("  per acknowledged event: service CPU {service_cpu:.1} µs, ClickHouse {clickhouse:.1} µs");
     }
+    let database = &databases.name;
     println!(
         "  end to end: ClickHouse holds exactly the {acknowledged} events the service acknowledged \
-         (202s counted by wrk's script = events_accepted_total = rows in {}.events)",
-        databases.name
+         (202s counted by wrk's script = events_accepted_total = rows in {database}.events)"
     );
     Ok(())
 }
