@@ -100,32 +100,25 @@ async fn run(databases: &Databases, url: &str, figures: &mut Figures) -> Result<
                 "videoUrl": format!("https://cdn.example.com/{i}.mp4") })
     });
     let videos = admin.create_all("/videos", videos.collect()).await;
-    let videos: Vec<String> = videos
-        .iter()
-        .filter_map(|v| Some(v["id"].as_str()?.into()))
-        .collect();
+    let id = |v: &Value| Some(v["id"].as_str()?.to_string());
+    let videos: Vec<String> = videos.iter().filter_map(id).collect();
 
     let seconds = setting("CLUSTER_BENCH_SECONDS", 10);
     let acknowledged = ingest(&client, &service, &videos, seconds).await?;
     let rate = acknowledged as f64 / seconds as f64;
     let drained = service.drained(&client, databases, Instant::now(), Some(acknowledged));
-    let drained = drained.await?;
+    let (drained, all) = (drained.await?, acknowledged);
+    let after = drained.as_secs_f64();
     println!(
-        "  ingest: {rate:.0} acknowledged events/s; all {acknowledged} in ClickHouse after {:.2} s",
-        drained.as_secs_f64()
+        "  ingest: {rate:.0} acknowledged events/s; all {all} in ClickHouse after {after:.2} s"
     );
     figures.events_per_second.push(rate);
     figures.drain.push(drained);
     let stored = acknowledged as f64 / (seconds as f64 + drained.as_secs_f64());
     figures.stored_per_second.push(stored);
 
-    let key = admin
-        .send(
-            reqwest::Method::POST,
-            "/api-keys",
-            json!({ "name": "bench" }),
-        )
-        .await;
+    let name = json!({ "name": "bench" });
+    let key = admin.send(reqwest::Method::POST, "/api-keys", name).await;
     let key = key["key"]
         .as_str()
         .ok_or_else(|| format!("no key: {key}"))?;
@@ -144,11 +137,9 @@ async fn run(databases: &Databases, url: &str, figures: &mut Figures) -> Result<
             let started = Instant::now();
             let (status, body) = support::load::answer(client.get(url).bearer_auth(key)).await?;
             latencies.push(started.elapsed());
+            let body = String::from_utf8_lossy(&body);
             if !status.is_success() {
-                return Err(format!(
-                    "{path}: {status}: {}",
-                    String::from_utf8_lossy(&body)
-                ));
+                return Err(format!("{path}: {status}: {body}"));
             }
         }
     }

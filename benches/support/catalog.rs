@@ -63,11 +63,8 @@ const HOOKS: &str = "Styling the,3 ways to wear the,Unboxing our,Behind the seam
 /// One comma-separated word of each list, in order.
 fn pick<const N: usize>(rng: &mut StdRng, lists: [&'static str; N]) -> [&'static str; N] {
     lists.map(|list| {
-        *list
-            .split(',')
-            .collect::<Vec<_>>()
-            .choose(rng)
-            .expect("a word")
+        let words: Vec<&'static str> = list.split(',').collect();
+        *words.choose(rng).expect("a word")
     })
 }
 
@@ -113,9 +110,8 @@ fn video(rng: &mut StdRng, i: usize) -> Value {
         Uuid::from_u128(rng.gen()).simple()
     );
     let linked = rng.gen_range(1..=3);
-    let products = rand::seq::index::sample(rng, PRODUCTS, linked)
-        .into_iter()
-        .map(product_gid);
+    let products = rand::seq::index::sample(rng, PRODUCTS, linked);
+    let products = products.into_iter().map(product_gid);
     json!({
         "title": title,
         "thumbnail": format!("{media}/thumbnails/{file}-poster.jpg"),
@@ -199,10 +195,8 @@ pub async fn seed(admin: &Admin) {
         .await;
     let videos: Vec<Value> = (0..VIDEOS).map(|i| video(&mut rng, i)).collect();
     let created = admin.create_all("/videos", videos).await;
-    let video_ids: Vec<String> = created
-        .iter()
-        .map(|v| v["id"].as_str().unwrap_or_default().to_string())
-        .collect();
+    let id = |v: &Value| v["id"].as_str().unwrap_or_default().to_string();
+    let video_ids: Vec<String> = created.iter().map(id).collect();
     let widgets = (0..WIDGETS)
         .map(|i| widget(&mut rng, i, &video_ids))
         .collect();
