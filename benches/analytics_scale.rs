@@ -198,9 +198,8 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
     let mut rng = StdRng::seed_from_u64(7);
     let started = Instant::now();
     for round in 0..WARMUP + samples {
-        let mut order: Vec<usize> = (0..steps.len())
-            .filter(|&i| round < WARMUP + heavy_samples || !heavy(i))
-            .collect();
+        let kept = |i: &usize| round < WARMUP + heavy_samples || !heavy(*i);
+        let mut order: Vec<usize> = (0..steps.len()).filter(kept).collect();
         order.shuffle(&mut rng);
         for i in order {
             let csv = matches!(steps[i], Ask::Csv(..));
@@ -360,10 +359,8 @@ async fn step(
     let found = match (check, ask) {
         (false, _) => rows,
         (true, Ask::Csv(..)) => {
-            body.split(|&b| b == b'\n')
-                .filter(|l| !l.is_empty())
-                .count()
-                - 1
+            let lines = body.split(|&b| b == b'\n');
+            lines.filter(|l| !l.is_empty()).count() - 1
         }
         (true, _) => {
             let body: Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
@@ -387,11 +384,8 @@ async fn check_pages(
             continue;
         };
         let body = json(get(path)).await?;
-        let ours = body["data"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v["id"].as_str());
+        let data = body["data"].as_array().into_iter().flatten();
+        let ours = data.filter_map(|v| v["id"].as_str());
         let raw = ch(raw).await?;
         if !ours.eq(raw.lines().filter_map(|l| l.split('\t').next())) {
             return Err(format!(

@@ -64,10 +64,8 @@ fn main() -> ExitCode {
         println!("| {label} | {single} | {cluster} |");
     };
     let each = |values: &[f64], decimals: usize, unit: &str| {
-        let values: Vec<String> = values
-            .iter()
-            .map(|v| format!("{v:.decimals$}{unit}"))
-            .collect();
+        let format = |v: &f64| format!("{v:.decimals$}{unit}");
+        let values: Vec<String> = values.iter().map(format).collect();
         values.join(", ")
     };
     row("acknowledged events/s, each round", &|f| {
@@ -119,9 +117,8 @@ async fn run(databases: &Databases, url: &str, figures: &mut Figures) -> Result<
 
     let name = json!({ "name": "bench" });
     let key = admin.send(reqwest::Method::POST, "/api-keys", name).await;
-    let key = key["key"]
-        .as_str()
-        .ok_or_else(|| format!("no key: {key}"))?;
+    let missing = format!("no key: {key}");
+    let key = key["key"].as_str().ok_or(missing)?;
     let today = Utc::now().date_naive();
     for (kind, latencies) in figures.latencies.iter_mut().enumerate() {
         for i in 0..setting("CLUSTER_BENCH_QUERIES", 30) {

@@ -194,9 +194,8 @@ fn callgrind_per_event(service: &ServiceProcess, accepted: u64) -> Result<String
     let file = service.callgrind.as_ref().expect("under callgrind");
     let dump = format!("{}.1", file.display());
     let text = std::fs::read_to_string(&dump).map_err(|e| format!("{dump}: {e}"))?;
-    let totals = text
-        .lines()
-        .find_map(|l| l.strip_prefix("totals:")?.trim().parse().ok());
+    let total = |l: &str| l.strip_prefix("totals:")?.trim().parse::<u64>().ok();
+    let totals = text.lines().find_map(total);
     let total: u64 = totals.ok_or_else(|| format!("{dump}: no totals"))?;
     let per_event = total as f64 / accepted.max(1) as f64;
     Ok(format!(
@@ -209,11 +208,8 @@ fn callgrind_per_event(service: &ServiceProcess, accepted: u64) -> Result<String
 /// and 200 sessions, timestamped now. Deterministic apart from the timestamp.
 fn event_bodies() -> Vec<String> {
     let mut rng = StdRng::seed_from_u64(0x1e57);
-    let mut ids = |n| -> Vec<String> {
-        (0..n)
-            .map(|_| Uuid::from_u128(rng.gen()).to_string())
-            .collect()
-    };
+    let mut id = || Uuid::from_u128(rng.gen()).to_string();
+    let mut ids = |n| (0..n).map(|_| id()).collect::<Vec<_>>();
     let (videos, widgets, sessions) = (ids(40), ids(6), ids(200));
     let timestamp = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let body = |rng: &mut StdRng| {

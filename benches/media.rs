@@ -45,9 +45,8 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
     println!("\nmedia run: {clip_name}, {size} bytes; {cores} cores, load {load}");
     let rounds = setting("MEDIA_BENCH_ROUNDS", 3);
     let figures = std::env::var("MEDIA_BENCH_FIGURES").unwrap_or_else(|_| "123".into());
-    let made = figures
-        .contains(['1', '3'])
-        .then(|| processing(&clip, dir, rounds));
+    let wanted = figures.contains(['1', '3']);
+    let made = wanted.then(|| processing(&clip, dir, rounds));
     let progressive = OptionFuture::from(made).await.transpose()?;
     let store = dir.join("store");
     let env = [
@@ -249,9 +248,8 @@ async fn ranges(
             format!("{mib:>7.0} MiB/s"),
         ))
     };
-    load::rounds(&names, rounds, "bytes", measure)
-        .await
-        .map(drop)
+    let measured = load::rounds(&names, rounds, "bytes", measure).await;
+    measured.map(drop)
 }
 
 fn say(e: impl std::fmt::Display) -> String {

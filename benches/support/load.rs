@@ -207,10 +207,8 @@ pub fn percentile(values: &[Duration], p: f64) -> Duration {
     let mut sorted = values.to_vec();
     sorted.sort();
     let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
-    sorted
-        .get(rank.clamp(1, sorted.len().max(1)) - 1)
-        .copied()
-        .unwrap_or_default()
+    let index = rank.clamp(1, sorted.len().max(1)) - 1;
+    sorted.get(index).copied().unwrap_or_default()
 }
 
 /// CPU ticks at one moment: this process, its children (wrk, running or exited), the machine's
@@ -246,11 +244,8 @@ impl Cpu {
             total.map_or(0, |t| t.steal.unwrap_or(0)),
         ];
         let stat = |pid| Process::new(pid).and_then(|p| p.stat());
-        all.extend(
-            watched
-                .iter()
-                .map(|&pid| stat(pid).map_or(0, |s| ticks(&s))),
-        );
+        let busy = |pid: &i32| stat(*pid).map_or(0, |s| ticks(&s));
+        all.extend(watched.iter().map(busy));
         let at = Instant::now();
         Cpu { at, ticks: all }
     }

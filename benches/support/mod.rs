@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use procfs::process::Status;
 use sqlx::{Connection, Executor, PgConnection};
 use uuid::Uuid;
 use videoapp::app::{Application, PublicService};
@@ -126,9 +127,8 @@ impl Databases {
     /// Drops both databases and the spool directory, best effort. Call it after the runtime that
     /// ran the service is gone (its pools would hold the database open).
     pub fn drop_all(&self) {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build();
+        let mut runtime = tokio::runtime::Builder::new_current_thread();
+        let runtime = runtime.enable_all().build();
         runtime.expect("a runtime").block_on(async {
             let sql = format!(r#"DROP DATABASE IF EXISTS "{}" WITH (FORCE)"#, self.name);
             let dropped = async {
@@ -171,9 +171,8 @@ impl BenchApp {
                 signature_max_age: Duration::from_secs(SIGNATURE_MAX_AGE_SECONDS),
                 ..helpers::test_settings(database_url, &databases.name)
             };
-            let config = settings
-                .server_config()
-                .unwrap_or_else(|e| fail(format!("settings: {e}")));
+            let config = settings.server_config();
+            let config = config.unwrap_or_else(|e| fail(format!("settings: {e}")));
             let app = Application::build(config).await;
             let app = app.unwrap_or_else(|e| fail(format!("the service did not build: {e:#}")));
             let (base_url, router) = (format!("http://{}", app.local_addr()), app.router());
@@ -225,9 +224,8 @@ impl ServiceProcess {
         if let Some(file) = &callgrind {
             command = Command::new("valgrind");
             let out = format!("--callgrind-out-file={}", file.display());
-            command
-                .args(["--tool=callgrind", "--instr-atstart=no", &out])
-                .arg(&binary);
+            command.args(["--tool=callgrind", "--instr-atstart=no", &out]);
+            command.arg(&binary);
         }
         let (spool_dir, max_age) = (&databases.spool_dir, SIGNATURE_MAX_AGE_SECONDS);
         let mut env = vec![
@@ -291,9 +289,8 @@ impl ServiceProcess {
                 metric_value(&metrics, "events_accepted_total", &[]).unwrap_or(0.0) as u64;
             let sql = "SELECT count() FROM events";
             let stored = try_clickhouse_query_on(client, url, &databases.name, sql).await?;
-            let stored: u64 = stored
-                .parse()
-                .map_err(|e| format!("ClickHouse count: {e}"))?;
+            let stored: Result<u64, _> = stored.parse();
+            let stored = stored.map_err(|e| format!("ClickHouse count: {e}"))?;
             let waited = since.elapsed();
             if stored == accepted && acknowledged.is_none_or(|a| a == accepted) {
                 return Ok(waited);
@@ -323,9 +320,8 @@ impl ServiceProcess {
     /// Resident memory of the process in KiB: `(now, peak)` (`VmRSS`, `VmHWM`).
     pub fn rss_kib(&self) -> (u64, u64) {
         let status = procfs::process::Process::new(self.pid).and_then(|p| p.status());
-        status
-            .ok()
-            .map_or((0, 0), |s| (s.vmrss.unwrap_or(0), s.vmhwm.unwrap_or(0)))
+        let kib = |s: Status| (s.vmrss.unwrap_or(0), s.vmhwm.unwrap_or(0));
+        status.ok().map_or((0, 0), kib)
     }
 
     /// Sets the peak back to the resident memory of now, so that the next peak is that of what
