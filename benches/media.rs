@@ -16,7 +16,7 @@ use videoapp::media::ffmpeg::Ffmpeg;
 use videoapp::media::samples::{self, Sample};
 
 use support::helpers::ADMIN_TOKEN;
-use support::load::{self, median, setting, Measured};
+use support::load::{self, median, setting, CpuUsage};
 use support::{ClickHouseTarget, Databases, ServiceProcess, SHOP};
 
 const MIB: u64 = 1 << 20;
@@ -238,15 +238,12 @@ async fn ranges(
     let arguments = [size.to_string()];
     let measure = async |t: usize| {
         let script = Some((script.clone(), &arguments[..]));
-        let (url, watched) = (&urls[t], &[service.pid]);
-        let measured = load::warm_and_measure(url, connections, [2, seconds], script, watched);
-        let (output, rate, cpu) = measured.await?;
-        let server = if t == 0 { cpu.watched[0] } else { cpu.own };
-        let mib = rate * size as f64 / size.div_ceil(MIB) as f64 / MIB as f64;
-        Ok((
-            Measured::new(&output, rate, server, cpu)?,
-            format!("{mib:>7.0} MiB/s"),
-        ))
+        let server = |cpu: &CpuUsage| if t == 0 { cpu.watched[0] } else { cpu.own };
+        let cores = (&[service.pid][..], server);
+        let measured = load::warm_and_measure(&urls[t], connections, [2, seconds], script, cores);
+        let m = measured.await?;
+        let mib = m.rate * size as f64 / size.div_ceil(MIB) as f64 / MIB as f64;
+        Ok((m, format!("{mib:>7.0} MiB/s")))
     };
     let measured = load::rounds(&names, rounds, "bytes", measure).await;
     measured.map(drop)

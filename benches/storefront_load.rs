@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use axum::http::StatusCode;
 use axum::routing::MethodFilter;
 
-use support::load::{self, setting, Measured};
+use support::load::{self, setting, CpuUsage};
 use support::{BenchApp, ClickHouseTarget, Databases};
 
 fn main() -> ExitCode {
@@ -45,11 +45,12 @@ async fn run(app: &BenchApp, wrk: &str) -> Result<(), String> {
         "ceiling (bare axum, same body)",
     ];
     let measure = async |t: usize| {
+        // The service runs in this process: its cores are this process's.
+        let cores = (&[][..], |cpu: &CpuUsage| cpu.own);
         let times = [warmup, seconds];
-        let (output, rate, cpu) =
-            load::warm_and_measure(&urls[t], connections, times, None, &[]).await?;
-        let wrk_cores = format!("{:>5.2}", cpu.children);
-        Ok((Measured::new(&output, rate, cpu.own, cpu)?, wrk_cores))
+        let m = load::warm_and_measure(&urls[t], connections, times, None, cores).await?;
+        let wrk_cores = format!("{:>5.2}", m.cpu.children);
+        Ok((m, wrk_cores))
     };
     load::rounds(&names, rounds, "wrk", measure).await.map(drop)
 }

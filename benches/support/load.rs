@@ -130,15 +130,15 @@ pub async fn wrk(
     Ok(stdout)
 }
 
-/// A warm-up run of wrk, then the measured one: its output, requests/s, and the cores used
-/// meanwhile with those of `watched`. A failed request, or an answer not 2xx or 3xx, fails it.
+/// A warm-up run of wrk, then the measured one, with the cores used meanwhile (those of `watched`
+/// too) and the server's share of them. A failed request, or an answer not 2xx or 3xx, fails it.
 pub async fn warm_and_measure(
     url: &str,
     connections: u64,
     [warmup, seconds]: [u64; 2],
     script: Option<(PathBuf, &[String])>,
-    watched: &[i32],
-) -> Result<(String, f64, CpuUsage), String> {
+    (watched, server): (&[i32], impl Fn(&CpuUsage) -> f64),
+) -> Result<Measured, String> {
     wrk(url, connections, warmup, script.clone()).await?;
     let before = Cpu::take(watched);
     let output = wrk(url, connections, seconds, script).await?;
@@ -146,7 +146,7 @@ pub async fn warm_and_measure(
     let (rate, _, _, errors) = parse_wrk(&output)?;
     let failed = format!("{errors} requests failed or were not 2xx");
     match errors {
-        0 => Ok((output, rate, cpu)),
+        0 => Measured::new(&output, rate, server(&cpu), cpu),
         _ => Err(format!("{failed}:\n{output}")),
     }
 }
