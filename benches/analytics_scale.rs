@@ -1,9 +1,5 @@
-//! Analytics at scale: one shop, 10,000 videos and 100 M events over 400 days by `videoapp
-//! generate`, then what its analyst asks over the last 365 local days, each beside the same figure
-//! computed from the raw `events` table, in rounds of random order (see BENCHMARKS.md). The
-//! aggregates' past partitions are merged as a live store's are (`warehouse::compaction`).
-//! Settings: `ANALYTICS_SCALE_SAMPLES` (50 rounds), `ANALYTICS_SCALE_RAW_SAMPLES` (10 of them with
-//! the raw aggregates and the CSV), `ANALYTICS_SCALE_EVENTS` (a smaller data set for a try).
+//! Analytics at scale: what an analyst asks over 365 days of 100 M generated events, each beside
+//! the raw `events` table's answer (BENCHMARKS.md, "Analytics at scale").
 
 mod support;
 
@@ -20,7 +16,7 @@ use videoapp::warehouse::compaction::{merge, quiet_partitions};
 
 use support::helpers::{try_clickhouse_query, warehouse_on};
 use support::load::{self, format_latency, percentile, setting};
-use support::{Databases, ServiceProcess};
+use support::{ClickHouseTarget, Databases, ServiceProcess};
 
 const GENERATE: &str = "--shops 1 --videos 10000 --widgets 50 --days 400 --seed 1";
 const DAYS: usize = 365;
@@ -41,18 +37,12 @@ struct GeneratedShop {
     api_key: String,
 }
 
-/// What a step asks: the service's answer with `rows` entries (after `before`, untimed), the CSV
-/// of every video (always computed afresh), an aggregate of the raw events, or nothing.
+/// What a step asks: the service's answer at a path with so many entries (after [`Before`],
+/// untimed), the CSV of every video (always computed afresh), an aggregate of the raw events, or
+/// nothing.
 enum Ask {
-    Json {
-        path: String,
-        rows: usize,
-        before: Before,
-    },
-    Csv {
-        path: String,
-        rows: usize,
-    },
+    Json(String, usize, Before),
+    Csv(String, usize),
     Raw(String),
     Nothing,
 }
@@ -85,15 +75,7 @@ fn main() -> ExitCode {
             std::env::set_var(name, value);
         }
     }
-    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-    let (databases, outcome) = runtime.block_on(async {
-        let (databases, database_url) = Databases::create().await;
-        let outcome = run(&databases, &database_url).await;
-        (databases, outcome)
-    });
-    drop(runtime);
-    databases.drop_all();
-    support::exit(outcome)
+    support::exit(support::on_fresh_databases(ClickHouseTarget::single(), run))
 }
 
 async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
@@ -111,9 +93,8 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
     settle(databases, end, &ch).await?;
 
     let service = ServiceProcess::start_with(databases, database_url, &[]).await?;
-    let postgres = sqlx::PgPool::connect(database_url)
-        .await
-        .map_err(|e| e.to_string())?;
+    let postgres = sqlx::PgPool::connect(database_url).await;
+    let postgres = postgres.map_err(|e| e.to_string())?;
     // What the service records when a migration applies, and when a batch lands today.
     let moves = async |what: Before| {
         let sql = match what {
@@ -126,11 +107,9 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
                  ON CONFLICT (shop_domain, local_date) DO UPDATE SET change = EXCLUDED.change"
             }
         };
-        let moved = sqlx::query(sql)
-            .bind(&shop.domain)
-            .bind(end)
-            .execute(&postgres);
-        moved.await.map(drop).map_err(|e| format!("Postgres: {e}"))
+        let moved = sqlx::query(sql).bind(&shop.domain).bind(end);
+        let moved = moved.execute(&postgres).await;
+        moved.map(drop).map_err(|e| format!("Postgres: {e}"))
     };
     let get = |path: &str| {
         let url = format!("{}/api/v1/analytics/{path}", service.base_url);
@@ -148,13 +127,11 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
     let shop_rows = format!("shop_domain = '{domain}'");
     let video_rows = format!("{shop_rows} AND video_id = '{video}'");
     let by_revenue = |compare: bool, offset: usize| {
-        let (within, metrics) = match compare {
-            false => (&current, raw_metrics(&current)),
-            true => (
-                &both,
-                format!("{}, {}", raw_metrics(&current), raw_metrics(&earlier)),
-            ),
-        };
+        let within = if compare { &both } else { &current };
+        let mut metrics = raw_metrics(&current);
+        if compare {
+            metrics = format!("{metrics}, {}", raw_metrics(&earlier));
+        }
         let revenue = format!("sumIf(revenue_e4, event_type = 'checkout_completed' AND {current})");
         format!(
             "SELECT video_id, {metrics} FROM events WHERE {shop_rows} AND ({within}) \
@@ -178,48 +155,28 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
         let mut add = |what: &str, path: &str, raw| {
             let (list, path) = (what.starts_with('v'), format!("{path}{query}"));
             let rows = if list { LIMIT } else { DAYS };
-            let ask = |before| Ask::Json {
-                path: path.clone(),
-                rows,
-                before,
-            };
-            let first = if list {
-                Before::EverythingMoves
-            } else {
-                Before::Nothing
-            };
-            pairs.push((
-                format!("{what}{name}"),
-                [ask(first), Ask::Raw(raw)],
-                JSON_GOAL,
-            ));
-            for (name, before) in [
-                (
-                    "  the same, after today's numbers moved",
-                    Before::TodayMoves,
-                ),
-                ("  the same, asked again", Before::SameRequest),
-            ] {
-                if list {
-                    pairs.push((name.to_string(), [ask(before), Ask::Nothing], JSON_GOAL));
-                }
+            let ask = |before| Ask::Json(path.clone(), rows, before);
+            let first = [Before::Nothing, Before::EverythingMoves][usize::from(list)];
+            let pair = [ask(first), Ask::Raw(raw)];
+            pairs.push((format!("{what}{name}"), pair, JSON_GOAL));
+            let moved = (
+                "  the same, after today's numbers moved",
+                Before::TodayMoves,
+            );
+            let again = [moved, ("  the same, asked again", Before::SameRequest)];
+            for (name, before) in again.into_iter().filter(|_| list) {
+                pairs.push((name.to_string(), [ask(before), Ask::Nothing], JSON_GOAL));
             }
         };
         let page = |n: usize| format!("{list}&page={n}");
-        add(
-            "videos by revenue, page 1",
-            &page(1),
-            by_revenue(compare, 0),
-        );
+        let raw = by_revenue(compare, 0);
+        add("videos by revenue, page 1", &page(1), raw);
         let raw = by_revenue(compare, (last - 1) * LIMIT);
         add(&format!("videos by revenue, page {last}"), &page(last), raw);
         add("day series, shop", &series, by_day(&shop_rows, compare));
         let path = format!("{series}&video_id={video}");
-        add(
-            "day series, busiest video",
-            &path,
-            by_day(&video_rows, compare),
-        );
+        let raw = by_day(&video_rows, compare);
+        add("day series, busiest video", &path, raw);
     }
     let all_videos = format!(
         "SELECT video_id, {} FROM events WHERE {shop_rows} AND ({current}) GROUP BY video_id \
@@ -227,13 +184,13 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
         raw_metrics(&current)
     );
     let path = format!("videos?{range}&sort_by=revenue&sort_order=desc&format=csv");
-    let csv = [Ask::Csv { path, rows: VIDEOS }, Ask::Raw(all_videos)];
+    let csv = [Ask::Csv(path, VIDEOS), Ask::Raw(all_videos)];
     pairs.push((format!("CSV, {VIDEOS} videos by revenue"), csv, CSV_GOAL));
     check_pages(&get, &ch, &pairs).await?;
 
     // Steps 2p and 2p + 1: pair p's service answer and its raw aggregate.
     let steps: Vec<&Ask> = pairs.iter().flat_map(|p| &p.1).collect();
-    let heavy = |i: usize| i % 2 == 1 || matches!(steps[i], Ask::Csv { .. });
+    let heavy = |i: usize| i % 2 == 1 || matches!(steps[i], Ask::Csv(..));
     let samples = setting("ANALYTICS_SCALE_SAMPLES", 50);
     let heavy_samples = setting("ANALYTICS_SCALE_RAW_SAMPLES", 10).min(samples);
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); steps.len()];
@@ -241,12 +198,11 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
     let mut rng = StdRng::seed_from_u64(7);
     let started = Instant::now();
     for round in 0..WARMUP + samples {
-        let mut order: Vec<usize> = (0..steps.len())
-            .filter(|&i| round < WARMUP + heavy_samples || !heavy(i))
-            .collect();
+        let kept = |i: &usize| round < WARMUP + heavy_samples || !heavy(*i);
+        let mut order: Vec<usize> = (0..steps.len()).filter(kept).collect();
         order.shuffle(&mut rng);
         for i in order {
-            let csv = matches!(steps[i], Ask::Csv { .. });
+            let csv = matches!(steps[i], Ask::Csv(..));
             // The CSV's peak memory is its own: the peak is reset before each request.
             peak_reset &= !csv || service.reset_peak_rss();
             let took = step(&get, &ch, &moves, steps[i], round == 0).await?;
@@ -311,10 +267,7 @@ async fn generate_data(databases: &Databases, database_url: &str) -> Result<Gene
     println!("generate {GENERATE} --events {events} took {took:.1} s");
     let shops: Vec<GeneratedShop> =
         serde_json::from_slice(&output.stdout).map_err(|e| format!("no shops: {e}"))?;
-    shops
-        .into_iter()
-        .next()
-        .ok_or_else(|| "no shop was generated".into())
+    (shops.into_iter().next()).ok_or_else(|| "no shop was generated".into())
 }
 
 /// Waits for ClickHouse's background merges (at most [`SETTLE`]), then merges the aggregates'
@@ -331,10 +284,7 @@ async fn settle(
         tokio::time::sleep(Duration::from_secs(10)).await;
     }
     let warehouse = warehouse_on(&databases.clickhouse.url, &databases.name, None);
-    let current = [
-        today.format("%Y%m").to_string(),
-        today.format("%Y").to_string(),
-    ];
+    let current = [today.format("%Y%m"), today.format("%Y")].map(|d| d.to_string());
     let partitions = quiet_partitions(&warehouse, Duration::ZERO).await;
     let partitions = partitions.map_err(|e| format!("ClickHouse: {e}"))?;
     for partition in partitions.iter().filter(|p| !current.contains(&p.id)) {
@@ -344,31 +294,20 @@ async fn settle(
     let tables = ch("SELECT table, sum(rows), count() FROM system.parts \
          WHERE active AND database = currentDatabase() GROUP BY table ORDER BY table");
     let seconds = started.elapsed().as_secs_f64();
-    println!(
-        "merged in {seconds:.0} s; table, rows, parts:\n{}",
-        tables.await?
-    );
+    let tables = tables.await?;
+    println!("merged in {seconds:.0} s; table, rows, parts:\n{tables}");
     Ok(())
 }
 
 /// The twelve figures of a metrics object as aggregates of the `events` rows where `when` holds.
 fn raw_metrics(when: &str) -> String {
+    let cart = "event_type = 'add_to_cart'";
+    let order = "event_type = 'checkout_completed'";
     let count = |what: &str| format!("countIf({what} AND {when})");
     let revenue = |what: &str| format!("sumIf(revenue_e4, {what} AND {when})");
-    let (cart, order) = (
-        "event_type = 'add_to_cart'",
-        "event_type = 'checkout_completed'",
-    );
-    let mut figures = vec![
-        count("event_type = 'impression'"),
-        count("event_type = 'view'"),
-    ];
-    figures.extend([
-        count("event_type = 'click'"),
-        count(cart),
-        count(order),
-        revenue(order),
-    ]);
+    let events = ["impression", "view", "click"].map(|e| count(&format!("event_type = '{e}'")));
+    let mut figures = events.to_vec();
+    figures.extend([count(cart), count(order), revenue(order)]);
     for attribution in ["direct", "influenced"] {
         let [cart, order] = [cart, order].map(|e| format!("{e} AND attribution = '{attribution}'"));
         figures.extend([count(&cart), count(&order), revenue(&order)]);
@@ -391,54 +330,44 @@ async fn step(
     ask: &Ask,
     check: bool,
 ) -> Result<Duration, String> {
-    match ask {
-        Ask::Json {
-            path,
-            before: Before::SameRequest,
-            ..
-        } => drop(load::answer(get(path)).await?),
-        Ask::Json {
-            path,
-            before: Before::TodayMoves,
-            ..
-        } => {
+    let (path, rows, before) = match ask {
+        Ask::Json(path, rows, before) => (path, *rows, *before),
+        Ask::Csv(path, rows) => (path, *rows, Before::EverythingMoves),
+        Ask::Raw(sql) => {
+            let started = Instant::now();
+            ch(sql).await?;
+            return Ok(started.elapsed());
+        }
+        Ask::Nothing => return Ok(Duration::ZERO),
+    };
+    match before {
+        Before::SameRequest => drop(load::answer(get(path)).await?),
+        Before::TodayMoves => {
             // The days before today as the previous batch left them: in memory.
             load::answer(get(path)).await?;
             moves(Before::TodayMoves).await?;
         }
-        Ask::Json {
-            before: Before::EverythingMoves,
-            ..
-        }
-        | Ask::Csv { .. } => moves(Before::EverythingMoves).await?,
-        _ => {}
+        Before::EverythingMoves => moves(Before::EverythingMoves).await?,
+        Before::Nothing => {}
     }
     let started = Instant::now();
-    let (Ask::Json { path, rows, .. } | Ask::Csv { path, rows }) = ask else {
-        if let Ask::Raw(sql) = ask {
-            ch(sql).await?;
-        }
-        return Ok(started.elapsed());
-    };
     let (status, body) = load::answer(get(path)).await?;
     let took = started.elapsed();
     if status != reqwest::StatusCode::OK {
         return Err(format!("{path}: {status}: {body:?}"));
     }
     let found = match (check, ask) {
-        (false, _) => *rows,
-        (true, Ask::Csv { .. }) => {
-            body.split(|&b| b == b'\n')
-                .filter(|l| !l.is_empty())
-                .count()
-                - 1
+        (false, _) => rows,
+        (true, Ask::Csv(..)) => {
+            let lines = body.split(|&b| b == b'\n');
+            lines.filter(|l| !l.is_empty()).count() - 1
         }
         (true, _) => {
             let body: Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
             body["data"].as_array().map_or(0, Vec::len)
         }
     };
-    match found == *rows {
+    match found == rows {
         true => Ok(took),
         false => Err(format!("{path}: {found} rows, not {rows}")),
     }
@@ -451,15 +380,12 @@ async fn check_pages(
     pairs: &[(String, [Ask; 2], Duration)],
 ) -> Result<(), String> {
     for (name, asks, _) in pairs.iter().filter(|p| p.0.starts_with("videos")) {
-        let [Ask::Json { path, .. }, Ask::Raw(raw)] = asks else {
+        let [Ask::Json(path, ..), Ask::Raw(raw)] = asks else {
             continue;
         };
         let body = json(get(path)).await?;
-        let ours = body["data"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v["id"].as_str());
+        let data = body["data"].as_array().into_iter().flatten();
+        let ours = data.filter_map(|v| v["id"].as_str());
         let raw = ch(raw).await?;
         if !ours.eq(raw.lines().filter_map(|l| l.split('\t').next())) {
             return Err(format!(

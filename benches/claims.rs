@@ -53,12 +53,10 @@ fn main() {
     let runtime = Runtime::new().expect("a tokio runtime");
     let (databases, database_url) = runtime.block_on(Databases::create());
     let claims = runtime.block_on(async {
-        let pool = videoapp::db::connect(&database_url)
-            .await
-            .unwrap_or_else(|e| support::fail(format!("Postgres: {e}")));
-        videoapp::db::migrate(&pool)
-            .await
-            .unwrap_or_else(|e| support::fail(format!("migrations: {e}")));
+        let pool = videoapp::db::connect(&database_url).await;
+        let pool = pool.unwrap_or_else(|e| support::fail(format!("Postgres: {e}")));
+        let migrated = videoapp::db::migrate(&pool).await;
+        migrated.unwrap_or_else(|e| support::fail(format!("migrations: {e}")));
         pool.close().await;
         Claims::connect_lazy(&database_url).expect("a database URL")
     });
@@ -69,9 +67,8 @@ fn main() {
     let mut group = criterion.benchmark_group("claims");
     group.throughput(Throughput::Elements(N as u64));
     let seen = batch(true);
-    runtime
-        .block_on(claims.counted(Uuid::now_v7(), seen.clone(), false))
-        .unwrap();
+    let claimed = claims.counted(Uuid::now_v7(), seen.clone(), false);
+    runtime.block_on(claimed).unwrap();
     // Each case: the batch, and how many of its events count.
     let cases: [(&str, &Batch, usize); 3] = [
         ("new_ids_25000", &|| batch(true), N),

@@ -1,9 +1,5 @@
-//! The service on the local ClickHouse cluster (scripts/cluster: 2 shards × 2 replicas and
-//! ZooKeeper) beside the single server, rounds alternating, each on fresh databases: 64 clients
-//! post batches of 50 events for the measured seconds (acknowledged events/s, then the drain until
-//! ClickHouse holds exactly those), then analytics asked for ranges nobody asked before.
-//! Settings: `CLUSTER_BENCH_SECONDS` (10), `CLUSTER_BENCH_ROUNDS` (2), `CLUSTER_BENCH_QUERIES`
-//! (30 per kind), `VIDEOAPP_TEST_CLUSTER_URLS` (the nodes, as for the tests).
+//! The service on the local ClickHouse cluster beside the single server: ingestion, then analytics
+//! (BENCHMARKS.md, "Cluster"). The nodes are `VIDEOAPP_TEST_CLUSTER_URLS`, as for the tests.
 
 mod support;
 
@@ -51,47 +47,36 @@ fn main() -> ExitCode {
         ("single server", ClickHouseTarget::single()),
         ("cluster 2x2", cluster),
     ];
-    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let mut figures: Vec<Figures> = targets.iter().map(|_| Figures::default()).collect();
     for round in 1..=setting("CLUSTER_BENCH_ROUNDS", 2) {
         for ((name, clickhouse), figures) in targets.iter().zip(figures.iter_mut()) {
             println!("round {round}: {name}");
-            let (databases, outcome) = runtime.block_on(async {
-                let (databases, url) = Databases::create_on(clickhouse.clone()).await;
-                let outcome = run(&databases, &url, figures).await;
-                (databases, outcome)
-            });
-            databases.drop_all();
-            if let Err(e) = outcome {
-                return support::exit(Err(e));
+            let run = async |databases: &Databases, url: &str| run(databases, url, figures).await;
+            let outcome = support::on_fresh_databases(clickhouse.clone(), run);
+            if outcome.is_err() {
+                return support::exit(outcome);
             }
         }
     }
     println!("\n| | {} | {} |\n|---|---|---|", targets[0].0, targets[1].0);
     let row = |label: &str, cell: &dyn Fn(&Figures) -> String| {
-        println!(
-            "| {label} | {} | {} |",
-            cell(&figures[0]),
-            cell(&figures[1])
-        );
+        let [single, cluster] = [&figures[0], &figures[1]].map(cell);
+        println!("| {label} | {single} | {cluster} |");
     };
-    let each = |values: &[f64], unit: &str| {
-        let values: Vec<String> = values.iter().map(|v| format!("{v:.0}{unit}")).collect();
+    let each = |values: &[f64], decimals: usize, unit: &str| {
+        let format = |v: &f64| format!("{v:.decimals$}{unit}");
+        let values: Vec<String> = values.iter().map(format).collect();
         values.join(", ")
     };
     row("acknowledged events/s, each round", &|f| {
-        each(&f.events_per_second, "")
+        each(&f.events_per_second, 0, "")
     });
     row("into ClickHouse, events/s, each round", &|f| {
-        each(&f.stored_per_second, "")
+        each(&f.stored_per_second, 0, "")
     });
     row("drain after the last post", &|f| {
-        let drains: Vec<String> = f
-            .drain
-            .iter()
-            .map(|d| format!("{:.2} s", d.as_secs_f64()))
-            .collect();
-        drains.join(", ")
+        let drains: Vec<f64> = f.drain.iter().map(Duration::as_secs_f64).collect();
+        each(&drains, 2, " s")
     });
     for (kind, name) in KINDS.iter().enumerate() {
         row(&format!("{name}, p50 / p95"), &|f| {
@@ -113,35 +98,27 @@ async fn run(databases: &Databases, url: &str, figures: &mut Figures) -> Result<
                 "videoUrl": format!("https://cdn.example.com/{i}.mp4") })
     });
     let videos = admin.create_all("/videos", videos.collect()).await;
-    let videos: Vec<String> = videos
-        .iter()
-        .filter_map(|v| Some(v["id"].as_str()?.into()))
-        .collect();
+    let id = |v: &Value| Some(v["id"].as_str()?.to_string());
+    let videos: Vec<String> = videos.iter().filter_map(id).collect();
 
     let seconds = setting("CLUSTER_BENCH_SECONDS", 10);
     let acknowledged = ingest(&client, &service, &videos, seconds).await?;
     let rate = acknowledged as f64 / seconds as f64;
     let drained = service.drained(&client, databases, Instant::now(), Some(acknowledged));
-    let drained = drained.await?;
+    let (drained, all) = (drained.await?, acknowledged);
+    let after = drained.as_secs_f64();
     println!(
-        "  ingest: {rate:.0} acknowledged events/s; all {acknowledged} in ClickHouse after {:.2} s",
-        drained.as_secs_f64()
+        "  ingest: {rate:.0} acknowledged events/s; all {all} in ClickHouse after {after:.2} s"
     );
     figures.events_per_second.push(rate);
     figures.drain.push(drained);
     let stored = acknowledged as f64 / (seconds as f64 + drained.as_secs_f64());
     figures.stored_per_second.push(stored);
 
-    let key = admin
-        .send(
-            reqwest::Method::POST,
-            "/api-keys",
-            json!({ "name": "bench" }),
-        )
-        .await;
-    let key = key["key"]
-        .as_str()
-        .ok_or_else(|| format!("no key: {key}"))?;
+    let name = json!({ "name": "bench" });
+    let key = admin.send(reqwest::Method::POST, "/api-keys", name).await;
+    let missing = format!("no key: {key}");
+    let key = key["key"].as_str().ok_or(missing)?;
     let today = Utc::now().date_naive();
     for (kind, latencies) in figures.latencies.iter_mut().enumerate() {
         for i in 0..setting("CLUSTER_BENCH_QUERIES", 30) {
@@ -157,11 +134,9 @@ async fn run(databases: &Databases, url: &str, figures: &mut Figures) -> Result<
             let started = Instant::now();
             let (status, body) = support::load::answer(client.get(url).bearer_auth(key)).await?;
             latencies.push(started.elapsed());
+            let body = String::from_utf8_lossy(&body);
             if !status.is_success() {
-                return Err(format!(
-                    "{path}: {status}: {}",
-                    String::from_utf8_lossy(&body)
-                ));
+                return Err(format!("{path}: {status}: {body}"));
             }
         }
     }

@@ -1,9 +1,6 @@
-//! Event ingestion end to end beside its ceiling, driven by `wrk` and ingest_load.lua:
-//! `videoapp serve` as its own process on fresh databases with the production defaults, and a bare
-//! axum handler answering the same 202. ClickHouse must then hold exactly the events acknowledged.
-//! Settings: `INGEST_LOAD_SECONDS` (15), `INGEST_LOAD_WARMUP_SECONDS` (3), `INGEST_LOAD_ROUNDS`
-//! (3), `INGEST_LOAD_CONNECTIONS` (256), `INGEST_LOAD_EVENT_IDS=1`; `BENCH_SERVICE_BIN`,
-//! `BENCH_CALLGRIND=FILE` (see BENCHMARKS.md).
+//! Event ingestion end to end beside a bare axum ceiling answering the same 202, driven by `wrk`
+//! and ingest_load.lua; ClickHouse must then hold exactly the events acknowledged (BENCHMARKS.md,
+//! "Ingest", and its commands for `BENCH_SERVICE_BIN` and `BENCH_CALLGRIND`).
 
 mod support;
 
@@ -22,7 +19,7 @@ use videoapp::config;
 
 use support::helpers::metric_value;
 use support::load::{self, median, setting, value_after, Cpu, CpuUsage, Measured};
-use support::{Databases, ServiceProcess};
+use support::{ClickHouseTarget, Databases, ServiceProcess};
 
 const SCRIPT: &str = include_str!("ingest_load.lua");
 /// Under callgrind, no request at all after the measured seconds: a GET would count.
@@ -34,21 +31,14 @@ fn main() -> ExitCode {
         Err(code) => return code,
     };
     // The ceiling serves on this runtime, with as many workers as the service has.
-    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-    let (databases, outcome) = runtime.block_on(async {
-        let (databases, database_url) = Databases::create().await;
-        let outcome = async {
-            let service = ServiceProcess::start_with(&databases, &database_url, &[]).await?;
-            measure(&service, &databases, &wrk).await?;
-            let peak = service.rss_kib().1 as f64 / 1024.0;
-            println!("  service peak RSS (VmHWM): {peak:.1} MiB");
-            Ok(())
-        };
-        (databases.clone(), outcome.await)
-    });
-    drop(runtime);
-    databases.drop_all();
-    support::exit(outcome)
+    let run = async |databases: &Databases, url: &str| {
+        let service = ServiceProcess::start_with(databases, url, &[]).await?;
+        measure(&service, databases, &wrk).await?;
+        let peak = service.rss_kib().1 as f64 / 1024.0;
+        println!("  service peak RSS (VmHWM): {peak:.1} MiB");
+        Ok(())
+    };
+    support::exit(support::on_fresh_databases(ClickHouseTarget::single(), run))
 }
 
 async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> Result<(), String> {
@@ -68,10 +58,8 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     let client = reqwest::Client::new();
     let bodies = event_bodies();
     let beacon = |url: &str| {
-        let request = client
-            .post(url)
-            .header("content-type", "text/plain;charset=UTF-8");
-        request.body(bodies[0].clone())
+        let request = client.post(url).body(bodies[0].clone());
+        request.header("content-type", "text/plain;charset=UTF-8")
     };
     let uri = service.events_uri();
     let route = (MethodFilter::POST, support::EVENTS, uri.as_str());
@@ -88,18 +76,10 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     // One run of the script: wrk's output and the 202s it counted. A POST without its 202 fails
     // a service run (the end-to-end count would no longer be exact).
     let run_wrk = async |t: usize, seconds: u64| {
-        let arguments = [
-            seconds.to_string(),
-            bodies_file.clone(),
-            event_ids.to_string(),
-        ];
-        let output = load::wrk(
-            &urls[t],
-            connections,
-            seconds + tail,
-            Some((script.clone(), &arguments[..])),
-        );
-        let output = output.await?;
+        let (seconds_argument, ids) = (seconds.to_string(), event_ids.to_string());
+        let arguments = [seconds_argument, bodies_file.clone(), ids];
+        let script = Some((script.clone(), &arguments[..]));
+        let output = load::wrk(&urls[t], connections, seconds + tail, script).await?;
         let count = |label: &str| value_after(&output, label).and_then(|v| v.parse::<u64>().ok());
         let (posted, accepted) = (count("ingest_load posted"), count("ingest_load accepted"));
         let (Some(posted), Some(accepted)) = (posted, accepted) else {
@@ -115,14 +95,13 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     };
     let mut watched = vec![service.pid];
     watched.extend(load::pids_named("clickhouse"));
-    let names = [
-        "service (POST analytics, durable 202)",
-        "ceiling (bare axum, same 202)",
-    ];
+    let service_name = "service (POST analytics, durable 202)";
+    let names = [service_name, "ceiling (bare axum, same 202)"];
     let targets = if callgrind { &names[..1] } else { &names[..] };
-    let changed: Vec<_> = std::env::vars()
-        .filter(|(k, _)| k.starts_with("VIDEOAPP_BATCH_") || k.starts_with("VIDEOAPP_SPOOL_"))
-        .collect();
+    let experiment = |(k, _): &(String, String)| {
+        k.starts_with("VIDEOAPP_BATCH_") || k.starts_with("VIDEOAPP_SPOOL_")
+    };
+    let changed: Vec<_> = std::env::vars().filter(experiment).collect();
     println!(
         "\ningest load run: {wrk}, {connections} connections, {} threads; {warmup} s warm-up + \
          {seconds} s per target, {rounds} rounds; {}: batches of {} rows or {} ms, spool commit \
@@ -202,28 +181,21 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         let clickhouse = per_event(|c| c.watched[1..].iter().sum());
         println!("  per acknowledged event: service CPU {service_cpu:.1} µs, ClickHouse {clickhouse:.1} µs");
     }
+    let database = &databases.name;
     println!(
         "  end to end: ClickHouse holds exactly the {acknowledged} events the service acknowledged \
-         (202s counted by wrk's script = events_accepted_total = rows in {}.events)",
-        databases.name
+         (202s counted by wrk's script = events_accepted_total = rows in {database}.events)"
     );
     Ok(())
 }
 
 /// The totals of the dump callgrind just wrote (`FILE.1`) per acknowledged event.
 fn callgrind_per_event(service: &ServiceProcess, accepted: u64) -> Result<String, String> {
-    let dump = format!(
-        "{}.1",
-        service
-            .callgrind
-            .as_ref()
-            .expect("under callgrind")
-            .display()
-    );
+    let file = service.callgrind.as_ref().expect("under callgrind");
+    let dump = format!("{}.1", file.display());
     let text = std::fs::read_to_string(&dump).map_err(|e| format!("{dump}: {e}"))?;
-    let totals = text
-        .lines()
-        .find_map(|l| l.strip_prefix("totals:")?.trim().parse().ok());
+    let total = |l: &str| l.strip_prefix("totals:")?.trim().parse::<u64>().ok();
+    let totals = text.lines().find_map(total);
     let total: u64 = totals.ok_or_else(|| format!("{dump}: no totals"))?;
     let per_event = total as f64 / accepted.max(1) as f64;
     Ok(format!(
@@ -236,19 +208,12 @@ fn callgrind_per_event(service: &ServiceProcess, accepted: u64) -> Result<String
 /// and 200 sessions, timestamped now. Deterministic apart from the timestamp.
 fn event_bodies() -> Vec<String> {
     let mut rng = StdRng::seed_from_u64(0x1e57);
-    let mut ids = |n| {
-        (0..n)
-            .map(|_| Uuid::from_u128(rng.gen()).to_string())
-            .collect::<Vec<_>>()
-    };
+    let mut id = || Uuid::from_u128(rng.gen()).to_string();
+    let mut ids = |n| (0..n).map(|_| id()).collect::<Vec<_>>();
     let (videos, widgets, sessions) = (ids(40), ids(6), ids(200));
     let timestamp = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let body = |rng: &mut StdRng| {
-        let kind = if rng.gen_bool(0.75) {
-            "impression"
-        } else {
-            "view"
-        };
+        let kind = ["view", "impression"][usize::from(rng.gen_bool(0.75))];
         let [video, widget, session] = [&videos, &widgets, &sessions].map(|ids| ids.choose(rng));
         let event = json!({ "eventType": kind, "videoId": video, "widgetId": widget,
                             "sessionId": session, "timestamp": timestamp });

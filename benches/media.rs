@@ -1,15 +1,6 @@
 //! The media pipeline beside plain baselines measured in the same run (only ratios hold from one
-//! hour to the next on a shared machine), on a 30 s 1080×1920 phone clip (`Sample::PhoneClip`):
-//! 1. probe, poster, mini version and renditions (`Ffmpeg`, as the worker runs them), alternating
-//!    with one plain `ffmpeg -preset veryfast` transcode of the clip to H.264 + AAC;
-//! 2. a tus upload (8 MiB `PATCH`es of the clip padded with an MP4 `free` box) to `videoapp serve`
-//!    with the directory store, beside a copy of the file on the same disk, fsynced (the
-//!    service writes each chunk into its part as it arrives, unsynced);
-//! 3. wrk asking `/media` for 1 MiB ranges of the progressive MP4 in turn, beside tower-http's
-//!    `ServeDir` over the same directory (the same HTTP stack without what `/media` adds).
-//!
-//! Settings: `MEDIA_BENCH_FIGURES` (123; 3 runs 1), `MEDIA_BENCH_ROUNDS` (3), `…_UPLOAD_MIB`
-//! (256), `…_CHUNK_MIB` (8), `…_RANGE_SECONDS` (10), `…_RANGE_CONNECTIONS` (16).
+//! hour to the next on a shared machine): processing, tus uploads and `/media` ranges
+//! (BENCHMARKS.md, "Media"). `MEDIA_BENCH_FIGURES` picks them (123; 3 runs 1).
 
 mod support;
 
@@ -25,8 +16,8 @@ use videoapp::media::ffmpeg::Ffmpeg;
 use videoapp::media::samples::{self, Sample};
 
 use support::helpers::ADMIN_TOKEN;
-use support::load::{self, median, setting, Cpu, Measured};
-use support::{Databases, ServiceProcess, SHOP};
+use support::load::{self, median, setting, CpuUsage};
+use support::{ClickHouseTarget, Databases, ServiceProcess, SHOP};
 
 const MIB: u64 = 1 << 20;
 /// wrk's script: each request the next 1 MiB of the file, from the start again at its end.
@@ -40,43 +31,36 @@ fn main() -> ExitCode {
     if !load::benching("media") {
         return ExitCode::SUCCESS;
     }
-    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-    let work = tempfile::tempdir().unwrap_or_else(|e| support::fail(format!("a work dir: {e}")));
-    let mut databases = None;
-    let outcome = runtime.block_on(async {
-        let clip = samples::make_in(Sample::PhoneClip { seconds: 30 }, work.path()).await;
-        let clip = clip.map_err(|e| format!("making the phone clip: {e:#}"))?;
-        let size = std::fs::metadata(&clip).map_err(say)?.len();
-        let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-        let (cores, clip_name, load) = (load::cores(), clip.display(), load.trim());
-        println!("\nmedia run: {clip_name}, {size} bytes; {cores} cores, load {load}");
-        let rounds = setting("MEDIA_BENCH_ROUNDS", 3);
-        let figures = std::env::var("MEDIA_BENCH_FIGURES").unwrap_or_else(|_| "123".into());
-        let (made, dir) = (figures.contains(['1', '3']), work.path());
-        let progressive = OptionFuture::from(made.then(|| processing(&clip, dir, rounds)));
-        let progressive = progressive.await.transpose()?;
-        let (created, database_url) = Databases::create().await;
-        let store = work.path().join("store");
-        let env = [
-            ("VIDEOAPP_MEDIA_DIR", store.display().to_string()),
-            ("VIDEOAPP_MEDIA_WORKERS", "0".to_string()),
-        ];
-        let service = ServiceProcess::start_with(&created, &database_url, &env).await;
-        databases = Some(created);
-        let service = service?;
-        let uploads = figures
-            .contains('2')
-            .then(|| upload(&service, &clip, dir, rounds));
-        OptionFuture::from(uploads).await.transpose()?;
-        let progressive = progressive.as_deref().filter(|_| figures.contains('3'));
-        let served = progressive.map(|made| ranges(&service, made, &store, rounds));
-        OptionFuture::from(served).await.transpose().map(drop)
-    });
-    drop(runtime);
-    if let Some(databases) = databases {
-        databases.drop_all();
+    support::exit(support::on_fresh_databases(ClickHouseTarget::single(), run))
+}
+
+async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
+    let work = tempfile::tempdir().map_err(|e| format!("a work dir: {e}"))?;
+    let dir = work.path();
+    let clip = samples::make_in(Sample::PhoneClip { seconds: 30 }, dir).await;
+    let clip = clip.map_err(|e| format!("making the phone clip: {e:#}"))?;
+    let size = std::fs::metadata(&clip).map_err(say)?.len();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let (cores, clip_name, load) = (load::cores(), clip.display(), load.trim());
+    println!("\nmedia run: {clip_name}, {size} bytes; {cores} cores, load {load}");
+    let rounds = setting("MEDIA_BENCH_ROUNDS", 3);
+    let figures = std::env::var("MEDIA_BENCH_FIGURES").unwrap_or_else(|_| "123".into());
+    let wanted = figures.contains(['1', '3']);
+    let made = wanted.then(|| processing(&clip, dir, rounds));
+    let progressive = OptionFuture::from(made).await.transpose()?;
+    let store = dir.join("store");
+    let env = [
+        ("VIDEOAPP_MEDIA_DIR", store.display().to_string()),
+        ("VIDEOAPP_MEDIA_WORKERS", "0".to_string()),
+    ];
+    let service = ServiceProcess::start_with(databases, database_url, &env).await?;
+    if figures.contains('2') {
+        upload(&service, &clip, dir, rounds).await?;
     }
-    support::exit(outcome)
+    match progressive.filter(|_| figures.contains('3')) {
+        Some(made) => ranges(&service, &made, &store, rounds).await,
+        None => Ok(()),
+    }
 }
 
 /// Every output as the worker makes them, into `dir`: how long until the poster and the mini
@@ -87,10 +71,8 @@ async fn process(
     clip: &Path,
     dir: &Path,
 ) -> Result<([Duration; 2], PathBuf), String> {
-    let ffmpeg = Ffmpeg {
-        threads: media.ffmpeg_threads,
-        timeout: media.ffmpeg_timeout,
-    };
+    let (threads, timeout) = (media.ffmpeg_threads, media.ffmpeg_timeout);
+    let ffmpeg = Ffmpeg { threads, timeout };
     let step = |e: videoapp::media::ffmpeg::StepError| format!("processing the clip: {e:#}");
     let [poster, mini, renditions] = ["poster", "mini", "renditions"].map(|step| dir.join(step));
     for dir in [&poster, &mini, &renditions] {
@@ -111,10 +93,8 @@ async fn process(
 /// Figure 1: rounds of every output, then the plain transcode; returns the progressive MP4.
 async fn processing(clip: &Path, work: &Path, rounds: u64) -> Result<PathBuf, String> {
     let media = Settings::default().media.media_config().map_err(say)?;
-    println!(
-        "\nprocessing: ffmpeg threads {}; plain: ffmpeg -preset veryfast, H.264 + AAC, default threads",
-        media.ffmpeg_threads
-    );
+    let threads = media.ffmpeg_threads;
+    println!("\nprocessing: ffmpeg threads {threads}; plain: ffmpeg -preset veryfast, H.264 + AAC, default threads");
     let columns = "everything  plain transcode  everything/plain  poster+mini/plain";
     println!("  round  poster+mini  {columns}");
     let (mut all, mut previews, mut progressive) = (Vec::new(), Vec::new(), PathBuf::new());
@@ -135,19 +115,15 @@ async fn processing(clip: &Path, work: &Path, rounds: u64) -> Result<PathBuf, St
         }
         let plain = started.elapsed().as_secs_f64();
         let (preview, everything) = (preview.as_secs_f64(), everything.as_secs_f64());
-        all.push(everything / plain);
-        previews.push(preview / plain);
-        println!(
-            "  #{round}     {preview:>9.2} s  {everything:>8.2} s  {plain:>13.2} s  {:>15.2}×  {:>16.2}×",
-            everything / plain,
-            preview / plain
-        );
+        let ratios = (everything / plain, preview / plain);
+        all.push(ratios.0);
+        previews.push(ratios.1);
+        println!("  #{round}     {preview:>9.2} s  {everything:>8.2} s  {plain:>13.2} s  {:>15.2}×  {:>16.2}×", ratios.0, ratios.1);
     }
+    let (all, previews) = (median(all), median(previews));
     println!(
-        "  median: everything {:.2}× the plain transcode (goal ≤ 1.5×), poster + mini version \
-         {:.2}× (goal ≤ 0.3×)",
-        median(all),
-        median(previews)
+        "  median: everything {all:.2}× the plain transcode (goal ≤ 1.5×), poster + mini version \
+         {previews:.2}× (goal ≤ 0.3×)"
     );
     Ok(progressive)
 }
@@ -159,15 +135,12 @@ async fn upload(
     work: &Path,
     rounds: u64,
 ) -> Result<(), String> {
-    let (total, chunk) = (
-        setting("MEDIA_BENCH_UPLOAD_MIB", 256) * MIB,
-        setting("MEDIA_BENCH_CHUNK_MIB", 8) * MIB,
-    );
+    let total = setting("MEDIA_BENCH_UPLOAD_MIB", 256) * MIB;
+    let chunk = setting("MEDIA_BENCH_CHUNK_MIB", 8) * MIB;
     let mut file = std::fs::read(clip).map_err(say)?;
     // A `free` box after the clip: still the same video to ffprobe, of the size asked for.
-    let padding = u32::try_from(total.saturating_sub(file.len() as u64))
-        .ok()
-        .filter(|p| *p >= 8);
+    let padding = u32::try_from(total.saturating_sub(file.len() as u64));
+    let padding = padding.ok().filter(|p| *p >= 8);
     let padding = padding.ok_or("MEDIA_BENCH_UPLOAD_MIB: over the clip's size, under 4 GiB")?;
     file.extend_from_slice(&padding.to_be_bytes());
     file.extend_from_slice(b"free");
@@ -179,11 +152,8 @@ async fn upload(
         |r: reqwest::RequestBuilder| r.bearer_auth(ADMIN_TOKEN).header("Tus-Resumable", "1.0.0");
     let uploads = format!("{}/admin/v1/shops/{SHOP}/uploads", service.base_url);
     let mib_per_s = |started: Instant| (total / MIB) as f64 / started.elapsed().as_secs_f64();
-    println!(
-        "\nupload: {} MiB in {} MiB PATCHes, one connection; copy: tokio::fs::copy + fsync",
-        total / MIB,
-        chunk / MIB
-    );
+    let (total_mib, chunk_mib) = (total / MIB, chunk / MIB);
+    println!("\nupload: {total_mib} MiB in {chunk_mib} MiB PATCHes, one connection; copy: tokio::fs::copy + fsync");
     println!("  round  service        last PATCH  copy           service/copy");
     let mut ratios = Vec::new();
     for round in 1..=rounds {
@@ -193,11 +163,9 @@ async fn upload(
             // base64 of the title, "bench"
             .header("Upload-Metadata", "title YmVuY2g=");
         let created = created.send().await.map_err(say)?;
-        let location = created
-            .headers()
-            .get("location")
-            .and_then(|l| l.to_str().ok());
-        let location = location.map(|l| format!("{}{l}", service.base_url));
+        let location = created.headers().get("location");
+        let location =
+            location.and_then(|l| Some(format!("{}{}", service.base_url, l.to_str().ok()?)));
         let location =
             location.ok_or_else(|| format!("the creation answered {}", created.status()))?;
         let (mut offset, mut last) = (0, Duration::ZERO);
@@ -221,12 +189,10 @@ async fn upload(
         copied.sync_all().await.map_err(say)?;
         let copied = mib_per_s(started);
         let _ = std::fs::remove_file(&copy);
-        ratios.push(uploaded / copied);
-        let last = last.as_secs_f64();
-        println!(
-            "  #{round}     {uploaded:>7.1} MiB/s  {last:>7.3} s  {copied:>7.1} MiB/s  {:>11.2}×",
-            uploaded / copied
-        );
+
+        let (last, ratio) = (last.as_secs_f64(), uploaded / copied);
+        println!("  #{round}     {uploaded:>7.1} MiB/s  {last:>7.3} s  {copied:>7.1} MiB/s  {ratio:>11.2}×");
+        ratios.push(ratio);
     }
     let ratio = median(ratios);
     println!("  median: the service {ratio:.2}× the copy's rate (goal ≥ 0.8×)");
@@ -246,11 +212,7 @@ async fn ranges(
     let size = std::fs::copy(progressive, &stored).map_err(say)?;
     let router =
         axum::Router::new().nest_service("/media", tower_http::services::ServeDir::new(store));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(say)?;
-    let ceiling = format!("http://{}", listener.local_addr().map_err(say)?);
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    let ceiling = load::serve(router).await?;
     let urls = [&service.base_url, &ceiling].map(|base| format!("{base}/media/{name}"));
     let client = reqwest::Client::new();
     let range = |url: &str| load::answer(client.get(url).header("Range", "bytes=0-1048575"));
@@ -276,24 +238,15 @@ async fn ranges(
     let arguments = [size.to_string()];
     let measure = async |t: usize| {
         let script = Some((script.clone(), &arguments[..]));
-        load::wrk(&urls[t], connections, 2, script.clone()).await?;
-        let before = Cpu::take(&[service.pid]);
-        let output = load::wrk(&urls[t], connections, seconds, script).await?;
-        let cpu = before.until(&Cpu::take(&[service.pid]));
-        let (rate, _, _, errors) = load::parse_wrk(&output)?;
-        if errors > 0 {
-            return Err(format!("{errors} requests failed:\n{output}"));
-        }
-        let server = if t == 0 { cpu.watched[0] } else { cpu.own };
-        let mib = rate * size as f64 / size.div_ceil(MIB) as f64 / MIB as f64;
-        Ok((
-            Measured::new(&output, rate, server, cpu)?,
-            format!("{mib:>7.0} MiB/s"),
-        ))
+        let server = |cpu: &CpuUsage| if t == 0 { cpu.watched[0] } else { cpu.own };
+        let cores = (&[service.pid][..], server);
+        let measured = load::warm_and_measure(&urls[t], connections, [2, seconds], script, cores);
+        let m = measured.await?;
+        let mib = m.rate * size as f64 / size.div_ceil(MIB) as f64 / MIB as f64;
+        Ok((m, format!("{mib:>7.0} MiB/s")))
     };
-    load::rounds(&names, rounds, "bytes", measure)
-        .await
-        .map(drop)
+    let measured = load::rounds(&names, rounds, "bytes", measure).await;
+    measured.map(drop)
 }
 
 fn say(e: impl std::fmt::Display) -> String {

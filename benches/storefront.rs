@@ -1,8 +1,5 @@
-//! Criterion benches of the storefront in process (no socket) for the bench shop, warm cache:
-//! `contextual_widgets_warm` (a signed `location=home` request through the router, body
-//! collected), `contextual_widgets_not_modified` (a matching `If-None-Match`: a 304),
-//! `router_floor_healthz`, `signature_verify` (the app-proxy check alone), and
-//! `compress_page_gzip` / `compress_page_br` (done once per page and coding). Needs Postgres.
+//! Criterion benches of the storefront in process (no socket) for the bench shop, warm cache
+//! (BENCHMARKS.md, "Storefront"). Needs Postgres.
 
 mod support;
 
@@ -18,6 +15,8 @@ use videoapp::app::PublicService;
 use videoapp::storefront::caching::{Encoding, Page};
 use videoapp::storefront::signature::{verify, ProxySecret};
 
+use support::Databases;
+
 /// A GET of `uri` (with `If-None-Match` when given) through the router: the status, the ETag and
 /// the collected body.
 async fn send(
@@ -29,15 +28,9 @@ async fn send(
     let request = etag.map_or(request, |etag| {
         Request::get(uri.clone()).header(IF_NONE_MATCH, etag)
     });
-    let response = router
-        .clone()
-        .oneshot(request.body(Body::empty()).unwrap())
-        .await
-        .unwrap();
-    let etag = response
-        .headers()
-        .get(ETAG)
-        .map(|v| v.to_str().unwrap().to_string());
+    let request = request.body(Body::empty()).unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    let etag = (response.headers().get(ETAG)).map(|v| v.to_str().unwrap().to_string());
     let status = response.status();
     let body = to_bytes(response.into_body(), usize::MAX).await.unwrap();
     (status, etag.unwrap_or_default(), black_box(body))
@@ -46,20 +39,16 @@ async fn send(
 fn main() {
     support::init_tracing();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-    let app = runtime.block_on(support::BenchApp::start());
+    let (databases, database_url) = runtime.block_on(Databases::create());
+    let app = runtime.block_on(support::BenchApp::start(&databases, &database_url));
     let router = &app.router;
     // Signed once (valid for an hour) and parsed once, as the server's HTTP layer would have.
-    let uri: Uri = app
-        .contextual_widgets_uri()
-        .parse()
-        .expect("a signed URI parses");
+    let uri: Uri = app.contextual_widgets_uri().parse().expect("a signed URI");
     let healthz = Uri::from_static("/healthz");
     let (_, etag, page) = runtime.block_on(send(router, &uri, None));
     let widgets = support::catalog::WIDGETS_AT_HOME;
-    eprintln!(
-        "contextual-widgets (location=home): {} bytes, {widgets} widgets",
-        page.len()
-    );
+    let bytes = page.len();
+    eprintln!("contextual-widgets (location=home): {bytes} bytes, {widgets} widgets");
     let requests = [
         ("contextual_widgets_warm", &uri, None, StatusCode::OK),
         (
@@ -74,11 +63,8 @@ fn main() {
     let mut group = criterion.benchmark_group("storefront");
     group.throughput(Throughput::Elements(1));
     for (name, uri, etag, expected) in requests {
-        assert_eq!(
-            runtime.block_on(send(router, uri, etag)).0,
-            expected,
-            "{name}"
-        );
+        let (status, _, _) = runtime.block_on(send(router, uri, etag));
+        assert_eq!(status, expected, "{name}");
         group.bench_function(name, |b| {
             b.to_async(&runtime).iter(|| send(router, uri, etag))
         });
@@ -95,16 +81,12 @@ fn main() {
         ("compress_page_br", Encoding::Brotli),
     ] {
         let encode = async || Page::new(page.clone()).encoded(encoding).await.0.len();
-        eprintln!(
-            "{name}: {} bytes → {} bytes",
-            page.len(),
-            runtime.block_on(encode())
-        );
+        let encoded = runtime.block_on(encode());
+        eprintln!("{name}: {} bytes → {encoded} bytes", page.len());
         group.bench_function(name, |b| b.to_async(&runtime).iter(encode));
     }
     group.finish();
     criterion.final_summary();
-    let databases = app.databases.clone();
     // The service's pools go with the runtime; then the databases can be dropped.
     drop((app, runtime));
     databases.drop_all();

@@ -1,8 +1,5 @@
-//! contextual-widgets under load beside its ceiling, driven by `wrk`: the service in process,
-//! seeded as for the criterion bench, answering a signed `location=home` request from a warm
-//! cache, and a bare axum handler returning the service's own answer. Settings:
-//! `STOREFRONT_LOAD_SECONDS` (15), `STOREFRONT_LOAD_WARMUP_SECONDS` (3), `STOREFRONT_LOAD_ROUNDS`
-//! (3), `STOREFRONT_LOAD_CONNECTIONS` (64).
+//! contextual-widgets under load beside a bare axum ceiling returning the same bytes, driven by
+//! `wrk` (BENCHMARKS.md, "Storefront").
 
 mod support;
 
@@ -11,8 +8,8 @@ use std::process::ExitCode;
 use axum::http::StatusCode;
 use axum::routing::MethodFilter;
 
-use support::load::{self, setting, Cpu, Measured};
-use support::BenchApp;
+use support::load::{self, setting, CpuUsage};
+use support::{BenchApp, ClickHouseTarget, Databases};
 
 fn main() -> ExitCode {
     let wrk = match load::preflight("storefront_load") {
@@ -20,14 +17,10 @@ fn main() -> ExitCode {
         Err(code) => return code,
     };
     support::init_tracing();
-    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-    let (databases, outcome) = runtime.block_on(async {
-        let app = BenchApp::start().await;
-        (app.databases.clone(), run(&app, &wrk).await)
-    });
-    drop(runtime);
-    databases.drop_all();
-    support::exit(outcome)
+    let run = async |databases: &Databases, url: &str| {
+        run(&BenchApp::start(databases, url).await, &wrk).await
+    };
+    support::exit(support::on_fresh_databases(ClickHouseTarget::single(), run))
 }
 
 async fn run(app: &BenchApp, wrk: &str) -> Result<(), String> {
@@ -52,18 +45,12 @@ async fn run(app: &BenchApp, wrk: &str) -> Result<(), String> {
         "ceiling (bare axum, same body)",
     ];
     let measure = async |t: usize| {
-        load::wrk(&urls[t], connections, warmup, None).await?;
-        let before = Cpu::take(&[]);
-        let output = load::wrk(&urls[t], connections, seconds, None).await?;
-        let cpu = before.until(&Cpu::take(&[]));
-        let (rate, _, _, errors) = load::parse_wrk(&output)?;
-        if errors > 0 {
-            return Err(format!(
-                "{errors} requests failed or were not 2xx:\n{output}"
-            ));
-        }
-        let wrk_cores = format!("{:>5.2}", cpu.children);
-        Ok((Measured::new(&output, rate, cpu.own, cpu)?, wrk_cores))
+        // The service runs in this process: its cores are this process's.
+        let cores = (&[][..], |cpu: &CpuUsage| cpu.own);
+        let times = [warmup, seconds];
+        let m = load::warm_and_measure(&urls[t], connections, times, None, cores).await?;
+        let wrk_cores = format!("{:>5.2}", m.cpu.children);
+        Ok((m, wrk_cores))
     };
     load::rounds(&names, rounds, "wrk", measure).await.map(drop)
 }

@@ -7,6 +7,7 @@ use futures::stream::{self, StreamExt};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
+use reqwest::Method;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
@@ -16,7 +17,7 @@ use super::{fail, SHOP};
 const PRODUCTS: usize = 500;
 const VIDEOS: usize = 500;
 const WIDGETS: usize = 50;
-const VIDEOS_PER_MANUAL_WIDGET: usize = 10;
+const MANUAL_VIDEOS: usize = 10;
 /// How many of the 50 widgets a `location=home` page renders (see [`widget`]).
 pub const WIDGETS_AT_HOME: usize = 20;
 
@@ -43,9 +44,8 @@ impl Admin {
 
     /// POSTs each body to `path`, a few at a time; returns what was created, in order.
     pub async fn create_all(&self, path: &str, bodies: Vec<Value>) -> Vec<Value> {
-        let created = bodies
-            .into_iter()
-            .map(|body| self.send(reqwest::Method::POST, path, body));
+        let post = |body| self.send(Method::POST, path, body);
+        let created = bodies.into_iter().map(post);
         stream::iter(created).buffered(8).collect().await
     }
 }
@@ -63,11 +63,8 @@ const HOOKS: &str = "Styling the,3 ways to wear the,Unboxing our,Behind the seam
 /// One comma-separated word of each list, in order.
 fn pick<const N: usize>(rng: &mut StdRng, lists: [&'static str; N]) -> [&'static str; N] {
     lists.map(|list| {
-        *list
-            .split(',')
-            .collect::<Vec<_>>()
-            .choose(rng)
-            .expect("a word")
+        let words: Vec<&'static str> = list.split(',').collect();
+        *words.choose(rng).expect("a word")
     })
 }
 
@@ -113,9 +110,8 @@ fn video(rng: &mut StdRng, i: usize) -> Value {
         Uuid::from_u128(rng.gen()).simple()
     );
     let linked = rng.gen_range(1..=3);
-    let products = rand::seq::index::sample(rng, PRODUCTS, linked)
-        .into_iter()
-        .map(product_gid);
+    let products = rand::seq::index::sample(rng, PRODUCTS, linked);
+    let products = products.into_iter().map(product_gid);
     json!({
         "title": title,
         "thumbnail": format!("{media}/thumbnails/{file}-poster.jpg"),
@@ -163,9 +159,7 @@ fn widget(rng: &mut StdRng, i: usize, video_ids: &[String]) -> Value {
         }
     };
     let videos: Vec<&String> = match source {
-        "manual" => video_ids
-            .choose_multiple(rng, VIDEOS_PER_MANUAL_WIDGET)
-            .collect(),
+        "manual" => video_ids.choose_multiple(rng, MANUAL_VIDEOS).collect(),
         _ => Vec::new(),
     };
     json!({
@@ -185,7 +179,7 @@ fn widget(rng: &mut StdRng, i: usize, video_ids: &[String]) -> Value {
 /// The bench shop itself (no catalog), through the admin API.
 pub async fn seed_shop(admin: &Admin) {
     let shop = json!({ "name": "Bench Store", "currency": "EUR", "timezone": "Europe/Paris" });
-    admin.send(reqwest::Method::PUT, "", shop).await;
+    admin.send(Method::PUT, "", shop).await;
 }
 
 /// The shop, its products, videos and widgets, through the admin API. Deterministic.
@@ -194,17 +188,12 @@ pub async fn seed(admin: &Admin) {
     seed_shop(admin).await;
     let products: Vec<Value> = (0..PRODUCTS).map(|i| product(&mut rng, i)).collect();
     let products = json!({ "products": products });
-    admin
-        .send(reqwest::Method::PUT, "/products", products)
-        .await;
+    admin.send(Method::PUT, "/products", products).await;
     let videos: Vec<Value> = (0..VIDEOS).map(|i| video(&mut rng, i)).collect();
     let created = admin.create_all("/videos", videos).await;
-    let video_ids: Vec<String> = created
-        .iter()
-        .map(|v| v["id"].as_str().unwrap_or_default().to_string())
-        .collect();
-    let widgets = (0..WIDGETS)
-        .map(|i| widget(&mut rng, i, &video_ids))
-        .collect();
+    let id = |v: &Value| v["id"].as_str().unwrap_or_default().to_string();
+    let video_ids: Vec<String> = created.iter().map(id).collect();
+    let make = |i| widget(&mut rng, i, &video_ids);
+    let widgets = (0..WIDGETS).map(make).collect();
     admin.create_all("/widgets", widgets).await;
 }

@@ -37,12 +37,8 @@ pub fn preflight(bench: &str) -> Result<String, ExitCode> {
         return Err(ExitCode::from(2));
     };
     let banner = String::from_utf8_lossy(&output.stdout);
-    Ok(banner
-        .split(" Copyright")
-        .next()
-        .unwrap_or("wrk")
-        .trim()
-        .to_string())
+    let version = banner.split(" Copyright").next().unwrap_or("wrk");
+    Ok(version.trim().to_string())
 }
 
 /// A whole number from the environment, or `default`.
@@ -84,16 +80,20 @@ pub async fn beside_ceiling(
     let answer_with =
         move || std::future::ready((status, [(CONTENT_TYPE, json.clone())], bytes.clone()));
     let router = axum::Router::new().route(path, on(method, answer_with));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(|e| e.to_string())?;
-    let address = listener.local_addr().map_err(|e| e.to_string())?;
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    let ceiling_url = format!("http://{address}{uri}");
+    let ceiling_url = format!("{}{uri}", serve(router).await?);
     if answer(request(&ceiling_url)).await? != (status, body.clone()) {
         return Err("the ceiling does not answer what the service answers".into());
     }
     Ok(([service_url, ceiling_url], body))
+}
+
+/// Serves `router` on a free loopback port until the process ends; returns `http://ADDRESS`.
+pub async fn serve(router: axum::Router) -> Result<String, String> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await;
+    let listener = listener.map_err(|e| e.to_string())?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    Ok(format!("http://{address}"))
 }
 
 /// One `wrk` run: `connections` keep-alive connections over `cores()` threads, `script` with its
@@ -130,12 +130,31 @@ pub async fn wrk(
     Ok(stdout)
 }
 
+/// A warm-up run of wrk, then the measured one, with the cores used meanwhile (those of `watched`
+/// too) and the server's share of them. A failed request, or an answer not 2xx or 3xx, fails it.
+pub async fn warm_and_measure(
+    url: &str,
+    connections: u64,
+    [warmup, seconds]: [u64; 2],
+    script: Option<(PathBuf, &[String])>,
+    (watched, server): (&[i32], impl Fn(&CpuUsage) -> f64),
+) -> Result<Measured, String> {
+    wrk(url, connections, warmup, script.clone()).await?;
+    let before = Cpu::take(watched);
+    let output = wrk(url, connections, seconds, script).await?;
+    let cpu = before.until(&Cpu::take(watched));
+    let (rate, _, _, errors) = parse_wrk(&output)?;
+    let failed = format!("{errors} requests failed or were not 2xx");
+    match errors {
+        0 => Measured::new(&output, rate, server(&cpu), cpu),
+        _ => Err(format!("{failed}:\n{output}")),
+    }
+}
+
 /// The trimmed rest of the first line of `output` that starts (after indentation) with `label`.
 pub fn value_after<'a>(output: &'a str, label: &str) -> Option<&'a str> {
-    output
-        .lines()
-        .find_map(|l| l.trim().strip_prefix(label))
-        .map(str::trim)
+    let rest = output.lines().find_map(|l| l.trim().strip_prefix(label));
+    rest.map(str::trim)
 }
 
 /// What every wrk run prints: requests/s, p50, p99, and answers that were not 2xx/3xx plus
@@ -143,9 +162,8 @@ pub fn value_after<'a>(output: &'a str, label: &str) -> Option<&'a str> {
 pub fn parse_wrk(output: &str) -> Result<(f64, Duration, Duration, u64), String> {
     let rate = value_after(output, "Requests/sec:").and_then(|v| v.parse().ok());
     let latency = |p| value_after(output, p).and_then(parse_duration);
-    let sockets = value_after(output, "Socket errors:")
-        .unwrap_or_default()
-        .split(',');
+    let sockets = value_after(output, "Socket errors:").unwrap_or_default();
+    let sockets = sockets.split(',');
     let errors = (sockets.filter_map(|part| part.split_whitespace().nth(1)?.parse::<u64>().ok()))
         .chain(value_after(output, "Non-2xx or 3xx responses:").and_then(|v| v.parse().ok()))
         .sum();
@@ -189,10 +207,8 @@ pub fn percentile(values: &[Duration], p: f64) -> Duration {
     let mut sorted = values.to_vec();
     sorted.sort();
     let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
-    sorted
-        .get(rank.clamp(1, sorted.len().max(1)) - 1)
-        .copied()
-        .unwrap_or_default()
+    let index = rank.clamp(1, sorted.len().max(1)) - 1;
+    sorted.get(index).copied().unwrap_or_default()
 }
 
 /// CPU ticks at one moment: this process, its children (wrk, running or exited), the machine's
@@ -217,9 +233,7 @@ impl Cpu {
     pub fn take(watched: &[i32]) -> Cpu {
         let ticks = |s: &Stat| s.utime + s.stime;
         let me = Process::myself().and_then(|p| p.stat()).ok();
-        let (own, exited) = me
-            .as_ref()
-            .map_or((0, 0), |s| (ticks(s), s.cutime + s.cstime));
+        let (own, exited) = (me.as_ref()).map_or((0, 0), |s| (ticks(s), s.cutime + s.cstime));
         let pid = me.map(|m| m.pid);
         let running = processes().filter(|s| Some(s.ppid) == pid);
         let total = KernelStats::current().map(|k| k.total);
@@ -230,15 +244,10 @@ impl Cpu {
             total.map_or(0, |t| t.steal.unwrap_or(0)),
         ];
         let stat = |pid| Process::new(pid).and_then(|p| p.stat());
-        all.extend(
-            watched
-                .iter()
-                .map(|&pid| stat(pid).map_or(0, |s| ticks(&s))),
-        );
-        Cpu {
-            at: Instant::now(),
-            ticks: all,
-        }
+        let busy = |pid: &i32| stat(*pid).map_or(0, |s| ticks(&s));
+        all.extend(watched.iter().map(busy));
+        let at = Instant::now();
+        Cpu { at, ticks: all }
     }
 
     pub fn until(&self, later: &Cpu) -> CpuUsage {
@@ -249,13 +258,13 @@ impl Cpu {
             .collect();
         let watched = cores[4..].to_vec();
         let other = cores[2] - cores[0] - cores[1] - watched.iter().sum::<f64>();
-        let (own, children, steal) = (cores[0], cores[1], cores[3]);
+        let (own, children, steal, other) = (cores[0], cores[1], cores[3], other.max(0.0));
         CpuUsage {
             own,
             children,
-            other: other.max(0.0),
-            steal,
             watched,
+            other,
+            steal,
         }
     }
 }
@@ -268,10 +277,8 @@ fn processes() -> impl Iterator<Item = Stat> {
 
 /// Processes whose name starts with `prefix`.
 pub fn pids_named(prefix: &str) -> Vec<i32> {
-    processes()
-        .filter(|s| s.comm.starts_with(prefix))
-        .map(|s| s.pid)
-        .collect()
+    let named = processes().filter(|s| s.comm.starts_with(prefix));
+    named.map(|s| s.pid).collect()
 }
 
 /// One measured run of one target: requests (or acknowledged events) per second, latency, the
@@ -329,11 +336,8 @@ pub async fn rounds(
     if results.len() < 2 {
         return Ok((results, Vec::new()));
     }
-    let disturbed = |r: &usize| {
-        results
-            .iter()
-            .any(|t| t[*r].cpu.other.max(t[*r].cpu.steal) > DISTURBED_CORES)
-    };
+    let busy = |m: &Measured| m.cpu.other.max(m.cpu.steal) > DISTURBED_CORES;
+    let disturbed = |r: &usize| results.iter().any(|t| busy(&t[*r]));
     let all: Vec<usize> = (0..rounds as usize).collect();
     let clean: Vec<usize> = all.iter().copied().filter(|r| !disturbed(r)).collect();
     let (counted, note) = match clean.is_empty() {
@@ -351,16 +355,12 @@ pub async fn rounds(
         |t, f: fn(&Measured) -> f64| format_latency(Duration::from_secs_f64(column(t, f)));
     for (t, name) in names.iter().enumerate() {
         let (rate, server) = (column(t, |m| m.rate), column(t, |m| m.server));
-        let (p50, p99) = (
-            latency(t, |m| m.p50.as_secs_f64()),
-            latency(t, |m| m.p99.as_secs_f64()),
-        );
+        let p50 = latency(t, |m| m.p50.as_secs_f64());
+        let p99 = latency(t, |m| m.p99.as_secs_f64());
         println!("    {name}: {rate:.0}/s, p50 {p50}, p99 {p99}, server {server:.2} cores");
     }
-    let ratios: Vec<f64> = counted
-        .iter()
-        .map(|&r| 100.0 * results[0][r].rate / results[1][r].rate)
-        .collect();
+    let ratio = |r: &usize| 100.0 * results[0][*r].rate / results[1][*r].rate;
+    let ratios: Vec<f64> = counted.iter().map(ratio).collect();
     let by_round: Vec<String> = ratios.iter().map(|r| format!("{r:.1}%")).collect();
     let (ratio, by_round, [first, second]) =
         (median(ratios), by_round.join(", "), [names[0], names[1]]);

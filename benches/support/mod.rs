@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use procfs::process::Status;
 use sqlx::{Connection, Executor, PgConnection};
 use uuid::Uuid;
 use videoapp::app::{Application, PublicService};
@@ -78,14 +79,32 @@ pub struct Databases {
     pub clickhouse: ClickHouseTarget,
 }
 
+/// Runs `run` on fresh databases (see [`Databases::create_on`]) on a runtime of its own, then
+/// drops them once the runtime, whose pools would hold them open, is gone.
+pub fn on_fresh_databases(
+    clickhouse: ClickHouseTarget,
+    run: impl AsyncFnOnce(&Databases, &str) -> Result<(), String>,
+) -> Result<(), String> {
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    let (databases, outcome) = runtime.block_on(async {
+        let (databases, database_url) = Databases::create_on(clickhouse).await;
+        let outcome = run(&databases, &database_url).await;
+        (databases, outcome)
+    });
+    drop(runtime);
+    databases.drop_all();
+    outcome
+}
+
 impl Databases {
-    /// A fresh `bench_<uuid>` pair, with the Postgres database created (the service's migrations
-    /// create the ClickHouse one), and the database's URL; exit 2 when Postgres is not reachable.
+    /// [`Databases::create_on`] the local ClickHouse server.
     pub async fn create() -> (Databases, String) {
         Databases::create_on(ClickHouseTarget::single()).await
     }
 
-    /// [`Databases::create`], the ClickHouse database on `clickhouse`.
+    /// A fresh `bench_<uuid>` pair, with the Postgres database created (the service's migrations
+    /// create the ClickHouse one on `clickhouse`), and the database's URL; exit 2 when Postgres is
+    /// not reachable.
     pub async fn create_on(clickhouse: ClickHouseTarget) -> (Databases, String) {
         let name = format!("bench_{}", Uuid::new_v4().simple());
         let connect = PgConnection::connect(&postgres_admin_url());
@@ -95,45 +114,22 @@ impl Databases {
         let sql = format!(r#"CREATE DATABASE "{name}""#);
         let created = admin.execute(sql.as_str()).await;
         created.unwrap_or_else(|e| fail(format!("CREATE DATABASE {name}: {e}")));
-        let (databases, url) = Databases::existing(name);
-        (
-            Databases {
-                clickhouse,
-                ..databases
-            },
-            url,
-        )
-    }
-
-    /// The pair named `name` that an earlier run created and kept, with its database's URL.
-    pub fn existing(name: String) -> (Databases, String) {
         let mut url = url::Url::parse(&postgres_admin_url()).expect("a Postgres URL");
         url.set_path(&name);
         let spool_dir = std::env::temp_dir().join(format!("videoapp-{name}"));
-        let clickhouse = ClickHouseTarget::single();
-        (
-            Databases {
-                name,
-                spool_dir,
-                clickhouse,
-            },
-            url.to_string(),
-        )
-    }
-
-    /// `SELECT count() FROM events`.
-    pub async fn events(&self, client: &reqwest::Client) -> Result<u64, String> {
-        let sql = "SELECT count() FROM events";
-        let count = try_clickhouse_query_on(client, &self.clickhouse.url, &self.name, sql).await?;
-        count.parse().map_err(|e| format!("ClickHouse count: {e}"))
+        let databases = Databases {
+            name,
+            spool_dir,
+            clickhouse,
+        };
+        (databases, url.to_string())
     }
 
     /// Drops both databases and the spool directory, best effort. Call it after the runtime that
     /// ran the service is gone (its pools would hold the database open).
     pub fn drop_all(&self) {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build();
+        let mut runtime = tokio::runtime::Builder::new_current_thread();
+        let runtime = runtime.enable_all().build();
         runtime.expect("a runtime").block_on(async {
             let sql = format!(r#"DROP DATABASE IF EXISTS "{}" WITH (FORCE)"#, self.name);
             let dropped = async {
@@ -149,8 +145,8 @@ impl Databases {
                 self.name,
                 on_cluster.unwrap_or_default()
             );
-            let request = reqwest::Client::new().post(&self.clickhouse.url).body(sql);
-            if let Err(e) = request.send().await.and_then(|r| r.error_for_status()) {
+            let (client, url) = (reqwest::Client::new(), &self.clickhouse.url);
+            if let Err(e) = try_clickhouse_query_on(&client, url, "default", &sql).await {
                 eprintln!("warning: could not drop ClickHouse {}: {e}", self.name);
             }
         });
@@ -164,40 +160,29 @@ pub struct BenchApp {
     pub base_url: String,
     /// The same service the listener serves, for in-process requests (`oneshot`).
     pub router: PublicService,
-    pub databases: Databases,
 }
 
 impl BenchApp {
-    /// Creates the databases, starts the service with the integration tests' settings (the bench
-    /// spool, a long signature window) and seeds the shop; exit 2 when the stack is not there.
-    pub async fn start() -> BenchApp {
+    /// Starts the service on `databases` with the integration tests' settings (the bench spool, a
+    /// long signature window) and seeds the shop; exit 2 when the stack is not there.
+    pub async fn start(databases: &Databases, database_url: &str) -> BenchApp {
         let started = async {
-            let (databases, database_url) = Databases::create().await;
             let settings = Settings {
                 spool_dir: databases.spool_dir.clone(),
                 signature_max_age: Duration::from_secs(SIGNATURE_MAX_AGE_SECONDS),
-                ..helpers::test_settings(&database_url, &databases.name)
+                ..helpers::test_settings(database_url, &databases.name)
             };
-            let config = settings
-                .server_config()
-                .unwrap_or_else(|e| fail(format!("settings: {e}")));
+            let config = settings.server_config();
+            let config = config.unwrap_or_else(|e| fail(format!("settings: {e}")));
             let app = Application::build(config).await;
             let app = app.unwrap_or_else(|e| fail(format!("the service did not build: {e:#}")));
             let (base_url, router) = (format!("http://{}", app.local_addr()), app.router());
             tokio::spawn(app.run_until(std::future::pending()));
             catalog::seed(&Admin::new(&base_url)).await;
-            BenchApp {
-                base_url,
-                router,
-                databases,
-            }
+            BenchApp { base_url, router }
         };
-        let started = tokio::time::timeout(START_TIMEOUT, started).await;
-        started.unwrap_or_else(|_| {
-            fail(format!(
-                "the service did not start within {START_TIMEOUT:?}"
-            ))
-        })
+        let late = format!("the service did not start within {START_TIMEOUT:?}");
+        (tokio::time::timeout(START_TIMEOUT, started).await).unwrap_or_else(|_| fail(late))
     }
 
     /// A freshly signed query for the bench shop's home page, as the app proxy sends it.
@@ -233,31 +218,23 @@ impl ServiceProcess {
         database_url: &str,
         extra_env: &[(&'static str, String)],
     ) -> Result<ServiceProcess, String> {
-        let binary = std::env::var_os("BENCH_SERVICE_BIN").map_or_else(
-            || PathBuf::from(env!("CARGO_BIN_EXE_videoapp")),
-            PathBuf::from,
-        );
+        let binary = std::env::var_os("BENCH_SERVICE_BIN");
+        let binary = PathBuf::from(binary.unwrap_or(env!("CARGO_BIN_EXE_videoapp").into()));
         let callgrind = std::env::var_os("BENCH_CALLGRIND").map(PathBuf::from);
         let mut command = Command::new(&binary);
         if let Some(file) = &callgrind {
             command = Command::new("valgrind");
             let out = format!("--callgrind-out-file={}", file.display());
-            command
-                .args(["--tool=callgrind", "--instr-atstart=no", &out])
-                .arg(&binary);
+            command.args(["--tool=callgrind", "--instr-atstart=no", &out]);
+            command.arg(&binary);
         }
+        let (spool_dir, max_age) = (&databases.spool_dir, SIGNATURE_MAX_AGE_SECONDS);
         let mut env = vec![
             ("DATABASE_URL", database_url.to_string()),
             ("CLICKHOUSE_URL", databases.clickhouse.url.clone()),
             ("CLICKHOUSE_DATABASE", databases.name.clone()),
-            (
-                "VIDEOAPP_SPOOL_DIR",
-                databases.spool_dir.display().to_string(),
-            ),
-            (
-                "VIDEOAPP_SIGNATURE_MAX_AGE_SECONDS",
-                SIGNATURE_MAX_AGE_SECONDS.to_string(),
-            ),
+            ("VIDEOAPP_SPOOL_DIR", spool_dir.display().to_string()),
+            ("VIDEOAPP_SIGNATURE_MAX_AGE_SECONDS", max_age.to_string()),
         ];
         if let Some(cluster) = &databases.clickhouse.cluster {
             env.push(("CLICKHOUSE_CLUSTER", cluster.clone()));
@@ -281,25 +258,18 @@ impl ServiceProcess {
     /// Path and query of a signed events request for the bench shop, as the app proxy forwards
     /// the loader's beacon. The signature covers only the query: one URL serves a whole run.
     pub fn events_uri(&self) -> String {
-        format!(
-            "{EVENTS}?{}",
-            signed(SHOP, &[("logged_in_customer_id", "")])
-        )
+        let query = signed(SHOP, &[("logged_in_customer_id", "")]);
+        format!("{EVENTS}?{query}")
     }
 
     /// The Prometheus exposition of the service.
     pub async fn metrics(&self, client: &reqwest::Client) -> Result<String, String> {
         let url = format!("{}/metrics", self.process.metrics_address);
-        let text = async {
-            client
-                .get(&url)
-                .send()
-                .await?
-                .error_for_status()?
-                .text()
-                .await
-        };
-        text.await.map_err(|e| format!("GET {url}: {e}"))
+        let (status, body) = load::answer(client.get(&url)).await?;
+        match status.is_success() {
+            true => Ok(String::from_utf8_lossy(&body).into_owned()),
+            false => Err(format!("GET {url}: {status}")),
+        }
     }
 
     /// Waits until ClickHouse holds as many events as the service counted
@@ -313,11 +283,16 @@ impl ServiceProcess {
         acknowledged: Option<u64>,
     ) -> Result<Duration, String> {
         tokio::time::sleep_until(since.into()).await;
+        let url = &databases.clickhouse.url;
         loop {
             let metrics = self.metrics(client).await?;
             let accepted =
                 metric_value(&metrics, "events_accepted_total", &[]).unwrap_or(0.0) as u64;
-            let (stored, waited) = (databases.events(client).await?, since.elapsed());
+            let sql = "SELECT count() FROM events";
+            let stored = try_clickhouse_query_on(client, url, &databases.name, sql).await?;
+            let stored: Result<u64, _> = stored.parse();
+            let stored = stored.map_err(|e| format!("ClickHouse count: {e}"))?;
+            let waited = since.elapsed();
             if stored == accepted && acknowledged.is_none_or(|a| a == accepted) {
                 return Ok(waited);
             }
@@ -333,9 +308,8 @@ impl ServiceProcess {
 
     /// `callgrind_control` on the service: `--instr=on` (count from now), `--zero`, `--dump`.
     pub fn callgrind_control(&self, arg: &str) -> Result<(), String> {
-        let output = Command::new("callgrind_control")
-            .args([arg, &self.pid.to_string()])
-            .output();
+        let pid = self.pid.to_string();
+        let output = Command::new("callgrind_control").args([arg, &pid]).output();
         let output = output.map_err(|e| format!("callgrind_control: {e}"))?;
         let said = String::from_utf8_lossy(&output.stdout);
         match said.contains("OK") {
@@ -346,10 +320,9 @@ impl ServiceProcess {
 
     /// Resident memory of the process in KiB: `(now, peak)` (`VmRSS`, `VmHWM`).
     pub fn rss_kib(&self) -> (u64, u64) {
-        let status = procfs::process::Process::new(self.pid)
-            .and_then(|p| p.status())
-            .ok();
-        status.map_or((0, 0), |s| (s.vmrss.unwrap_or(0), s.vmhwm.unwrap_or(0)))
+        let status = procfs::process::Process::new(self.pid).and_then(|p| p.status());
+        let kib = |s: Status| (s.vmrss.unwrap_or(0), s.vmhwm.unwrap_or(0));
+        status.ok().map_or((0, 0), kib)
     }
 
     /// Sets the peak back to the resident memory of now, so that the next peak is that of what
