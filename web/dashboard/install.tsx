@@ -25,21 +25,24 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Installs the app for the session's shop and waits until its products are imported, telling
  * `onStep` each step. Resolves when there is nothing (more) to wait for: also when this instance
  * has no platform settings (404), where shops are provisioned through the admin API instead.
+ * Whether this call installed the app (the shop was not there before).
  */
-export async function installApp(onStep: (step: InstallStep) => void): Promise<void> {
+export async function installApp(onStep: (step: InstallStep) => void): Promise<boolean> {
   onStep('connecting');
   let answer: Installed;
   try {
     answer = await post<Installed>('/install', {});
   } catch (e) {
-    if (e instanceof ApiError && e.status === 404) return;
+    if (e instanceof ApiError && e.status === 404) return false;
     throw e;
   }
+  const installedNow = answer.installedNow;
   while (answer.importing) {
     onStep('importing');
     await sleep(POLL_MS);
     answer = await post<Installed>('/install', {});
   }
+  return installedNow;
 }
 
 /** The install's progress, where the dashboard will be. */
