@@ -86,11 +86,11 @@ export function formatDay(day: string, style: 'short' | 'medium' = 'medium'): st
   return new Intl.DateTimeFormat('en-US', opts).format(new Date(t));
 }
 
-/** An instant (ISO 8601) as a date and time in the shop's zone. */
-export function formatInstant(iso: string, timeZone: string): string {
+/** An instant (ISO 8601) as a date and time (or the date alone) in the shop's zone. */
+export function formatInstant(iso: string, timeZone: string, { time = true } = {}): string {
   const t = Date.parse(iso);
   if (Number.isNaN(t)) return iso;
-  const opts: Intl.DateTimeFormatOptions = { dateStyle: 'medium', timeStyle: 'short' };
+  const opts: Intl.DateTimeFormatOptions = time ? { dateStyle: 'medium', timeStyle: 'short' } : { dateStyle: 'medium' };
   try {
     return new Intl.DateTimeFormat('en-US', { ...opts, timeZone }).format(new Date(t));
   } catch {

@@ -263,6 +263,8 @@ describe('The dashboard as an app', () => {
   it('shows every column of every table at 1280 px, with no table scrolling sideways', async () => {
     const { shop } = await seededShop('app-wide');
     await shop.widget({ type: 'story', title: 'A widget with a rather long title for the stories of the home page', videoIds: [] });
+    await shop.apiKey('Weekly report from the accounting spreadsheet');
+    await shop.apiKey('Old dashboard', { revoked: true });
     const { page } = await openDashboard(shop, 'wide');
     /** Each table's width beyond its frame (0 when every column shows). */
     const hidden = () =>

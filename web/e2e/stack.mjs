@@ -298,6 +298,12 @@ export async function newShop(name) {
     },
     /** The video `id` as the admin API gives it. */
     getVideo: (id) => admin('GET', `/shops/${shop}/videos/${id}`),
+    /** An analytics API key named `name` → its id; revoked at once with `revoked`. */
+    async apiKey(name, { revoked = false } = {}) {
+      const { id } = await admin('POST', `/shops/${shop}/api-keys`, { name }, [201]);
+      if (revoked) await admin('DELETE', `/shops/${shop}/api-keys/${id}`, undefined, [200, 204]);
+      return id;
+    },
     /** A widget (the admin API's NewWidget) → its id. */
     async widget(fields) {
       const { id } = await admin(

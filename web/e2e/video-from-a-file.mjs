@@ -146,6 +146,8 @@ describe('A video from a file', () => {
       { timeout: PROCESSING_MS, interval: 500, message: `${TITLE} to be processed (states shown: ${[...shown].join(', ')})` },
     );
     console.error(`  processing states shown: ${[...shown].join(' → ')}`);
+    // Processed, and still a draft: the row offers to publish it (done from the widget below).
+    await row.getByRole('button', { name: `Publish ${TITLE}`, exact: true }).waitFor();
     await screenshot(page, 'video-from-a-file-added.png');
 
     const ready = await shop.getVideo(videoId);

@@ -85,10 +85,13 @@ export function ListTable<T extends { id: string }>({
 }: ListTableProps<T>) {
   const compact = useCompact();
   const nameCell = (item: T, as: 'h3' | 'h4' | 'span') => {
+    // A long name wraps, so that the columns beside it stay in the card.
     const text = (
-      <Text as={as} fontWeight="semibold">
-        {name(item)}
-      </Text>
+      <span className="vd-wrap">
+        <Text as={as} fontWeight="semibold">
+          {name(item)}
+        </Text>
+      </span>
     );
     return nameExtra ? (
       <BlockStack gap="100">

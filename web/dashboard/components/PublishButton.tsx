@@ -6,7 +6,7 @@ import { Button, InlineError } from '@shopify/polaris';
 import { useId, useState } from 'react';
 
 import { patch, shopPath } from '../api';
-import { useShop } from '../context';
+import { useShop, useToast } from '../context';
 import type { Video } from '../types';
 
 /** Whether `video` can be published now: a draft whose file, if it has one, is processed. */
@@ -16,6 +16,7 @@ export function canPublish(video: Video): boolean {
 
 export function PublishButton({ video, onPublished }: { video: Video; onPublished: (video: Video) => void }) {
   const { domain } = useShop();
+  const notify = useToast();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const errorId = useId();
@@ -25,7 +26,9 @@ export function PublishButton({ video, onPublished }: { video: Video; onPublishe
     setBusy(true);
     setError(null);
     try {
-      onPublished(await patch<Video>(shopPath(domain, 'videos', video.id), { status: 'PUBLISHED' }));
+      const published = await patch<Video>(shopPath(domain, 'videos', video.id), { status: 'PUBLISHED' });
+      notify(`Published ${published.title}: it can show in your store`);
+      onPublished(published);
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
     } finally {

@@ -4,6 +4,7 @@
  * arrival is then followed while the service processes it.
  */
 import {
+  Badge,
   Banner,
   BlockStack,
   Button,
@@ -209,6 +210,11 @@ function ArrivalRow({ upload, onEdit }: { upload: Upload; onEdit: (video: Video)
               </Text>
             )}
             {video && <ProcessingStatus video={video} onRetried={replace} />}
+            {video?.status === 'PUBLISHED' && (
+              <InlineStack>
+                <Badge tone="success">Published</Badge>
+              </InlineStack>
+            )}
           </BlockStack>
         </div>
         <ButtonGroup>

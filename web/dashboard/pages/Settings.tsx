@@ -64,8 +64,17 @@ export function SettingsPage() {
   };
 
   const list = keys.data?.apiKeys ?? [];
+  // A key's state is a line under its name, not a column of its own: the table fits the card.
   const keyStatus = (k: ApiKeyInfo) =>
-    k.revokedAt ? <Badge>{`Revoked ${when(k.revokedAt)}`}</Badge> : <Badge tone="success">Active</Badge>;
+    k.revokedAt ? (
+      <Text as="span" variant="bodySm" tone="subdued">
+        {`Revoked ${when(k.revokedAt)}`}
+      </Text>
+    ) : (
+      <InlineStack>
+        <Badge tone="success">Active</Badge>
+      </InlineStack>
+    );
   const revokeButton = (k: ApiKeyInfo) =>
     !k.revokedAt && (
       <span className="vd-inline" data-testid="revoke-key">
@@ -163,12 +172,12 @@ export function SettingsPage() {
                 items={list}
                 name={(k) => k.name}
                 nameHeading="Name"
+                nameExtra={keyStatus}
                 nameLevel="h4"
                 columns={[
                   { title: 'Key starts with', cell: (k) => <code className="vd-code">{k.prefix}</code> },
-                  { title: 'Created', cell: (k) => when(k.createdAt) },
+                  { title: 'Created', cell: (k) => formatInstant(k.createdAt, shop.timezone, { time: false }) },
                   { title: 'Last used', cell: (k) => (k.lastUsedAt ? when(k.lastUsedAt) : 'Never') },
-                  { title: 'Status', cell: keyStatus },
                 ]}
                 actions={revokeButton}
                 emptyState={
