@@ -143,7 +143,7 @@ async fn column_exists(
 }
 
 /// The Postgres advisory lock under which [`apply_exclusively`] runs.
-const LOCK_KEY: i64 = 0x7669_6465_6f61_7070; // "videoapp"
+pub const LOCK_KEY: i64 = 0x7669_6465_6f61_7070; // "videoapp"
 
 /// [`apply`], one process at a time among all that share the catalog database (every instance
 /// of the service, `videoapp migrate`): the ledger is read under the lock, so a back-fill, which

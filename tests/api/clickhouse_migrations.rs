@@ -236,6 +236,16 @@ async fn events_accepted_while_the_schema_is_behind_are_shipped_once_it_is_curre
     assert_eq!(landed().await.trim(), "0");
 
     // The ledger can record again: the next run of the migrations succeeds, and the event ships.
+    // The view becomes a table under the migrations' own lock, so that no run of them finds no
+    // ledger in between (and makes one of its own).
+    let mut lock = <sqlx::PgConnection as sqlx::Connection>::connect(&app.database_url)
+        .await
+        .unwrap();
+    sqlx::query("SELECT pg_advisory_lock($1)")
+        .bind(videoapp::warehouse::migrations::LOCK_KEY)
+        .execute(&mut lock)
+        .await
+        .unwrap();
     clickhouse_query(&database, "DROP TABLE schema_migrations").await;
     clickhouse_query(
         &database,
@@ -244,6 +254,7 @@ async fn events_accepted_while_the_schema_is_behind_are_shipped_once_it_is_curre
          FROM system.numbers LIMIT 6",
     )
     .await;
+    sqlx::Connection::close(lock).await.unwrap();
     let landed = &landed;
     eventually(
         "the event landed once the schema was current",
