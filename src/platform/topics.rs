@@ -383,6 +383,7 @@ impl ProductState {
         }
         let title = platform_line("title", self.title.as_deref())?;
         let handle = platform_line("handle", self.handle.as_deref())?;
+        let with_collections = self.collections.is_some();
         let image = self.image.unwrap_or_default();
         let url = format!("https://{shop}/products/{}", handle.as_str());
         let product = Product {
@@ -391,12 +392,7 @@ impl ProductState {
             handle,
             image: TextLine::parse(&image).map_err(|e| InvalidPayload(format!("image: {e}")))?,
             url: TextLine::parse(&url).map_err(|e| InvalidPayload(format!("handle: {e}")))?,
-            collection_ids: Vec::new(),
-        };
-        let with_collections = self.collections.is_some();
-        let product = Product {
             collection_ids: self.collections.unwrap_or_default(),
-            ..product
         };
         Ok(PlatformChange::Active {
             product,

@@ -10,7 +10,7 @@ import { useShop, useToast } from '../context';
 import type { Video } from '../types';
 
 /** Whether `video` can be published now: a draft whose file, if it has one, is processed. */
-export function canPublish(video: Video): boolean {
+function canPublish(video: Video): boolean {
   return video.status !== 'PUBLISHED' && (!video.processing || video.processing.state === 'ready');
 }
 
