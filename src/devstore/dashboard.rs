@@ -12,6 +12,7 @@ use secrecy::{ExposeSecret, SecretString};
 use serde_json::json;
 
 use super::DevStore;
+use crate::catalog::domain::ShopDomain;
 
 /// How long a minted token is valid, as the platform's are.
 const TOKEN_SECONDS: i64 = 60;
@@ -56,8 +57,15 @@ const RESPONSE_HEADERS: [header::HeaderName; 14] = [
     header::HeaderName::from_static("tus-max-size"),
 ];
 
+/// Opens the app as the platform's admin does: its URL names the shop and carries a fresh session
+/// token (`id_token`), so the app's first calls need not wait for one.
 pub(super) async fn open_app(State(store): State<DevStore>) -> Redirect {
-    Redirect::to(&format!("/app?shop={}", store.shop))
+    let mut to = format!("/app?shop={}", store.shop);
+    if let Some(Ok(token)) = store.admin.as_ref().map(|admin| mint(&store.shop, admin)) {
+        to.push_str("&id_token=");
+        to.push_str(&token);
+    }
+    Redirect::to(&to)
 }
 
 pub(super) async fn session_token(State(store): State<DevStore>) -> Response {
@@ -65,20 +73,7 @@ pub(super) async fn session_token(State(store): State<DevStore>) -> Response {
         let message = "the demo store mints session tokens only with VIDEOAPP_CLIENT_ID set";
         return (StatusCode::NOT_FOUND, message).into_response();
     };
-    let now = chrono::Utc::now().timestamp();
-    let claims = json!({
-        "iss": format!("https://{}/admin", store.shop),
-        "dest": format!("https://{}", store.shop),
-        "aud": admin.client_id,
-        "sub": "1",
-        "exp": now + TOKEN_SECONDS,
-        "nbf": now - 1,
-        "iat": now - 1,
-        "jti": uuid::Uuid::new_v4().to_string(),
-        "sid": "demo-admin",
-    });
-    let key = EncodingKey::from_secret(admin.secret.expose_secret().as_bytes());
-    match encode(&Header::default(), &claims, &key) {
+    match mint(&store.shop, admin) {
         Ok(token) => (
             [
                 (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
@@ -89,6 +84,24 @@ pub(super) async fn session_token(State(store): State<DevStore>) -> Response {
             .into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }
+}
+
+/// A session token for `shop`, as App Bridge would give the app: HS256 under the app's secret.
+fn mint(shop: &ShopDomain, admin: &DemoAdmin) -> jsonwebtoken::errors::Result<String> {
+    let now = chrono::Utc::now().timestamp();
+    let claims = json!({
+        "iss": format!("https://{shop}/admin"),
+        "dest": format!("https://{shop}"),
+        "aud": admin.client_id,
+        "sub": "1",
+        "exp": now + TOKEN_SECONDS,
+        "nbf": now - 1,
+        "iat": now - 1,
+        "jti": uuid::Uuid::new_v4().to_string(),
+        "sid": "demo-admin",
+    });
+    let key = EncodingKey::from_secret(admin.secret.expose_secret().as_bytes());
+    encode(&Header::default(), &claims, &key)
 }
 
 /// `/app` and everything under it, to the service as it was asked.

@@ -42,7 +42,11 @@ async function boot(onStep: (step: InstallStep) => void): Promise<Boot> {
     installFailure = e instanceof Error ? e.message : String(e);
   }
   try {
-    const shop = installedNow || installFailure ? await get<Shop>(shopPath(await domain)) : await early;
+    // The early answer stands unless it was asked before this call installed the shop.
+    const shop = await early.catch((e: unknown) => {
+      if (installedNow || installFailure) return domain.then((d) => get<Shop>(shopPath(d)));
+      throw e;
+    });
     return { state: 'ready', value: { domain: await domain, shop } };
   } catch (e) {
     if (e instanceof NoSessionError) return { state: 'no-session' };

@@ -57,6 +57,14 @@ export function currentRoute(loc: Location = location): Route {
   return { page };
 }
 
+/** This address without the admin's one-time parameters: a reload or a shared link carries no session token. */
+export function withoutLaunchParameters(loc: Location = location): string {
+  const q = new URLSearchParams(loc.search);
+  for (const k of TRANSIENT) q.delete(k);
+  const s = q.toString();
+  return `${loc.pathname}${s ? `?${s}` : ''}${loc.hash}`;
+}
+
 /** The URL of `route` (or of the app's home, without `page`), keeping the other parameters. */
 export function hrefOf(route: Route | null, loc: Location = location): string {
   const q = new URLSearchParams(loc.search);

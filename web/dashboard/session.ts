@@ -1,8 +1,9 @@
 /**
  * Session tokens. Inside the platform's admin, App Bridge (loaded by the admin page, never by
  * this bundle) gives one per call, keeping it fresh itself; on the demo store, which serves the
- * dashboard on its own origin, `GET /admin/session-token` mints one, which is kept until ten
- * seconds before it expires (a page's first calls would otherwise wait on one mint each).
+ * dashboard on its own origin, the first is the one in the app's URL and `GET
+ * /admin/session-token` mints the next, each kept until ten seconds before it expires (a page's
+ * first calls would otherwise wait on one mint each).
  */
 
 /** Neither App Bridge nor the demo store could give a token: the page was opened directly. */
@@ -28,6 +29,16 @@ const MARGIN_SECONDS = 10;
 /** The demo store's last token (or the mint under way), shared by concurrent calls. */
 let kept: Promise<string> | null = null;
 
+/**
+ * The token the admin put in the app's URL when it opened it (`id_token`, as the platform does):
+ * read before the router drops it from the address, and used while fresh, so the first calls
+ * need not wait for a mint.
+ */
+const launchToken = ((): string | null => {
+  const token = new URLSearchParams(globalThis.location?.search ?? '').get('id_token');
+  return token && !/[\s<]/.test(token) ? token : null;
+})();
+
 function stillFresh(token: string): boolean {
   const exp = claims(token)?.exp;
   return typeof exp === 'number' && exp - MARGIN_SECONDS > Date.now() / 1000;
@@ -45,6 +56,7 @@ export async function sessionToken(): Promise<string> {
     }
     throw new NoSessionError();
   }
+  if (!kept && launchToken && stillFresh(launchToken)) kept = Promise.resolve(launchToken);
   if (kept) {
     const token = await kept.catch(() => '');
     if (token && stillFresh(token)) return token;

@@ -9,26 +9,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 
 import { newShopper, pageHeading } from './browser.mjs';
-import { config, shopDomain, startService, startStore, stopService, theService, waitFor } from './stack.mjs';
+import { config, freePort, shopDomain, startService, startStore, stopService, theService, waitFor } from './stack.mjs';
 
 const PROGRESS = ['Connecting to your store…', 'Importing your products…'];
 const DEMO_PRODUCTS = ['Canvas Tote', 'Linen Shirt', 'Summer Dress'];
-
-/** A loopback port nothing listens on now, for a demo store the service must know in advance. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Runs one statement on the server of the suite's database (CREATE / DROP DATABASE). */
 function postgres(sql) {
@@ -67,10 +54,15 @@ describe('A merchant installs the app from the admin', () => {
           for (const m of messages) if (text.includes(m) && !window.__progressSeen.includes(m)) window.__progressSeen.push(m);
         }).observe(document, { childList: true, subtree: true, characterData: true });
       }, PROGRESS);
+      // The admin opens the app with a session token in its URL, as the platform does.
+      const mints = [];
+      page.on('request', (r) => new URL(r.url()).pathname === '/admin/session-token' && mints.push(r.url()));
       await page.goto('/admin');
 
       await pageHeading(page, 'Analytics').waitFor({ timeout: 30_000 });
       assert.deepEqual(await page.evaluate(() => window.__progressSeen), PROGRESS, 'the merchant saw each step');
+      assert.deepEqual(mints, [], 'the first calls used the token the admin gave, without asking for another');
+      assert.equal(new URL(page.url()).searchParams.get('id_token'), null, 'the token is not kept in the address');
 
       // The demo products and collections are the shop's now.
       const products = await (await admin(`/shops/${shop}/products`)).json();
@@ -94,9 +86,11 @@ describe('A merchant installs the app from the admin', () => {
       assert.deepEqual(calls.webPixelCreate, [{ shop, settings: { proxyPath: '/apps/videoapp_sub' } }]);
       assert.deepEqual(calls.webPixelUpdate, []);
 
-      // Opening the app again installs nothing more.
+      // Opening the app again installs nothing more; reloaded without the launch token, the app
+      // asks the admin for one.
       await page.reload();
       await pageHeading(page, 'Analytics').waitFor();
+      assert.ok(mints.length > 0, 'a reload asks the admin for a session token');
       const again = await (await fetch(`${origin}/admin/stand-in/calls`)).json();
       assert.equal(again.tokenExchanges, 1);
       assert.equal(again.webPixelCreate.length, 1);

@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -261,7 +262,45 @@ export async function newShop(name) {
     [200, 201, 204],
   );
   const { key } = await admin('POST', `/shops/${shop}/api-keys`, { name: 'e2e' }, [201]);
+  return shopHandle(shop, store, key);
+}
 
+/** A loopback port nothing listens on now, for a demo store the service must know in advance. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A shop installed as a merchant installs it: the service is started afresh with this shop's demo
+ * store as its platform, and the app installed through the token exchange (the dashboard's first
+ * call) until its products are imported. `overrides` are the service's, as in startService.
+ */
+export async function installedShop(name, overrides = {}) {
+  const shop = shopDomain(name);
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  await stopService();
+  await startService({ ...overrides, VIDEOAPP_PLATFORM_ORIGIN: origin });
+  const store = await startStore(shop, { listen: `127.0.0.1:${port}` });
+  const install = async () => {
+    const token = await (await fetch(`${origin}/admin/session-token`)).text();
+    return request('POST', `${theService().base}/app/api/install`, { token, body: {} });
+  };
+  await waitFor(async () => !(await install()).importing, { timeout: 30_000, message: `the install of ${shop}` });
+  const { key } = await admin('POST', `/shops/${shop}/api-keys`, { name: 'e2e' }, [201]);
+  return shopHandle(shop, store, key);
+}
+
+/** What a test does with one shop and its demo store, through the admin and analytics APIs. */
+function shopHandle(shop, store, key) {
+  const o = store.origin;
   return {
     shop,
     store,
