@@ -13,6 +13,20 @@ import type { Paged, SortKey, SortOrder } from '../types';
 import { StackedRows, useCompact } from './StackedRows';
 import { ErrorBanner } from './States';
 
+/** A row's name cell: the name in bold, with what else identifies the row beneath it. */
+export function TitleCell({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <div className="vd-cell-title">
+      <BlockStack gap="100" inlineAlign="start">
+        <Text as="span" fontWeight="semibold">
+          {title}
+        </Text>
+        {children}
+      </BlockStack>
+    </div>
+  );
+}
+
 export interface Column<Row> {
   heading: string;
   /** The API's `sort_by` for this column, when it can sort by it. */
@@ -36,19 +50,22 @@ const PAGE_SIZE = 10;
 
 type Headings = IndexTableProps['headings'];
 
+/** The two lists the analytics API ranks: its endpoint and how the table names its rows. */
+const RESOURCES = {
+  videos: { title: 'Videos', endpoint: '/analytics/videos', resourceName: { singular: 'video', plural: 'videos' } },
+  widgets: { title: 'Widgets', endpoint: '/analytics/widgets', resourceName: { singular: 'widget', plural: 'widgets' } },
+} as const;
+
 export function AnalyticsTable<Row extends { id: string; title: string }>({
-  title,
-  endpoint,
-  resourceName,
+  resource,
   columns,
   range,
 }: {
-  title: string;
-  endpoint: string;
-  resourceName: { singular: string; plural: string };
+  resource: keyof typeof RESOURCES;
   columns: Column<Row>[];
   range: DateRange;
 }) {
+  const { title, endpoint, resourceName } = RESOURCES[resource];
   const notify = useToast();
   const compact = useCompact();
   const [sortBy, setSortBy] = useState<SortKey>('views');

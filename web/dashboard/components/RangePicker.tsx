@@ -1,5 +1,6 @@
-import { BlockStack, InlineStack, Select, Text, TextField } from '@shopify/polaris';
+import { BlockStack, InlineStack, Text, TextField } from '@shopify/polaris';
 
+import { NarrowSelect } from './NarrowSelect';
 import { formatDay, PRESETS, rangeErrors, type DateRange, type Preset } from '../dates';
 
 /**
@@ -26,14 +27,12 @@ export function RangePicker({
   return (
     <BlockStack gap="200">
       <InlineStack gap="300" blockAlign="end" wrap>
-        <div className="vd-range-select">
-          <Select
-            label="Date range"
-            options={PRESETS.map((p) => ({ label: p.label, value: p.value }))}
-            value={preset}
-            onChange={(v) => onPreset(v as Preset)}
-          />
-        </div>
+        <NarrowSelect
+          label="Date range"
+          options={PRESETS.map((p) => ({ label: p.label, value: p.value }))}
+          value={preset}
+          onChange={onPreset}
+        />
         {preset === 'custom' && (
           <>
             <div className="vd-date-field">

@@ -1,9 +1,10 @@
 /** Analytics: the shop's totals, a daily chart and the per-video and per-widget tables. */
-import { Badge, BlockStack, Box, Card, InlineGrid, InlineStack, Layout, Page, Select, SkeletonBodyText, Text } from '@shopify/polaris';
+import { Badge, BlockStack, Box, Card, InlineGrid, InlineStack, Layout, Page, SkeletonBodyText, Text } from '@shopify/polaris';
 import { useMemo, useState } from 'react';
 
 import { get } from '../api';
-import { AnalyticsTable, type Column } from '../components/AnalyticsTable';
+import { AnalyticsTable, TitleCell, type Column } from '../components/AnalyticsTable';
+import { NarrowSelect } from '../components/NarrowSelect';
 import { Checklist } from '../components/Checklist';
 import { LineChart } from '../components/LineChart';
 import { MetricCard } from '../components/MetricCard';
@@ -73,14 +74,9 @@ export function AnalyticsPage() {
         heading: 'Video',
         sortKey: 'title',
         render: (v) => (
-          <div className="vd-cell-title">
-            <BlockStack gap="100" inlineAlign="start">
-              <Text as="span" fontWeight="semibold">
-                {v.title || 'Untitled video'}
-              </Text>
-              <Badge tone={statusTone(v.status)}>{labelOf(VIDEO_STATUSES, v.status)}</Badge>
-            </BlockStack>
-          </div>
+          <TitleCell title={v.title || 'Untitled video'}>
+            <Badge tone={statusTone(v.status)}>{labelOf(VIDEO_STATUSES, v.status)}</Badge>
+          </TitleCell>
         ),
       },
       ...metricColumns<VideoAnalytics>(shop.currency),
@@ -94,19 +90,14 @@ export function AnalyticsPage() {
         sortKey: 'title',
         // Its type and number of videos under its name: nine columns would not fit a laptop's screen.
         render: (w) => (
-          <div className="vd-cell-title">
-            <BlockStack gap="100" inlineAlign="start">
-              <Text as="span" fontWeight="semibold">
-                {w.title || 'Untitled widget'}
+          <TitleCell title={w.title || 'Untitled widget'}>
+            <InlineStack gap="200" blockAlign="center">
+              <Badge tone={statusTone(w.status)}>{labelOf(WIDGET_STATUSES, w.status)}</Badge>
+              <Text as="span" tone="subdued">
+                {labelOf(WIDGET_TYPES, w.type)}, {w.video_count === 1 ? '1 video' : `${formatCount(w.video_count)} videos`}
               </Text>
-              <InlineStack gap="200" blockAlign="center">
-                <Badge tone={statusTone(w.status)}>{labelOf(WIDGET_STATUSES, w.status)}</Badge>
-                <Text as="span" tone="subdued">
-                  {labelOf(WIDGET_TYPES, w.type)}, {w.video_count === 1 ? '1 video' : `${formatCount(w.video_count)} videos`}
-                </Text>
-              </InlineStack>
-            </BlockStack>
-          </div>
+            </InlineStack>
+          </TitleCell>
         ),
       },
       ...metricColumns<WidgetAnalytics>(shop.currency),
@@ -176,14 +167,12 @@ export function AnalyticsPage() {
                 <Text as="h2" variant="headingMd">
                   {info.label} per day
                 </Text>
-                <div className="vd-range-select">
-                  <Select
-                    label="Chart metric"
-                    options={SERIES_METRICS.map((m) => ({ label: m.label, value: m.key }))}
-                    value={metric}
-                    onChange={(v) => setMetric(v as SeriesKey)}
-                  />
-                </div>
+                <NarrowSelect
+                  label="Chart metric"
+                  options={SERIES_METRICS.map((m) => ({ label: m.label, value: m.key }))}
+                  value={metric}
+                  onChange={setMetric}
+                />
               </InlineStack>
               {series.error && <ErrorBanner title="The chart could not be loaded" error={series.error} onRetry={series.reload} />}
               {series.data && !series.loading ? (
@@ -196,23 +185,11 @@ export function AnalyticsPage() {
         </Layout.Section>
 
         <Layout.Section>
-          <AnalyticsTable<VideoAnalytics>
-            title="Videos"
-            endpoint="/analytics/videos"
-            resourceName={{ singular: 'video', plural: 'videos' }}
-            columns={videoColumns}
-            range={range}
-          />
+          <AnalyticsTable<VideoAnalytics> resource="videos" columns={videoColumns} range={range} />
         </Layout.Section>
 
         <Layout.Section>
-          <AnalyticsTable<WidgetAnalytics>
-            title="Widgets"
-            endpoint="/analytics/widgets"
-            resourceName={{ singular: 'widget', plural: 'widgets' }}
-            columns={widgetColumns}
-            range={range}
-          />
+          <AnalyticsTable<WidgetAnalytics> resource="widgets" columns={widgetColumns} range={range} />
         </Layout.Section>
       </Layout>
     </Page>
