@@ -163,41 +163,6 @@ impl Ffmpeg {
         Ok(facts)
     }
 
-    /// The poster at `at_ms` (None: a representative frame of the first seconds), into `dir`.
-    pub async fn poster(
-        &self,
-        source: &Path,
-        facts: &SourceFacts,
-        at_ms: Option<u64>,
-        dir: &Path,
-    ) -> Result<Poster, StepError> {
-        let (source, dir) = absolute(source, dir)?;
-        self.make_poster(&source, facts, at_ms, &dir).await
-    }
-
-    /// The mini version (`mini.mp4`) into `dir`.
-    pub async fn mini(
-        &self,
-        source: &Path,
-        facts: &SourceFacts,
-        dir: &Path,
-    ) -> Result<Output, StepError> {
-        let (source, dir) = absolute(source, dir)?;
-        self.make_mini(&source, facts, &dir).await
-    }
-
-    /// HLS renditions and the progressive MP4 into `dir`; `progress` is told 0–100 as it goes.
-    pub async fn renditions(
-        &self,
-        source: &Path,
-        facts: &SourceFacts,
-        dir: &Path,
-        progress: &(dyn Fn(u8) + Send + Sync),
-    ) -> Result<Renditions, StepError> {
-        let (source, dir) = absolute(source, dir)?;
-        self.make_renditions(&source, facts, &dir, progress).await
-    }
-
     /// The length of a source whose container does not state it, by reading (not decoding)
     /// its video to the end.
     async fn measure_duration(

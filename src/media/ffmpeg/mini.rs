@@ -5,7 +5,7 @@ use std::path::Path;
 use super::picture;
 use super::probe::SOURCE_DEMUXERS;
 use super::run::{CommandLine, Stdout};
-use super::{Ffmpeg, Output, SourceFacts, StepError};
+use super::{absolute, Ffmpeg, Output, SourceFacts, StepError};
 
 /// Long enough to show the product move, short enough to loop without notice.
 const SECONDS: u32 = 5;
@@ -15,13 +15,15 @@ const SHORT_SIDE: u32 = 360;
 const MAX_KBITS_PER_SECOND: u32 = 500;
 
 impl Ffmpeg {
-    pub(super) async fn make_mini(
+    /// The mini version (`mini.mp4`) into `dir`.
+    pub async fn mini(
         &self,
         source: &Path,
         facts: &SourceFacts,
         dir: &Path,
     ) -> Result<Output, StepError> {
-        let output = Output::new(dir, "mini.mp4".to_string(), "video/mp4");
+        let (source, dir) = absolute(source, dir)?;
+        let output = Output::new(&dir, "mini.mp4".to_string(), "video/mp4");
         let size = picture::fit(facts, SHORT_SIDE);
         let rate = picture::output_rate(facts);
         // One keyframe, the first: the clip starts cleanly and loops back to a whole picture.
@@ -31,7 +33,7 @@ impl Ffmpeg {
         let mut line = CommandLine::ffmpeg(self.threads);
         line.args(["-max_pixels", &picture::max_pixels(facts).to_string()])
             .args(["-t", &SECONDS.to_string()])
-            .input(source, SOURCE_DEMUXERS)
+            .input(&source, SOURCE_DEMUXERS)
             .args([
                 "-filter_complex",
                 &format!(
@@ -53,10 +55,10 @@ impl Ffmpeg {
             .args(["-g", &gop.to_string()])
             .args(["-movflags", "+faststart", "-f", "mp4"])
             .output(&output.path);
-        super::run::run(&line, dir, self.timeout, Stdout::Ignore)
+        super::run::run(&line, &dir, self.timeout, Stdout::Ignore)
             .await
             .map_err(anyhow::Error::from)?;
-        self.check_h264(&output.path, size, dir).await?;
+        self.check_h264(&output.path, size, &dir).await?;
         Ok(output)
     }
 }

@@ -111,34 +111,21 @@ mod tests {
 
     #[test]
     fn sizes_follow_the_short_side_in_even_numbers_and_never_grow() {
-        assert_eq!(
-            fit(&facts(1080, 1920, 30.0), 720),
-            Size {
-                width: 720,
-                height: 1280
-            }
-        );
-        assert_eq!(
-            fit(&facts(3840, 2160, 30.0), 1080),
-            Size {
-                width: 1920,
-                height: 1080
-            }
-        );
-        assert_eq!(
-            fit(&facts(1000, 750, 30.0), 360),
-            Size {
-                width: 480,
-                height: 360
-            }
-        );
-        assert_eq!(
-            fit(&facts(321, 241, 30.0), 720),
-            Size {
-                width: 320,
-                height: 240
-            }
-        );
+        for ((width, height), short, (fitted_width, fitted_height)) in [
+            ((1080, 1920), 720, (720, 1280)),
+            ((3840, 2160), 1080, (1920, 1080)),
+            ((1000, 750), 360, (480, 360)),
+            ((321, 241), 720, (320, 240)),
+        ] {
+            assert_eq!(
+                fit(&facts(width, height, 30.0), short),
+                Size {
+                    width: fitted_width,
+                    height: fitted_height
+                },
+                "{width}x{height} to {short}"
+            );
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::path::Path;
 use super::picture::{self, Size};
 use super::probe::SOURCE_DEMUXERS;
 use super::run::{CommandLine, Stdout};
-use super::{Ffmpeg, Output, Poster, SourceFacts, StepError};
+use super::{absolute, Ffmpeg, Output, Poster, SourceFacts, StepError};
 
 /// Short sides of the card (the storefront's largest card is 220 CSS px wide at 9:16, so a
 /// portrait poster of 360 px covers it) and of twice it, for dense screens. Files are named by
@@ -34,13 +34,15 @@ struct Still {
 }
 
 impl Ffmpeg {
-    pub(super) async fn make_poster(
+    /// The poster at `at_ms` (None: a representative frame of the first seconds), into `dir`.
+    pub async fn poster(
         &self,
         source: &Path,
         facts: &SourceFacts,
         at_ms: Option<u64>,
         dir: &Path,
     ) -> Result<Poster, StepError> {
+        let (source, dir) = absolute(source, dir)?;
         let mut sizes: Vec<Size> = SHORT_SIDES
             .iter()
             .map(|s| picture::fit(facts, *s))
@@ -52,8 +54,8 @@ impl Ffmpeg {
                 let short = size.short_side();
                 Still {
                     size,
-                    jpeg: Output::new(dir, format!("poster-{short}.jpg"), "image/jpeg"),
-                    webp: Output::new(dir, format!("poster-{short}.webp"), "image/webp"),
+                    jpeg: Output::new(&dir, format!("poster-{short}.jpg"), "image/jpeg"),
+                    webp: Output::new(&dir, format!("poster-{short}.webp"), "image/webp"),
                 }
             })
             .collect();
@@ -67,7 +69,7 @@ impl Ffmpeg {
             Some(at_ms) => {
                 // A moment past the end shows the last frames rather than nothing.
                 let at_ms = at_ms.min(facts.duration_ms.saturating_sub(250));
-                self.write_poster(source, facts, Some(at_ms), "", &stills, dir)
+                self.write_poster(&source, facts, Some(at_ms), "", &stills, &dir)
                     .await?;
             }
             None => {
@@ -82,14 +84,14 @@ impl Ffmpeg {
                      value={DARK_PIXELS_PERCENT}:function=less,\
                      trim=duration={CHOICE_SECONDS},thumbnail={frames},"
                 );
-                self.write_poster(source, facts, None, &bright, &stills, dir)
+                self.write_poster(&source, facts, None, &bright, &stills, &dir)
                     .await?;
                 if !all_written(&stills).await {
                     // Dark from start to end of the search: the most representative of its
                     // first seconds all the same.
                     let any =
                         format!("{sampling}trim=duration={CHOICE_SECONDS},thumbnail={frames},");
-                    self.write_poster(source, facts, None, &any, &stills, dir)
+                    self.write_poster(&source, facts, None, &any, &stills, &dir)
                         .await?;
                 }
             }

@@ -20,7 +20,7 @@ use anyhow::{anyhow, Context};
 use super::picture::{self, Size};
 use super::probe::SOURCE_DEMUXERS;
 use super::run::{CommandLine, Stdout};
-use super::{Ffmpeg, Output, Renditions, SourceFacts, StepError};
+use super::{absolute, Ffmpeg, Output, Renditions, SourceFacts, StepError};
 
 /// Short sides of the ladder's rungs; a source gets those up to its own (a 4K source stops at
 /// 1080), or one rung of its own size when it is smaller than them all.
@@ -53,13 +53,15 @@ struct MediaPlaylist {
 }
 
 impl Ffmpeg {
-    pub(super) async fn make_renditions(
+    /// HLS renditions and the progressive MP4 into `dir`; `progress` is told 0–100 as it goes.
+    pub async fn renditions(
         &self,
         source: &Path,
         facts: &SourceFacts,
         dir: &Path,
         progress: &(dyn Fn(u8) + Send + Sync),
     ) -> Result<Renditions, StepError> {
+        let (source, dir) = absolute(source, dir)?;
         let rate = picture::output_rate(facts);
         let rungs = ladder(facts, rate);
         let hls = dir.join("hls");
@@ -76,7 +78,7 @@ impl Ffmpeg {
                 progress(percent);
             }
         };
-        let line = self.ladder_command(source, facts, rate, &rungs);
+        let line = self.ladder_command(&source, facts, rate, &rungs);
         super::run::run(&line, &hls, self.timeout, Stdout::Progress(&on_time))
             .await
             .map_err(anyhow::Error::from)?;
@@ -93,10 +95,10 @@ impl Ffmpeg {
                 codec,
                 bandwidth: bandwidth(&hls.join(&rung.name), &playlist).await?,
             });
-            list_outputs(dir, &rung.name, &playlist, &mut outputs);
+            list_outputs(&dir, &rung.name, &playlist, &mut outputs);
         }
         let master = Output::new(
-            dir,
+            &dir,
             "hls/master.m3u8".into(),
             "application/vnd.apple.mpegurl",
         );
@@ -112,13 +114,13 @@ impl Ffmpeg {
             .find(|r| r.size.short_side() <= PROGRESSIVE_RUNG)
             .unwrap_or(&rungs[0]);
         let progressive = Output::new(
-            dir,
+            &dir,
             format!("video-{}.mp4", progressive_rung.name),
             "video/mp4",
         );
         self.remux_progressive(&hls, &progressive_rung.name, &progressive.path)
             .await?;
-        self.check_h264(&progressive.path, progressive_rung.size, dir)
+        self.check_h264(&progressive.path, progressive_rung.size, &dir)
             .await?;
         outputs.push(progressive.clone());
         progress(100);

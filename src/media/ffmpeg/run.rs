@@ -105,16 +105,8 @@ impl CommandLine {
     /// (ffmpeg's names, comma-separated), decoded on bounded threads.
     pub(crate) fn input(&mut self, path: &Path, demuxers: &str) -> &mut CommandLine {
         let threads = self.threads.to_string();
-        let (url, protocols) = input_url(path);
-        self.args([
-            "-protocol_whitelist",
-            protocols,
-            "-format_whitelist",
-            demuxers,
-        ])
-        .args(["-threads", &threads])
-        .arg("-i")
-        .arg(url)
+        let url = self.whitelists(path, demuxers);
+        self.args(["-threads", &threads]).arg("-i").arg(url)
     }
 
     /// An output written only through the `file` protocol, encoded on bounded threads, carrying
@@ -129,14 +121,21 @@ impl CommandLine {
 
     /// ffprobe's one input, read only through the `file` protocol and by the named demuxers.
     pub(crate) fn probe_input(&mut self, path: &Path, demuxers: &str) -> &mut CommandLine {
+        let url = self.whitelists(path, demuxers);
+        self.arg(url)
+    }
+
+    /// Limits the reading of the input at `path` to its protocols and `demuxers`; returns the
+    /// URL it is then read by.
+    fn whitelists(&mut self, path: &Path, demuxers: &str) -> OsString {
         let (url, protocols) = input_url(path);
         self.args([
             "-protocol_whitelist",
             protocols,
             "-format_whitelist",
             demuxers,
-        ])
-        .arg(url)
+        ]);
+        url
     }
 }
 
