@@ -210,8 +210,8 @@ pub struct Settings {
         value_parser = http_url
     )]
     pub platform_origin: Option<Url>,
-    /// Where the built merchant dashboard is (`dashboard.js`, `dashboard.css`; `npm run build`
-    /// in web/ writes them).
+    /// Where the built merchant dashboard is (`boot.js`, `dashboard.js`, `dashboard.css`; `npm
+    /// run build` in web/ writes them).
     #[arg(
         long,
         env = "VIDEOAPP_DASHBOARD_DIR",

@@ -298,6 +298,7 @@ async fn the_dashboard_page_loads_its_bundle_and_app_bridge_only_when_embedded()
     let built = std::env::temp_dir().join(format!("dashboard-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&built).unwrap();
     std::fs::write(built.join("dashboard.js"), "console.log('dashboard')").unwrap();
+    std::fs::write(built.join("boot.js"), "console.log('boot')").unwrap();
     let dir = built.clone();
     let app = spawn_app_with(move |s| {
         platform_settings(s);
@@ -348,11 +349,16 @@ async fn the_dashboard_page_loads_its_bundle_and_app_bridge_only_when_embedded()
         .unwrap();
 
     // Assert
-    // The shell names the script by its content; the stylesheet is not built.
-    let hash = hex::encode(&sha2::Sha256::digest(b"console.log('dashboard')")[..8]);
+    // The shell names each script by its content, the first calls' script first (it starts them
+    // while the bundle loads); the stylesheet is not built.
+    let hash = |text: &[u8]| hex::encode(&sha2::Sha256::digest(text)[..8]);
+    let (boot, bundle) = (
+        hash(b"console.log('boot')"),
+        hash(b"console.log('dashboard')"),
+    );
     assert!(
         outside.contains(&format!(
-            r#"<script src="/app/assets/dashboard.{hash}.js" defer>"#
+            r#"<script src="/app/assets/boot.{boot}.js" async></script><script src="/app/assets/dashboard.{bundle}.js" defer>"#
         )),
         "{outside}"
     );

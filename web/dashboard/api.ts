@@ -115,7 +115,39 @@ async function send(method: string, path: string, { query, body, raw, accept = '
 
 const json = async <T>(response: Response): Promise<T> => (await response.json()) as T;
 
-export const get = async <T>(path: string, query?: Query): Promise<T> => json<T>(await send('GET', path, { query }));
+/**
+ * Answers asked for before the page that reads them is drawn (boot.ts asks for the home page's
+ * while React renders it), by URL: the page's `get` of the same URL takes the answer instead of
+ * asking again. Each is taken once.
+ */
+let early = new Map<string, Promise<unknown>>();
+
+/** Starts `GET path?query` now, for a later {@link get} of the same URL to take. */
+export function prefetch(path: string, query?: Query): void {
+  const url = apiUrl(path, query);
+  if (early.has(url)) return;
+  const answer = send('GET', path, { query }).then(json);
+  answer.catch(() => undefined);
+  early.set(url, answer);
+}
+
+/** The answers asked for early, to hand to another copy of this module (boot.js is a bundle of its own). */
+export const earlyAnswers = (): Map<string, Promise<unknown>> => early;
+
+/** Takes over the answers another copy of this module asked for early. */
+export function adoptEarlyAnswers(answers: Map<string, Promise<unknown>>): void {
+  early = answers;
+}
+
+export async function get<T>(path: string, query?: Query): Promise<T> {
+  const url = apiUrl(path, query);
+  const answer = early.get(url);
+  if (answer) {
+    early.delete(url);
+    return answer as Promise<T>;
+  }
+  return json<T>(await send('GET', path, { query }));
+}
 
 export const post = async <T>(path: string, body: unknown): Promise<T> => json<T>(await send('POST', path, { body }));
 

@@ -4,69 +4,29 @@ import { AppProvider, BlockStack, Button, Card, Frame, Page, Text } from '@shopi
 import en from '@shopify/polaris/locales/en.json';
 import { useCallback, useEffect, useMemo, useState, type MouseEvent, type ReactNode } from 'react';
 
-import { ApiError, get, shopPath } from './api';
 import { Toasts, type ToastMessage } from './components/Toast';
-import { InstallProgress, installApp, type InstallStep } from './install';
+import { startBoot, type Boot, type Booting, type InstallStep } from './boot';
+import { InstallProgress } from './install';
 import { TopNav } from './components/TopNav';
-import { ShopContext, ToastContext, type Notify, type ShopContextValue } from './context';
+import { ShopContext, ToastContext, type Notify } from './context';
 import { NavigationContext, useRouter } from './navigation';
 import { AnalyticsPage } from './pages/Analytics';
 import { SettingsPage } from './pages/Settings';
 import { VideosPage } from './pages/Videos';
 import { WidgetsPage } from './pages/Widgets';
 import { hrefFor, isPlainClick, PAGES, type PageId } from './routes';
-import { isEmbedded, NoSessionError, resolveShop } from './session';
-import type { Shop } from './types';
+import { isEmbedded } from './session';
 
-type Boot =
-  | { state: 'loading' }
-  | { state: 'ready'; value: ShopContextValue }
-  | { state: 'no-session' }
-  | { state: 'not-installed' }
-  | { state: 'failed'; message: string };
-
-async function boot(onStep: (step: InstallStep) => void): Promise<Boot> {
-  // The shop is asked for while the install is checked: on every open but the first, the install
-  // changes nothing and the shop is the one read, a round trip sooner. A shop the service already
-  // knows opens even if the install fails.
-  const domain = resolveShop();
-  const early = domain.then((d) => get<Shop>(shopPath(d)));
-  early.catch(() => undefined);
-  let installFailure: string | null = null;
-  let installedNow = false;
-  try {
-    installedNow = await installApp(onStep);
-  } catch (e) {
-    if (e instanceof NoSessionError) return { state: 'no-session' };
-    if (e instanceof ApiError && e.status === 401) return { state: 'no-session' };
-    installFailure = e instanceof Error ? e.message : String(e);
-  }
-  try {
-    // The early answer stands unless it was asked before this call installed the shop.
-    const shop = await early.catch((e: unknown) => {
-      if (installedNow || installFailure) return domain.then((d) => get<Shop>(shopPath(d)));
-      throw e;
-    });
-    return { state: 'ready', value: { domain: await domain, shop } };
-  } catch (e) {
-    if (e instanceof NoSessionError) return { state: 'no-session' };
-    if (e instanceof ApiError && e.status === 401) return { state: 'no-session' };
-    if (e instanceof ApiError && e.status === 404) {
-      return installFailure ? { state: 'failed', message: installFailure } : { state: 'not-installed' };
-    }
-    return { state: 'failed', message: e instanceof Error ? e.message : String(e) };
-  }
-}
-
-export function App() {
+/** `first` is the boot started as the bundle ran, before React's first render; "Try again" boots afresh. */
+export function App({ first }: { first: Booting }) {
   return (
     <AppProvider i18n={en}>
-      <Dashboard />
+      <Dashboard first={first} />
     </AppProvider>
   );
 }
 
-function Dashboard() {
+function Dashboard({ first }: { first: Booting }) {
   const [status, setStatus] = useState<Boot>({ state: 'loading' });
   const [attempt, setAttempt] = useState(0);
   const [step, setStep] = useState<InstallStep>('connecting');
@@ -74,11 +34,14 @@ function Dashboard() {
   useEffect(() => {
     let live = true;
     setStatus({ state: 'loading' });
-    boot((s) => live && setStep(s)).then((b) => live && setStatus(b));
+    const booting = attempt === 0 ? first : startBoot();
+    setStep(booting.step);
+    booting.onStep = (s) => live && setStep(s);
+    booting.result.then((b) => live && setStatus(b));
     return () => {
       live = false;
     };
-  }, [attempt]);
+  }, [attempt, first]);
 
   switch (status.state) {
     case 'loading':

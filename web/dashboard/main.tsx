@@ -1,16 +1,19 @@
 /** The merchant's dashboard: mounts into the service's `<div id="app">`. */
 import { createRoot } from 'react-dom/client';
 
+import { adoptEarlyAnswers } from './api';
 import { App } from './app';
+import { startBoot } from './boot';
 import { withoutLaunchParameters } from './routes';
-import { sessionToken } from './session';
 
-// The first call needs a session token: asked for now, while React and Polaris set up, rather
-// than once the app has mounted. A failure is the app's to report when it asks again.
-sessionToken().catch(() => undefined);
+// The first calls (the install, the shop, the home page's data) were started by boot.js, which
+// the shell loads beside this bundle; should it not have run yet, they go out now, while React and
+// Polaris set up. Either way this bundle's API client takes the answers asked for early.
+const first = (window.videoappBoot ??= startBoot());
+adoptEarlyAnswers(first.answers);
 // The admin's launch token has been read: it leaves the address bar.
 const address = withoutLaunchParameters();
 if (address !== location.pathname + location.search + location.hash) history.replaceState(history.state, '', address);
 
 const root = document.getElementById('app');
-if (root) createRoot(root).render(<App />);
+if (root) createRoot(root).render(<App first={first} />);

@@ -45,14 +45,23 @@ describe("The merchant's dashboard", () => {
     open.push(merchant);
     const { page } = merchant;
     const shopReads = [];
+    const homeReads = [];
     const shopPath = `/app/api/shops/${shop.shop}`;
-    const onRequest = (r) => new URL(r.url()).pathname === shopPath && shopReads.push(r.method());
+    const onRequest = (r) => {
+      const { pathname } = new URL(r.url());
+      if (pathname === shopPath) shopReads.push(r.method());
+      if (pathname === '/app/api/analytics/summary' || pathname === '/app/api/analytics/timeseries') homeReads.push(pathname);
+    };
     page.on('request', onRequest);
     await page.goto(shop.admin);
     assert.equal(new URL(page.url()).pathname, '/app', `the admin opens the dashboard, not ${page.url()}`);
     assert.equal(new URL(page.url()).searchParams.get('shop'), shop.shop);
     await pageHeading(page, 'Analytics').waitFor();
+    await settled(page);
     page.off('request', onRequest);
+    // The home page's totals and chart, asked for by boot.js before the page was drawn, are
+    // the answers the page shows: each asked once.
+    assert.deepEqual(homeReads.sort(), ['/app/api/analytics/summary', '/app/api/analytics/timeseries']);
     // A seeded shop has no platform to install from: the install fails, and the shop read beside
     // it is the one shown, not asked for again.
     assert.deepEqual(shopReads, ['GET'], 'the shop is read once as the dashboard opens');

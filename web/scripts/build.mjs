@@ -5,6 +5,7 @@
 //   pixel/main.ts  → ../extensions/videoapp-pixel/dist/videoapp-pixel.js   (one minified IIFE,
 //                    imported by the extension's src/index.ts and loaded as is by the demo store)
 // and the merchant's dashboard, which the service serves under /app/assets/:
+//   dashboard/boot-main.ts  → dist/dashboard/boot.js       (its first calls, before the bundle)
 //   dashboard/main.tsx      → dist/dashboard/dashboard.js  (React + Polaris, one minified IIFE)
 //   dashboard/dashboard.css → dist/dashboard/dashboard.css (Polaris' style sheet and ours)
 import { build } from 'esbuild';
@@ -48,6 +49,13 @@ const playerInline = {
     b.onResolve({ filter: /\/player-source$/ }, () => ({ path: here('../loader/player-inline.ts') }));
   },
 };
+
+// The dashboard's first calls, started before the bundle has loaded (dashboard/boot.ts).
+await build({
+  ...common,
+  entryPoints: [here('../dashboard/boot-main.ts')],
+  outfile: here('../dist/dashboard/boot.js'),
+});
 
 await build({
   ...common,

@@ -13,11 +13,12 @@ const files = [
   ['loader', '../../extensions/videoapp-theme/assets/videoapp-loader.js', BUDGET, TARGET],
   ['player', '../../extensions/videoapp-theme/assets/videoapp-player.js', PLAYER_BUDGET, null],
   ['pixel', '../../extensions/videoapp-pixel/dist/videoapp-pixel.js', null],
+  ['boot.js', '../dist/dashboard/boot.js', null],
   ['dashboard.js', '../dist/dashboard/dashboard.js', null],
   ['dashboard.css', '../dist/dashboard/dashboard.css', null],
 ];
-/** The dashboard's first load: both files, each gzipped as the service may send it. */
-const DASHBOARD = ['dashboard.js', 'dashboard.css'];
+/** The dashboard's first load: its files, each gzipped as the service may send it. */
+const DASHBOARD = ['boot.js', 'dashboard.js', 'dashboard.css'];
 let dashboard = 0;
 let dashboardFiles = 0;
 
@@ -50,5 +51,5 @@ for (const [name, path, budget, target] of files) {
     dashboardFiles++;
   }
 }
-if (dashboardFiles === DASHBOARD.length) console.log(`dashboard (js + css): ${dashboard} B gzipped`);
+if (dashboardFiles === DASHBOARD.length) console.log(`dashboard, first load (boot, js, css): ${dashboard} B gzipped`);
 process.exit(failed ? 1 : 0);

@@ -14,10 +14,9 @@ import { useShop } from '../context';
 import { presetRange, rangeErrors, type DateRange, type Preset } from '../dates';
 import { formatCount, formatMoney, SERIES_METRICS, SUMMARY_METRICS, type SeriesKey } from '../format';
 import { useLoad } from '../hooks';
+import { HOME_PRESET, seriesRequest, summaryRequest } from '../home';
 import { labelOf, statusTone, VIDEO_STATUSES, WIDGET_STATUSES, WIDGET_TYPES } from '../labels';
 import type { Metrics, SummaryResponse, TimeseriesResponse, VideoAnalytics, WidgetAnalytics } from '../types';
-
-const DEFAULT_PRESET: Exclude<Preset, 'custom'> = 'last30';
 
 function metricColumns<Row extends { metrics: Metrics }>(currency: string): Column<Row>[] {
   const count = (key: 'impressions' | 'views' | 'clicks' | 'add_to_cart' | 'orders') => (r: Row) => formatCount(r.metrics[key]);
@@ -34,8 +33,8 @@ function metricColumns<Row extends { metrics: Metrics }>(currency: string): Colu
 export function AnalyticsPage() {
   const { shop } = useShop();
   const tz = shop.timezone;
-  const [preset, setPreset] = useState<Preset>(DEFAULT_PRESET);
-  const [custom, setCustom] = useState<DateRange>(() => presetRange(DEFAULT_PRESET, tz));
+  const [preset, setPreset] = useState<Preset>(HOME_PRESET);
+  const [custom, setCustom] = useState<DateRange>(() => presetRange(HOME_PRESET, tz));
   // The last complete custom range: half-typed dates never reach the API.
   const [applied, setApplied] = useState<DateRange>(custom);
   const [metric, setMetric] = useState<SeriesKey>('views');
@@ -56,14 +55,8 @@ export function AnalyticsPage() {
     if (!errors.start && !errors.end) setApplied(next);
   };
 
-  const summary = useLoad(
-    () => get<SummaryResponse>('/analytics/summary', { start_date: start, end_date: end, compare: 'previous_period' }),
-    [start, end],
-  );
-  const series = useLoad(
-    () => get<TimeseriesResponse>('/analytics/timeseries', { start_date: start, end_date: end, interval: 'day' }),
-    [start, end],
-  );
+  const summary = useLoad(() => get<SummaryResponse>(...summaryRequest({ start, end })), [start, end]);
+  const series = useLoad(() => get<TimeseriesResponse>(...seriesRequest({ start, end })), [start, end]);
 
   const info = SERIES_METRICS.find((m) => m.key === metric) ?? SERIES_METRICS[0]!;
   const points = useMemo(() => (series.data?.data ?? []).map((b) => ({ date: b.date, value: b.metrics[metric] })), [series.data, metric]);
