@@ -10,7 +10,6 @@ use chrono::{Days, Months, NaiveDate, Utc};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
-use serde::Deserialize;
 use serde_json::Value;
 use videoapp::warehouse::compaction::{merge, quiet_partitions};
 
@@ -35,17 +34,8 @@ const TODAY_MOVES: &str = "INSERT INTO analytics_days (shop_domain, local_date, 
     VALUES ($1, $2, nextval('analytics_changes')) \
     ON CONFLICT (shop_domain, local_date) DO UPDATE SET change = EXCLUDED.change";
 
-/// One shop as `videoapp generate` prints it.
-#[derive(Deserialize)]
-struct GeneratedShop {
-    domain: String,
-    timezone: String,
-    api_key: String,
-}
-
-/// What a step asks: the service's answer at a path with so many entries (after [`Before`],
-/// untimed), the CSV of every video (always computed afresh), an aggregate of the raw events, or
-/// nothing.
+/// A step: the service's answer at a path with so many entries, the CSV of every video, a raw
+/// aggregate of the events, or nothing.
 enum Ask {
     Json(String, usize, Before),
     Csv(String, usize),
@@ -59,8 +49,8 @@ const THE_SAME: [(&str, Before); 2] = [
     ("  the same, asked again", Before::SameRequest),
 ];
 
-/// The service keeps sorted lists and the totals of the days before today while what they were
-/// computed from stays as it was, so a list is measured three ways.
+/// What is done, untimed, before a list is asked for: the service keeps lists while what they
+/// were computed from stays as it was.
 #[derive(Clone, Copy, PartialEq)]
 enum Before {
     Nothing,
@@ -68,7 +58,6 @@ enum Before {
     EverythingMoves,
     /// As with every batch of a selling shop: the days before today from memory.
     TodayMoves,
-    /// The same request again.
     SameRequest,
 }
 
@@ -84,13 +73,14 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
     let client = reqwest::Client::new();
     let ch = async |sql: &str| try_clickhouse_query(&client, &databases.name, sql).await;
     let shop = generate_data(databases, database_url).await?;
-    let tz: chrono_tz::Tz =
-        (shop.timezone.parse()).map_err(|e| format!("{}: {e}", shop.timezone))?;
+    let field = |name: &str| shop[name].as_str().unwrap_or_default().to_string();
+    let [domain, timezone, api_key] = ["domain", "timezone", "api_key"].map(field);
+    let tz: chrono_tz::Tz = timezone.parse().map_err(|e| format!("{timezone}: {e}"))?;
     let end = Utc::now().with_timezone(&tz).date_naive();
     let start = end - Days::new(DAYS as u64 - 1);
     let year = |d: NaiveDate| d.checked_sub_months(Months::new(12)).expect("a date");
     let previous = (year(start), year(end));
-    let (domain, range) = (&shop.domain, format!("start_date={start}&end_date={end}"));
+    let range = format!("start_date={start}&end_date={end}");
     println!("measured shop {domain} ({tz}), {start} .. {end}, previous year {previous:?}");
     settle(databases, end).await?;
 
@@ -104,13 +94,13 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
     let postgres = sqlx::PgPool::connect(database_url).await;
     let postgres = postgres.map_err(|e| e.to_string())?;
     let moves = async |sql: &str| {
-        let moved = sqlx::query(sql).bind(&shop.domain).bind(end);
+        let moved = sqlx::query(sql).bind(&domain).bind(end);
         let moved = moved.execute(&postgres).await;
         moved.map(drop).map_err(|e| format!("Postgres: {e}"))
     };
     let get = |path: &str| {
         let url = format!("{}/api/v1/analytics/{path}", service.base_url);
-        client.get(url).bearer_auth(&shop.api_key)
+        client.get(url).bearer_auth(&api_key)
     };
     let busiest = format!("videos?{range}&sort_by=views&sort_order=desc&limit=1");
     let busiest = json(get(&busiest)).await?;
@@ -123,24 +113,25 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
     let both = format!("({current}) OR ({earlier})");
     let shop_rows = format!("shop_domain = '{domain}'");
     let video_rows = format!("{shop_rows} AND video_id = '{video}'");
-    let by_revenue = |compare: bool, offset: usize| {
+    // The `events` rows of `rows` within the range (and the previous year's), by `key`.
+    let select = |key: &str, metrics: &str, rows: &str, compare: bool, rest: &str| {
         let within = if compare { &both } else { &current };
+        format!(
+            "SELECT {key}, {metrics} FROM events WHERE {rows} AND ({within}) GROUP BY {key} {rest}"
+        )
+    };
+    let by_revenue = |compare: bool, offset: usize| {
         let mut metrics = raw_metrics(&current);
         if compare {
             metrics = format!("{metrics}, {}", raw_metrics(&earlier));
         }
         let revenue = format!("sumIf(revenue_e4, event_type = 'checkout_completed' AND {current})");
-        format!(
-            "SELECT video_id, {metrics} FROM events WHERE {shop_rows} AND ({within}) \
-             GROUP BY video_id ORDER BY {revenue} DESC, video_id LIMIT {offset}, {LIMIT}"
-        )
+        let order = format!("ORDER BY {revenue} DESC, video_id LIMIT {offset}, {LIMIT}");
+        select("video_id", &metrics, &shop_rows, compare, &order)
     };
     let by_day = |rows: &str, compare: bool| {
-        let (within, metrics) = (if compare { &both } else { &current }, raw_metrics("1"));
-        format!(
-            "SELECT local_date, {metrics} FROM events WHERE {rows} AND ({within}) \
-             GROUP BY local_date ORDER BY local_date"
-        )
+        let metrics = raw_metrics("1");
+        select("local_date", &metrics, rows, compare, "ORDER BY local_date")
     };
     let list = format!("videos?{range}&sort_by=revenue&sort_order=desc&limit={LIMIT}");
     let series = format!("timeseries?{range}&interval=day");
@@ -170,11 +161,8 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
         let raw = by_day(&video_rows, compare);
         add("day series, busiest video", &path, raw);
     }
-    let metrics = raw_metrics(&current);
-    let all_videos = format!(
-        "SELECT video_id, {metrics} FROM events WHERE {shop_rows} AND ({current}) \
-         GROUP BY video_id FORMAT CSVWithNames"
-    );
+    let (metrics, csv) = (raw_metrics(&current), "FORMAT CSVWithNames");
+    let all_videos = select("video_id", &metrics, &shop_rows, false, csv);
     let path = format!("videos?{range}&sort_by=revenue&sort_order=desc&format=csv");
     let csv = [Ask::Csv(path, VIDEOS), Ask::Raw(all_videos)];
     pairs.push((format!("CSV, {VIDEOS} videos by revenue"), csv, CSV_GOAL));
@@ -227,13 +215,12 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
         }
         let [p50, p95] = [50.0, 95.0].map(|p| percentile(ours, p));
         let verdict = if p95 < *goal { "met" } else { "MISSED" };
-        let raw = match asks[1] {
+        let [raw50, raw95] = match asks[1] {
             Ask::Nothing => ["", ""].map(String::from),
             _ if raw.is_empty() => ["-", "-"].map(String::from),
             _ => [50.0, 95.0].map(|p| format_latency(percentile(raw, p))),
         };
         let [p50, p95] = [p50, p95].map(format_latency);
-        let [raw50, raw95] = raw;
         println!("  {name:<44} {p50:>9} {p95:>9} {raw50:>9} {raw95:>9}  p95 < {goal:?}: {verdict}");
     }
     let refused = "since start: the kernel refused a reset before a";
@@ -243,8 +230,8 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
     Ok(())
 }
 
-/// Generates the data set into `databases`; returns its shop.
-async fn generate_data(databases: &Databases, database_url: &str) -> Outcome<GeneratedShop> {
+/// Generates the data set into `databases`; returns its shop as `videoapp generate` prints it.
+async fn generate_data(databases: &Databases, database_url: &str) -> Outcome<Value> {
     let binary = env!("CARGO_BIN_EXE_videoapp");
     let events = setting("ANALYTICS_SCALE_EVENTS", 100_000_000).to_string();
     let started = Instant::now();
@@ -263,14 +250,13 @@ async fn generate_data(databases: &Databases, database_url: &str) -> Outcome<Gen
     }
     let took = started.elapsed().as_secs_f64();
     println!("generate {GENERATE} --events {events} took {took:.1} s");
-    let shops: Vec<GeneratedShop> =
+    let shops: Vec<Value> =
         serde_json::from_slice(&output.stdout).map_err(|e| format!("no shops: {e}"))?;
     (shops.into_iter().next()).ok_or_else(|| "no shop was generated".into())
 }
 
-/// Waits for ClickHouse's background merges (at most [`SETTLE`]), then merges the aggregates'
-/// partitions of past months and years into one part each, as the service does once they are
-/// quiet; `today`'s month and year stay as they are, since a live store keeps writing them.
+/// After ClickHouse's own merges (at most [`SETTLE`]), the aggregates' past months and years
+/// merged into one part each, as the service does once they are quiet; `today`'s stay as they are.
 async fn settle(databases: &Databases, today: NaiveDate) -> Outcome {
     let (client, started) = (reqwest::Client::new(), Instant::now());
     let ch = async |sql| try_clickhouse_query(&client, &databases.name, sql).await;
@@ -352,10 +338,7 @@ async fn step(
     }
     let found = match (check, ask) {
         (false, _) => rows,
-        (true, Ask::Csv(..)) => {
-            let lines = body.split(|&b| b == b'\n');
-            lines.filter(|l| !l.is_empty()).count() - 1
-        }
+        (true, Ask::Csv(..)) => String::from_utf8_lossy(&body).lines().count() - 1,
         (true, _) => {
             let body: Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
             body["data"].as_array().map_or(0, Vec::len)

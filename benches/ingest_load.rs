@@ -89,8 +89,8 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         }
         Ok((output, accepted))
     };
-    let mut watched = vec![service.pid];
-    watched.extend(load::pids_named("clickhouse"));
+    let clickhouse = load::processes().filter(|s| s.comm.starts_with("clickhouse"));
+    let watched = [vec![service.pid], clickhouse.map(|s| s.pid).collect()].concat();
     let service_name = "service (POST analytics, durable 202)";
     let names = [service_name, "ceiling (bare axum, same 202)"];
     let targets = if callgrind { &names[..1] } else { &names[..] };
@@ -98,12 +98,11 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         k.starts_with("VIDEOAPP_BATCH_") || k.starts_with("VIDEOAPP_SPOOL_")
     };
     let changed: Vec<_> = std::env::vars().filter(experiment).collect();
+    let (cores, binary) = (load::cores(), service.binary.display());
     println!(
-        "\ningest load run: {wrk}, {connections} connections, {} threads; {warmup} s warm-up + \
-         {seconds} s per target, {rounds} rounds; {}: batches of {} rows or {} ms, spool commit \
-         delay {} µs; event ids: {event_ids}; changed: {changed:?}",
-        load::cores(),
-        service.binary.display(),
+        "\ningest load run: {wrk}, {connections} connections, {cores} threads; {warmup} s \
+         warm-up + {seconds} s per target, {rounds} rounds; {binary}: batches of {} rows or {} \
+         ms, spool commit delay {} µs; event ids: {event_ids}; changed: {changed:?}",
         config::DEFAULT_BATCH_MAX_ROWS,
         config::DEFAULT_BATCH_MAX_AGE_MS,
         config::DEFAULT_SPOOL_COMMIT_DELAY_MICROS,
@@ -147,8 +146,20 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
                 / delta("spool_sync_duration_seconds_count").max(1.0);
             rest += &format!(" {:>4.2} s {per_sync:>8.1}", drained.as_secs_f64());
         }
-        if callgrind {
-            rest += &callgrind_per_event(service, accepted)?;
+        if let Some(file) = &service.callgrind {
+            // The totals of the dump callgrind just wrote, per acknowledged event.
+            let dump = format!("{}.1", file.display());
+            let text = std::fs::read_to_string(&dump).map_err(|e| format!("{dump}: {e}"))?;
+            let total = |l: &str| l.strip_prefix("totals:")?.trim().parse::<u64>().ok();
+            let total = text
+                .lines()
+                .find_map(total)
+                .ok_or(format!("{dump}: no totals"))?;
+            let per_event = total as f64 / accepted.max(1) as f64;
+            rest += &format!(
+                "\n  callgrind: {total} instructions in the measured window, {per_event:.0} per \
+                 acknowledged event (`callgrind_annotate --inclusive=yes {dump}`)"
+            );
         }
         let server = if is_service { cpu.watched[0] } else { cpu.own };
         let (measured, _) = Measured::parse(&output, server, cpu)?;
@@ -171,21 +182,6 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
          (202s counted by wrk's script = events_accepted_total = rows in {database}.events)"
     );
     Ok(())
-}
-
-/// The totals of the dump callgrind just wrote (`FILE.1`) per acknowledged event.
-fn callgrind_per_event(service: &ServiceProcess, accepted: u64) -> Outcome<String> {
-    let file = service.callgrind.as_ref().expect("under callgrind");
-    let dump = format!("{}.1", file.display());
-    let text = std::fs::read_to_string(&dump).map_err(|e| format!("{dump}: {e}"))?;
-    let total = |l: &str| l.strip_prefix("totals:")?.trim().parse::<u64>().ok();
-    let totals = text.lines().find_map(total);
-    let total: u64 = totals.ok_or_else(|| format!("{dump}: no totals"))?;
-    let per_event = total as f64 / accepted.max(1) as f64;
-    Ok(format!(
-        "\n  callgrind: {total} instructions in the measured window, {per_event:.0} per \
-         acknowledged event (`callgrind_annotate --inclusive=yes {dump}`)"
-    ))
 }
 
 /// Beacons as the widget loader sends them: 75% impressions, 25% views, over 6 widgets, 40 videos

@@ -209,12 +209,12 @@ async fn ranges(service: &ServiceProcess, mp4: &Path, store: &Path, rounds: u64)
     }
     let script = store.join("ranges.lua");
     std::fs::write(&script, RANGES).map_err(say)?;
-    let (seconds, connections) = (RANGE_SECONDS, RANGE_CONNECTIONS);
     println!(
-        "\nranges: {size} bytes' progressive MP4 in 1 MiB ranges, wrk {connections} connections, \
-         {} threads, 2 s warm-up + {seconds} s per target, {rounds} rounds",
+        "\nranges: {size} bytes' progressive MP4 in 1 MiB ranges, wrk {RANGE_CONNECTIONS} \
+         connections, {} threads, 2 s warm-up + {RANGE_SECONDS} s per target, {rounds} rounds",
         load::cores()
     );
+    let (seconds, connections) = (RANGE_SECONDS, RANGE_CONNECTIONS);
     let names = ["service (/media)", "ceiling (tower-http ServeDir)"];
     let script = [script.display().to_string(), size.to_string()];
     let measure = async |t: usize| {

@@ -38,11 +38,11 @@ fn main() {
     let app = runtime.block_on(support::BenchApp::start(&databases, &database_url));
     let router = &app.router;
     // Signed once (valid for an hour) and parsed once, as the server's HTTP layer would have.
-    let uri: Uri = app.contextual_widgets_uri().parse().expect("a signed URI");
+    let uri = format!("{}?{}", support::CONTEXTUAL_WIDGETS, support::home_query());
+    let uri: Uri = uri.parse().expect("a signed URI");
     let healthz = Uri::from_static("/healthz");
     let (_, etag, page) = runtime.block_on(send(router, &uri, None));
-    let widgets = support::catalog::WIDGETS_AT_HOME;
-    let bytes = page.len();
+    let (bytes, widgets) = (page.len(), support::catalog::WIDGETS_AT_HOME);
     eprintln!("contextual-widgets (location=home): {bytes} bytes, {widgets} widgets");
     let requests = [
         ("contextual_widgets_warm", &uri, None, StatusCode::OK),
@@ -64,7 +64,7 @@ fn main() {
             b.to_async(&runtime).iter(|| send(router, uri, etag))
         });
     }
-    let query = app.signed_query();
+    let query = support::home_query();
     let secret = &ProxySecret::new(support::helpers::PROXY_SECRET);
     let max_age = support::SIGNATURE_MAX_AGE_SECONDS as i64;
     assert!(verify(secret, &query, Utc::now(), max_age).is_ok());

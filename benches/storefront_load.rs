@@ -27,7 +27,7 @@ async fn run(app: &BenchApp, wrk: &str) -> Outcome {
     let warmup = setting("STOREFRONT_LOAD_WARMUP_SECONDS", 3);
     let rounds = setting("STOREFRONT_LOAD_ROUNDS", 3);
     let connections = setting("STOREFRONT_LOAD_CONNECTIONS", 64);
-    let uri = app.contextual_widgets_uri();
+    let uri = format!("{}?{}", support::CONTEXTUAL_WIDGETS, support::home_query());
     let route = (MethodFilter::GET, support::CONTEXTUAL_WIDGETS, uri.as_str());
     let client = reqwest::Client::new();
     let (urls, body) =

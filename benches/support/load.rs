@@ -1,5 +1,4 @@
-//! What the load runs share: `wrk` and its output, a bare axum ceiling beside the service, who
-//! used the cores during a measured window (procfs), and the rounds with their table and medians.
+//! What the load runs share: `wrk`, a bare axum ceiling, the cores used (procfs), and rounds.
 
 use std::time::{Duration, Instant};
 
@@ -89,8 +88,7 @@ pub async fn serve(router: axum::Router) -> Outcome<String> {
     Ok(format!("http://{address}"))
 }
 
-/// One `wrk` run: `connections` keep-alive connections over `cores()` threads; `script` is empty,
-/// or the script's path and its arguments.
+/// One `wrk` run over `cores()` threads; `script`: none, or its path and arguments.
 pub async fn wrk(url: &str, connections: u64, seconds: u64, script: &[String]) -> Outcome<String> {
     let mut command = tokio::process::Command::new("wrk");
     let (threads, connections) = (format!("-t{}", cores()), format!("-c{connections}"));
@@ -110,8 +108,8 @@ pub async fn wrk(url: &str, connections: u64, seconds: u64, script: &[String]) -
     Ok(stdout)
 }
 
-/// A warm-up run of wrk, then the measured one, with the cores used meanwhile (those of `watched`
-/// too) and the server's share of them. A failed request, or an answer not 2xx or 3xx, fails it.
+/// A warm-up run of wrk, then the measured one with the cores used (`watched`'s and the server's
+/// too); a failed request, or an answer not 2xx or 3xx, fails it.
 pub async fn warm_and_measure(
     url: &str,
     connections: u64,
@@ -175,10 +173,7 @@ pub fn percentile(values: &[Duration], p: f64) -> Duration {
 
 /// CPU ticks at one moment: this process, its children (wrk, running or exited), the machine's
 /// busy and stolen time, then each watched process.
-pub struct Cpu {
-    at: Instant,
-    ticks: Vec<u64>,
-}
+pub struct Cpu(Instant, Vec<u64>);
 
 /// Cores busy between two [`Cpu`] readings.
 #[derive(Clone, Debug, Default)]
@@ -199,23 +194,20 @@ impl Cpu {
         let pid = me.map(|m| m.pid);
         let running = processes().filter(|s| Some(s.ppid) == pid);
         let total = KernelStats::current().map(|k| k.total);
-        let mut all = vec![
-            own,
-            exited as u64 + running.map(|s| ticks(&s)).sum::<u64>(),
-            total.as_ref().map_or(0, |t| t.user + t.nice + t.system),
-            total.map_or(0, |t| t.steal.unwrap_or(0)),
-        ];
+        let children = exited as u64 + running.map(|s| ticks(&s)).sum::<u64>();
+        let busy = total.as_ref().map_or(0, |t| t.user + t.nice + t.system);
+        let steal = total.map_or(0, |t| t.steal.unwrap_or(0));
+        let mut all = vec![own, children, busy, steal];
         let stat = |pid| Process::new(pid).and_then(|p| p.stat());
         let busy = |pid: &i32| stat(*pid).map_or(0, |s| ticks(&s));
         all.extend(watched.iter().map(busy));
-        let at = Instant::now();
-        Cpu { at, ticks: all }
+        Cpu(Instant::now(), all)
     }
 
     pub fn until(&self, later: &Cpu) -> CpuUsage {
-        let seconds = later.at.duration_since(self.at).as_secs_f64().max(1e-9);
+        let seconds = later.0.duration_since(self.0).as_secs_f64().max(1e-9);
         let per_second = procfs::ticks_per_second() as f64 * seconds;
-        let cores: Vec<f64> = (self.ticks.iter().zip(&later.ticks))
+        let cores: Vec<f64> = (self.1.iter().zip(&later.1))
             .map(|(b, a)| a.saturating_sub(*b) as f64 / per_second)
             .collect();
         let watched = cores[4..].to_vec();
@@ -232,15 +224,9 @@ impl Cpu {
 }
 
 /// Every process's `stat`.
-fn processes() -> impl Iterator<Item = Stat> {
+pub fn processes() -> impl Iterator<Item = Stat> {
     let all = procfs::process::all_processes().into_iter().flatten();
     all.filter_map(|p| p.ok()?.stat().ok())
-}
-
-/// Processes whose name starts with `prefix`.
-pub fn pids_named(prefix: &str) -> Vec<i32> {
-    let named = processes().filter(|s| s.comm.starts_with(prefix));
-    named.map(|s| s.pid).collect()
 }
 
 /// One run of one target: requests (or events) per second, latency, the server's cores, and all.

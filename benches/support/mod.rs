@@ -48,11 +48,10 @@ pub fn fail(message: impl std::fmt::Display) -> ! {
 
 /// The exit code of a run, saying why it failed.
 pub fn exit(outcome: Outcome) -> std::process::ExitCode {
-    let Err(e) = outcome else {
-        return std::process::ExitCode::SUCCESS;
-    };
-    eprintln!("error: {e}");
-    std::process::ExitCode::FAILURE
+    match outcome.map_err(|e| eprintln!("error: {e}")) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(()) => std::process::ExitCode::FAILURE,
+    }
 }
 
 /// A Postgres and a ClickHouse database of one name, and a spool directory. The ClickHouse one is
@@ -65,8 +64,7 @@ pub struct Databases {
     pub cluster: Option<String>,
 }
 
-/// Runs `run` on fresh databases (see [`Databases::create`]) on a runtime of its own, then
-/// drops them once the runtime, whose pools would hold them open, is gone.
+/// `run` on fresh databases and a runtime of its own, whose pools must be gone before the drop.
 pub fn on_fresh_databases(
     cluster: Option<&str>,
     run: impl AsyncFnOnce(&Databases, &str) -> Outcome,
@@ -133,11 +131,9 @@ impl Databases {
     }
 }
 
-/// The service on this runtime, with the bench shop seeded.
+/// The service on this runtime, with the bench shop seeded; `router` for in-process requests.
 pub struct BenchApp {
-    /// `http://127.0.0.1:PORT`.
     pub base_url: String,
-    /// The same service the listener serves, for in-process requests (`oneshot`).
     pub router: PublicService,
 }
 
@@ -163,26 +159,19 @@ impl BenchApp {
         let late = format!("the service did not start within {START_TIMEOUT:?}");
         (tokio::time::timeout(START_TIMEOUT, started).await).unwrap_or_else(|_| fail(late))
     }
+}
 
-    /// A freshly signed query for the bench shop's home page, as the app proxy sends it.
-    pub fn signed_query(&self) -> String {
-        signed(SHOP, &[("location", "home")])
-    }
-
-    /// Path and query of a freshly signed contextual-widgets request (`location=home`).
-    pub fn contextual_widgets_uri(&self) -> String {
-        format!("{CONTEXTUAL_WIDGETS}?{}", self.signed_query())
-    }
+/// A freshly signed query for the bench shop's home page, as the app proxy sends it.
+pub fn home_query() -> String {
+    signed(SHOP, &[("location", "home")])
 }
 
 /// `videoapp serve` as a process of its own, so that its CPU time and memory are its own:
 /// `BENCH_SERVICE_BIN` or the bench's build, under callgrind with `BENCH_CALLGRIND=FILE` (counting
 /// off until [`ServiceProcess::callgrind_control`] turns it on). Killed when dropped.
 pub struct ServiceProcess {
-    /// `process.metrics()`: its Prometheus exposition.
     pub process: helpers::ServiceProcess,
     pub pid: i32,
-    /// `http://127.0.0.1:PORT`.
     pub base_url: String,
     pub binary: PathBuf,
     pub callgrind: Option<PathBuf>,
@@ -236,7 +225,7 @@ impl ServiceProcess {
     }
 
     /// How long after `since` ClickHouse held the events the service counted (and `acknowledged`);
-    /// more than acknowledged, or no change within [`DRAIN_LIMIT`], fails.
+    /// more than acknowledged, or none of that within [`DRAIN_LIMIT`], fails.
     pub async fn drained(&self, since: Instant, acknowledged: Option<u64>) -> Outcome<Duration> {
         let (client, databases) = (reqwest::Client::new(), &self.databases);
         let url = &databases.clickhouse_url;
