@@ -10,13 +10,12 @@ use chrono::{Days, Months, NaiveDate, Utc};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
-use serde::Deserialize;
 use serde_json::Value;
 use videoapp::warehouse::compaction::{merge, quiet_partitions};
 
 use support::helpers::{try_clickhouse_query, warehouse_on};
 use support::load::{self, format_latency, percentile, setting};
-use support::{ClickHouseTarget, Databases, ServiceProcess};
+use support::{Databases, Outcome, ServiceProcess};
 
 const GENERATE: &str = "--shops 1 --videos 10000 --widgets 50 --days 400 --seed 1";
 const DAYS: usize = 365;
@@ -28,18 +27,15 @@ const SETTLE: Duration = Duration::from_secs(600);
 /// The goals: p95 of a JSON answer, and of the whole CSV.
 const JSON_GOAL: Duration = Duration::from_millis(50);
 const CSV_GOAL: Duration = Duration::from_secs(1);
+/// What the service records when a migration applies, and when a batch lands today.
+const EVERYTHING_MOVES: &str =
+    "UPDATE shops SET analytics_version = analytics_version + 1 WHERE domain = $1";
+const TODAY_MOVES: &str = "INSERT INTO analytics_days (shop_domain, local_date, change) \
+    VALUES ($1, $2, nextval('analytics_changes')) \
+    ON CONFLICT (shop_domain, local_date) DO UPDATE SET change = EXCLUDED.change";
 
-/// One shop as `videoapp generate` prints it.
-#[derive(Deserialize)]
-struct GeneratedShop {
-    domain: String,
-    timezone: String,
-    api_key: String,
-}
-
-/// What a step asks: the service's answer at a path with so many entries (after [`Before`],
-/// untimed), the CSV of every video (always computed afresh), an aggregate of the raw events, or
-/// nothing.
+/// A step: the service's answer at a path with so many entries, the CSV of every video, a raw
+/// aggregate of the events, or nothing.
 enum Ask {
     Json(String, usize, Before),
     Csv(String, usize),
@@ -47,8 +43,14 @@ enum Ask {
     Nothing,
 }
 
-/// The service keeps sorted lists and the totals of the days before today while what they were
-/// computed from stays as it was, so a list is measured three ways.
+/// A list again: after a batch today, and asked again.
+const THE_SAME: [(&str, Before); 2] = [
+    ("  the same, after a batch today", Before::TodayMoves),
+    ("  the same, asked again", Before::SameRequest),
+];
+
+/// What is done, untimed, before a list is asked for: the service keeps lists while what they
+/// were computed from stays as it was.
 #[derive(Clone, Copy, PartialEq)]
 enum Before {
     Nothing,
@@ -56,7 +58,6 @@ enum Before {
     EverythingMoves,
     /// As with every batch of a selling shop: the days before today from memory.
     TodayMoves,
-    /// The same request again.
     SameRequest,
 }
 
@@ -65,55 +66,41 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     support::init_tracing();
-    // The data set is written once, so every partition would soon be quiet: the service's own
-    // merging is put out of reach, and the bench merges what a live store's would.
-    for (name, value) in [
-        ("VIDEOAPP_RATE_LIMIT_PER_MINUTE", "4000000000"),
-        ("VIDEOAPP_COMPACTION_QUIET_SECONDS", "31622400"),
-    ] {
-        if std::env::var_os(name).is_none() {
-            std::env::set_var(name, value);
-        }
-    }
-    support::exit(support::on_fresh_databases(ClickHouseTarget::single(), run))
+    support::exit(support::on_fresh_databases(None, run))
 }
 
-async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
+async fn run(databases: &Databases, database_url: &str) -> Outcome {
     let client = reqwest::Client::new();
     let ch = async |sql: &str| try_clickhouse_query(&client, &databases.name, sql).await;
     let shop = generate_data(databases, database_url).await?;
-    let tz: chrono_tz::Tz =
-        (shop.timezone.parse()).map_err(|e| format!("{}: {e}", shop.timezone))?;
+    let field = |name: &str| shop[name].as_str().unwrap_or_default().to_string();
+    let [domain, timezone, api_key] = ["domain", "timezone", "api_key"].map(field);
+    let tz: chrono_tz::Tz = timezone.parse().map_err(|e| format!("{timezone}: {e}"))?;
     let end = Utc::now().with_timezone(&tz).date_naive();
     let start = end - Days::new(DAYS as u64 - 1);
     let year = |d: NaiveDate| d.checked_sub_months(Months::new(12)).expect("a date");
     let previous = (year(start), year(end));
-    let (domain, range) = (&shop.domain, format!("start_date={start}&end_date={end}"));
+    let range = format!("start_date={start}&end_date={end}");
     println!("measured shop {domain} ({tz}), {start} .. {end}, previous year {previous:?}");
-    settle(databases, end, &ch).await?;
+    settle(databases, end).await?;
 
-    let service = ServiceProcess::start_with(databases, database_url, &[]).await?;
+    // The data set is written once, so every partition would soon be quiet: the service's own
+    // merging is put out of reach, and the bench merges what a live store's would.
+    let env = [
+        ("VIDEOAPP_RATE_LIMIT_PER_MINUTE", "4000000000".into()),
+        ("VIDEOAPP_COMPACTION_QUIET_SECONDS", "31622400".into()),
+    ];
+    let service = ServiceProcess::start_with(databases, database_url, &env).await?;
     let postgres = sqlx::PgPool::connect(database_url).await;
     let postgres = postgres.map_err(|e| e.to_string())?;
-    // What the service records when a migration applies, and when a batch lands today.
-    let moves = async |what: Before| {
-        let sql = match what {
-            Before::EverythingMoves => {
-                "UPDATE shops SET analytics_version = analytics_version + 1 WHERE domain = $1"
-            }
-            _ => {
-                "INSERT INTO analytics_days (shop_domain, local_date, change) \
-                 VALUES ($1, $2, nextval('analytics_changes')) \
-                 ON CONFLICT (shop_domain, local_date) DO UPDATE SET change = EXCLUDED.change"
-            }
-        };
-        let moved = sqlx::query(sql).bind(&shop.domain).bind(end);
+    let moves = async |sql: &str| {
+        let moved = sqlx::query(sql).bind(&domain).bind(end);
         let moved = moved.execute(&postgres).await;
         moved.map(drop).map_err(|e| format!("Postgres: {e}"))
     };
     let get = |path: &str| {
         let url = format!("{}/api/v1/analytics/{path}", service.base_url);
-        client.get(url).bearer_auth(&shop.api_key)
+        client.get(url).bearer_auth(&api_key)
     };
     let busiest = format!("videos?{range}&sort_by=views&sort_order=desc&limit=1");
     let busiest = json(get(&busiest)).await?;
@@ -126,24 +113,25 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
     let both = format!("({current}) OR ({earlier})");
     let shop_rows = format!("shop_domain = '{domain}'");
     let video_rows = format!("{shop_rows} AND video_id = '{video}'");
-    let by_revenue = |compare: bool, offset: usize| {
+    // The `events` rows of `rows` within the range (and the previous year's), by `key`.
+    let select = |key: &str, metrics: &str, rows: &str, compare: bool, rest: &str| {
         let within = if compare { &both } else { &current };
+        format!(
+            "SELECT {key}, {metrics} FROM events WHERE {rows} AND ({within}) GROUP BY {key} {rest}"
+        )
+    };
+    let by_revenue = |compare: bool, offset: usize| {
         let mut metrics = raw_metrics(&current);
         if compare {
             metrics = format!("{metrics}, {}", raw_metrics(&earlier));
         }
         let revenue = format!("sumIf(revenue_e4, event_type = 'checkout_completed' AND {current})");
-        format!(
-            "SELECT video_id, {metrics} FROM events WHERE {shop_rows} AND ({within}) \
-             GROUP BY video_id ORDER BY {revenue} DESC, video_id LIMIT {offset}, {LIMIT}"
-        )
+        let order = format!("ORDER BY {revenue} DESC, video_id LIMIT {offset}, {LIMIT}");
+        select("video_id", &metrics, &shop_rows, compare, &order)
     };
     let by_day = |rows: &str, compare: bool| {
-        let (within, metrics) = (if compare { &both } else { &current }, raw_metrics("1"));
-        format!(
-            "SELECT local_date, {metrics} FROM events WHERE {rows} AND ({within}) \
-             GROUP BY local_date ORDER BY local_date"
-        )
+        let metrics = raw_metrics("1");
+        select("local_date", &metrics, rows, compare, "ORDER BY local_date")
     };
     let list = format!("videos?{range}&sort_by=revenue&sort_order=desc&limit={LIMIT}");
     let series = format!("timeseries?{range}&interval=day");
@@ -159,12 +147,7 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
             let first = [Before::Nothing, Before::EverythingMoves][usize::from(list)];
             let pair = [ask(first), Ask::Raw(raw)];
             pairs.push((format!("{what}{name}"), pair, JSON_GOAL));
-            let moved = (
-                "  the same, after today's numbers moved",
-                Before::TodayMoves,
-            );
-            let again = [moved, ("  the same, asked again", Before::SameRequest)];
-            for (name, before) in again.into_iter().filter(|_| list) {
+            for (name, before) in THE_SAME.into_iter().filter(|_| list) {
                 pairs.push((name.to_string(), [ask(before), Ask::Nothing], JSON_GOAL));
             }
         };
@@ -178,15 +161,25 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
         let raw = by_day(&video_rows, compare);
         add("day series, busiest video", &path, raw);
     }
-    let all_videos = format!(
-        "SELECT video_id, {} FROM events WHERE {shop_rows} AND ({current}) GROUP BY video_id \
-         FORMAT CSVWithNames",
-        raw_metrics(&current)
-    );
+    let (metrics, csv) = (raw_metrics(&current), "FORMAT CSVWithNames");
+    let all_videos = select("video_id", &metrics, &shop_rows, false, csv);
     let path = format!("videos?{range}&sort_by=revenue&sort_order=desc&format=csv");
     let csv = [Ask::Csv(path, VIDEOS), Ask::Raw(all_videos)];
     pairs.push((format!("CSV, {VIDEOS} videos by revenue"), csv, CSV_GOAL));
-    check_pages(&get, &ch, &pairs).await?;
+    // The pages of videos hold the videos the raw aggregate puts there, in its order.
+    for (name, asks, _) in pairs.iter().filter(|p| p.0.starts_with("videos")) {
+        let [Ask::Json(path, ..), Ask::Raw(raw)] = asks else {
+            continue;
+        };
+        let body = json(get(path)).await?;
+        let ours = body["data"].as_array().into_iter().flatten();
+        let ours = ours.filter_map(|v| v["id"].as_str());
+        let raw = ch(raw).await?;
+        if !ours.eq(raw.lines().filter_map(|l| l.split('\t').next())) {
+            return Err(format!("{name}: not the raw aggregate's ids"));
+        }
+    }
+    println!("pages of videos: the same ids as the raw aggregate");
 
     // Steps 2p and 2p + 1: pair p's service answer and its raw aggregate.
     let steps: Vec<&Ask> = pairs.iter().flat_map(|p| &p.1).collect();
@@ -206,12 +199,8 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
             // The CSV's peak memory is its own: the peak is reset before each request.
             peak_reset &= !csv || service.reset_peak_rss();
             let took = step(&get, &ch, &moves, steps[i], round == 0).await?;
-            if csv {
-                peak_kib = peak_kib.max(service.rss_kib().1);
-            }
-            if round >= WARMUP {
-                times[i].push(took);
-            }
+            peak_kib = peak_kib.max(if csv { service.peak_rss_kib() } else { 0 });
+            times[i].extend((round >= WARMUP).then_some(took));
         }
     }
     let seconds = started.elapsed().as_secs_f64();
@@ -226,27 +215,23 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
         }
         let [p50, p95] = [50.0, 95.0].map(|p| percentile(ours, p));
         let verdict = if p95 < *goal { "met" } else { "MISSED" };
-        let raw = match asks[1] {
+        let [raw50, raw95] = match asks[1] {
             Ask::Nothing => ["", ""].map(String::from),
             _ if raw.is_empty() => ["-", "-"].map(String::from),
             _ => [50.0, 95.0].map(|p| format_latency(percentile(raw, p))),
         };
         let [p50, p95] = [p50, p95].map(format_latency);
-        let [raw50, raw95] = raw;
         println!("  {name:<44} {p50:>9} {p95:>9} {raw50:>9} {raw95:>9}  p95 < {goal:?}: {verdict}");
     }
-    let reset = if peak_reset {
-        "reset before each"
-    } else {
-        "since start: the kernel refused a reset before a"
-    };
+    let refused = "since start: the kernel refused a reset before a";
+    let reset = [refused, "reset before each"][usize::from(peak_reset)];
     let peak = peak_kib as f64 / 1024.0;
     println!("  service memory: peak {peak:.1} MiB during a CSV request ({reset} CSV request)");
     Ok(())
 }
 
-/// Generates the data set into `databases`; returns its shop.
-async fn generate_data(databases: &Databases, database_url: &str) -> Result<GeneratedShop, String> {
+/// Generates the data set into `databases`; returns its shop as `videoapp generate` prints it.
+async fn generate_data(databases: &Databases, database_url: &str) -> Outcome<Value> {
     let binary = env!("CARGO_BIN_EXE_videoapp");
     let events = setting("ANALYTICS_SCALE_EVENTS", 100_000_000).to_string();
     let started = Instant::now();
@@ -255,7 +240,7 @@ async fn generate_data(databases: &Databases, database_url: &str) -> Result<Gene
         .args(GENERATE.split(' '))
         .args(["--events", &events])
         .env("DATABASE_URL", database_url)
-        .env("CLICKHOUSE_URL", &databases.clickhouse.url)
+        .env("CLICKHOUSE_URL", &databases.clickhouse_url)
         .env("CLICKHOUSE_DATABASE", &databases.name)
         .stderr(std::process::Stdio::inherit())
         .output();
@@ -265,25 +250,21 @@ async fn generate_data(databases: &Databases, database_url: &str) -> Result<Gene
     }
     let took = started.elapsed().as_secs_f64();
     println!("generate {GENERATE} --events {events} took {took:.1} s");
-    let shops: Vec<GeneratedShop> =
+    let shops: Vec<Value> =
         serde_json::from_slice(&output.stdout).map_err(|e| format!("no shops: {e}"))?;
     (shops.into_iter().next()).ok_or_else(|| "no shop was generated".into())
 }
 
-/// Waits for ClickHouse's background merges (at most [`SETTLE`]), then merges the aggregates'
-/// partitions of past months and years into one part each, as the service does once they are
-/// quiet; `today`'s month and year stay as they are, since a live store keeps writing them.
-async fn settle(
-    databases: &Databases,
-    today: NaiveDate,
-    ch: &impl AsyncFn(&str) -> Result<String, String>,
-) -> Result<(), String> {
-    let started = Instant::now();
+/// After ClickHouse's own merges (at most [`SETTLE`]), the aggregates' past months and years
+/// merged into one part each, as the service does once they are quiet; `today`'s stay as they are.
+async fn settle(databases: &Databases, today: NaiveDate) -> Outcome {
+    let (client, started) = (reqwest::Client::new(), Instant::now());
+    let ch = async |sql| try_clickhouse_query(&client, &databases.name, sql).await;
     let merges = "SELECT count() FROM system.merges WHERE database = currentDatabase()";
     while ch(merges).await? != "0" && started.elapsed() < SETTLE {
         tokio::time::sleep(Duration::from_secs(10)).await;
     }
-    let warehouse = warehouse_on(&databases.clickhouse.url, &databases.name, None);
+    let warehouse = warehouse_on(&databases.clickhouse_url, &databases.name, None);
     let current = [today.format("%Y%m"), today.format("%Y")].map(|d| d.to_string());
     let partitions = quiet_partitions(&warehouse, Duration::ZERO).await;
     let partitions = partitions.map_err(|e| format!("ClickHouse: {e}"))?;
@@ -315,7 +296,7 @@ fn raw_metrics(when: &str) -> String {
     figures.join(", ")
 }
 
-async fn json(request: reqwest::RequestBuilder) -> Result<Value, String> {
+async fn json(request: reqwest::RequestBuilder) -> Outcome<Value> {
     match load::answer(request).await? {
         (reqwest::StatusCode::OK, body) => serde_json::from_slice(&body).map_err(|e| e.to_string()),
         (status, body) => Err(format!("{status}: {body:?}")),
@@ -325,11 +306,11 @@ async fn json(request: reqwest::RequestBuilder) -> Result<Value, String> {
 /// Runs one step and returns how long it took; the first time, checks the answer's rows.
 async fn step(
     get: &impl Fn(&str) -> reqwest::RequestBuilder,
-    ch: &impl AsyncFn(&str) -> Result<String, String>,
-    moves: &impl AsyncFn(Before) -> Result<(), String>,
+    ch: &impl AsyncFn(&str) -> Outcome<String>,
+    moves: &impl AsyncFn(&str) -> Outcome,
     ask: &Ask,
     check: bool,
-) -> Result<Duration, String> {
+) -> Outcome<Duration> {
     let (path, rows, before) = match ask {
         Ask::Json(path, rows, before) => (path, *rows, *before),
         Ask::Csv(path, rows) => (path, *rows, Before::EverythingMoves),
@@ -340,15 +321,14 @@ async fn step(
         }
         Ask::Nothing => return Ok(Duration::ZERO),
     };
+    // The same request again, or today's numbers moved: the earlier answer is in memory.
+    if matches!(before, Before::TodayMoves | Before::SameRequest) {
+        load::answer(get(path)).await?;
+    }
     match before {
-        Before::SameRequest => drop(load::answer(get(path)).await?),
-        Before::TodayMoves => {
-            // The days before today as the previous batch left them: in memory.
-            load::answer(get(path)).await?;
-            moves(Before::TodayMoves).await?;
-        }
-        Before::EverythingMoves => moves(Before::EverythingMoves).await?,
-        Before::Nothing => {}
+        Before::EverythingMoves => moves(EVERYTHING_MOVES).await?,
+        Before::TodayMoves => moves(TODAY_MOVES).await?,
+        _ => {}
     }
     let started = Instant::now();
     let (status, body) = load::answer(get(path)).await?;
@@ -358,10 +338,7 @@ async fn step(
     }
     let found = match (check, ask) {
         (false, _) => rows,
-        (true, Ask::Csv(..)) => {
-            let lines = body.split(|&b| b == b'\n');
-            lines.filter(|l| !l.is_empty()).count() - 1
-        }
+        (true, Ask::Csv(..)) => String::from_utf8_lossy(&body).lines().count() - 1,
         (true, _) => {
             let body: Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
             body["data"].as_array().map_or(0, Vec::len)
@@ -371,28 +348,4 @@ async fn step(
         true => Ok(took),
         false => Err(format!("{path}: {found} rows, not {rows}")),
     }
-}
-
-/// The pages of videos hold the videos the raw aggregate puts there, in its order.
-async fn check_pages(
-    get: &impl Fn(&str) -> reqwest::RequestBuilder,
-    ch: &impl AsyncFn(&str) -> Result<String, String>,
-    pairs: &[(String, [Ask; 2], Duration)],
-) -> Result<(), String> {
-    for (name, asks, _) in pairs.iter().filter(|p| p.0.starts_with("videos")) {
-        let [Ask::Json(path, ..), Ask::Raw(raw)] = asks else {
-            continue;
-        };
-        let body = json(get(path)).await?;
-        let data = body["data"].as_array().into_iter().flatten();
-        let ours = data.filter_map(|v| v["id"].as_str());
-        let raw = ch(raw).await?;
-        if !ours.eq(raw.lines().filter_map(|l| l.split('\t').next())) {
-            return Err(format!(
-                "{name}: the service's ids differ from the raw aggregate's"
-            ));
-        }
-    }
-    println!("pages of videos: the same ids as the raw aggregate");
-    Ok(())
 }

@@ -1,6 +1,5 @@
-//! What counting each event once costs the shipper: the Postgres claims of one full spool batch
-//! (25,000 events) whose client ids are all new (`new_ids_25000`), all taken by an earlier batch
-//! (`repeated_ids_25000`), or made by the service (`no_client_ids_25000`: no claim). Needs Postgres.
+//! The shipper's Postgres claims of one full batch whose client ids are all new, all taken by an
+//! earlier batch, or made by the service (BENCHMARKS.md, "Counting each event once").
 
 mod support;
 
@@ -41,7 +40,6 @@ fn event(client_event_id: bool) -> SpoolEvent {
 /// A full batch, as the shipper sends it (`VIDEOAPP_BATCH_MAX_ROWS`).
 const N: usize = 25_000;
 
-/// Makes the batch of one case.
 type Batch<'a> = dyn Fn() -> Vec<SpoolEvent> + 'a;
 
 fn batch(client_event_id: bool) -> Vec<SpoolEvent> {
@@ -51,7 +49,7 @@ fn batch(client_event_id: bool) -> Vec<SpoolEvent> {
 fn main() {
     support::init_tracing();
     let runtime = Runtime::new().expect("a tokio runtime");
-    let (databases, database_url) = runtime.block_on(Databases::create());
+    let (databases, database_url) = runtime.block_on(Databases::create(None));
     let claims = runtime.block_on(async {
         let pool = videoapp::db::connect(&database_url).await;
         let pool = pool.unwrap_or_else(|e| support::fail(format!("Postgres: {e}")));

@@ -1,5 +1,5 @@
-//! The service on the local ClickHouse cluster beside the single server: ingestion, then analytics
-//! (BENCHMARKS.md, "Cluster"). The nodes are `VIDEOAPP_TEST_CLUSTER_URLS`, as for the tests.
+//! The service on the local ClickHouse cluster (`VIDEOAPP_TEST_CLUSTER_URLS`) beside the single
+//! server (BENCHMARKS.md, "Cluster").
 
 mod support;
 
@@ -15,23 +15,22 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use support::catalog::Admin;
-use support::helpers::{cluster_urls, signed};
+use support::helpers::signed;
 use support::load::{percentile, setting};
-use support::{ClickHouseTarget, Databases, ServiceProcess, EVENTS, SHOP};
+use support::{Databases, Outcome, ServiceProcess, EVENTS, SHOP};
 
 const CLIENTS: u64 = 64;
 const PER_REQUEST: usize = 50;
 const VIDEOS: usize = 200;
+/// An event's kind is one of these, impressions twice as likely.
+const EVENT_KINDS: &str = "impression,impression,view,click,add_to_cart,checkout_completed";
 const KINDS: [&str; 3] = ["summary", "videos by revenue", "day series"];
 
-/// Per target, each round's figures.
+/// Per target: each round's acknowledged events/s, events/s into ClickHouse (acknowledged ÷
+/// (seconds + drain)) and drain; every latency of each kind of request.
 #[derive(Default)]
 struct Figures {
-    events_per_second: Vec<f64>,
-    /// Acknowledged events ÷ (posting seconds + drain): what ClickHouse took in.
-    stored_per_second: Vec<f64>,
-    drain: Vec<Duration>,
-    /// Per kind of analytics request, every latency of every round.
+    rounds: Vec<[f64; 3]>,
     latencies: [Vec<Duration>; 3],
 }
 
@@ -39,56 +38,34 @@ fn main() -> ExitCode {
     if !support::load::benching("cluster") {
         return ExitCode::SUCCESS;
     }
-    let cluster = ClickHouseTarget {
-        url: cluster_urls().swap_remove(0),
-        cluster: Some("videoapp".into()),
-    };
-    let targets = [
-        ("single server", ClickHouseTarget::single()),
-        ("cluster 2x2", cluster),
-    ];
+    let targets = [("single server", None), ("cluster 2x2", Some("videoapp"))];
     let mut figures: Vec<Figures> = targets.iter().map(|_| Figures::default()).collect();
     for round in 1..=setting("CLUSTER_BENCH_ROUNDS", 2) {
-        for ((name, clickhouse), figures) in targets.iter().zip(figures.iter_mut()) {
+        for ((name, cluster), figures) in targets.iter().zip(figures.iter_mut()) {
             println!("round {round}: {name}");
             let run = async |databases: &Databases, url: &str| run(databases, url, figures).await;
-            let outcome = support::on_fresh_databases(clickhouse.clone(), run);
+            let outcome = support::on_fresh_databases(*cluster, run);
             if outcome.is_err() {
                 return support::exit(outcome);
             }
         }
     }
-    println!("\n| | {} | {} |\n|---|---|---|", targets[0].0, targets[1].0);
-    let row = |label: &str, cell: &dyn Fn(&Figures) -> String| {
-        let [single, cluster] = [&figures[0], &figures[1]].map(cell);
-        println!("| {label} | {single} | {cluster} |");
-    };
-    let each = |values: &[f64], decimals: usize, unit: &str| {
-        let format = |v: &f64| format!("{v:.decimals$}{unit}");
-        let values: Vec<String> = values.iter().map(format).collect();
-        values.join(", ")
-    };
-    row("acknowledged events/s, each round", &|f| {
-        each(&f.events_per_second, 0, "")
-    });
-    row("into ClickHouse, events/s, each round", &|f| {
-        each(&f.stored_per_second, 0, "")
-    });
-    row("drain after the last post", &|f| {
-        let drains: Vec<f64> = f.drain.iter().map(Duration::as_secs_f64).collect();
-        each(&drains, 2, " s")
-    });
-    for (kind, name) in KINDS.iter().enumerate() {
-        row(&format!("{name}, p50 / p95"), &|f| {
-            let [p50, p95] =
-                [50.0, 95.0].map(|p| percentile(&f.latencies[kind], p).as_secs_f64() * 1e3);
-            format!("{p50:.1} / {p95:.1} ms")
-        });
+    for ((name, _), f) in targets.iter().zip(&figures) {
+        let each = |(i, decimals): (usize, usize)| {
+            let format = |r: &[f64; 3]| format!("{:.decimals$}", r[i]);
+            f.rounds.iter().map(format).collect::<Vec<_>>().join(", ")
+        };
+        let [acknowledged, stored, drain] = [(0, 0), (1, 0), (2, 2)].map(each);
+        println!("{name}: acknowledged events/s {acknowledged}; into ClickHouse, events/s {stored}; drain {drain} s");
+        for (kind, latencies) in KINDS.iter().zip(&f.latencies) {
+            let [p50, p95] = [50.0, 95.0].map(|p| percentile(latencies, p).as_secs_f64() * 1e3);
+            println!("  {kind}: p50 {p50:.1} ms, p95 {p95:.1} ms");
+        }
     }
     ExitCode::SUCCESS
 }
 
-async fn run(databases: &Databases, url: &str, figures: &mut Figures) -> Result<(), String> {
+async fn run(databases: &Databases, url: &str, figures: &mut Figures) -> Outcome {
     let unlimited = [("VIDEOAPP_RATE_LIMIT_PER_MINUTE", "1000000".to_string())];
     let service = ServiceProcess::start_with(databases, url, &unlimited).await?;
     let client = reqwest::Client::new();
@@ -102,18 +79,13 @@ async fn run(databases: &Databases, url: &str, figures: &mut Figures) -> Result<
     let videos: Vec<String> = videos.iter().filter_map(id).collect();
 
     let seconds = setting("CLUSTER_BENCH_SECONDS", 10);
-    let acknowledged = ingest(&client, &service, &videos, seconds).await?;
+    let acknowledged = ingest(&service, &videos, seconds).await?;
     let rate = acknowledged as f64 / seconds as f64;
-    let drained = service.drained(&client, databases, Instant::now(), Some(acknowledged));
-    let (drained, all) = (drained.await?, acknowledged);
-    let after = drained.as_secs_f64();
-    println!(
-        "  ingest: {rate:.0} acknowledged events/s; all {all} in ClickHouse after {after:.2} s"
-    );
-    figures.events_per_second.push(rate);
-    figures.drain.push(drained);
-    let stored = acknowledged as f64 / (seconds as f64 + drained.as_secs_f64());
-    figures.stored_per_second.push(stored);
+    let drained = service.drained(Instant::now(), Some(acknowledged));
+    let (after, all) = (drained.await?.as_secs_f64(), acknowledged);
+    println!("  {rate:.0} acknowledged events/s; all {all} in ClickHouse after {after:.2} s");
+    let stored = acknowledged as f64 / (seconds as f64 + after);
+    figures.rounds.push([rate, stored, after]);
 
     let name = json!({ "name": "bench" });
     let key = admin.send(reqwest::Method::POST, "/api-keys", name).await;
@@ -145,14 +117,7 @@ async fn run(databases: &Databases, url: &str, figures: &mut Figures) -> Result<
 
 /// A batch of events of every kind, for the shop's videos, over the last six days.
 fn batch(rng: &mut StdRng, videos: &[String]) -> Value {
-    let kinds = [
-        "impression",
-        "impression",
-        "view",
-        "click",
-        "add_to_cart",
-        "checkout_completed",
-    ];
+    let kinds: Vec<&str> = EVENT_KINDS.split(',').collect();
     let now = Utc::now();
     let event = |rng: &mut StdRng| {
         let kind = *kinds.choose(rng).unwrap();
@@ -170,12 +135,8 @@ fn batch(rng: &mut StdRng, videos: &[String]) -> Value {
 }
 
 /// Posts from [`CLIENTS`] clients for `seconds`; returns how many events were acknowledged.
-async fn ingest(
-    client: &reqwest::Client,
-    service: &ServiceProcess,
-    videos: &[String],
-    seconds: u64,
-) -> Result<u64, String> {
+async fn ingest(service: &ServiceProcess, videos: &[String], seconds: u64) -> Outcome<u64> {
+    let client = &reqwest::Client::new();
     let url = format!("{}{EVENTS}?{}", service.base_url, signed(SHOP, &[]));
     let acknowledged = AtomicU64::new(0);
     let until = Instant::now() + Duration::from_secs(seconds);

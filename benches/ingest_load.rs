@@ -1,6 +1,5 @@
-//! Event ingestion end to end beside a bare axum ceiling answering the same 202, driven by `wrk`
-//! and ingest_load.lua; ClickHouse must then hold exactly the events acknowledged (BENCHMARKS.md,
-//! "Ingest", and its commands for `BENCH_SERVICE_BIN` and `BENCH_CALLGRIND`).
+//! Event ingestion end to end beside a bare axum ceiling, driven by `wrk` and ingest_load.lua
+//! (BENCHMARKS.md, "Ingest", and its commands for `BENCH_SERVICE_BIN` and `BENCH_CALLGRIND`).
 
 mod support;
 
@@ -17,52 +16,51 @@ use serde_json::json;
 use uuid::Uuid;
 use videoapp::config;
 
-use support::helpers::metric_value;
+use support::helpers::{metric_value, signed};
 use support::load::{self, median, setting, value_after, Cpu, CpuUsage, Measured};
-use support::{ClickHouseTarget, Databases, ServiceProcess};
+use support::{Databases, Outcome, ServiceProcess, EVENTS, SHOP};
 
 const SCRIPT: &str = include_str!("ingest_load.lua");
 /// Under callgrind, no request at all after the measured seconds: a GET would count.
 const QUIET_TAIL: &str = "function delay()\n  return now() >= deadline and 3600000 or 0\nend\n";
 
 fn main() -> ExitCode {
-    let wrk = match load::preflight("ingest_load") {
-        Ok(wrk) => wrk,
-        Err(code) => return code,
+    let Some(wrk) = load::preflight("ingest_load") else {
+        return ExitCode::SUCCESS;
     };
     // The ceiling serves on this runtime, with as many workers as the service has.
     let run = async |databases: &Databases, url: &str| {
         let service = ServiceProcess::start_with(databases, url, &[]).await?;
         measure(&service, databases, &wrk).await?;
-        let peak = service.rss_kib().1 as f64 / 1024.0;
+        let peak = service.peak_rss_kib() as f64 / 1024.0;
         println!("  service peak RSS (VmHWM): {peak:.1} MiB");
         Ok(())
     };
-    support::exit(support::on_fresh_databases(ClickHouseTarget::single(), run))
+    support::exit(support::on_fresh_databases(None, run))
 }
 
-async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> Result<(), String> {
+async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> Outcome {
     let seconds = setting("INGEST_LOAD_SECONDS", 15);
     let warmup = setting("INGEST_LOAD_WARMUP_SECONDS", 3);
     let connections = setting("INGEST_LOAD_CONNECTIONS", 256);
     let event_ids = setting("INGEST_LOAD_EVENT_IDS", 0) == 1;
     let callgrind = service.callgrind.is_some();
     // Under callgrind, one round of the service alone, and a tail long enough for every answer.
-    let (rounds, tail) = match callgrind {
-        true => (1, 20),
-        false => (setting("INGEST_LOAD_ROUNDS", 3), 1),
-    };
-    if callgrind {
-        service.callgrind_control("--instr=on")?;
-    }
+    let rounds = setting("INGEST_LOAD_ROUNDS", 3);
+    let (rounds, tail) = if callgrind { (1, 20) } else { (rounds, 1) };
+    service.callgrind_control("--instr=on")?;
     let client = reqwest::Client::new();
     let bodies = event_bodies();
     let beacon = |url: &str| {
         let request = client.post(url).body(bodies[0].clone());
         request.header("content-type", "text/plain;charset=UTF-8")
     };
-    let uri = service.events_uri();
-    let route = (MethodFilter::POST, support::EVENTS, uri.as_str());
+    // The loader's beacon as the app proxy forwards it; the signature covers only the query.
+    let uri = format!(
+        "{EVENTS}?{}",
+        signed(SHOP, &[("logged_in_customer_id", "")])
+    );
+    let route = (MethodFilter::POST, EVENTS, uri.as_str());
     let (urls, _) =
         load::beside_ceiling(&service.base_url, route, StatusCode::ACCEPTED, beacon).await?;
     // Every 202 seen, warm-ups included: ClickHouse must end up with exactly these.
@@ -72,14 +70,12 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     let lua = SCRIPT.to_string() + if callgrind { QUIET_TAIL } else { "" };
     std::fs::write(&script, lua).map_err(|e| e.to_string())?;
     std::fs::write(&bodies_file, bodies.join("\n")).map_err(|e| e.to_string())?;
-    let bodies_file = bodies_file.display().to_string();
-    // One run of the script: wrk's output and the 202s it counted. A POST without its 202 fails
-    // a service run (the end-to-end count would no longer be exact).
+    let [script, bodies_file] = [script, bodies_file].map(|p| p.display().to_string());
+    // wrk's output and the 202s it counted; a POST without its 202 breaks the end-to-end count.
     let run_wrk = async |t: usize, seconds: u64| {
-        let (seconds_argument, ids) = (seconds.to_string(), event_ids.to_string());
-        let arguments = [seconds_argument, bodies_file.clone(), ids];
-        let script = Some((script.clone(), &arguments[..]));
-        let output = load::wrk(&urls[t], connections, seconds + tail, script).await?;
+        let (ids, bodies_file) = (event_ids.to_string(), bodies_file.clone());
+        let script = [script.clone(), seconds.to_string(), bodies_file, ids];
+        let output = load::wrk(&urls[t], connections, seconds + tail, &script).await?;
         let count = |label: &str| value_after(&output, label).and_then(|v| v.parse::<u64>().ok());
         let (posted, accepted) = (count("ingest_load posted"), count("ingest_load accepted"));
         let (Some(posted), Some(accepted)) = (posted, accepted) else {
@@ -93,8 +89,8 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         }
         Ok((output, accepted))
     };
-    let mut watched = vec![service.pid];
-    watched.extend(load::pids_named("clickhouse"));
+    let clickhouse = load::processes().filter(|s| s.comm.starts_with("clickhouse"));
+    let watched = [vec![service.pid], clickhouse.map(|s| s.pid).collect()].concat();
     let service_name = "service (POST analytics, durable 202)";
     let names = [service_name, "ceiling (bare axum, same 202)"];
     let targets = if callgrind { &names[..1] } else { &names[..] };
@@ -102,12 +98,11 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         k.starts_with("VIDEOAPP_BATCH_") || k.starts_with("VIDEOAPP_SPOOL_")
     };
     let changed: Vec<_> = std::env::vars().filter(experiment).collect();
+    let (cores, binary) = (load::cores(), service.binary.display());
     println!(
-        "\ningest load run: {wrk}, {connections} connections, {} threads; {warmup} s warm-up + \
-         {seconds} s per target, {rounds} rounds; {}: batches of {} rows or {} ms, spool commit \
-         delay {} µs; event ids: {event_ids}; changed: {changed:?}",
-        load::cores(),
-        service.binary.display(),
+        "\ningest load run: {wrk}, {connections} connections, {cores} threads; {warmup} s \
+         warm-up + {seconds} s per target, {rounds} rounds; {binary}: batches of {} rows or {} \
+         ms, spool commit delay {} µs; event ids: {event_ids}; changed: {changed:?}",
         config::DEFAULT_BATCH_MAX_ROWS,
         config::DEFAULT_BATCH_MAX_AGE_MS,
         config::DEFAULT_SPOOL_COMMIT_DELAY_MICROS,
@@ -116,10 +111,8 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         let is_service = t == 0;
         let (_, warmed) = run_wrk(t, warmup).await?;
         acknowledged += if is_service { warmed } else { 0 };
-        let metrics_before = service.metrics(&client).await?;
-        if callgrind {
-            service.callgrind_control("--zero")?;
-        }
+        let metrics_before = service.process.metrics().await;
+        service.callgrind_control("--zero")?;
         let before = Cpu::take(&watched);
         let posts_end = Instant::now() + Duration::from_secs(seconds);
         // CPU over the posting seconds only, not the tail.
@@ -127,35 +120,24 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
             tokio::time::sleep_until(posts_end.into()).await;
             Cpu::take(&watched)
         };
-        // ClickHouse is watched from the last POST on while the tail runs (not under callgrind:
-        // the scrapes would count).
-        let drained = async {
-            let watch = is_service && !callgrind;
-            OptionFuture::from(watch.then(|| service.drained(&client, databases, posts_end, None)))
-                .await
-        };
+        // ClickHouse watched from the last POST on (not under callgrind: scrapes would count).
+        let watch = is_service && !callgrind;
+        let drained = OptionFuture::from(watch.then(|| service.drained(posts_end, None)));
         let (measured, after, drained) = tokio::join!(run_wrk(t, seconds), window, drained);
         let (output, accepted) = measured?;
         let cpu = before.until(&after);
         let mut rest = format!("{:>5.2}", cpu.watched[1..].iter().sum::<f64>());
-        if callgrind {
-            service.callgrind_control("--dump")?;
-        }
+        service.callgrind_control("--dump")?;
         if is_service {
             acknowledged += accepted;
-            // Every 202 is counted now: the three counts must agree. If they do at once, the
-            // drain ended when the watch above saw it.
-            let checking_from = posts_end.elapsed();
-            let exact = service.drained(&client, databases, posts_end, Some(acknowledged));
+            // Every 202 is counted: the three counts must agree; at once, the watch saw the drain.
+            let at_once = posts_end.elapsed() + Duration::from_millis(50);
+            let exact = service.drained(posts_end, Some(acknowledged));
             let drained = match (exact.await?, drained) {
-                (confirmed, Some(first))
-                    if confirmed < checking_from + Duration::from_millis(50) =>
-                {
-                    first?
-                }
+                (confirmed, Some(first)) if confirmed < at_once => first?,
                 (confirmed, _) => confirmed,
             };
-            let after = service.metrics(&client).await?;
+            let after = service.process.metrics().await;
             let delta = |name| {
                 let [a, b] = [&after, &metrics_before].map(|m| metric_value(m, name, &[]));
                 a.unwrap_or(0.0) - b.unwrap_or(0.0)
@@ -164,12 +146,25 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
                 / delta("spool_sync_duration_seconds_count").max(1.0);
             rest += &format!(" {:>4.2} s {per_sync:>8.1}", drained.as_secs_f64());
         }
-        if callgrind {
-            rest += &callgrind_per_event(service, accepted)?;
+        if let Some(file) = &service.callgrind {
+            // The totals of the dump callgrind just wrote, per acknowledged event.
+            let dump = format!("{}.1", file.display());
+            let text = std::fs::read_to_string(&dump).map_err(|e| format!("{dump}: {e}"))?;
+            let total = |l: &str| l.strip_prefix("totals:")?.trim().parse::<u64>().ok();
+            let total = text
+                .lines()
+                .find_map(total)
+                .ok_or(format!("{dump}: no totals"))?;
+            let per_event = total as f64 / accepted.max(1) as f64;
+            rest += &format!(
+                "\n  callgrind: {total} instructions in the measured window, {per_event:.0} per \
+                 acknowledged event (`callgrind_annotate --inclusive=yes {dump}`)"
+            );
         }
         let server = if is_service { cpu.watched[0] } else { cpu.own };
+        let (measured, _) = Measured::parse(&output, server, cpu)?;
         let rate = accepted as f64 / seconds as f64;
-        Ok((Measured::new(&output, rate, server, cpu)?, rest))
+        Ok((Measured { rate, ..measured }, rest))
     };
     let (results, counted) = load::rounds(targets, rounds, "   ch  drain req/sync", run).await?;
     if !callgrind {
@@ -189,23 +184,8 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     Ok(())
 }
 
-/// The totals of the dump callgrind just wrote (`FILE.1`) per acknowledged event.
-fn callgrind_per_event(service: &ServiceProcess, accepted: u64) -> Result<String, String> {
-    let file = service.callgrind.as_ref().expect("under callgrind");
-    let dump = format!("{}.1", file.display());
-    let text = std::fs::read_to_string(&dump).map_err(|e| format!("{dump}: {e}"))?;
-    let total = |l: &str| l.strip_prefix("totals:")?.trim().parse::<u64>().ok();
-    let totals = text.lines().find_map(total);
-    let total: u64 = totals.ok_or_else(|| format!("{dump}: no totals"))?;
-    let per_event = total as f64 / accepted.max(1) as f64;
-    Ok(format!(
-        "\n  callgrind: {total} instructions in the measured window, {per_event:.0} per \
-         acknowledged event (`callgrind_annotate --inclusive=yes {dump}`)"
-    ))
-}
-
 /// Beacons as the widget loader sends them: 75% impressions, 25% views, over 6 widgets, 40 videos
-/// and 200 sessions, timestamped now. Deterministic apart from the timestamp.
+/// and 200 sessions, timestamped now.
 fn event_bodies() -> Vec<String> {
     let mut rng = StdRng::seed_from_u64(0x1e57);
     let mut id = || Uuid::from_u128(rng.gen()).to_string();

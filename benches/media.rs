@@ -1,5 +1,4 @@
-//! The media pipeline beside plain baselines measured in the same run (only ratios hold from one
-//! hour to the next on a shared machine): processing, tus uploads and `/media` ranges
+//! Processing, tus uploads and `/media` ranges beside plain baselines of the same run
 //! (BENCHMARKS.md, "Media"). `MEDIA_BENCH_FIGURES` picks them (123; 3 runs 1).
 
 mod support;
@@ -17,9 +16,15 @@ use videoapp::media::samples::{self, Sample};
 
 use support::helpers::ADMIN_TOKEN;
 use support::load::{self, median, setting, CpuUsage};
-use support::{ClickHouseTarget, Databases, ServiceProcess, SHOP};
+use support::{Databases, Outcome, ServiceProcess, SHOP};
 
 const MIB: u64 = 1 << 20;
+/// The upload: the clip padded to this size, in `PATCH`es of this size.
+const UPLOAD_MIB: u64 = 256;
+const CHUNK_MIB: u64 = 8;
+/// wrk's run of ranges per target, and its connections.
+const RANGE_SECONDS: u64 = 10;
+const RANGE_CONNECTIONS: u64 = 16;
 /// wrk's script: each request the next 1 MiB of the file, from the start again at its end.
 const RANGES: &str = "local size, at = 0, 0\n\
     function init(args) size = tonumber(args[1]) end\n\
@@ -31,11 +36,11 @@ fn main() -> ExitCode {
     if !load::benching("media") {
         return ExitCode::SUCCESS;
     }
-    support::exit(support::on_fresh_databases(ClickHouseTarget::single(), run))
+    support::exit(support::on_fresh_databases(None, run))
 }
 
-async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
-    let work = tempfile::tempdir().map_err(|e| format!("a work dir: {e}"))?;
+async fn run(databases: &Databases, database_url: &str) -> Outcome {
+    let work = tempfile::tempdir().map_err(say)?;
     let dir = work.path();
     let clip = samples::make_in(Sample::PhoneClip { seconds: 30 }, dir).await;
     let clip = clip.map_err(|e| format!("making the phone clip: {e:#}"))?;
@@ -64,13 +69,8 @@ async fn run(databases: &Databases, database_url: &str) -> Result<(), String> {
 }
 
 /// Every output as the worker makes them, into `dir`: how long until the poster and the mini
-/// version were made (what the dashboard shows first), then until everything was, and the
-/// progressive MP4.
-async fn process(
-    media: &MediaConfig,
-    clip: &Path,
-    dir: &Path,
-) -> Result<([Duration; 2], PathBuf), String> {
+/// version (what the dashboard shows first), and everything, were made; the progressive MP4.
+async fn make(media: &MediaConfig, clip: &Path, dir: &Path) -> Outcome<([Duration; 2], PathBuf)> {
     let (threads, timeout) = (media.ffmpeg_threads, media.ffmpeg_timeout);
     let ffmpeg = Ffmpeg { threads, timeout };
     let step = |e: videoapp::media::ffmpeg::StepError| format!("processing the clip: {e:#}");
@@ -91,15 +91,15 @@ async fn process(
 }
 
 /// Figure 1: rounds of every output, then the plain transcode; returns the progressive MP4.
-async fn processing(clip: &Path, work: &Path, rounds: u64) -> Result<PathBuf, String> {
+async fn processing(clip: &Path, work: &Path, rounds: u64) -> Outcome<PathBuf> {
     let media = Settings::default().media.media_config().map_err(say)?;
     let threads = media.ffmpeg_threads;
     println!("\nprocessing: ffmpeg threads {threads}; plain: ffmpeg -preset veryfast, H.264 + AAC, default threads");
     let columns = "everything  plain transcode  everything/plain  poster+mini/plain";
     println!("  round  poster+mini  {columns}");
-    let (mut all, mut previews, mut progressive) = (Vec::new(), Vec::new(), PathBuf::new());
+    let (mut ratios, mut progressive) = (Vec::new(), PathBuf::new());
     for round in 1..=rounds {
-        let ([preview, everything], made) = process(&media, clip, &work.join("outputs")).await?;
+        let ([preview, everything], made) = make(&media, clip, &work.join("outputs")).await?;
         progressive = made;
         let started = Instant::now();
         let plain = tokio::process::Command::new("ffmpeg")
@@ -115,12 +115,11 @@ async fn processing(clip: &Path, work: &Path, rounds: u64) -> Result<PathBuf, St
         }
         let plain = started.elapsed().as_secs_f64();
         let (preview, everything) = (preview.as_secs_f64(), everything.as_secs_f64());
-        let ratios = (everything / plain, preview / plain);
-        all.push(ratios.0);
-        previews.push(ratios.1);
-        println!("  #{round}     {preview:>9.2} s  {everything:>8.2} s  {plain:>13.2} s  {:>15.2}×  {:>16.2}×", ratios.0, ratios.1);
+        let ratio = [everything / plain, preview / plain];
+        ratios.push(ratio);
+        println!("  #{round}     {preview:>9.2} s  {everything:>8.2} s  {plain:>13.2} s  {:>15.2}×  {:>16.2}×", ratio[0], ratio[1]);
     }
-    let (all, previews) = (median(all), median(previews));
+    let [all, previews] = [0, 1].map(|i| median(ratios.iter().map(|r| r[i]).collect()));
     println!(
         "  median: everything {all:.2}× the plain transcode (goal ≤ 1.5×), poster + mini version \
          {previews:.2}× (goal ≤ 0.3×)"
@@ -128,21 +127,14 @@ async fn processing(clip: &Path, work: &Path, rounds: u64) -> Result<PathBuf, St
     Ok(progressive)
 }
 
-/// Figure 2: tus uploads of the clip padded to `MEDIA_BENCH_UPLOAD_MIB`, alternating with a copy.
-async fn upload(
-    service: &ServiceProcess,
-    clip: &Path,
-    work: &Path,
-    rounds: u64,
-) -> Result<(), String> {
-    let total = setting("MEDIA_BENCH_UPLOAD_MIB", 256) * MIB;
-    let chunk = setting("MEDIA_BENCH_CHUNK_MIB", 8) * MIB;
+/// Figure 2: tus uploads of the padded clip, alternating with a copy.
+async fn upload(service: &ServiceProcess, clip: &Path, work: &Path, rounds: u64) -> Outcome {
+    let (total, chunk) = (UPLOAD_MIB * MIB, CHUNK_MIB * MIB);
     let mut file = std::fs::read(clip).map_err(say)?;
-    // A `free` box after the clip: still the same video to ffprobe, of the size asked for.
-    let padding = u32::try_from(total.saturating_sub(file.len() as u64));
-    let padding = padding.ok().filter(|p| *p >= 8);
-    let padding = padding.ok_or("MEDIA_BENCH_UPLOAD_MIB: over the clip's size, under 4 GiB")?;
-    file.extend_from_slice(&padding.to_be_bytes());
+    // A `free` box after the clip: still the same video to ffprobe, of the size wanted.
+    let padding = total.checked_sub(file.len() as u64);
+    let padding = padding.ok_or("a clip over the upload's size")?;
+    file.extend_from_slice(&(padding as u32).to_be_bytes());
     file.extend_from_slice(b"free");
     file.resize(total as usize, 0);
     let source = work.join("upload.mp4");
@@ -151,9 +143,8 @@ async fn upload(
     let tus =
         |r: reqwest::RequestBuilder| r.bearer_auth(ADMIN_TOKEN).header("Tus-Resumable", "1.0.0");
     let uploads = format!("{}/admin/v1/shops/{SHOP}/uploads", service.base_url);
-    let mib_per_s = |started: Instant| (total / MIB) as f64 / started.elapsed().as_secs_f64();
-    let (total_mib, chunk_mib) = (total / MIB, chunk / MIB);
-    println!("\nupload: {total_mib} MiB in {chunk_mib} MiB PATCHes, one connection; copy: tokio::fs::copy + fsync");
+    let mib_per_s = |started: Instant| UPLOAD_MIB as f64 / started.elapsed().as_secs_f64();
+    println!("\nupload: {UPLOAD_MIB} MiB in {CHUNK_MIB} MiB PATCHes, one connection; copy: tokio::fs::copy + fsync");
     println!("  round  service        last PATCH  copy           service/copy");
     let mut ratios = Vec::new();
     for round in 1..=rounds {
@@ -164,8 +155,8 @@ async fn upload(
             .header("Upload-Metadata", "title YmVuY2g=");
         let created = created.send().await.map_err(say)?;
         let location = created.headers().get("location");
-        let location =
-            location.and_then(|l| Some(format!("{}{}", service.base_url, l.to_str().ok()?)));
+        let location = location.and_then(|l| l.to_str().ok());
+        let location = location.map(|l| format!("{}{l}", service.base_url));
         let location =
             location.ok_or_else(|| format!("the creation answered {}", created.status()))?;
         let (mut offset, mut last) = (0, Duration::ZERO);
@@ -200,16 +191,11 @@ async fn upload(
 }
 
 /// Figure 3: wrk's 1 MiB ranges of the progressive MP4 from `/media` and from `ServeDir`.
-async fn ranges(
-    service: &ServiceProcess,
-    progressive: &Path,
-    store: &Path,
-    rounds: u64,
-) -> Result<(), String> {
+async fn ranges(service: &ServiceProcess, mp4: &Path, store: &Path, rounds: u64) -> Outcome {
     let name = format!("videos/{SHOP}/bench/run/video-720.mp4");
     let stored = store.join(&name);
     std::fs::create_dir_all(stored.parent().unwrap_or(store)).map_err(say)?;
-    let size = std::fs::copy(progressive, &stored).map_err(say)?;
+    let size = std::fs::copy(mp4, &stored).map_err(say)?;
     let router =
         axum::Router::new().nest_service("/media", tower_http::services::ServeDir::new(store));
     let ceiling = load::serve(router).await?;
@@ -218,29 +204,23 @@ async fn ranges(
     let range = |url: &str| load::answer(client.get(url).header("Range", "bytes=0-1048575"));
     let (served, ceiling) = (range(&urls[0]).await?, range(&urls[1]).await?);
     if served.0 != StatusCode::PARTIAL_CONTENT || served != ceiling {
-        return Err(format!(
-            "a range: /media {}, the ceiling {}",
-            served.0, ceiling.0
-        ));
+        let (served, ceiling) = (served.0, ceiling.0);
+        return Err(format!("a range: /media {served}, the ceiling {ceiling}"));
     }
     let script = store.join("ranges.lua");
     std::fs::write(&script, RANGES).map_err(say)?;
-    let (seconds, connections) = (
-        setting("MEDIA_BENCH_RANGE_SECONDS", 10),
-        setting("MEDIA_BENCH_RANGE_CONNECTIONS", 16),
-    );
     println!(
-        "\nranges: {size} bytes' progressive MP4 in 1 MiB ranges, wrk {connections} connections, \
-         {} threads, 2 s warm-up + {seconds} s per target, {rounds} rounds",
+        "\nranges: {size} bytes' progressive MP4 in 1 MiB ranges, wrk {RANGE_CONNECTIONS} \
+         connections, {} threads, 2 s warm-up + {RANGE_SECONDS} s per target, {rounds} rounds",
         load::cores()
     );
+    let (seconds, connections) = (RANGE_SECONDS, RANGE_CONNECTIONS);
     let names = ["service (/media)", "ceiling (tower-http ServeDir)"];
-    let arguments = [size.to_string()];
+    let script = [script.display().to_string(), size.to_string()];
     let measure = async |t: usize| {
-        let script = Some((script.clone(), &arguments[..]));
         let server = |cpu: &CpuUsage| if t == 0 { cpu.watched[0] } else { cpu.own };
         let cores = (&[service.pid][..], server);
-        let measured = load::warm_and_measure(&urls[t], connections, [2, seconds], script, cores);
+        let measured = load::warm_and_measure(&urls[t], connections, [2, seconds], &script, cores);
         let m = measured.await?;
         let mib = m.rate * size as f64 / size.div_ceil(MIB) as f64 / MIB as f64;
         Ok((m, format!("{mib:>7.0} MiB/s")))

@@ -17,19 +17,14 @@ use videoapp::storefront::signature::{verify, ProxySecret};
 
 use support::Databases;
 
-/// A GET of `uri` (with `If-None-Match` when given) through the router: the status, the ETag and
-/// the collected body.
-async fn send(
-    router: &PublicService,
-    uri: &Uri,
-    etag: Option<&str>,
-) -> (StatusCode, String, Bytes) {
+/// A GET of `uri` (with `If-None-Match` when given): the status, the ETag and the body.
+async fn send(app: &PublicService, uri: &Uri, etag: Option<&str>) -> (StatusCode, String, Bytes) {
     let request = Request::get(uri.clone());
     let request = etag.map_or(request, |etag| {
         Request::get(uri.clone()).header(IF_NONE_MATCH, etag)
     });
     let request = request.body(Body::empty()).unwrap();
-    let response = router.clone().oneshot(request).await.unwrap();
+    let response = app.clone().oneshot(request).await.unwrap();
     let etag = (response.headers().get(ETAG)).map(|v| v.to_str().unwrap().to_string());
     let status = response.status();
     let body = to_bytes(response.into_body(), usize::MAX).await.unwrap();
@@ -39,15 +34,15 @@ async fn send(
 fn main() {
     support::init_tracing();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-    let (databases, database_url) = runtime.block_on(Databases::create());
+    let (databases, database_url) = runtime.block_on(Databases::create(None));
     let app = runtime.block_on(support::BenchApp::start(&databases, &database_url));
     let router = &app.router;
     // Signed once (valid for an hour) and parsed once, as the server's HTTP layer would have.
-    let uri: Uri = app.contextual_widgets_uri().parse().expect("a signed URI");
+    let uri = format!("{}?{}", support::CONTEXTUAL_WIDGETS, support::home_query());
+    let uri: Uri = uri.parse().expect("a signed URI");
     let healthz = Uri::from_static("/healthz");
     let (_, etag, page) = runtime.block_on(send(router, &uri, None));
-    let widgets = support::catalog::WIDGETS_AT_HOME;
-    let bytes = page.len();
+    let (bytes, widgets) = (page.len(), support::catalog::WIDGETS_AT_HOME);
     eprintln!("contextual-widgets (location=home): {bytes} bytes, {widgets} widgets");
     let requests = [
         ("contextual_widgets_warm", &uri, None, StatusCode::OK),
@@ -69,7 +64,7 @@ fn main() {
             b.to_async(&runtime).iter(|| send(router, uri, etag))
         });
     }
-    let query = app.signed_query();
+    let query = support::home_query();
     let secret = &ProxySecret::new(support::helpers::PROXY_SECRET);
     let max_age = support::SIGNATURE_MAX_AGE_SECONDS as i64;
     assert!(verify(secret, &query, Utc::now(), max_age).is_ok());

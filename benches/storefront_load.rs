@@ -9,26 +9,25 @@ use axum::http::StatusCode;
 use axum::routing::MethodFilter;
 
 use support::load::{self, setting, CpuUsage};
-use support::{BenchApp, ClickHouseTarget, Databases};
+use support::{BenchApp, Databases, Outcome};
 
 fn main() -> ExitCode {
-    let wrk = match load::preflight("storefront_load") {
-        Ok(wrk) => wrk,
-        Err(code) => return code,
+    let Some(wrk) = load::preflight("storefront_load") else {
+        return ExitCode::SUCCESS;
     };
     support::init_tracing();
     let run = async |databases: &Databases, url: &str| {
         run(&BenchApp::start(databases, url).await, &wrk).await
     };
-    support::exit(support::on_fresh_databases(ClickHouseTarget::single(), run))
+    support::exit(support::on_fresh_databases(None, run))
 }
 
-async fn run(app: &BenchApp, wrk: &str) -> Result<(), String> {
+async fn run(app: &BenchApp, wrk: &str) -> Outcome {
     let seconds = setting("STOREFRONT_LOAD_SECONDS", 15);
     let warmup = setting("STOREFRONT_LOAD_WARMUP_SECONDS", 3);
     let rounds = setting("STOREFRONT_LOAD_ROUNDS", 3);
     let connections = setting("STOREFRONT_LOAD_CONNECTIONS", 64);
-    let uri = app.contextual_widgets_uri();
+    let uri = format!("{}?{}", support::CONTEXTUAL_WIDGETS, support::home_query());
     let route = (MethodFilter::GET, support::CONTEXTUAL_WIDGETS, uri.as_str());
     let client = reqwest::Client::new();
     let (urls, body) =
@@ -48,7 +47,7 @@ async fn run(app: &BenchApp, wrk: &str) -> Result<(), String> {
         // The service runs in this process: its cores are this process's.
         let cores = (&[][..], |cpu: &CpuUsage| cpu.own);
         let times = [warmup, seconds];
-        let m = load::warm_and_measure(&urls[t], connections, times, None, cores).await?;
+        let m = load::warm_and_measure(&urls[t], connections, times, &[], cores).await?;
         let wrk_cores = format!("{:>5.2}", m.cpu.children);
         Ok((m, wrk_cores))
     };

@@ -88,13 +88,12 @@ fn product(rng: &mut StdRng, i: usize) -> Value {
         .map(|id| format!("gid://shopify/Collection/{id}"))
         .collect();
     let version = rng.gen_range(0..100_000_000u32);
+    let image = "https://cdn.shopify.com/s/files/1/0612/3456/7890/files";
     json!({
         "id": product_gid(i),
         "title": title,
         "handle": handle,
-        "image": format!(
-            "https://cdn.shopify.com/s/files/1/0612/3456/7890/files/{handle}_1024x1024.jpg?v=17{version:08}"
-        ),
+        "image": format!("{image}/{handle}_1024x1024.jpg?v=17{version:08}"),
         "url": format!("https://{SHOP}/products/{handle}"),
         "collectionIds": collections,
     })
@@ -105,10 +104,8 @@ fn video(rng: &mut StdRng, i: usize) -> Value {
     let rest = format!("{adjective} {material} {garment}").to_lowercase();
     let title = format!("{hook} {rest}");
     let file = format!("{}-{i:04}", slug(&title));
-    let media = format!(
-        "https://cdn.videoapp.example/media/{}",
-        Uuid::from_u128(rng.gen()).simple()
-    );
+    let id = Uuid::from_u128(rng.gen()).simple();
+    let media = format!("https://cdn.videoapp.example/media/{id}");
     let linked = rng.gen_range(1..=3);
     let products = rand::seq::index::sample(rng, PRODUCTS, linked);
     let products = products.into_iter().map(product_gid);
@@ -123,40 +120,30 @@ fn video(rng: &mut StdRng, i: usize) -> Value {
     })
 }
 
-/// The 50 widgets, all `active`. Exactly [`WIDGETS_AT_HOME`] of them render on the home page:
-///
-/// - 20 manual carousels and stories with no location rule, or one that includes `home`;
-/// - 10 `productpage` widgets (product pages only);
-/// - 10 manual carousels limited to `product` or `collection` pages;
-/// - 5 product-sourced carousels (nothing to show without a current product);
-/// - 5 manual stories limited to some products (no product on the home page).
+/// The 50 widgets, all `active`; the home page renders the first [`WIDGETS_AT_HOME`]. The others:
+/// `productpage` widgets, carousels for product or collection pages, product-sourced carousels
+/// (nothing without a current product), and stories limited to some products.
 fn widget(rng: &mut StdRng, i: usize, video_ids: &[String]) -> Value {
-    let (kind, source, rules, label) = match i {
-        0..20 => {
-            let locations = [
-                json!([]),
-                json!(["home"]),
-                json!(["home", "collection", "page"]),
-            ];
-            let rules = json!({ "locations": locations[i % 3] });
-            (["carousel", "story"][i % 2], "manual", rules, "Homepage")
-        }
-        20..30 => (
-            "productpage",
-            ["manual", "product"][i % 2],
-            json!({}),
-            "Product page",
-        ),
-        30..40 => {
-            let rules = json!({ "locations": [(["product", "collection"][i % 2])] });
-            ("carousel", "manual", rules, "Collection")
-        }
-        40..45 => ("carousel", "product", json!({}), "Shop the look"),
-        _ => {
+    let (kind, source, label) = match i {
+        0..20 => (["carousel", "story"][i % 2], "manual", "Homepage"),
+        20..30 => ("productpage", ["manual", "product"][i % 2], "Product page"),
+        30..40 => ("carousel", "manual", "Collection"),
+        40..45 => ("carousel", "product", "Shop the look"),
+        _ => ("story", "manual", "Featured"),
+    };
+    let home = [
+        json!([]),
+        json!(["home"]),
+        json!(["home", "collection", "page"]),
+    ];
+    let rules = match i {
+        0..20 => json!({ "locations": home[i % 3] }),
+        30..40 => json!({ "locations": [(["product", "collection"][i % 2])] }),
+        45.. => {
             let products = (0..5).map(|_| product_gid(rng.gen_range(0..PRODUCTS)));
-            let rules = json!({ "productIds": products.collect::<BTreeSet<_>>() });
-            ("story", "manual", rules, "Featured")
+            json!({ "productIds": products.collect::<BTreeSet<_>>() })
         }
+        _ => json!({}),
     };
     let videos: Vec<&String> = match source {
         "manual" => video_ids.choose_multiple(rng, MANUAL_VIDEOS).collect(),

@@ -1,8 +1,5 @@
-//! What the load runs share: `wrk` and its output, a bare axum ceiling beside the service, who
-//! used the cores during a measured window (procfs), and the rounds with their table and medians.
+//! What the load runs share: `wrk`, a bare axum ceiling, the cores used (procfs), and rounds.
 
-use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
@@ -11,6 +8,8 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::routing::{on, MethodFilter};
 use procfs::process::{Process, Stat};
 use procfs::{CurrentSI, KernelStats};
+
+use super::Outcome;
 
 /// Other processes or hypervisor steal above this many cores make a round not comparable.
 pub const DISTURBED_CORES: f64 = 0.15;
@@ -24,21 +23,15 @@ pub fn benching(what: &str) -> bool {
     benching
 }
 
-/// A load run needs `cargo bench` and `wrk`. Returns wrk's version, or the exit code to end with.
-pub fn preflight(bench: &str) -> Result<String, ExitCode> {
-    if !benching("load") {
-        return Err(ExitCode::SUCCESS);
-    }
+/// A load run needs `cargo bench` and `wrk`: wrk's version, or none under `cargo test`.
+pub fn preflight(bench: &str) -> Option<String> {
+    let install = "`wrk` is missing: `apt-get install wrk`, then `cargo bench --bench";
     // `wrk -v` prints its banner and exits non-zero: only "not found" matters.
-    let Ok(output) = std::process::Command::new("wrk").arg("-v").output() else {
-        eprintln!(
-            "error: `wrk` is missing: `apt-get install wrk`, then `cargo bench --bench {bench}`"
-        );
-        return Err(ExitCode::from(2));
-    };
+    let output = benching("load").then(|| std::process::Command::new("wrk").arg("-v").output());
+    let output = output?.unwrap_or_else(|_| super::fail(format!("{install} {bench}`")));
     let banner = String::from_utf8_lossy(&output.stdout);
     let version = banner.split(" Copyright").next().unwrap_or("wrk");
-    Ok(version.trim().to_string())
+    Some(version.trim().to_string())
 }
 
 /// A whole number from the environment, or `default`.
@@ -55,22 +48,21 @@ pub fn cores() -> u64 {
 }
 
 /// The status and body of one request.
-pub async fn answer(request: reqwest::RequestBuilder) -> Result<(StatusCode, Bytes), String> {
+pub async fn answer(request: reqwest::RequestBuilder) -> Outcome<(StatusCode, Bytes)> {
     let response = request.send().await.map_err(|e| e.to_string())?;
     let status = response.status();
     Ok((status, response.bytes().await.map_err(|e| e.to_string())?))
 }
 
-/// The service's URL for `uri` and that of its ceiling: one route, `method` at `path`, answering
-/// what the service answered to `request` as JSON, the same reference-counted bytes every time,
-/// the request not even read, no middleware; served on a free loopback port until the process
-/// ends. Fails unless the service answers `expected` and the ceiling the same.
+/// The service's URL for `uri` and its ceiling's: `method` at `path` answers what the service
+/// answered to `request`, the same bytes every time, the request unread, no middleware. Fails
+/// unless the service answers `expected` and the ceiling the same.
 pub async fn beside_ceiling(
     service: &str,
     (method, path, uri): (MethodFilter, &str, &str),
     expected: StatusCode,
     request: impl Fn(&str) -> reqwest::RequestBuilder,
-) -> Result<([String; 2], Bytes), String> {
+) -> Outcome<([String; 2], Bytes)> {
     let service_url = format!("{service}{uri}");
     let (status, body) = answer(request(&service_url)).await?;
     if status != expected {
@@ -88,7 +80,7 @@ pub async fn beside_ceiling(
 }
 
 /// Serves `router` on a free loopback port until the process ends; returns `http://ADDRESS`.
-pub async fn serve(router: axum::Router) -> Result<String, String> {
+pub async fn serve(router: axum::Router) -> Outcome<String> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await;
     let listener = listener.map_err(|e| e.to_string())?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
@@ -96,29 +88,15 @@ pub async fn serve(router: axum::Router) -> Result<String, String> {
     Ok(format!("http://{address}"))
 }
 
-/// One `wrk` run: `connections` keep-alive connections over `cores()` threads, `script` with its
-/// arguments if given.
-pub async fn wrk(
-    url: &str,
-    connections: u64,
-    seconds: u64,
-    script: Option<(PathBuf, &[String])>,
-) -> Result<String, String> {
+/// One `wrk` run over `cores()` threads; `script`: none, or its path and arguments.
+pub async fn wrk(url: &str, connections: u64, seconds: u64, script: &[String]) -> Outcome<String> {
     let mut command = tokio::process::Command::new("wrk");
-    command.args([
-        format!("-t{}", cores()),
-        format!("-c{connections}"),
-        format!("-d{seconds}s"),
-    ]);
+    let (threads, connections) = (format!("-t{}", cores()), format!("-c{connections}"));
+    command.args([threads, connections, format!("-d{seconds}s")]);
     command.args(["--timeout", "10s", "--latency"]);
     match script {
-        Some((script, arguments)) => command
-            .arg("-s")
-            .arg(script)
-            .arg(url)
-            .arg("--")
-            .args(arguments),
-        None => command.arg(url),
+        [script, arguments @ ..] => command.args(["-s", script, url, "--"]).args(arguments),
+        [] => command.arg(url),
     };
     let output = command.kill_on_drop(true).output().await;
     let output = output.map_err(|e| format!("cannot run wrk: {e}"))?;
@@ -130,24 +108,22 @@ pub async fn wrk(
     Ok(stdout)
 }
 
-/// A warm-up run of wrk, then the measured one, with the cores used meanwhile (those of `watched`
-/// too) and the server's share of them. A failed request, or an answer not 2xx or 3xx, fails it.
+/// A warm-up run of wrk, then the measured one with the cores used (`watched`'s and the server's
+/// too); a failed request, or an answer not 2xx or 3xx, fails it.
 pub async fn warm_and_measure(
     url: &str,
     connections: u64,
     [warmup, seconds]: [u64; 2],
-    script: Option<(PathBuf, &[String])>,
+    script: &[String],
     (watched, server): (&[i32], impl Fn(&CpuUsage) -> f64),
-) -> Result<Measured, String> {
-    wrk(url, connections, warmup, script.clone()).await?;
+) -> Outcome<Measured> {
+    wrk(url, connections, warmup, script).await?;
     let before = Cpu::take(watched);
     let output = wrk(url, connections, seconds, script).await?;
     let cpu = before.until(&Cpu::take(watched));
-    let (rate, _, _, errors) = parse_wrk(&output)?;
-    let failed = format!("{errors} requests failed or were not 2xx");
-    match errors {
-        0 => Measured::new(&output, rate, server(&cpu), cpu),
-        _ => Err(format!("{failed}:\n{output}")),
+    match Measured::parse(&output, server(&cpu), cpu)? {
+        (measured, 0) => Ok(measured),
+        (_, n) => Err(format!("{n} requests failed or were not 2xx:\n{output}")),
     }
 }
 
@@ -155,22 +131,6 @@ pub async fn warm_and_measure(
 pub fn value_after<'a>(output: &'a str, label: &str) -> Option<&'a str> {
     let rest = output.lines().find_map(|l| l.trim().strip_prefix(label));
     rest.map(str::trim)
-}
-
-/// What every wrk run prints: requests/s, p50, p99, and answers that were not 2xx/3xx plus
-/// socket errors ("Socket errors: connect 0, read 0, write 0, timeout 0").
-pub fn parse_wrk(output: &str) -> Result<(f64, Duration, Duration, u64), String> {
-    let rate = value_after(output, "Requests/sec:").and_then(|v| v.parse().ok());
-    let latency = |p| value_after(output, p).and_then(parse_duration);
-    let sockets = value_after(output, "Socket errors:").unwrap_or_default();
-    let sockets = sockets.split(',');
-    let errors = (sockets.filter_map(|part| part.split_whitespace().nth(1)?.parse::<u64>().ok()))
-        .chain(value_after(output, "Non-2xx or 3xx responses:").and_then(|v| v.parse().ok()))
-        .sum();
-    match (rate, latency("50%"), latency("99%")) {
-        (Some(rate), Some(p50), Some(p99)) => Ok((rate, p50, p99, errors)),
-        _ => Err(format!("unexpected wrk output:\n{output}")),
-    }
 }
 
 /// wrk's durations: `635.91us`, `1.04ms`, `2.00s`.
@@ -213,10 +173,7 @@ pub fn percentile(values: &[Duration], p: f64) -> Duration {
 
 /// CPU ticks at one moment: this process, its children (wrk, running or exited), the machine's
 /// busy and stolen time, then each watched process.
-pub struct Cpu {
-    at: Instant,
-    ticks: Vec<u64>,
-}
+pub struct Cpu(Instant, Vec<u64>);
 
 /// Cores busy between two [`Cpu`] readings.
 #[derive(Clone, Debug, Default)]
@@ -237,23 +194,20 @@ impl Cpu {
         let pid = me.map(|m| m.pid);
         let running = processes().filter(|s| Some(s.ppid) == pid);
         let total = KernelStats::current().map(|k| k.total);
-        let mut all = vec![
-            own,
-            exited as u64 + running.map(|s| ticks(&s)).sum::<u64>(),
-            total.as_ref().map_or(0, |t| t.user + t.nice + t.system),
-            total.map_or(0, |t| t.steal.unwrap_or(0)),
-        ];
+        let children = exited as u64 + running.map(|s| ticks(&s)).sum::<u64>();
+        let busy = total.as_ref().map_or(0, |t| t.user + t.nice + t.system);
+        let steal = total.map_or(0, |t| t.steal.unwrap_or(0));
+        let mut all = vec![own, children, busy, steal];
         let stat = |pid| Process::new(pid).and_then(|p| p.stat());
         let busy = |pid: &i32| stat(*pid).map_or(0, |s| ticks(&s));
         all.extend(watched.iter().map(busy));
-        let at = Instant::now();
-        Cpu { at, ticks: all }
+        Cpu(Instant::now(), all)
     }
 
     pub fn until(&self, later: &Cpu) -> CpuUsage {
-        let seconds = later.at.duration_since(self.at).as_secs_f64().max(1e-9);
+        let seconds = later.0.duration_since(self.0).as_secs_f64().max(1e-9);
         let per_second = procfs::ticks_per_second() as f64 * seconds;
-        let cores: Vec<f64> = (self.ticks.iter().zip(&later.ticks))
+        let cores: Vec<f64> = (self.1.iter().zip(&later.1))
             .map(|(b, a)| a.saturating_sub(*b) as f64 / per_second)
             .collect();
         let watched = cores[4..].to_vec();
@@ -270,19 +224,12 @@ impl Cpu {
 }
 
 /// Every process's `stat`.
-fn processes() -> impl Iterator<Item = Stat> {
+pub fn processes() -> impl Iterator<Item = Stat> {
     let all = procfs::process::all_processes().into_iter().flatten();
     all.filter_map(|p| p.ok()?.stat().ok())
 }
 
-/// Processes whose name starts with `prefix`.
-pub fn pids_named(prefix: &str) -> Vec<i32> {
-    let named = processes().filter(|s| s.comm.starts_with(prefix));
-    named.map(|s| s.pid).collect()
-}
-
-/// One measured run of one target: requests (or acknowledged events) per second, latency, the
-/// cores the server under test used, and who used the others.
+/// One run of one target: requests (or events) per second, latency, the server's cores, and all.
 #[derive(Clone, Debug, Default)]
 pub struct Measured {
     pub rate: f64,
@@ -293,30 +240,38 @@ pub struct Measured {
 }
 
 impl Measured {
-    /// `rate` with the latencies of wrk's `output`.
-    pub fn new(output: &str, rate: f64, server: f64, cpu: CpuUsage) -> Result<Measured, String> {
-        let (_, p50, p99, _) = parse_wrk(output)?;
-        Ok(Measured {
+    /// wrk's `output` with the cores used, and its answers not 2xx/3xx plus its socket errors.
+    pub fn parse(output: &str, server: f64, cpu: CpuUsage) -> Outcome<(Measured, u64)> {
+        let rate = value_after(output, "Requests/sec:").and_then(|v| v.parse().ok());
+        let latency = |p| value_after(output, p).and_then(parse_duration);
+        let sockets = value_after(output, "Socket errors:").unwrap_or_default();
+        let sockets = sockets.split(',');
+        let errors = sockets.filter_map(|part| part.split_whitespace().nth(1)?.parse::<u64>().ok());
+        let non_2xx = value_after(output, "Non-2xx or 3xx responses:").and_then(|v| v.parse().ok());
+        let errors = errors.chain(non_2xx).sum();
+        let (Some(rate), Some(p50), Some(p99)) = (rate, latency("50%"), latency("99%")) else {
+            return Err(format!("unexpected wrk output:\n{output}"));
+        };
+        let measured = Measured {
             rate,
             p50,
             p99,
             server,
             cpu,
-        })
+        };
+        Ok((measured, errors))
     }
 }
 
-/// Runs `rounds` rounds of `measure` on each target in turn, so that a disturbance hits both, and
-/// prints a row per run (target, rate, p50, p99, server cores, other cores with steal, then what
-/// `measure` returns, under the header `rest`). Then the medians over the undisturbed rounds
-/// (every round if none is) and the median of the per-round ratios of the first target to the
-/// second. Returns the results by target, and the rounds counted.
+/// `rounds` rounds of `measure` on each target in turn, so that a disturbance hits both, a row
+/// each (what `measure` adds goes under `rest`); then the medians over the undisturbed rounds and
+/// that of the first target's ratio to the second. The results by target, and the rounds counted.
 pub async fn rounds(
     names: &[&str],
     rounds: u64,
     rest: &str,
-    mut measure: impl AsyncFnMut(usize) -> Result<(Measured, String), String>,
-) -> Result<(Vec<Vec<Measured>>, Vec<usize>), String> {
+    mut measure: impl AsyncFnMut(usize) -> Outcome<(Measured, String)>,
+) -> Outcome<(Vec<Vec<Measured>>, Vec<usize>)> {
     let header = ["target", "rate", "p50", "p99", "server", "other"];
     let [target, rate, p50, p99, server, other] = header;
     println!("  {target:<52} {rate:>8} {p50:>9} {p99:>9} {server:>6} {other:>6} {rest}");

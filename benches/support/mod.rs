@@ -1,6 +1,5 @@
-//! What the benches share: fresh `bench_<uuid>` databases, the real service (in process, or as its
-//! own process) with the bench shop, signed storefront URLs, run with the integration tests'
-//! secrets and harness. A run that dies half-way leaves `bench_*` databases (scripts/test drops them).
+//! What the benches share: fresh `bench_<uuid>` databases (scripts/test drops those a dead run
+//! left) and the service, in process or as its own, with the bench shop and the tests' secrets.
 
 // Each bench target uses its own part of this module, and of the tests' harness.
 #![allow(dead_code)]
@@ -15,14 +14,15 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use procfs::process::Status;
 use sqlx::{Connection, Executor, PgConnection};
 use uuid::Uuid;
 use videoapp::app::{Application, PublicService};
 use videoapp::config::{LogFormat, Settings};
 
 use catalog::Admin;
-use helpers::{clickhouse_url, metric_value, postgres_admin_url, signed, try_clickhouse_query_on};
+use helpers::{
+    clickhouse_url, cluster_urls, metric_value, postgres_admin_url, signed, try_clickhouse_query_on,
+};
 
 pub const SHOP: &str = "bench-store.myshopify.com";
 pub const CONTEXTUAL_WIDGETS: &str = "/apps/videoapp_sub/contextual-widgets";
@@ -30,6 +30,8 @@ pub const CONTEXTUAL_WIDGETS: &str = "/apps/videoapp_sub/contextual-widgets";
 pub const EVENTS: &str = "/apps/videoapp_sub/analytics";
 /// Longer than any run, so one pre-signed URL stays valid throughout.
 pub const SIGNATURE_MAX_AGE_SECONDS: u64 = 3600;
+/// What a step of a run comes to: its value, or why the run failed.
+pub type Outcome<T = ()> = Result<T, String>;
 const START_TIMEOUT: Duration = Duration::from_secs(180);
 const DRAIN_LIMIT: Duration = Duration::from_secs(300);
 
@@ -45,67 +47,40 @@ pub fn fail(message: impl std::fmt::Display) -> ! {
 }
 
 /// The exit code of a run, saying why it failed.
-pub fn exit(outcome: Result<(), String>) -> std::process::ExitCode {
-    let Err(e) = outcome else {
-        return std::process::ExitCode::SUCCESS;
-    };
-    eprintln!("error: {e}");
-    std::process::ExitCode::FAILURE
-}
-
-/// Where the ClickHouse database lives: a server, or a cluster (`CLICKHOUSE_CLUSTER`) through
-/// one of its nodes.
-#[derive(Clone, Debug)]
-pub struct ClickHouseTarget {
-    pub url: String,
-    pub cluster: Option<String>,
-}
-
-impl ClickHouseTarget {
-    /// The local server the tests use.
-    pub fn single() -> ClickHouseTarget {
-        ClickHouseTarget {
-            url: clickhouse_url(),
-            cluster: None,
-        }
+pub fn exit(outcome: Outcome) -> std::process::ExitCode {
+    match outcome.map_err(|e| eprintln!("error: {e}")) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(()) => std::process::ExitCode::FAILURE,
     }
 }
 
-/// A Postgres and a ClickHouse database of one name, and a spool directory.
+/// A Postgres and a ClickHouse database of one name, and a spool directory. The ClickHouse one is
+/// on the local server, or on the local cluster of that name through its first node.
 #[derive(Clone, Debug)]
 pub struct Databases {
     pub name: String,
     pub spool_dir: PathBuf,
-    pub clickhouse: ClickHouseTarget,
+    pub clickhouse_url: String,
+    pub cluster: Option<String>,
 }
 
-/// Runs `run` on fresh databases (see [`Databases::create_on`]) on a runtime of its own, then
-/// drops them once the runtime, whose pools would hold them open, is gone.
+/// `run` on fresh databases and a runtime of its own, whose pools must be gone before the drop.
 pub fn on_fresh_databases(
-    clickhouse: ClickHouseTarget,
-    run: impl AsyncFnOnce(&Databases, &str) -> Result<(), String>,
-) -> Result<(), String> {
+    cluster: Option<&str>,
+    run: impl AsyncFnOnce(&Databases, &str) -> Outcome,
+) -> Outcome {
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
-    let (databases, outcome) = runtime.block_on(async {
-        let (databases, database_url) = Databases::create_on(clickhouse).await;
-        let outcome = run(&databases, &database_url).await;
-        (databases, outcome)
-    });
+    let (databases, database_url) = runtime.block_on(Databases::create(cluster));
+    let outcome = runtime.block_on(run(&databases, &database_url));
     drop(runtime);
     databases.drop_all();
     outcome
 }
 
 impl Databases {
-    /// [`Databases::create_on`] the local ClickHouse server.
-    pub async fn create() -> (Databases, String) {
-        Databases::create_on(ClickHouseTarget::single()).await
-    }
-
-    /// A fresh `bench_<uuid>` pair, with the Postgres database created (the service's migrations
-    /// create the ClickHouse one on `clickhouse`), and the database's URL; exit 2 when Postgres is
-    /// not reachable.
-    pub async fn create_on(clickhouse: ClickHouseTarget) -> (Databases, String) {
+    /// A fresh `bench_<uuid>` pair (the service's migrations create the ClickHouse one) and the
+    /// Postgres database's URL; exit 2 when Postgres is not reachable.
+    pub async fn create(cluster: Option<&str>) -> (Databases, String) {
         let name = format!("bench_{}", Uuid::new_v4().simple());
         let connect = PgConnection::connect(&postgres_admin_url());
         let Ok(Ok(mut admin)) = tokio::time::timeout(Duration::from_secs(10), connect).await else {
@@ -117,16 +92,21 @@ impl Databases {
         let mut url = url::Url::parse(&postgres_admin_url()).expect("a Postgres URL");
         url.set_path(&name);
         let spool_dir = std::env::temp_dir().join(format!("videoapp-{name}"));
+        let clickhouse_url = match cluster {
+            Some(_) => cluster_urls().swap_remove(0),
+            None => clickhouse_url(),
+        };
+        let cluster = cluster.map(str::to_string);
         let databases = Databases {
             name,
             spool_dir,
-            clickhouse,
+            clickhouse_url,
+            cluster,
         };
         (databases, url.to_string())
     }
 
-    /// Drops both databases and the spool directory, best effort. Call it after the runtime that
-    /// ran the service is gone (its pools would hold the database open).
+    /// Drops both databases and the spool directory, best effort, once the service's pools are gone.
     pub fn drop_all(&self) {
         let mut runtime = tokio::runtime::Builder::new_current_thread();
         let runtime = runtime.enable_all().build();
@@ -139,13 +119,10 @@ impl Databases {
             if let Err(e) = dropped.await {
                 eprintln!("warning: could not drop Postgres {}: {e}", self.name);
             }
-            let on_cluster = (self.clickhouse.cluster.as_ref()).map(|c| format!(" ON CLUSTER {c}"));
-            let sql = format!(
-                "DROP DATABASE IF EXISTS {}{}",
-                self.name,
-                on_cluster.unwrap_or_default()
-            );
-            let (client, url) = (reqwest::Client::new(), &self.clickhouse.url);
+            let on_cluster = (self.cluster.as_ref()).map(|c| format!(" ON CLUSTER {c}"));
+            let (name, on_cluster) = (&self.name, on_cluster.unwrap_or_default());
+            let sql = format!("DROP DATABASE IF EXISTS {name}{on_cluster}");
+            let (client, url) = (reqwest::Client::new(), &self.clickhouse_url);
             if let Err(e) = try_clickhouse_query_on(&client, url, "default", &sql).await {
                 eprintln!("warning: could not drop ClickHouse {}: {e}", self.name);
             }
@@ -154,17 +131,15 @@ impl Databases {
     }
 }
 
-/// The service on this runtime, with the bench shop seeded.
+/// The service on this runtime, with the bench shop seeded; `router` for in-process requests.
 pub struct BenchApp {
-    /// `http://127.0.0.1:PORT`.
     pub base_url: String,
-    /// The same service the listener serves, for in-process requests (`oneshot`).
     pub router: PublicService,
 }
 
 impl BenchApp {
-    /// Starts the service on `databases` with the integration tests' settings (the bench spool, a
-    /// long signature window) and seeds the shop; exit 2 when the stack is not there.
+    /// Starts the service with the integration tests' settings (the bench spool, a long signature
+    /// window) and seeds the shop; exit 2 when the stack is not there.
     pub async fn start(databases: &Databases, database_url: &str) -> BenchApp {
         let started = async {
             let settings = Settings {
@@ -184,40 +159,33 @@ impl BenchApp {
         let late = format!("the service did not start within {START_TIMEOUT:?}");
         (tokio::time::timeout(START_TIMEOUT, started).await).unwrap_or_else(|_| fail(late))
     }
-
-    /// A freshly signed query for the bench shop's home page, as the app proxy sends it.
-    pub fn signed_query(&self) -> String {
-        signed(SHOP, &[("location", "home")])
-    }
-
-    /// Path and query of a freshly signed contextual-widgets request (`location=home`).
-    pub fn contextual_widgets_uri(&self) -> String {
-        format!("{CONTEXTUAL_WIDGETS}?{}", self.signed_query())
-    }
 }
 
-/// The real service as a process of its own (`videoapp serve`, the binary cargo built for the
-/// bench target, or `BENCH_SERVICE_BIN` to compare builds), so that its CPU time and memory are
-/// its own. With `BENCH_CALLGRIND=FILE` it runs under `valgrind --tool=callgrind` with counting
-/// off until [`ServiceProcess::callgrind_control`] turns it on. Killed when dropped.
+/// A freshly signed query for the bench shop's home page, as the app proxy sends it.
+pub fn home_query() -> String {
+    signed(SHOP, &[("location", "home")])
+}
+
+/// `videoapp serve` as a process of its own, so that its CPU time and memory are its own:
+/// `BENCH_SERVICE_BIN` or the bench's build, under callgrind with `BENCH_CALLGRIND=FILE` (counting
+/// off until [`ServiceProcess::callgrind_control`] turns it on). Killed when dropped.
 pub struct ServiceProcess {
-    process: helpers::ServiceProcess,
+    pub process: helpers::ServiceProcess,
     pub pid: i32,
-    /// `http://127.0.0.1:PORT`.
     pub base_url: String,
     pub binary: PathBuf,
     pub callgrind: Option<PathBuf>,
+    databases: Databases,
 }
 
 impl ServiceProcess {
-    /// Starts the service against `databases` with the production defaults except free loopback
-    /// ports, the bench spool, a long signature window and `extra_env`, and creates the bench
-    /// shop. The environment passes on (`RUST_LOG`, or `VIDEOAPP_BATCH_*` for an experiment).
+    /// Starts it with the production defaults but for loopback ports, the bench spool, a long
+    /// signature window and `extra_env`; the environment passes on (`VIDEOAPP_BATCH_*`, RUST_LOG).
     pub async fn start_with(
         databases: &Databases,
         database_url: &str,
         extra_env: &[(&'static str, String)],
-    ) -> Result<ServiceProcess, String> {
+    ) -> Outcome<ServiceProcess> {
         let binary = std::env::var_os("BENCH_SERVICE_BIN");
         let binary = PathBuf::from(binary.unwrap_or(env!("CARGO_BIN_EXE_videoapp").into()));
         let callgrind = std::env::var_os("BENCH_CALLGRIND").map(PathBuf::from);
@@ -231,12 +199,12 @@ impl ServiceProcess {
         let (spool_dir, max_age) = (&databases.spool_dir, SIGNATURE_MAX_AGE_SECONDS);
         let mut env = vec![
             ("DATABASE_URL", database_url.to_string()),
-            ("CLICKHOUSE_URL", databases.clickhouse.url.clone()),
+            ("CLICKHOUSE_URL", databases.clickhouse_url.clone()),
             ("CLICKHOUSE_DATABASE", databases.name.clone()),
             ("VIDEOAPP_SPOOL_DIR", spool_dir.display().to_string()),
             ("VIDEOAPP_SIGNATURE_MAX_AGE_SECONDS", max_age.to_string()),
         ];
-        if let Some(cluster) = &databases.clickhouse.cluster {
+        if let Some(cluster) = &databases.cluster {
             env.push(("CLICKHOUSE_CLUSTER", cluster.clone()));
         }
         env.extend(extra_env.iter().cloned());
@@ -252,45 +220,25 @@ impl ServiceProcess {
             base_url,
             binary,
             callgrind,
+            databases: databases.clone(),
         })
     }
 
-    /// Path and query of a signed events request for the bench shop, as the app proxy forwards
-    /// the loader's beacon. The signature covers only the query: one URL serves a whole run.
-    pub fn events_uri(&self) -> String {
-        let query = signed(SHOP, &[("logged_in_customer_id", "")]);
-        format!("{EVENTS}?{query}")
-    }
-
-    /// The Prometheus exposition of the service.
-    pub async fn metrics(&self, client: &reqwest::Client) -> Result<String, String> {
-        let url = format!("{}/metrics", self.process.metrics_address);
-        let (status, body) = load::answer(client.get(&url)).await?;
-        match status.is_success() {
-            true => Ok(String::from_utf8_lossy(&body).into_owned()),
-            false => Err(format!("GET {url}: {status}")),
-        }
-    }
-
-    /// Waits until ClickHouse holds as many events as the service counted
-    /// (`events_accepted_total`) and, when given, as `acknowledged`; returns how long after
-    /// `since` that was. More events than acknowledged, or none for [`DRAIN_LIMIT`], fails.
-    pub async fn drained(
-        &self,
-        client: &reqwest::Client,
-        databases: &Databases,
-        since: Instant,
-        acknowledged: Option<u64>,
-    ) -> Result<Duration, String> {
+    /// How long after `since` ClickHouse held the events the service counted (and `acknowledged`);
+    /// more than acknowledged, or none of that within [`DRAIN_LIMIT`], fails.
+    pub async fn drained(&self, since: Instant, acknowledged: Option<u64>) -> Outcome<Duration> {
+        let (client, databases) = (reqwest::Client::new(), &self.databases);
+        let url = &databases.clickhouse_url;
+        let metrics = format!("{}/metrics", self.process.metrics_address);
         tokio::time::sleep_until(since.into()).await;
-        let url = &databases.clickhouse.url;
         loop {
-            let metrics = self.metrics(client).await?;
-            let accepted =
-                metric_value(&metrics, "events_accepted_total", &[]).unwrap_or(0.0) as u64;
+            let (_, exposition) = load::answer(client.get(&metrics)).await?;
+            let exposition = String::from_utf8_lossy(&exposition);
+            let accepted = metric_value(&exposition, "events_accepted_total", &[]);
+            let accepted = accepted.unwrap_or(0.0) as u64;
             let sql = "SELECT count() FROM events";
-            let stored = try_clickhouse_query_on(client, url, &databases.name, sql).await?;
-            let stored: Result<u64, _> = stored.parse();
+            let stored = try_clickhouse_query_on(&client, url, &databases.name, sql).await?;
+            let stored = stored.parse::<u64>();
             let stored = stored.map_err(|e| format!("ClickHouse count: {e}"))?;
             let waited = since.elapsed();
             if stored == accepted && acknowledged.is_none_or(|a| a == accepted) {
@@ -306,9 +254,13 @@ impl ServiceProcess {
         }
     }
 
-    /// `callgrind_control` on the service: `--instr=on` (count from now), `--zero`, `--dump`.
-    pub fn callgrind_control(&self, arg: &str) -> Result<(), String> {
+    /// `callgrind_control` on the service, if under callgrind: `--instr=on` (count from now),
+    /// `--zero`, `--dump`.
+    pub fn callgrind_control(&self, arg: &str) -> Outcome {
         let pid = self.pid.to_string();
+        if self.callgrind.is_none() {
+            return Ok(());
+        }
         let output = Command::new("callgrind_control").args([arg, &pid]).output();
         let output = output.map_err(|e| format!("callgrind_control: {e}"))?;
         let said = String::from_utf8_lossy(&output.stdout);
@@ -318,15 +270,13 @@ impl ServiceProcess {
         }
     }
 
-    /// Resident memory of the process in KiB: `(now, peak)` (`VmRSS`, `VmHWM`).
-    pub fn rss_kib(&self) -> (u64, u64) {
+    /// The peak resident memory of the process in KiB (`VmHWM`).
+    pub fn peak_rss_kib(&self) -> u64 {
         let status = procfs::process::Process::new(self.pid).and_then(|p| p.status());
-        let kib = |s: Status| (s.vmrss.unwrap_or(0), s.vmhwm.unwrap_or(0));
-        status.ok().map_or((0, 0), kib)
+        status.ok().and_then(|s| s.vmhwm).unwrap_or(0)
     }
 
-    /// Sets the peak back to the resident memory of now, so that the next peak is that of what
-    /// follows. Whether the kernel allowed it.
+    /// Sets the peak back to the resident memory of now; whether the kernel allowed it.
     pub fn reset_peak_rss(&self) -> bool {
         std::fs::write(format!("/proc/{}/clear_refs", self.pid), "5").is_ok()
     }
