@@ -200,6 +200,21 @@ async fn the_attribution_migration_back_fills_what_the_aggregates_held_and_count
     assert_every_aggregate_equals_its_recount(&database).await;
 }
 
+/// How many connections to the service's database wait for the migrations' lock.
+async fn runs_waiting_on_the_lock(db: &sqlx::PgPool) -> i64 {
+    // An advisory lock on a bigint key shows its high half as `classid`, its low half as `objid`.
+    sqlx::query_scalar(
+        "SELECT count(*) FROM pg_locks \
+         WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1 \
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+         AND (classid::bigint << 32 | objid::bigint) = $1",
+    )
+    .bind(videoapp::warehouse::migrations::LOCK_KEY)
+    .fetch_one(db)
+    .await
+    .unwrap()
+}
+
 /// The shipper inserts nothing while the schema is behind (a back-fill still to run would count
 /// the rows again), and ships what was accepted meanwhile once the migrations went through.
 #[tokio::test]
@@ -230,14 +245,23 @@ async fn events_accepted_while_the_schema_is_behind_are_shipped_once_it_is_curre
     assert_eq!(response.status(), reqwest::StatusCode::ACCEPTED);
     let landed = async || clickhouse_query(&database, "SELECT count() FROM events").await;
 
-    // Assert: held back for as long as the schema is behind (a batch ships within 100 ms
-    // otherwise, and the migrations are retried every second or two meanwhile).
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    assert_eq!(landed().await.trim(), "0");
-
-    // The ledger can record again: the next run of the migrations succeeds, and the event ships.
-    // The view becomes a table under the migrations' own lock, so that no run of them finds no
-    // ledger in between (and makes one of its own).
+    // Assert: held back for as long as the schema is behind. Its batch is sealed (it would ship
+    // at once otherwise); then, with the migrations' lock held here, a later run of them waits on
+    // it, so every run until then has failed, and the event has not landed.
+    let spool = &app.spool_dir;
+    eventually(
+        "the event's batch is sealed",
+        Duration::from_secs(10),
+        move || async move {
+            let sealed = videoapp::ingest::spool::sealed_segments(spool).map(|s| s.len());
+            sealed
+                .as_ref()
+                .is_ok_and(|n| *n > 0)
+                .then_some(())
+                .ok_or(sealed)
+        },
+    )
+    .await;
     let mut lock = <sqlx::PgConnection as sqlx::Connection>::connect(&app.database_url)
         .await
         .unwrap();
@@ -246,6 +270,22 @@ async fn events_accepted_while_the_schema_is_behind_are_shipped_once_it_is_curre
         .execute(&mut lock)
         .await
         .unwrap();
+    let db = &app.db;
+    eventually(
+        "a run of the migrations waits on their lock",
+        Duration::from_secs(60),
+        move || async move {
+            let waiting = runs_waiting_on_the_lock(db).await;
+            (waiting > 0).then_some(()).ok_or(waiting)
+        },
+    )
+    .await;
+    assert_eq!(landed().await.trim(), "0");
+    assert!(spooled_segments(spool) > 0, "the event waits in the spool");
+
+    // The ledger can record again: the waiting run of the migrations succeeds, and the event
+    // ships. The view becomes a table while the lock is held, so that no run of them finds no
+    // ledger in between (and makes one of its own).
     clickhouse_query(&database, "DROP TABLE schema_migrations").await;
     clickhouse_query(
         &database,

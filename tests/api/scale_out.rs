@@ -67,6 +67,16 @@ async fn spawn_on_cluster() -> TestApp {
     spawn_app_with(on_cluster).await
 }
 
+/// The service on the cluster as a process of its own, for metrics of its own.
+async fn spawn_process_on_cluster() -> ProcessApp {
+    spawn_process_app(&[
+        ("CLICKHOUSE_URL", cluster_urls()[0].clone()),
+        ("CLICKHOUSE_CLUSTER", CLUSTER_NAME.to_string()),
+        ("CLICKHOUSE_DATABASE", cluster_database().to_string()),
+    ])
+    .await
+}
+
 /// The shard (1 or 2) that holds `shop`'s rows: what the `Distributed` tables' key picks.
 async fn shard_of(shop: &str) -> u64 {
     let sql = format!("SELECT cityHash64('{shop}') % 2 + 1");
@@ -266,7 +276,7 @@ async fn a_replica_killed_mid_load_loses_nothing_and_analytics_keeps_answering()
 async fn a_shard_down_answers_503_while_events_wait_in_the_spool_and_arrive_once() {
     let _turn = CLUSTER.lock().await;
     whole_cluster();
-    let app = spawn_on_cluster().await;
+    let app = spawn_process_on_cluster().await;
     let near = shop_on_shard("near", 1).await;
     let far = shop_on_shard("far", 2).await;
     let (near_video, near_key) = shop_with_key(&app, &near).await;
@@ -290,10 +300,14 @@ async fn a_shard_down_answers_503_while_events_wait_in_the_spool_and_arrive_once
         assert_eq!(body["error"]["code"], "SERVICE_UNAVAILABLE", "{body}");
     }
     // Ingestion goes on acknowledging; the events wait in the spool.
+    let (failures, transient) = ("clickhouse_insert_failures_total", [("kind", "transient")]);
+    let before = app.metric(failures, &transient).await.unwrap_or(0.0);
     near_ids.extend(post_views(&app, &near, &near_video, 5, 10).await);
     far_ids.extend(post_views(&app, &far, &far_video, 5, 10).await);
-    // Sealed and tried (a batch waits up to 100 ms here), and still there.
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Sealed and tried: the shipper has failed to ship them, and they are still there.
+    let within = Duration::from_secs(60);
+    app.wait_for_metric(failures, &transient, |n| n > before, within)
+        .await;
     assert!(
         spooled_segments(&app.spool_dir) > 0,
         "the events wait in the spool"

@@ -24,5 +24,6 @@ pub mod analytics;
 pub mod fault_proxy;
 pub mod media;
 pub mod platform;
+pub mod storefront;
 pub mod truth;
 pub mod truth_series;

@@ -151,7 +151,11 @@ async fn spawn_process_app_with(
     env: &[(&'static str, String)],
 ) -> ProcessApp {
     let database_url = fresh_database().await;
-    let clickhouse_database = fresh_clickhouse_database();
+    // One the test names (e.g. the cluster's shared one), or a fresh one.
+    let clickhouse_database = env
+        .iter()
+        .find(|(name, _)| *name == "CLICKHOUSE_DATABASE")
+        .map_or_else(fresh_clickhouse_database, |(_, database)| database.clone());
     let mut all = vec![
         ("DATABASE_URL", reach(&database_url)),
         ("CLICKHOUSE_URL", clickhouse_url()),
