@@ -12,7 +12,7 @@ use axum::http::header::{RETRY_AFTER, WWW_AUTHENTICATE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use utoipa::ToSchema;
+use utoipa::{IntoResponses, ToSchema};
 
 use crate::catalog::cache::SnapshotError;
 use crate::catalog::CatalogError;
@@ -30,6 +30,19 @@ pub struct ErrorDetail {
     pub code: &'static str,
     /// Human-readable explanation that names the offending field or parameter.
     pub message: String,
+}
+
+/// A request body that arrived too slowly or is too large: how an endpoint that reads its body
+/// within a deadline and a size cap documents those answers. Documentation only.
+#[derive(IntoResponses)]
+pub enum BodyLimits {
+    #[response(
+        status = 408,
+        description = "REQUEST_TIMEOUT: the body arrived too slowly"
+    )]
+    TimedOut(ErrorBody),
+    #[response(status = 413, description = "PAYLOAD_TOO_LARGE")]
+    TooLarge(ErrorBody),
 }
 
 /// How long a client is asked to wait when ClickHouse or Postgres cannot be reached.

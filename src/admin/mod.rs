@@ -13,10 +13,13 @@ mod uploads;
 mod videos;
 mod widgets;
 
+use std::collections::BTreeMap;
+
 use axum::extract::{Request, State};
 use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use utoipa::openapi::RefOr;
 use utoipa::IntoResponses;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -152,22 +155,24 @@ pub enum AdminErrors {
     Unavailable(ErrorBody),
 }
 
-/// [`AdminErrors`] and a request body that is invalid, too slow or too large. Documentation only.
+/// A request body that is invalid, too slow or too large. Documentation only.
 #[derive(IntoResponses)]
-pub enum AdminBodyErrors {
+pub enum BodyErrors {
     #[response(status = 400)]
     Invalid(ErrorBody),
-    #[response(status = 401)]
-    Unauthorized(ErrorBody),
-    #[response(status = 404)]
-    NotFound(ErrorBody),
     #[response(status = 408)]
     TimedOut(ErrorBody),
     #[response(status = 413)]
     TooLarge(ErrorBody),
-    #[response(
-        status = 503,
-        description = "SERVICE_UNAVAILABLE: the catalog's database cannot be reached; retry after `Retry-After` seconds"
-    )]
-    Unavailable(ErrorBody),
+}
+
+/// [`AdminErrors`] and a request body that is invalid, too slow or too large. Documentation only.
+pub struct AdminBodyErrors;
+
+impl IntoResponses for AdminBodyErrors {
+    fn responses() -> BTreeMap<String, RefOr<utoipa::openapi::Response>> {
+        let mut responses = AdminErrors::responses();
+        responses.extend(BodyErrors::responses());
+        responses
+    }
 }

@@ -136,19 +136,24 @@ pub fn iso_millis(t: DateTime<Utc>) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn day(s: &str) -> NaiveDate {
+    /// A date written `2026-03-01`.
+    pub(crate) fn day(s: &str) -> NaiveDate {
         NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+    }
+
+    /// The days from `a` to `b`, both included.
+    pub(crate) fn range(a: &str, b: &str) -> DateRange {
+        DateRange {
+            start: day(a),
+            end: day(b),
+        }
     }
 
     #[test]
     fn a_split_before_a_day_puts_each_day_of_the_range_on_one_side() {
-        let range = |a: &str, b: &str| DateRange {
-            start: day(a),
-            end: day(b),
-        };
         let cut = day("2026-11-24");
         let split = range("2026-11-01", "2026-11-30").split_before(cut);
         assert_eq!(split.before, Some(range("2026-11-01", "2026-11-23")));

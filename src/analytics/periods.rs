@@ -125,17 +125,7 @@ pub fn span_of(spans: &[DateRange], date: NaiveDate) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn day(s: &str) -> NaiveDate {
-        NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
-    }
-
-    fn range(a: &str, b: &str) -> DateRange {
-        DateRange {
-            start: day(a),
-            end: day(b),
-        }
-    }
+    use crate::analytics::dates::tests::{day, range};
 
     #[test]
     fn the_previous_period_is_as_many_days_just_before() {

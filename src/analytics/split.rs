@@ -185,17 +185,7 @@ mod tests {
     use chrono::Days;
 
     use super::*;
-
-    fn day(s: &str) -> NaiveDate {
-        NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
-    }
-
-    fn range(a: &str, b: &str) -> DateRange {
-        DateRange {
-            start: day(a),
-            end: day(b),
-        }
-    }
+    use crate::analytics::dates::tests::{day, range};
 
     fn edge(sign: i8, a: &str, b: &str) -> Option<Edge> {
         Some(Edge {

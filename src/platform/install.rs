@@ -3,13 +3,16 @@
 //! recorded work after the answer, the app's checkout pixel is activated and the shop's
 //! collections and products are imported from the Admin API, page by page.
 
+use std::future::Future;
+
 use axum::extract::State;
 use axum::Json;
 use chrono::Utc;
+use secrecy::SecretString;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::admin_api::{AdminApiError, CollectionNode};
+use super::admin_api::{AdminApi, AdminApiError, CollectionNode, Page, ProductNode};
 use super::credentials;
 use super::session_token::SessionToken;
 use super::topics::{self, Work};
@@ -157,27 +160,112 @@ async fn platform_and_token<'w>(
     Ok((platform, token))
 }
 
-/// The work of a collection import: every page after the saved cursor, stored as the platform
-/// gives it, the cursor saved after each; at the end, the collections this import did not see
-/// are forgotten.
-pub async fn import_collections(
+/// The work of an import, of the shop's collections or its products: every page after the saved
+/// cursor, kept as [`Imported`] says, the cursor saved after each; at the end, the collections
+/// this import did not see are forgotten.
+pub async fn import(worker: &Worker, shop: &ShopDomain, delivery: &Taken) -> Result<(), String> {
+    match &delivery.work.0 {
+        Work::ImportCollections { after } => {
+            let all_kept = import_pages::<CollectionNode>(worker, shop, delivery, after).await?;
+            if all_kept {
+                // Every collection the platform has was stored since the work was recorded.
+                collections::forget_not_imported_since(&worker.db, shop, delivery.received_at)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                tracing::info!(%shop, "collection import done");
+            }
+        }
+        Work::ImportProducts { after } => {
+            let all_kept = import_pages::<ProductNode>(worker, shop, delivery, after).await?;
+            if all_kept {
+                tracing::info!(%shop, at = %Utc::now(), "product import done");
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The pages of an import after its saved cursor `after`: each read and kept, then the next
+/// cursor saved as the work's progress, until the last page. `Ok(true)` once the last page is
+/// kept; `Ok(false)` when the shop was uninstalled meanwhile (nothing to import into), with the
+/// cursor left where it was.
+async fn import_pages<N: Imported>(
     worker: &Worker,
     shop: &ShopDomain,
     delivery: &Taken,
-) -> Result<(), String> {
-    let Work::ImportCollections { after } = &delivery.work.0 else {
-        return Ok(());
-    };
+    after: &Option<String>,
+) -> Result<bool, String> {
     let (platform, token) = platform_and_token(worker, shop).await?;
     let mut after = after.clone();
     loop {
-        let page = platform
-            .api
-            .collections_page(shop, &token, after.as_deref())
+        let page = N::page(&platform.api, shop, &token, after.as_deref())
             .await
             .map_err(|e| e.to_string())?;
-        let mut imported = Vec::with_capacity(page.nodes.len());
-        for node in page.nodes {
+        match N::keep(worker, shop, delivery, page.nodes).await {
+            Ok(()) => {}
+            Err(CatalogError::ShopNotFound) => return Ok(false),
+            Err(e) => return Err(e.to_string()),
+        }
+        after = page.next;
+        work::save_progress(
+            &worker.db,
+            &delivery.webhook_id,
+            &N::progress(after.clone()),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        if after.is_none() {
+            return Ok(true);
+        }
+    }
+}
+
+/// What an import reads from the platform, page by page, and how the catalog keeps each page.
+trait Imported: Sized {
+    /// The import's work, saved with the cursor after the last page kept.
+    fn progress(after: Option<String>) -> Work;
+
+    /// The page after `after`.
+    fn page<'a>(
+        api: &'a AdminApi,
+        shop: &'a ShopDomain,
+        token: &'a SecretString,
+        after: Option<&'a str>,
+    ) -> impl Future<Output = Result<Page<Self>, AdminApiError>> + Send + 'a;
+
+    /// Keeps one page; an item the catalog cannot hold is left out, and does not stop the others.
+    fn keep<'a>(
+        worker: &'a Worker,
+        shop: &'a ShopDomain,
+        delivery: &'a Taken,
+        nodes: Vec<Self>,
+    ) -> impl Future<Output = Result<(), CatalogError>> + Send + 'a;
+}
+
+/// Collections are stored as the platform gives them.
+impl Imported for CollectionNode {
+    fn progress(after: Option<String>) -> Work {
+        Work::ImportCollections { after }
+    }
+
+    fn page<'a>(
+        api: &'a AdminApi,
+        shop: &'a ShopDomain,
+        token: &'a SecretString,
+        after: Option<&'a str>,
+    ) -> impl Future<Output = Result<Page<Self>, AdminApiError>> + Send + 'a {
+        api.collections_page(shop, token, after)
+    }
+
+    async fn keep(
+        worker: &Worker,
+        shop: &ShopDomain,
+        _: &Taken,
+        nodes: Vec<Self>,
+    ) -> Result<(), CatalogError> {
+        let mut imported = Vec::with_capacity(nodes.len());
+        for node in nodes {
             match imported_collection(&node) {
                 Ok(collection) => imported.push(collection),
                 Err(reason) => {
@@ -185,26 +273,7 @@ pub async fn import_collections(
                 }
             }
         }
-        match collections::store_imported(&worker.db, shop, &imported).await {
-            Ok(()) => {}
-            Err(CatalogError::ShopNotFound) => return Ok(()),
-            Err(e) => return Err(e.to_string()),
-        }
-        after = page.next;
-        let progress = Work::ImportCollections {
-            after: after.clone(),
-        };
-        work::save_progress(&worker.db, &delivery.webhook_id, &progress)
-            .await
-            .map_err(|e| e.to_string())?;
-        if after.is_none() {
-            // Every collection the platform has was stored since the work was recorded.
-            collections::forget_not_imported_since(&worker.db, shop, delivery.received_at)
-                .await
-                .map_err(|e| e.to_string())?;
-            tracing::info!(%shop, "collection import done");
-            return Ok(());
-        }
+        collections::store_imported(&worker.db, shop, &imported).await
     }
 }
 
@@ -224,55 +293,42 @@ fn imported_collection(node: &CollectionNode) -> Result<Collection, String> {
     })
 }
 
-/// The work of a product import: every page after the saved cursor, each applied to the catalog
-/// as the platform's state of its products at their `updatedAt` (so a webhook's newer state is
-/// never overwritten), the cursor saved after each.
-pub async fn import_products(
-    worker: &Worker,
-    shop: &ShopDomain,
-    delivery: &Taken,
-) -> Result<(), String> {
-    let Work::ImportProducts { after } = &delivery.work.0 else {
-        return Ok(());
-    };
-    let (platform, token) = platform_and_token(worker, shop).await?;
-    let mut after = after.clone();
-    loop {
-        let page = platform
-            .api
-            .products_page(shop, &token, after.as_deref())
-            .await
-            .map_err(|e| e.to_string())?;
-        let mut changes: Vec<PlatformChange> = Vec::with_capacity(page.nodes.len());
-        for node in page.nodes {
+/// Products are applied to the catalog as the platform's state of them at their `updatedAt`, so
+/// a webhook's newer state is never overwritten.
+impl Imported for ProductNode {
+    fn progress(after: Option<String>) -> Work {
+        Work::ImportProducts { after }
+    }
+
+    fn page<'a>(
+        api: &'a AdminApi,
+        shop: &'a ShopDomain,
+        token: &'a SecretString,
+        after: Option<&'a str>,
+    ) -> impl Future<Output = Result<Page<Self>, AdminApiError>> + Send + 'a {
+        api.products_page(shop, token, after)
+    }
+
+    async fn keep(
+        worker: &Worker,
+        shop: &ShopDomain,
+        delivery: &Taken,
+        nodes: Vec<Self>,
+    ) -> Result<(), CatalogError> {
+        let mut changes: Vec<PlatformChange> = Vec::with_capacity(nodes.len());
+        for node in nodes {
             let id = node.id.clone();
             match topics::imported_change(shop, node, delivery.received_at) {
                 Ok(change) => changes.push(change),
-                // One product the catalog cannot hold does not stop the others.
                 Err(invalid) => {
                     metrics::counter!("platform_import_skipped_total").increment(1);
                     tracing::warn!(%shop, product = %id, reason = %invalid.0, "product not imported");
                 }
             }
         }
-        match products::apply_platform_changes(&worker.db, shop, &changes).await {
-            Ok(()) => {}
-            // Uninstalled meanwhile: nothing to import into.
-            Err(CatalogError::ShopNotFound) => return Ok(()),
-            Err(e) => return Err(e.to_string()),
-        }
+        products::apply_platform_changes(&worker.db, shop, &changes).await?;
         worker.catalog.invalidate(shop).await;
         metrics::counter!("platform_imported_products_total").increment(changes.len() as u64);
-        after = page.next;
-        let progress = Work::ImportProducts {
-            after: after.clone(),
-        };
-        work::save_progress(&worker.db, &delivery.webhook_id, &progress)
-            .await
-            .map_err(|e| e.to_string())?;
-        if after.is_none() {
-            tracing::info!(%shop, at = %Utc::now(), "product import done");
-            return Ok(());
-        }
+        Ok(())
     }
 }

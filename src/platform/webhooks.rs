@@ -21,7 +21,7 @@ use super::topics::{self, Topic};
 use crate::app::AppState;
 use crate::catalog::domain::ShopDomain;
 use crate::error::SignatureError;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, BodyLimits, ErrorBody};
 use crate::extract::read_body_within;
 
 use crate::config::{
@@ -180,8 +180,7 @@ fn refused(reason: &'static str) -> impl FnOnce(&ApiError) {
         (status = 200, description = "Recorded (or seen before)", body = WebhookReceived),
         (status = 400, description = "INVALID_PARAMETER (a header), STALE_DELIVERY (sent before the replay window, or in the future) or INVALID_BODY (not the topic's JSON payload, or naming another shop)", body = ErrorBody),
         (status = 401, description = "INVALID_SIGNATURE: the HMAC is missing or does not match the body", body = ErrorBody),
-        (status = 408, description = "REQUEST_TIMEOUT: the body arrived too slowly", body = ErrorBody),
-        (status = 413, description = "PAYLOAD_TOO_LARGE", body = ErrorBody),
+        BodyLimits,
         (status = 503, description = "SERVICE_BUSY: the memory for unchecked webhook bodies is in use; retry after `Retry-After` seconds", body = ErrorBody,
          headers(("Retry-After" = u64))),
     )

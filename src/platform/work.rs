@@ -336,10 +336,7 @@ async fn work_on(worker: &Worker, mut taken: Vec<Taken>) {
         for delivery in work.imports {
             let outcome = match &delivery.work.0 {
                 Work::ActivatePixel => install::activate_pixel(worker, &shop).await,
-                Work::ImportCollections { .. } => {
-                    install::import_collections(worker, &shop, delivery).await
-                }
-                _ => install::import_products(worker, &shop, delivery).await,
+                _ => install::import(worker, &shop, delivery).await,
             };
             finish(db, &[delivery], outcome).await;
         }

@@ -13,7 +13,7 @@ use super::request::{ProxyParams, Signed};
 use super::signature::CustomerId;
 use super::StorefrontErrors;
 use crate::app::AppState;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, BodyLimits, ErrorBody};
 use crate::extract::read_body;
 use crate::ingest::event::{self, EventBatch, IncomingEvent, SpoolEvent};
 use crate::ingest::spool::SpoolError;
@@ -58,8 +58,7 @@ fn reject(reason: &'static str, events: usize, error: ApiError) -> ApiError {
         (status = 400, description = "INVALID_BODY or INVALID_EVENT; the message names the field. \
                                       INVALID_PARAMETER: `logged_in_customer_id` is not a customer id", body = ErrorBody),
         StorefrontErrors,
-        (status = 408, description = "REQUEST_TIMEOUT: the body arrived too slowly", body = ErrorBody),
-        (status = 413, description = "PAYLOAD_TOO_LARGE", body = ErrorBody),
+        BodyLimits,
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
         (status = 503, description = "SPOOL_FULL: load is shed; or SERVICE_UNAVAILABLE: the shop's catalog cannot be read right now. Retry after `Retry-After` seconds", body = ErrorBody,
          headers(("Retry-After" = u64))),

@@ -363,24 +363,14 @@ pub(crate) mod tests {
     #[test]
     fn a_segment_of_format_1_reads_back_exactly() {
         let data = include_bytes!("../../../tests/fixtures/spool/format-1-postcard.log");
-        let expected = old_fixture_events(
-            "01938e00",
-            NaiveDate::from_ymd_opt(2026, 11, 17).unwrap(),
-            1_794_916_800,
-            "order-v1-1",
-        );
+        let expected = old_fixture_events("01938e00", "2026-11-17", 1_794_916_800, "order-v1-1");
         assert_eq!(fixture(data), expected);
     }
 
     #[test]
     fn a_segment_of_json_reads_back_exactly() {
         let data = include_bytes!("../../../tests/fixtures/spool/format-json.log");
-        let expected = old_fixture_events(
-            "01935b00",
-            NaiveDate::from_ymd_opt(2026, 11, 10).unwrap(),
-            1_794_312_000,
-            "order-json-1",
-        );
+        let expected = old_fixture_events("01935b00", "2026-11-10", 1_794_312_000, "order-json-1");
         assert_eq!(fixture(data), expected);
     }
 
@@ -490,28 +480,46 @@ pub(crate) mod tests {
         assert_eq!(scanned.end, data.len());
     }
 
-    /// The events of the format-2 segment, as they were written.
-    fn format_2_fixture_events() -> Vec<Vec<SpoolEvent>> {
-        let base = SpoolEvent {
-            event_id: Uuid::parse_str("0193a3c8-2f5e-7c1a-9b7e-000000000001").unwrap(),
+    /// The first event of a fixture segment: of the fixtures' shop, video and widget, at `time`,
+    /// received two seconds later, with its id the client's and nothing else given.
+    fn fixture_event(
+        event_id: Uuid,
+        event_type: EventType,
+        session_id: &str,
+        local_date: NaiveDate,
+        time: i64,
+    ) -> SpoolEvent {
+        SpoolEvent {
+            event_id,
             client_event_id: true,
             shop: "fixture.myshopify.com".into(),
-            local_date: NaiveDate::from_ymd_opt(2026, 11, 20).unwrap(),
-            event_time: 1_795_176_000,
-            received_at: 1_795_176_002,
+            local_date,
+            event_time: time,
+            received_at: time + 2,
             timestamp_replaced: false,
-            event_type: EventType::View,
+            event_type,
             attribution: None,
             video_id: "0193a3c8-0000-7000-8000-00000000000a".into(),
             widget_id: "0193a3c8-0000-7000-8000-00000000000b".into(),
-            session_id: "session-1".into(),
+            session_id: session_id.into(),
             customer_id: String::new(),
             product_id: String::new(),
             order_id: String::new(),
             revenue_e4: 0,
             currency: String::new(),
             product_ids: Vec::new(),
-        };
+        }
+    }
+
+    /// The events of the format-2 segment, as they were written.
+    fn format_2_fixture_events() -> Vec<Vec<SpoolEvent>> {
+        let base = fixture_event(
+            Uuid::parse_str("0193a3c8-2f5e-7c1a-9b7e-000000000001").unwrap(),
+            EventType::View,
+            "session-1",
+            NaiveDate::from_ymd_opt(2026, 11, 20).unwrap(),
+            1_795_176_000,
+        );
         let click = SpoolEvent {
             event_id: Uuid::parse_str("0193a3c8-2f5e-7c1a-9b7e-000000000002").unwrap(),
             client_event_id: false,
@@ -540,34 +548,17 @@ pub(crate) mod tests {
     }
 
     /// The events of the format-1 and JSON segments, as they were written (their ids start with
-    /// `id_prefix`), read as today's events: three records of three events, one, and one.
+    /// `id_prefix`, their local date is `local_date`), read as today's events: three records of
+    /// three events, one, and one.
     fn old_fixture_events(
         id_prefix: &str,
-        local_date: NaiveDate,
+        local_date: &str,
         time: i64,
         order_id: &str,
     ) -> Vec<Vec<SpoolEvent>> {
+        let local_date = local_date.parse::<NaiveDate>().unwrap();
         let id = |n: u32| Uuid::parse_str(&format!("{id_prefix}-0000-7000-8000-{n:012}")).unwrap();
-        let impression = SpoolEvent {
-            event_id: id(1),
-            client_event_id: true,
-            shop: "fixture.myshopify.com".into(),
-            local_date,
-            event_time: time,
-            received_at: time + 2,
-            timestamp_replaced: false,
-            event_type: EventType::Impression,
-            attribution: None,
-            video_id: "0193a3c8-0000-7000-8000-00000000000a".into(),
-            widget_id: "0193a3c8-0000-7000-8000-00000000000b".into(),
-            session_id: "session-2".into(),
-            customer_id: String::new(),
-            product_id: String::new(),
-            order_id: String::new(),
-            revenue_e4: 0,
-            currency: String::new(),
-            product_ids: Vec::new(),
-        };
+        let impression = fixture_event(id(1), EventType::Impression, "session-2", local_date, time);
         let view = SpoolEvent {
             event_id: id(2),
             event_type: EventType::View,
