@@ -545,15 +545,27 @@ async fn the_demo_store_stands_in_for_the_admin_with_tokens_the_service_accepts(
         .await
         .unwrap();
 
+    // The admin opens the app with a session token in its URL, as the platform does.
+    let location = open.headers()["location"].to_str().unwrap().to_string();
+    let launch_token = location
+        .strip_prefix(&format!("/app?shop={SHOP}&id_token="))
+        .unwrap_or_default()
+        .to_string();
+    let with_launch_token = client
+        .get(format!("{base}/app/api/shops/{SHOP}/videos"))
+        .bearer_auth(&launch_token)
+        .send()
+        .await
+        .unwrap();
+
     // Assert
     assert_eq!(open.status(), StatusCode::SEE_OTHER);
-    assert_eq!(
-        open.headers()["location"],
-        format!("/app?shop={SHOP}").as_str()
-    );
-    let (status, body) = json_of(videos).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(body, json!({ "videos": [] }));
+    assert!(!launch_token.is_empty(), "{location}");
+    for answer in [videos, with_launch_token] {
+        let (status, body) = json_of(answer).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body, json!({ "videos": [] }));
+    }
 }
 
 #[tokio::test]
