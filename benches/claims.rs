@@ -47,7 +47,7 @@ fn batch(client_event_id: bool) -> Vec<SpoolEvent> {
 }
 
 fn main() {
-    support::init_tracing();
+    videoapp::telemetry::init_tracing(videoapp::config::LogFormat::Human);
     let runtime = Runtime::new().expect("a tokio runtime");
     let (databases, database_url) = runtime.block_on(Databases::create(None));
     let claims = runtime.block_on(async {

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use anyhow::{ensure, Context};
 use chrono::{Days, Utc};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -44,9 +45,9 @@ fn main() -> ExitCode {
         for ((name, cluster), figures) in targets.iter().zip(figures.iter_mut()) {
             println!("round {round}: {name}");
             let run = async |databases: &Databases, url: &str| run(databases, url, figures).await;
-            let outcome = support::on_fresh_databases(*cluster, run);
-            if outcome.is_err() {
-                return support::exit(outcome);
+            let code = support::on_fresh_databases(*cluster, run);
+            if code != ExitCode::SUCCESS {
+                return code;
             }
         }
     }
@@ -89,8 +90,9 @@ async fn run(databases: &Databases, url: &str, figures: &mut Figures) -> Outcome
 
     let name = json!({ "name": "bench" });
     let key = admin.send(reqwest::Method::POST, "/api-keys", name).await;
-    let missing = format!("no key: {key}");
-    let key = key["key"].as_str().ok_or(missing)?;
+    let key = key["key"]
+        .as_str()
+        .with_context(|| format!("no key: {key}"))?;
     let today = Utc::now().date_naive();
     for (kind, latencies) in figures.latencies.iter_mut().enumerate() {
         for i in 0..setting("CLUSTER_BENCH_QUERIES", 30) {
@@ -107,9 +109,7 @@ async fn run(databases: &Databases, url: &str, figures: &mut Figures) -> Outcome
             let (status, body) = support::load::answer(client.get(url).bearer_auth(key)).await?;
             latencies.push(started.elapsed());
             let body = String::from_utf8_lossy(&body);
-            if !status.is_success() {
-                return Err(format!("{path}: {status}: {body}"));
-            }
+            ensure!(status.is_success(), "{path}: {status}: {body}");
         }
     }
     Ok(())
@@ -146,13 +146,14 @@ async fn ingest(service: &ServiceProcess, videos: &[String], seconds: u64) -> Ou
             let mut rng = StdRng::seed_from_u64(c);
             while Instant::now() < until {
                 let response = client.post(url).json(&batch(&mut rng, videos)).send().await;
-                let status = response.map_err(|e| e.to_string())?.status();
-                if status != reqwest::StatusCode::ACCEPTED {
-                    return Err(format!("events answered {status}"));
-                }
+                let status = response?.status();
+                ensure!(
+                    status == reqwest::StatusCode::ACCEPTED,
+                    "events answered {status}"
+                );
                 acknowledged.fetch_add(PER_REQUEST as u64, Ordering::Relaxed);
             }
-            Ok::<(), String>(())
+            anyhow::Ok(())
         }
     });
     futures::future::try_join_all(clients).await?;

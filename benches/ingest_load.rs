@@ -6,6 +6,7 @@ mod support;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use anyhow::{bail, Context};
 use axum::http::StatusCode;
 use axum::routing::MethodFilter;
 use futures::future::OptionFuture;
@@ -36,7 +37,7 @@ fn main() -> ExitCode {
         println!("  service peak RSS (VmHWM): {peak:.1} MiB");
         Ok(())
     };
-    support::exit(support::on_fresh_databases(None, run))
+    support::on_fresh_databases(None, run)
 }
 
 async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> Outcome {
@@ -65,11 +66,11 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         load::beside_ceiling(&service.base_url, route, StatusCode::ACCEPTED, beacon).await?;
     // Every 202 seen, warm-ups included: ClickHouse must end up with exactly these.
     let mut acknowledged: u64 = 1;
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let dir = tempfile::tempdir()?;
     let (script, bodies_file) = (dir.path().join("script.lua"), dir.path().join("bodies"));
     let lua = SCRIPT.to_string() + if callgrind { QUIET_TAIL } else { "" };
-    std::fs::write(&script, lua).map_err(|e| e.to_string())?;
-    std::fs::write(&bodies_file, bodies.join("\n")).map_err(|e| e.to_string())?;
+    std::fs::write(&script, lua)?;
+    std::fs::write(&bodies_file, bodies.join("\n"))?;
     let [script, bodies_file] = [script, bodies_file].map(|p| p.display().to_string());
     // wrk's output and the 202s it counted; a POST without its 202 breaks the end-to-end count.
     let run_wrk = async |t: usize, seconds: u64| {
@@ -79,12 +80,12 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         let count = |label: &str| value_after(&output, label).and_then(|v| v.parse::<u64>().ok());
         let (posted, accepted) = (count("ingest_load posted"), count("ingest_load accepted"));
         let (Some(posted), Some(accepted)) = (posted, accepted) else {
-            return Err(format!("the wrk script printed no counts:\n{output}"));
+            bail!("the wrk script printed no counts:\n{output}");
         };
         let problem = format!("wrk posted {posted} events, {accepted} were acknowledged");
         match (posted == accepted, t) {
             (true, _) => {}
-            (false, 0) => return Err(format!("{problem}:\n{output}")),
+            (false, 0) => bail!("{problem}:\n{output}"),
             (false, _) => println!("  WARNING (ceiling): {problem}"),
         }
         Ok((output, accepted))
@@ -149,12 +150,10 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         if let Some(file) = &service.callgrind {
             // The totals of the dump callgrind just wrote, per acknowledged event.
             let dump = format!("{}.1", file.display());
-            let text = std::fs::read_to_string(&dump).map_err(|e| format!("{dump}: {e}"))?;
+            let text = std::fs::read_to_string(&dump).context(dump.clone())?;
             let total = |l: &str| l.strip_prefix("totals:")?.trim().parse::<u64>().ok();
-            let total = text
-                .lines()
-                .find_map(total)
-                .ok_or(format!("{dump}: no totals"))?;
+            let total = text.lines().find_map(total);
+            let total = total.with_context(|| format!("{dump}: no totals"))?;
             let per_event = total as f64 / accepted.max(1) as f64;
             rest += &format!(
                 "\n  callgrind: {total} instructions in the measured window, {per_event:.0} per \

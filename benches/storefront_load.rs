@@ -15,11 +15,11 @@ fn main() -> ExitCode {
     let Some(wrk) = load::preflight("storefront_load") else {
         return ExitCode::SUCCESS;
     };
-    support::init_tracing();
+    videoapp::telemetry::init_tracing(videoapp::config::LogFormat::Human);
     let run = async |databases: &Databases, url: &str| {
         run(&BenchApp::start(databases, url).await, &wrk).await
     };
-    support::exit(support::on_fresh_databases(None, run))
+    support::on_fresh_databases(None, run)
 }
 
 async fn run(app: &BenchApp, wrk: &str) -> Outcome {
