@@ -35,8 +35,7 @@ const TODAY_MOVES: &str = "INSERT INTO analytics_days (shop_domain, local_date, 
     VALUES ($1, $2, nextval('analytics_changes')) \
     ON CONFLICT (shop_domain, local_date) DO UPDATE SET change = EXCLUDED.change";
 
-/// A step: the service's answer at a path with so many entries, the CSV of every video, a raw
-/// aggregate of the events, or nothing.
+/// A step: a service's answer (path, entries), the CSV of every video, a raw aggregate, or nothing.
 enum Ask {
     Json(String, usize, Before),
     Csv(String, usize),
@@ -179,6 +178,43 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
     }
     println!("pages of videos: the same ids as the raw aggregate");
 
+    // Runs one step and returns how long it took; the first time, checks the answer's rows.
+    let step = async |ask: &Ask, check: bool| -> Outcome<Duration> {
+        let (path, rows, before) = match ask {
+            Ask::Json(path, rows, before) => (path, *rows, *before),
+            Ask::Csv(path, rows) => (path, *rows, Before::EverythingMoves),
+            Ask::Raw(sql) => {
+                let started = Instant::now();
+                ch(sql).await?;
+                return Ok(started.elapsed());
+            }
+            Ask::Nothing => return Ok(Duration::ZERO),
+        };
+        // The same request again, or today's numbers moved: the earlier answer is in memory.
+        if matches!(before, Before::TodayMoves | Before::SameRequest) {
+            load::answer(get(path)).await?;
+        }
+        match before {
+            Before::EverythingMoves => moves(EVERYTHING_MOVES).await?,
+            Before::TodayMoves => moves(TODAY_MOVES).await?,
+            _ => {}
+        }
+        let started = Instant::now();
+        let (status, body) = load::answer(get(path)).await?;
+        let took = started.elapsed();
+        let ok = status == reqwest::StatusCode::OK;
+        ensure!(ok, "{path}: {status}: {body:?}");
+        let found = match (check, ask) {
+            (false, _) => rows,
+            (true, Ask::Csv(..)) => String::from_utf8_lossy(&body).lines().count() - 1,
+            (true, _) => {
+                let body: Value = serde_json::from_slice(&body)?;
+                body["data"].as_array().map_or(0, Vec::len)
+            }
+        };
+        ensure!(found == rows, "{path}: {found} rows, not {rows}");
+        Ok(took)
+    };
     // Steps 2p and 2p + 1: pair p's service answer and its raw aggregate.
     let steps: Vec<&Ask> = pairs.iter().flat_map(|p| &p.1).collect();
     let heavy = |i: usize| i % 2 == 1 || matches!(steps[i], Ask::Csv(..));
@@ -186,6 +222,7 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
     let heavy_samples = setting("ANALYTICS_SCALE_RAW_SAMPLES", 10).min(samples);
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); steps.len()];
     let (mut peak_kib, mut peak_reset) = (0, true);
+    let clear_refs = format!("/proc/{}/clear_refs", service.pid);
     let mut rng = StdRng::seed_from_u64(7);
     let started = Instant::now();
     for round in 0..WARMUP + samples {
@@ -195,9 +232,8 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
         for i in order {
             let csv = matches!(steps[i], Ask::Csv(..));
             // The CSV's peak memory is its own: the peak (VmHWM) is reset before each request.
-            let clear_refs = format!("/proc/{}/clear_refs", service.pid);
-            peak_reset &= !csv || std::fs::write(clear_refs, "5").is_ok();
-            let took = step(&get, &ch, &moves, steps[i], round == 0).await?;
+            peak_reset &= !csv || std::fs::write(&clear_refs, "5").is_ok();
+            let took = step(steps[i], round == 0).await?;
             peak_kib = peak_kib.max(if csv { service.peak_rss_kib() } else { 0 });
             times[i].extend((round >= WARMUP).then_some(took));
         }
@@ -298,48 +334,4 @@ async fn json(request: reqwest::RequestBuilder) -> Outcome<Value> {
         (reqwest::StatusCode::OK, body) => Ok(serde_json::from_slice(&body)?),
         (status, body) => bail!("{status}: {body:?}"),
     }
-}
-
-/// Runs one step and returns how long it took; the first time, checks the answer's rows.
-async fn step(
-    get: &impl Fn(&str) -> reqwest::RequestBuilder,
-    ch: &impl AsyncFn(&str) -> Outcome<String>,
-    moves: &impl AsyncFn(&str) -> Outcome,
-    ask: &Ask,
-    check: bool,
-) -> Outcome<Duration> {
-    let (path, rows, before) = match ask {
-        Ask::Json(path, rows, before) => (path, *rows, *before),
-        Ask::Csv(path, rows) => (path, *rows, Before::EverythingMoves),
-        Ask::Raw(sql) => {
-            let started = Instant::now();
-            ch(sql).await?;
-            return Ok(started.elapsed());
-        }
-        Ask::Nothing => return Ok(Duration::ZERO),
-    };
-    // The same request again, or today's numbers moved: the earlier answer is in memory.
-    if matches!(before, Before::TodayMoves | Before::SameRequest) {
-        load::answer(get(path)).await?;
-    }
-    match before {
-        Before::EverythingMoves => moves(EVERYTHING_MOVES).await?,
-        Before::TodayMoves => moves(TODAY_MOVES).await?,
-        _ => {}
-    }
-    let started = Instant::now();
-    let (status, body) = load::answer(get(path)).await?;
-    let took = started.elapsed();
-    let ok = status == reqwest::StatusCode::OK;
-    ensure!(ok, "{path}: {status}: {body:?}");
-    let found = match (check, ask) {
-        (false, _) => rows,
-        (true, Ask::Csv(..)) => String::from_utf8_lossy(&body).lines().count() - 1,
-        (true, _) => {
-            let body: Value = serde_json::from_slice(&body)?;
-            body["data"].as_array().map_or(0, Vec::len)
-        }
-    };
-    ensure!(found == rows, "{path}: {found} rows, not {rows}");
-    Ok(took)
 }

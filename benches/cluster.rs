@@ -90,9 +90,8 @@ async fn run(databases: &Databases, url: &str, figures: &mut Figures) -> Outcome
 
     let name = json!({ "name": "bench" });
     let key = admin.send(reqwest::Method::POST, "/api-keys", name).await;
-    let key = key["key"]
-        .as_str()
-        .with_context(|| format!("no key: {key}"))?;
+    let missing = || format!("no key: {key}");
+    let key = key["key"].as_str().with_context(missing)?;
     let today = Utc::now().date_naive();
     for (kind, latencies) in figures.latencies.iter_mut().enumerate() {
         for i in 0..setting("CLUSTER_BENCH_QUERIES", 30) {
@@ -140,21 +139,16 @@ async fn ingest(service: &ServiceProcess, videos: &[String], seconds: u64) -> Ou
     let url = format!("{}{EVENTS}?{}", service.base_url, signed(SHOP, &[]));
     let acknowledged = AtomicU64::new(0);
     let until = Instant::now() + Duration::from_secs(seconds);
-    let clients = (0..CLIENTS).map(|c| {
-        let (url, acknowledged) = (&url, &acknowledged);
-        async move {
-            let mut rng = StdRng::seed_from_u64(c);
-            while Instant::now() < until {
-                let response = client.post(url).json(&batch(&mut rng, videos)).send().await;
-                let status = response?.status();
-                ensure!(
-                    status == reqwest::StatusCode::ACCEPTED,
-                    "events answered {status}"
-                );
-                acknowledged.fetch_add(PER_REQUEST as u64, Ordering::Relaxed);
-            }
-            anyhow::Ok(())
+    let clients = (0..CLIENTS).map(async |c| {
+        let mut rng = StdRng::seed_from_u64(c);
+        while Instant::now() < until {
+            let events = batch(&mut rng, videos);
+            let status = client.post(&url).json(&events).send().await?.status();
+            let accepted = status == reqwest::StatusCode::ACCEPTED;
+            ensure!(accepted, "events answered {status}");
+            acknowledged.fetch_add(PER_REQUEST as u64, Ordering::Relaxed);
         }
+        anyhow::Ok(())
     });
     futures::future::try_join_all(clients).await?;
     Ok(acknowledged.into_inner())

@@ -57,10 +57,8 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         request.header("content-type", "text/plain;charset=UTF-8")
     };
     // The loader's beacon as the app proxy forwards it; the signature covers only the query.
-    let uri = format!(
-        "{EVENTS}?{}",
-        signed(SHOP, &[("logged_in_customer_id", "")])
-    );
+    let query = signed(SHOP, &[("logged_in_customer_id", "")]);
+    let uri = format!("{EVENTS}?{query}");
     let route = (MethodFilter::POST, EVENTS, uri.as_str());
     let (urls, _) =
         load::beside_ceiling(&service.base_url, route, StatusCode::ACCEPTED, beacon).await?;
@@ -95,10 +93,8 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     let service_name = "service (POST analytics, durable 202)";
     let names = [service_name, "ceiling (bare axum, same 202)"];
     let targets = if callgrind { &names[..1] } else { &names[..] };
-    let experiment = |(k, _): &(String, String)| {
-        k.starts_with("VIDEOAPP_BATCH_") || k.starts_with("VIDEOAPP_SPOOL_")
-    };
-    let changed: Vec<_> = std::env::vars().filter(experiment).collect();
+    let experiment = |k: &str| k.starts_with("VIDEOAPP_BATCH_") || k.starts_with("VIDEOAPP_SPOOL_");
+    let changed: Vec<_> = std::env::vars().filter(|(k, _)| experiment(k)).collect();
     let (cores, binary) = (load::cores(), service.binary.display());
     println!(
         "\ningest load run: {wrk}, {connections} connections, {cores} threads; {warmup} s \
@@ -183,8 +179,7 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     Ok(())
 }
 
-/// Beacons as the widget loader sends them: 75% impressions, 25% views, over 6 widgets, 40 videos
-/// and 200 sessions, timestamped now.
+/// The loader's beacons: 75% impressions, 25% views, 6 widgets, 40 videos, 200 sessions, now.
 fn event_bodies() -> Vec<String> {
     let mut rng = StdRng::seed_from_u64(0x1e57);
     let mut id = || Uuid::from_u128(rng.gen()).to_string();

@@ -69,9 +69,9 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
     }
 }
 
-/// Every output as the worker makes them, into `dir`: how long until the poster and the mini
+/// Every output as the worker makes them, into `dir`: the seconds until the poster and the mini
 /// version (what the dashboard shows first), and everything, were made; the progressive MP4.
-async fn make(media: &MediaConfig, clip: &Path, dir: &Path) -> Outcome<([Duration; 2], PathBuf)> {
+async fn make(media: &MediaConfig, clip: &Path, dir: &Path) -> Outcome<([f64; 2], PathBuf)> {
     let (threads, timeout) = (media.ffmpeg_threads, media.ffmpeg_timeout);
     let ffmpeg = Ffmpeg { threads, timeout };
     let [poster, mini, renditions] = ["poster", "mini", "renditions"].map(|step| dir.join(step));
@@ -83,10 +83,10 @@ async fn make(media: &MediaConfig, clip: &Path, dir: &Path) -> Outcome<([Duratio
     let facts = ffmpeg.probe(clip, &media.limits).await?;
     ffmpeg.poster(clip, &facts, None, &poster).await?;
     ffmpeg.mini(clip, &facts, &mini).await?;
-    let preview = started.elapsed();
+    let preview = started.elapsed().as_secs_f64();
     let made = ffmpeg.renditions(clip, &facts, &renditions, &|_| {});
     let progressive = renditions.join(made.await?.progressive);
-    Ok(([preview, started.elapsed()], progressive))
+    Ok(([preview, started.elapsed().as_secs_f64()], progressive))
 }
 
 /// Figure 1: rounds of every output, then the plain transcode; returns the progressive MP4.
@@ -94,8 +94,9 @@ async fn processing(clip: &Path, work: &Path, rounds: u64) -> Outcome<PathBuf> {
     let media = Settings::default().media.media_config()?;
     let threads = media.ffmpeg_threads;
     println!("\nprocessing: ffmpeg threads {threads}; plain: ffmpeg -preset veryfast, H.264 + AAC, default threads");
-    let columns = "everything  plain transcode  everything/plain  poster+mini/plain";
-    println!("  round  poster+mini  {columns}");
+    println!(
+        "  round  poster+mini  everything  plain transcode  everything/plain  poster+mini/plain"
+    );
     let (mut ratios, mut progressive) = (Vec::new(), PathBuf::new());
     for round in 1..=rounds {
         let made = make(&media, clip, &work.join("outputs")).await;
@@ -113,7 +114,6 @@ async fn processing(clip: &Path, work: &Path, rounds: u64) -> Outcome<PathBuf> {
         let succeeded = plain.as_ref().is_ok_and(|s| s.success());
         ensure!(succeeded, "the plain transcode failed: {plain:?}");
         let plain = started.elapsed().as_secs_f64();
-        let (preview, everything) = (preview.as_secs_f64(), everything.as_secs_f64());
         let ratio = [everything / plain, preview / plain];
         ratios.push(ratio);
         println!("  #{round}     {preview:>9.2} s  {everything:>8.2} s  {plain:>13.2} s  {:>15.2}×  {:>16.2}×", ratio[0], ratio[1]);

@@ -38,7 +38,8 @@ fn main() {
     let app = runtime.block_on(support::BenchApp::start(&databases, &database_url));
     let router = &app.router;
     // Signed once (valid for an hour) and parsed once, as the server's HTTP layer would have.
-    let uri = format!("{}?{}", support::CONTEXTUAL_WIDGETS, support::home_query());
+    let query = support::home_query();
+    let uri = format!("{}?{query}", support::CONTEXTUAL_WIDGETS);
     let uri: Uri = uri.parse().expect("a signed URI");
     let healthz = Uri::from_static("/healthz");
     let (_, tag, page) = runtime.block_on(send(router, &uri, None));
@@ -60,7 +61,6 @@ fn main() {
             b.to_async(&runtime).iter(|| send(router, uri, etag))
         });
     }
-    let query = support::home_query();
     let secret = &ProxySecret::new(support::helpers::PROXY_SECRET);
     let max_age = support::SIGNATURE_MAX_AGE_SECONDS as i64;
     assert!(verify(secret, &query, Utc::now(), max_age).is_ok());

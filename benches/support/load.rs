@@ -52,9 +52,8 @@ pub async fn answer(request: reqwest::RequestBuilder) -> Outcome<(StatusCode, By
     Ok((response.status(), response.bytes().await?))
 }
 
-/// The service's URL for `uri` and its ceiling's: `method` at `path` answers what the service
-/// answered to `request`, the same bytes every time, the request unread, no middleware. Fails
-/// unless the service answers `expected` and the ceiling the same.
+/// The URLs of `uri` on the service and on a ceiling whose `method` at `path` sends the service's
+/// answer to `request` (the same bytes, the request unread, no middleware), both checked.
 pub async fn beside_ceiling(
     service: &str,
     (method, path, uri): (MethodFilter, &str, &str),
@@ -101,8 +100,8 @@ pub async fn wrk(url: &str, connections: u64, seconds: u64, script: &[String]) -
     Ok(stdout.into_owned())
 }
 
-/// A warm-up run of wrk, then the measured one with the cores used (`watched`'s and the server's
-/// too); a failed request, or an answer not 2xx or 3xx, fails it.
+/// A warm-up run of wrk, then the measured one with the cores used; a request failed or not 2xx/3xx
+/// fails it.
 pub async fn warm_and_measure(
     url: &str,
     connections: u64,
@@ -114,10 +113,9 @@ pub async fn warm_and_measure(
     let before = Cpu::take(watched);
     let output = wrk(url, connections, seconds, script).await?;
     let cpu = before.until(&Cpu::take(watched));
-    match Measured::parse(&output, server(&cpu), cpu)? {
-        (measured, 0) => Ok(measured),
-        (_, n) => bail!("{n} requests failed or were not 2xx:\n{output}"),
-    }
+    let (measured, n) = Measured::parse(&output, server(&cpu), cpu)?;
+    ensure!(n == 0, "{n} requests failed or were not 2xx:\n{output}");
+    Ok(measured)
 }
 
 /// The trimmed rest of the first line of `output` that starts (after indentation) with `label`.
@@ -252,9 +250,9 @@ impl Measured {
     }
 }
 
-/// `rounds` rounds of `measure` on each target in turn, so that a disturbance hits both, a row
-/// each (what `measure` adds goes under `rest`); then the medians over the undisturbed rounds and
-/// that of the first target's ratio to the second. The results by target, and the rounds counted.
+/// `rounds` rounds of `measure` on each target in turn (a disturbance hits both), a row each with
+/// what `measure` adds under `rest`; then medians over undisturbed rounds and the first target's
+/// ratio to the second. Returns the results by target and the rounds counted.
 pub async fn rounds(
     names: &[&str],
     rounds: u64,
@@ -282,10 +280,9 @@ pub async fn rounds(
     }
     let busy = |m: &Measured| m.cpu.other.max(m.cpu.steal) > DISTURBED_CORES;
     let disturbed = |r: &usize| results.iter().any(|t| busy(&t[*r]));
-    let all: Vec<usize> = (0..rounds as usize).collect();
-    let clean: Vec<usize> = all.iter().copied().filter(|r| !disturbed(r)).collect();
+    let clean: Vec<usize> = (0..rounds as usize).filter(|r| !disturbed(r)).collect();
     let (counted, note) = match clean.is_empty() {
-        true => (all, "DISTURBED: in every round"),
+        true => ((0..rounds as usize).collect(), "DISTURBED: in every round"),
         false => (clean, "left out: any round in which"),
     };
     let numbers: Vec<usize> = counted.iter().map(|r| r + 1).collect();

@@ -52,8 +52,7 @@ pub struct Databases {
     pub cluster: Option<String>,
 }
 
-/// `run` on fresh databases and a runtime of its own, whose pools must be gone before the drop;
-/// the exit code, saying why it failed.
+/// `run` on fresh databases in a runtime of its own, gone before they are dropped; its exit code.
 pub fn on_fresh_databases(
     cluster: Option<&str>,
     run: impl AsyncFnOnce(&Databases, &str) -> Outcome,
@@ -90,7 +89,7 @@ impl Databases {
         (databases, url.to_string())
     }
 
-    /// Drops both databases and the spool directory, best effort, once the service's pools are gone.
+    /// Drops both databases and the spool directory, best effort, after the service's pools.
     pub fn drop_all(&self) {
         let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
         runtime.block_on(async {
@@ -202,11 +201,10 @@ impl ServiceProcess {
         let failed = || format!("{} did not start serving", binary.display());
         let process = process.await.with_context(failed)?;
         catalog::seed_shop(&Admin::new(&process.address)).await;
-        let (pid, base_url) = (process.child.id() as i32, process.address.clone());
         Ok(ServiceProcess {
+            pid: process.child.id() as i32,
+            base_url: process.address.clone(),
             process,
-            pid,
-            base_url,
             binary,
             callgrind,
             databases: databases.clone(),
@@ -220,8 +218,7 @@ impl ServiceProcess {
         let metrics = format!("{}/metrics", self.process.metrics_address);
         tokio::time::sleep_until(since.into()).await;
         loop {
-            let (_, exposition) = load::answer(client.get(&metrics)).await?;
-            let exposition = String::from_utf8_lossy(&exposition);
+            let exposition = client.get(&metrics).send().await?.text().await?;
             let accepted = metric_value(&exposition, "events_accepted_total", &[]);
             let accepted = accepted.unwrap_or(0.0) as u64;
             let stored = self.databases.query(&client, "SELECT count() FROM events");
