@@ -21,9 +21,7 @@ use videoapp::app::{Application, PublicService};
 use videoapp::config::Settings;
 
 use catalog::Admin;
-use helpers::{
-    clickhouse_url, cluster_urls, metric_value, postgres_admin_url, signed, try_clickhouse_query_on,
-};
+use helpers::{clickhouse_url, cluster_urls, postgres_admin_url, try_clickhouse_query_on};
 
 pub const SHOP: &str = "bench-store.myshopify.com";
 pub const CONTEXTUAL_WIDGETS: &str = "/apps/videoapp_sub/contextual-widgets";
@@ -151,7 +149,7 @@ impl BenchApp {
 
 /// A freshly signed query for the bench shop's home page, as the app proxy sends it.
 pub fn home_query() -> String {
-    signed(SHOP, &[("location", "home")])
+    helpers::signed(SHOP, &[("location", "home")])
 }
 
 /// `videoapp serve` as a process of its own, so that its CPU time and memory are its own:
@@ -219,7 +217,7 @@ impl ServiceProcess {
         tokio::time::sleep_until(since.into()).await;
         loop {
             let exposition = client.get(&metrics).send().await?.text().await?;
-            let accepted = metric_value(&exposition, "events_accepted_total", &[]);
+            let accepted = helpers::metric_value(&exposition, "events_accepted_total", &[]);
             let accepted = accepted.unwrap_or(0.0) as u64;
             let stored = self.databases.query(&client, "SELECT count() FROM events");
             let stored: u64 = stored.await?.parse().context("ClickHouse count")?;
