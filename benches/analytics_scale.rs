@@ -6,6 +6,7 @@ mod support;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use anyhow::{anyhow, bail, ensure, Context};
 use chrono::{Days, Months, NaiveDate, Utc};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -13,7 +14,7 @@ use rand::SeedableRng;
 use serde_json::Value;
 use videoapp::warehouse::compaction::{merge, quiet_partitions};
 
-use support::helpers::{try_clickhouse_query, warehouse_on};
+use support::helpers::warehouse_on;
 use support::load::{self, format_latency, percentile, setting};
 use support::{Databases, Outcome, ServiceProcess};
 
@@ -34,8 +35,7 @@ const TODAY_MOVES: &str = "INSERT INTO analytics_days (shop_domain, local_date, 
     VALUES ($1, $2, nextval('analytics_changes')) \
     ON CONFLICT (shop_domain, local_date) DO UPDATE SET change = EXCLUDED.change";
 
-/// A step: the service's answer at a path with so many entries, the CSV of every video, a raw
-/// aggregate of the events, or nothing.
+/// A step: a service's answer (path, entries), the CSV of every video, a raw aggregate, or nothing.
 enum Ask {
     Json(String, usize, Before),
     Csv(String, usize),
@@ -65,17 +65,17 @@ fn main() -> ExitCode {
     if !load::benching("scale") {
         return ExitCode::SUCCESS;
     }
-    support::init_tracing();
-    support::exit(support::on_fresh_databases(None, run))
+    videoapp::telemetry::init_tracing(videoapp::config::LogFormat::Human);
+    support::on_fresh_databases(None, run)
 }
 
 async fn run(databases: &Databases, database_url: &str) -> Outcome {
     let client = reqwest::Client::new();
-    let ch = async |sql: &str| try_clickhouse_query(&client, &databases.name, sql).await;
+    let ch = async |sql: &str| databases.query(&client, sql).await;
     let shop = generate_data(databases, database_url).await?;
     let field = |name: &str| shop[name].as_str().unwrap_or_default().to_string();
     let [domain, timezone, api_key] = ["domain", "timezone", "api_key"].map(field);
-    let tz: chrono_tz::Tz = timezone.parse().map_err(|e| format!("{timezone}: {e}"))?;
+    let tz: chrono_tz::Tz = timezone.parse().map_err(|e| anyhow!("{timezone}: {e}"))?;
     let end = Utc::now().with_timezone(&tz).date_naive();
     let start = end - Days::new(DAYS as u64 - 1);
     let year = |d: NaiveDate| d.checked_sub_months(Months::new(12)).expect("a date");
@@ -91,12 +91,10 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
         ("VIDEOAPP_COMPACTION_QUIET_SECONDS", "31622400".into()),
     ];
     let service = ServiceProcess::start_with(databases, database_url, &env).await?;
-    let postgres = sqlx::PgPool::connect(database_url).await;
-    let postgres = postgres.map_err(|e| e.to_string())?;
+    let postgres = sqlx::PgPool::connect(database_url).await?;
     let moves = async |sql: &str| {
         let moved = sqlx::query(sql).bind(&domain).bind(end);
-        let moved = moved.execute(&postgres).await;
-        moved.map(drop).map_err(|e| format!("Postgres: {e}"))
+        moved.execute(&postgres).await.map(drop).context("Postgres")
     };
     let get = |path: &str| {
         let url = format!("{}/api/v1/analytics/{path}", service.base_url);
@@ -104,7 +102,7 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
     };
     let busiest = format!("videos?{range}&sort_by=views&sort_order=desc&limit=1");
     let busiest = json(get(&busiest)).await?;
-    let video = busiest["data"][0]["id"].as_str().ok_or("no video")?;
+    let video = busiest["data"][0]["id"].as_str().context("no video")?;
 
     let days = |(from, to): (NaiveDate, NaiveDate)| {
         format!("local_date >= toDate('{from}') AND local_date <= toDate('{to}')")
@@ -175,12 +173,48 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
         let ours = body["data"].as_array().into_iter().flatten();
         let ours = ours.filter_map(|v| v["id"].as_str());
         let raw = ch(raw).await?;
-        if !ours.eq(raw.lines().filter_map(|l| l.split('\t').next())) {
-            return Err(format!("{name}: not the raw aggregate's ids"));
-        }
+        let same = ours.eq(raw.lines().filter_map(|l| l.split('\t').next()));
+        ensure!(same, "{name}: not the raw aggregate's ids");
     }
     println!("pages of videos: the same ids as the raw aggregate");
 
+    // Runs one step and returns how long it took; the first time, checks the answer's rows.
+    let step = async |ask: &Ask, check: bool| -> Outcome<Duration> {
+        let (path, rows, before) = match ask {
+            Ask::Json(path, rows, before) => (path, *rows, *before),
+            Ask::Csv(path, rows) => (path, *rows, Before::EverythingMoves),
+            Ask::Raw(sql) => {
+                let started = Instant::now();
+                ch(sql).await?;
+                return Ok(started.elapsed());
+            }
+            Ask::Nothing => return Ok(Duration::ZERO),
+        };
+        // The same request again, or today's numbers moved: the earlier answer is in memory.
+        if matches!(before, Before::TodayMoves | Before::SameRequest) {
+            load::answer(get(path)).await?;
+        }
+        match before {
+            Before::EverythingMoves => moves(EVERYTHING_MOVES).await?,
+            Before::TodayMoves => moves(TODAY_MOVES).await?,
+            _ => {}
+        }
+        let started = Instant::now();
+        let (status, body) = load::answer(get(path)).await?;
+        let took = started.elapsed();
+        let ok = status == reqwest::StatusCode::OK;
+        ensure!(ok, "{path}: {status}: {body:?}");
+        let found = match (check, ask) {
+            (false, _) => rows,
+            (true, Ask::Csv(..)) => String::from_utf8_lossy(&body).lines().count() - 1,
+            (true, _) => {
+                let body: Value = serde_json::from_slice(&body)?;
+                body["data"].as_array().map_or(0, Vec::len)
+            }
+        };
+        ensure!(found == rows, "{path}: {found} rows, not {rows}");
+        Ok(took)
+    };
     // Steps 2p and 2p + 1: pair p's service answer and its raw aggregate.
     let steps: Vec<&Ask> = pairs.iter().flat_map(|p| &p.1).collect();
     let heavy = |i: usize| i % 2 == 1 || matches!(steps[i], Ask::Csv(..));
@@ -188,6 +222,7 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
     let heavy_samples = setting("ANALYTICS_SCALE_RAW_SAMPLES", 10).min(samples);
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); steps.len()];
     let (mut peak_kib, mut peak_reset) = (0, true);
+    let clear_refs = format!("/proc/{}/clear_refs", service.pid);
     let mut rng = StdRng::seed_from_u64(7);
     let started = Instant::now();
     for round in 0..WARMUP + samples {
@@ -196,9 +231,9 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
         order.shuffle(&mut rng);
         for i in order {
             let csv = matches!(steps[i], Ask::Csv(..));
-            // The CSV's peak memory is its own: the peak is reset before each request.
-            peak_reset &= !csv || service.reset_peak_rss();
-            let took = step(&get, &ch, &moves, steps[i], round == 0).await?;
+            // The CSV's peak memory is its own: the peak (VmHWM) is reset before each request.
+            peak_reset &= !csv || std::fs::write(&clear_refs, "5").is_ok();
+            let took = step(steps[i], round == 0).await?;
             peak_kib = peak_kib.max(if csv { service.peak_rss_kib() } else { 0 });
             times[i].extend((round >= WARMUP).then_some(took));
         }
@@ -218,9 +253,9 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
         let [raw50, raw95] = match asks[1] {
             Ask::Nothing => ["", ""].map(String::from),
             _ if raw.is_empty() => ["-", "-"].map(String::from),
-            _ => [50.0, 95.0].map(|p| format_latency(percentile(raw, p))),
+            _ => [50.0, 95.0].map(|p| format_latency(percentile(raw, p).as_secs_f64())),
         };
-        let [p50, p95] = [p50, p95].map(format_latency);
+        let [p50, p95] = [p50, p95].map(|d| format_latency(d.as_secs_f64()));
         println!("  {name:<44} {p50:>9} {p95:>9} {raw50:>9} {raw95:>9}  p95 < {goal:?}: {verdict}");
     }
     let refused = "since start: the kernel refused a reset before a";
@@ -244,22 +279,20 @@ async fn generate_data(databases: &Databases, database_url: &str) -> Outcome<Val
         .env("CLICKHOUSE_DATABASE", &databases.name)
         .stderr(std::process::Stdio::inherit())
         .output();
-    let output = output.await.map_err(|e| format!("{binary}: {e}"))?;
-    if !output.status.success() {
-        return Err(format!("videoapp generate failed ({})", output.status));
-    }
+    let output = output.await.context(binary)?;
+    let status = output.status;
+    ensure!(status.success(), "videoapp generate failed ({status})");
     let took = started.elapsed().as_secs_f64();
     println!("generate {GENERATE} --events {events} took {took:.1} s");
-    let shops: Vec<Value> =
-        serde_json::from_slice(&output.stdout).map_err(|e| format!("no shops: {e}"))?;
-    (shops.into_iter().next()).ok_or_else(|| "no shop was generated".into())
+    let shops: Vec<Value> = serde_json::from_slice(&output.stdout).context("no shops")?;
+    (shops.into_iter().next()).context("no shop was generated")
 }
 
 /// After ClickHouse's own merges (at most [`SETTLE`]), the aggregates' past months and years
 /// merged into one part each, as the service does once they are quiet; `today`'s stay as they are.
 async fn settle(databases: &Databases, today: NaiveDate) -> Outcome {
     let (client, started) = (reqwest::Client::new(), Instant::now());
-    let ch = async |sql| try_clickhouse_query(&client, &databases.name, sql).await;
+    let ch = async |sql| databases.query(&client, sql).await;
     let merges = "SELECT count() FROM system.merges WHERE database = currentDatabase()";
     while ch(merges).await? != "0" && started.elapsed() < SETTLE {
         tokio::time::sleep(Duration::from_secs(10)).await;
@@ -267,10 +300,10 @@ async fn settle(databases: &Databases, today: NaiveDate) -> Outcome {
     let warehouse = warehouse_on(&databases.clickhouse_url, &databases.name, None);
     let current = [today.format("%Y%m"), today.format("%Y")].map(|d| d.to_string());
     let partitions = quiet_partitions(&warehouse, Duration::ZERO).await;
-    let partitions = partitions.map_err(|e| format!("ClickHouse: {e}"))?;
+    let partitions = partitions.context("ClickHouse")?;
     for partition in partitions.iter().filter(|p| !current.contains(&p.id)) {
         let merged = merge(&warehouse, partition).await;
-        merged.map_err(|e| format!("merging {} {}: {e}", partition.table, partition.id))?;
+        merged.with_context(|| format!("merging {} {}", partition.table, partition.id))?;
     }
     let tables = ch("SELECT table, sum(rows), count() FROM system.parts \
          WHERE active AND database = currentDatabase() GROUP BY table ORDER BY table");
@@ -298,54 +331,7 @@ fn raw_metrics(when: &str) -> String {
 
 async fn json(request: reqwest::RequestBuilder) -> Outcome<Value> {
     match load::answer(request).await? {
-        (reqwest::StatusCode::OK, body) => serde_json::from_slice(&body).map_err(|e| e.to_string()),
-        (status, body) => Err(format!("{status}: {body:?}")),
-    }
-}
-
-/// Runs one step and returns how long it took; the first time, checks the answer's rows.
-async fn step(
-    get: &impl Fn(&str) -> reqwest::RequestBuilder,
-    ch: &impl AsyncFn(&str) -> Outcome<String>,
-    moves: &impl AsyncFn(&str) -> Outcome,
-    ask: &Ask,
-    check: bool,
-) -> Outcome<Duration> {
-    let (path, rows, before) = match ask {
-        Ask::Json(path, rows, before) => (path, *rows, *before),
-        Ask::Csv(path, rows) => (path, *rows, Before::EverythingMoves),
-        Ask::Raw(sql) => {
-            let started = Instant::now();
-            ch(sql).await?;
-            return Ok(started.elapsed());
-        }
-        Ask::Nothing => return Ok(Duration::ZERO),
-    };
-    // The same request again, or today's numbers moved: the earlier answer is in memory.
-    if matches!(before, Before::TodayMoves | Before::SameRequest) {
-        load::answer(get(path)).await?;
-    }
-    match before {
-        Before::EverythingMoves => moves(EVERYTHING_MOVES).await?,
-        Before::TodayMoves => moves(TODAY_MOVES).await?,
-        _ => {}
-    }
-    let started = Instant::now();
-    let (status, body) = load::answer(get(path)).await?;
-    let took = started.elapsed();
-    if status != reqwest::StatusCode::OK {
-        return Err(format!("{path}: {status}: {body:?}"));
-    }
-    let found = match (check, ask) {
-        (false, _) => rows,
-        (true, Ask::Csv(..)) => String::from_utf8_lossy(&body).lines().count() - 1,
-        (true, _) => {
-            let body: Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
-            body["data"].as_array().map_or(0, Vec::len)
-        }
-    };
-    match found == rows {
-        true => Ok(took),
-        false => Err(format!("{path}: {found} rows, not {rows}")),
+        (reqwest::StatusCode::OK, body) => Ok(serde_json::from_slice(&body)?),
+        (status, body) => bail!("{status}: {body:?}"),
     }
 }

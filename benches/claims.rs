@@ -14,8 +14,13 @@ use videoapp::ingest::event::{EventType, SpoolEvent};
 
 use support::Databases;
 
-fn event(client_event_id: bool) -> SpoolEvent {
-    SpoolEvent {
+/// A full batch, as the shipper sends it (`VIDEOAPP_BATCH_MAX_ROWS`).
+const N: usize = 25_000;
+
+type Batch<'a> = dyn Fn() -> Vec<SpoolEvent> + 'a;
+
+fn batch(client_event_id: bool) -> Vec<SpoolEvent> {
+    let event = || SpoolEvent {
         event_id: Uuid::new_v4(),
         client_event_id,
         shop: "bench.myshopify.com".into(),
@@ -34,20 +39,12 @@ fn event(client_event_id: bool) -> SpoolEvent {
         revenue_e4: 0,
         currency: String::new(),
         product_ids: Vec::new(),
-    }
-}
-
-/// A full batch, as the shipper sends it (`VIDEOAPP_BATCH_MAX_ROWS`).
-const N: usize = 25_000;
-
-type Batch<'a> = dyn Fn() -> Vec<SpoolEvent> + 'a;
-
-fn batch(client_event_id: bool) -> Vec<SpoolEvent> {
-    (0..N).map(|_| event(client_event_id)).collect()
+    };
+    (0..N).map(|_| event()).collect()
 }
 
 fn main() {
-    support::init_tracing();
+    videoapp::telemetry::init_tracing(videoapp::config::LogFormat::Human);
     let runtime = Runtime::new().expect("a tokio runtime");
     let (databases, database_url) = runtime.block_on(Databases::create(None));
     let claims = runtime.block_on(async {

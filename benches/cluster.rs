@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use anyhow::{ensure, Context};
 use chrono::{Days, Utc};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -44,9 +45,9 @@ fn main() -> ExitCode {
         for ((name, cluster), figures) in targets.iter().zip(figures.iter_mut()) {
             println!("round {round}: {name}");
             let run = async |databases: &Databases, url: &str| run(databases, url, figures).await;
-            let outcome = support::on_fresh_databases(*cluster, run);
-            if outcome.is_err() {
-                return support::exit(outcome);
+            let code = support::on_fresh_databases(*cluster, run);
+            if code != ExitCode::SUCCESS {
+                return code;
             }
         }
     }
@@ -89,8 +90,8 @@ async fn run(databases: &Databases, url: &str, figures: &mut Figures) -> Outcome
 
     let name = json!({ "name": "bench" });
     let key = admin.send(reqwest::Method::POST, "/api-keys", name).await;
-    let missing = format!("no key: {key}");
-    let key = key["key"].as_str().ok_or(missing)?;
+    let missing = || format!("no key: {key}");
+    let key = key["key"].as_str().with_context(missing)?;
     let today = Utc::now().date_naive();
     for (kind, latencies) in figures.latencies.iter_mut().enumerate() {
         for i in 0..setting("CLUSTER_BENCH_QUERIES", 30) {
@@ -107,9 +108,7 @@ async fn run(databases: &Databases, url: &str, figures: &mut Figures) -> Outcome
             let (status, body) = support::load::answer(client.get(url).bearer_auth(key)).await?;
             latencies.push(started.elapsed());
             let body = String::from_utf8_lossy(&body);
-            if !status.is_success() {
-                return Err(format!("{path}: {status}: {body}"));
-            }
+            ensure!(status.is_success(), "{path}: {status}: {body}");
         }
     }
     Ok(())
@@ -140,20 +139,16 @@ async fn ingest(service: &ServiceProcess, videos: &[String], seconds: u64) -> Ou
     let url = format!("{}{EVENTS}?{}", service.base_url, signed(SHOP, &[]));
     let acknowledged = AtomicU64::new(0);
     let until = Instant::now() + Duration::from_secs(seconds);
-    let clients = (0..CLIENTS).map(|c| {
-        let (url, acknowledged) = (&url, &acknowledged);
-        async move {
-            let mut rng = StdRng::seed_from_u64(c);
-            while Instant::now() < until {
-                let response = client.post(url).json(&batch(&mut rng, videos)).send().await;
-                let status = response.map_err(|e| e.to_string())?.status();
-                if status != reqwest::StatusCode::ACCEPTED {
-                    return Err(format!("events answered {status}"));
-                }
-                acknowledged.fetch_add(PER_REQUEST as u64, Ordering::Relaxed);
-            }
-            Ok::<(), String>(())
+    let clients = (0..CLIENTS).map(async |c| {
+        let mut rng = StdRng::seed_from_u64(c);
+        while Instant::now() < until {
+            let events = batch(&mut rng, videos);
+            let status = client.post(&url).json(&events).send().await?.status();
+            let accepted = status == reqwest::StatusCode::ACCEPTED;
+            ensure!(accepted, "events answered {status}");
+            acknowledged.fetch_add(PER_REQUEST as u64, Ordering::Relaxed);
         }
+        anyhow::Ok(())
     });
     futures::future::try_join_all(clients).await?;
     Ok(acknowledged.into_inner())

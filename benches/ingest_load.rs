@@ -6,6 +6,7 @@ mod support;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use anyhow::{bail, Context};
 use axum::http::StatusCode;
 use axum::routing::MethodFilter;
 use futures::future::OptionFuture;
@@ -36,7 +37,7 @@ fn main() -> ExitCode {
         println!("  service peak RSS (VmHWM): {peak:.1} MiB");
         Ok(())
     };
-    support::exit(support::on_fresh_databases(None, run))
+    support::on_fresh_databases(None, run)
 }
 
 async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> Outcome {
@@ -56,20 +57,18 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         request.header("content-type", "text/plain;charset=UTF-8")
     };
     // The loader's beacon as the app proxy forwards it; the signature covers only the query.
-    let uri = format!(
-        "{EVENTS}?{}",
-        signed(SHOP, &[("logged_in_customer_id", "")])
-    );
+    let query = signed(SHOP, &[("logged_in_customer_id", "")]);
+    let uri = format!("{EVENTS}?{query}");
     let route = (MethodFilter::POST, EVENTS, uri.as_str());
     let (urls, _) =
         load::beside_ceiling(&service.base_url, route, StatusCode::ACCEPTED, beacon).await?;
     // Every 202 seen, warm-ups included: ClickHouse must end up with exactly these.
     let mut acknowledged: u64 = 1;
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let dir = tempfile::tempdir()?;
     let (script, bodies_file) = (dir.path().join("script.lua"), dir.path().join("bodies"));
     let lua = SCRIPT.to_string() + if callgrind { QUIET_TAIL } else { "" };
-    std::fs::write(&script, lua).map_err(|e| e.to_string())?;
-    std::fs::write(&bodies_file, bodies.join("\n")).map_err(|e| e.to_string())?;
+    std::fs::write(&script, lua)?;
+    std::fs::write(&bodies_file, bodies.join("\n"))?;
     let [script, bodies_file] = [script, bodies_file].map(|p| p.display().to_string());
     // wrk's output and the 202s it counted; a POST without its 202 breaks the end-to-end count.
     let run_wrk = async |t: usize, seconds: u64| {
@@ -79,12 +78,12 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         let count = |label: &str| value_after(&output, label).and_then(|v| v.parse::<u64>().ok());
         let (posted, accepted) = (count("ingest_load posted"), count("ingest_load accepted"));
         let (Some(posted), Some(accepted)) = (posted, accepted) else {
-            return Err(format!("the wrk script printed no counts:\n{output}"));
+            bail!("the wrk script printed no counts:\n{output}");
         };
         let problem = format!("wrk posted {posted} events, {accepted} were acknowledged");
         match (posted == accepted, t) {
             (true, _) => {}
-            (false, 0) => return Err(format!("{problem}:\n{output}")),
+            (false, 0) => bail!("{problem}:\n{output}"),
             (false, _) => println!("  WARNING (ceiling): {problem}"),
         }
         Ok((output, accepted))
@@ -94,10 +93,8 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     let service_name = "service (POST analytics, durable 202)";
     let names = [service_name, "ceiling (bare axum, same 202)"];
     let targets = if callgrind { &names[..1] } else { &names[..] };
-    let experiment = |(k, _): &(String, String)| {
-        k.starts_with("VIDEOAPP_BATCH_") || k.starts_with("VIDEOAPP_SPOOL_")
-    };
-    let changed: Vec<_> = std::env::vars().filter(experiment).collect();
+    let experiment = |k: &str| k.starts_with("VIDEOAPP_BATCH_") || k.starts_with("VIDEOAPP_SPOOL_");
+    let changed: Vec<_> = std::env::vars().filter(|(k, _)| experiment(k)).collect();
     let (cores, binary) = (load::cores(), service.binary.display());
     println!(
         "\ningest load run: {wrk}, {connections} connections, {cores} threads; {warmup} s \
@@ -149,12 +146,10 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         if let Some(file) = &service.callgrind {
             // The totals of the dump callgrind just wrote, per acknowledged event.
             let dump = format!("{}.1", file.display());
-            let text = std::fs::read_to_string(&dump).map_err(|e| format!("{dump}: {e}"))?;
+            let text = std::fs::read_to_string(&dump).context(dump.clone())?;
             let total = |l: &str| l.strip_prefix("totals:")?.trim().parse::<u64>().ok();
-            let total = text
-                .lines()
-                .find_map(total)
-                .ok_or(format!("{dump}: no totals"))?;
+            let total = text.lines().find_map(total);
+            let total = total.with_context(|| format!("{dump}: no totals"))?;
             let per_event = total as f64 / accepted.max(1) as f64;
             rest += &format!(
                 "\n  callgrind: {total} instructions in the measured window, {per_event:.0} per \
@@ -184,8 +179,7 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     Ok(())
 }
 
-/// Beacons as the widget loader sends them: 75% impressions, 25% views, over 6 widgets, 40 videos
-/// and 200 sessions, timestamped now.
+/// The loader's beacons: 75% impressions, 25% views, 6 widgets, 40 videos, 200 sessions, now.
 fn event_bodies() -> Vec<String> {
     let mut rng = StdRng::seed_from_u64(0x1e57);
     let mut id = || Uuid::from_u128(rng.gen()).to_string();

@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use anyhow::{bail, ensure, Context};
 use bytes::Bytes;
 use futures::future::OptionFuture;
-use reqwest::StatusCode;
+use reqwest::{RequestBuilder, StatusCode};
 use videoapp::config::{MediaConfig, Settings};
 use videoapp::media::ffmpeg::Ffmpeg;
 use videoapp::media::samples::{self, Sample};
@@ -36,15 +37,15 @@ fn main() -> ExitCode {
     if !load::benching("media") {
         return ExitCode::SUCCESS;
     }
-    support::exit(support::on_fresh_databases(None, run))
+    support::on_fresh_databases(None, run)
 }
 
 async fn run(databases: &Databases, database_url: &str) -> Outcome {
-    let work = tempfile::tempdir().map_err(say)?;
+    let work = tempfile::tempdir()?;
     let dir = work.path();
     let clip = samples::make_in(Sample::PhoneClip { seconds: 30 }, dir).await;
-    let clip = clip.map_err(|e| format!("making the phone clip: {e:#}"))?;
-    let size = std::fs::metadata(&clip).map_err(say)?.len();
+    let clip = clip.context("making the phone clip")?;
+    let size = std::fs::metadata(&clip)?.len();
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let (cores, clip_name, load) = (load::cores(), clip.display(), load.trim());
     println!("\nmedia run: {clip_name}, {size} bytes; {cores} cores, load {load}");
@@ -68,38 +69,38 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
     }
 }
 
-/// Every output as the worker makes them, into `dir`: how long until the poster and the mini
+/// Every output as the worker makes them, into `dir`: the seconds until the poster and the mini
 /// version (what the dashboard shows first), and everything, were made; the progressive MP4.
-async fn make(media: &MediaConfig, clip: &Path, dir: &Path) -> Outcome<([Duration; 2], PathBuf)> {
+async fn make(media: &MediaConfig, clip: &Path, dir: &Path) -> Outcome<([f64; 2], PathBuf)> {
     let (threads, timeout) = (media.ffmpeg_threads, media.ffmpeg_timeout);
     let ffmpeg = Ffmpeg { threads, timeout };
-    let step = |e: videoapp::media::ffmpeg::StepError| format!("processing the clip: {e:#}");
     let [poster, mini, renditions] = ["poster", "mini", "renditions"].map(|step| dir.join(step));
     for dir in [&poster, &mini, &renditions] {
         let _ = std::fs::remove_dir_all(dir);
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
     }
     let started = Instant::now();
-    let facts = ffmpeg.probe(clip, &media.limits).await.map_err(step)?;
-    let made = ffmpeg.poster(clip, &facts, None, &poster);
-    made.await.map_err(step)?;
-    ffmpeg.mini(clip, &facts, &mini).await.map_err(step)?;
-    let preview = started.elapsed();
+    let facts = ffmpeg.probe(clip, &media.limits).await?;
+    ffmpeg.poster(clip, &facts, None, &poster).await?;
+    ffmpeg.mini(clip, &facts, &mini).await?;
+    let preview = started.elapsed().as_secs_f64();
     let made = ffmpeg.renditions(clip, &facts, &renditions, &|_| {});
-    let progressive = renditions.join(made.await.map_err(step)?.progressive);
-    Ok(([preview, started.elapsed()], progressive))
+    let progressive = renditions.join(made.await?.progressive);
+    Ok(([preview, started.elapsed().as_secs_f64()], progressive))
 }
 
 /// Figure 1: rounds of every output, then the plain transcode; returns the progressive MP4.
 async fn processing(clip: &Path, work: &Path, rounds: u64) -> Outcome<PathBuf> {
-    let media = Settings::default().media.media_config().map_err(say)?;
+    let media = Settings::default().media.media_config()?;
     let threads = media.ffmpeg_threads;
     println!("\nprocessing: ffmpeg threads {threads}; plain: ffmpeg -preset veryfast, H.264 + AAC, default threads");
-    let columns = "everything  plain transcode  everything/plain  poster+mini/plain";
-    println!("  round  poster+mini  {columns}");
+    println!(
+        "  round  poster+mini  everything  plain transcode  everything/plain  poster+mini/plain"
+    );
     let (mut ratios, mut progressive) = (Vec::new(), PathBuf::new());
     for round in 1..=rounds {
-        let ([preview, everything], made) = make(&media, clip, &work.join("outputs")).await?;
+        let made = make(&media, clip, &work.join("outputs")).await;
+        let ([preview, everything], made) = made.context("processing the clip")?;
         progressive = made;
         let started = Instant::now();
         let plain = tokio::process::Command::new("ffmpeg")
@@ -110,11 +111,9 @@ async fn processing(clip: &Path, work: &Path, rounds: u64) -> Outcome<PathBuf> {
             .arg(work.join("plain.mp4"))
             .status()
             .await;
-        if !plain.as_ref().is_ok_and(|s| s.success()) {
-            return Err(format!("the plain transcode failed: {plain:?}"));
-        }
+        let succeeded = plain.as_ref().is_ok_and(|s| s.success());
+        ensure!(succeeded, "the plain transcode failed: {plain:?}");
         let plain = started.elapsed().as_secs_f64();
-        let (preview, everything) = (preview.as_secs_f64(), everything.as_secs_f64());
         let ratio = [everything / plain, preview / plain];
         ratios.push(ratio);
         println!("  #{round}     {preview:>9.2} s  {everything:>8.2} s  {plain:>13.2} s  {:>15.2}×  {:>16.2}×", ratio[0], ratio[1]);
@@ -130,18 +129,17 @@ async fn processing(clip: &Path, work: &Path, rounds: u64) -> Outcome<PathBuf> {
 /// Figure 2: tus uploads of the padded clip, alternating with a copy.
 async fn upload(service: &ServiceProcess, clip: &Path, work: &Path, rounds: u64) -> Outcome {
     let (total, chunk) = (UPLOAD_MIB * MIB, CHUNK_MIB * MIB);
-    let mut file = std::fs::read(clip).map_err(say)?;
+    let mut file = std::fs::read(clip)?;
     // A `free` box after the clip: still the same video to ffprobe, of the size wanted.
     let padding = total.checked_sub(file.len() as u64);
-    let padding = padding.ok_or("a clip over the upload's size")?;
+    let padding = padding.context("a clip over the upload's size")?;
     file.extend_from_slice(&(padding as u32).to_be_bytes());
     file.extend_from_slice(b"free");
     file.resize(total as usize, 0);
     let source = work.join("upload.mp4");
-    std::fs::write(&source, &file).map_err(say)?;
+    std::fs::write(&source, &file)?;
     let (file, client) = (Bytes::from(file), reqwest::Client::new());
-    let tus =
-        |r: reqwest::RequestBuilder| r.bearer_auth(ADMIN_TOKEN).header("Tus-Resumable", "1.0.0");
+    let tus = |r: RequestBuilder| r.bearer_auth(ADMIN_TOKEN).header("Tus-Resumable", "1.0.0");
     let uploads = format!("{}/admin/v1/shops/{SHOP}/uploads", service.base_url);
     let mib_per_s = |started: Instant| UPLOAD_MIB as f64 / started.elapsed().as_secs_f64();
     println!("\nupload: {UPLOAD_MIB} MiB in {CHUNK_MIB} MiB PATCHes, one connection; copy: tokio::fs::copy + fsync");
@@ -153,12 +151,10 @@ async fn upload(service: &ServiceProcess, clip: &Path, work: &Path, rounds: u64)
             .header("Upload-Length", total.to_string())
             // base64 of the title, "bench"
             .header("Upload-Metadata", "title YmVuY2g=");
-        let created = created.send().await.map_err(say)?;
-        let location = created.headers().get("location");
-        let location = location.and_then(|l| l.to_str().ok());
-        let location = location.map(|l| format!("{}{l}", service.base_url));
-        let location =
-            location.ok_or_else(|| format!("the creation answered {}", created.status()))?;
+        let created = created.send().await?;
+        let answered = || format!("the creation answered {}", created.status());
+        let location = created.headers().get("location").with_context(answered)?;
+        let location = format!("{}{}", service.base_url, location.to_str()?);
         let (mut offset, mut last) = (0, Duration::ZERO);
         while offset < total {
             let (end, sent) = ((offset + chunk).min(total), Instant::now());
@@ -166,21 +162,19 @@ async fn upload(service: &ServiceProcess, clip: &Path, work: &Path, rounds: u64)
                 .header("Upload-Offset", offset.to_string())
                 .header("Content-Type", "application/offset+octet-stream")
                 .body(file.slice(offset as usize..end as usize));
-            let answer = answer.send().await.map_err(say)?;
+            let answer = answer.send().await?;
             if answer.status() != StatusCode::NO_CONTENT {
                 let text = answer.text().await.unwrap_or_default();
-                return Err(format!("PATCH at {offset} answered: {text}"));
+                bail!("PATCH at {offset} answered: {text}");
             }
             (offset, last) = (end, sent.elapsed());
         }
         let uploaded = mib_per_s(started);
         let (copy, started) = (work.join("copy.mp4"), Instant::now());
-        tokio::fs::copy(&source, &copy).await.map_err(say)?;
-        let copied = tokio::fs::File::open(&copy).await.map_err(say)?;
-        copied.sync_all().await.map_err(say)?;
+        tokio::fs::copy(&source, &copy).await?;
+        tokio::fs::File::open(&copy).await?.sync_all().await?;
         let copied = mib_per_s(started);
         let _ = std::fs::remove_file(&copy);
-
         let (last, ratio) = (last.as_secs_f64(), uploaded / copied);
         println!("  #{round}     {uploaded:>7.1} MiB/s  {last:>7.3} s  {copied:>7.1} MiB/s  {ratio:>11.2}×");
         ratios.push(ratio);
@@ -194,8 +188,8 @@ async fn upload(service: &ServiceProcess, clip: &Path, work: &Path, rounds: u64)
 async fn ranges(service: &ServiceProcess, mp4: &Path, store: &Path, rounds: u64) -> Outcome {
     let name = format!("videos/{SHOP}/bench/run/video-720.mp4");
     let stored = store.join(&name);
-    std::fs::create_dir_all(stored.parent().unwrap_or(store)).map_err(say)?;
-    let size = std::fs::copy(mp4, &stored).map_err(say)?;
+    std::fs::create_dir_all(stored.parent().unwrap_or(store))?;
+    let size = std::fs::copy(mp4, &stored)?;
     let router =
         axum::Router::new().nest_service("/media", tower_http::services::ServeDir::new(store));
     let ceiling = load::serve(router).await?;
@@ -203,12 +197,11 @@ async fn ranges(service: &ServiceProcess, mp4: &Path, store: &Path, rounds: u64)
     let client = reqwest::Client::new();
     let range = |url: &str| load::answer(client.get(url).header("Range", "bytes=0-1048575"));
     let (served, ceiling) = (range(&urls[0]).await?, range(&urls[1]).await?);
-    if served.0 != StatusCode::PARTIAL_CONTENT || served != ceiling {
-        let (served, ceiling) = (served.0, ceiling.0);
-        return Err(format!("a range: /media {served}, the ceiling {ceiling}"));
-    }
+    let same = served.0 == StatusCode::PARTIAL_CONTENT && served == ceiling;
+    let (served, ceiling) = (served.0, ceiling.0);
+    ensure!(same, "a range: /media {served}, the ceiling {ceiling}");
     let script = store.join("ranges.lua");
-    std::fs::write(&script, RANGES).map_err(say)?;
+    std::fs::write(&script, RANGES)?;
     println!(
         "\nranges: {size} bytes' progressive MP4 in 1 MiB ranges, wrk {RANGE_CONNECTIONS} \
          connections, {} threads, 2 s warm-up + {RANGE_SECONDS} s per target, {rounds} rounds",
@@ -227,8 +220,4 @@ async fn ranges(service: &ServiceProcess, mp4: &Path, store: &Path, rounds: u64)
     };
     let measured = load::rounds(&names, rounds, "bytes", measure).await;
     measured.map(drop)
-}
-
-fn say(e: impl std::fmt::Display) -> String {
-    e.to_string()
 }

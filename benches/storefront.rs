@@ -32,26 +32,23 @@ async fn send(app: &PublicService, uri: &Uri, etag: Option<&str>) -> (StatusCode
 }
 
 fn main() {
-    support::init_tracing();
+    videoapp::telemetry::init_tracing(videoapp::config::LogFormat::Human);
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let (databases, database_url) = runtime.block_on(Databases::create(None));
     let app = runtime.block_on(support::BenchApp::start(&databases, &database_url));
     let router = &app.router;
     // Signed once (valid for an hour) and parsed once, as the server's HTTP layer would have.
-    let uri = format!("{}?{}", support::CONTEXTUAL_WIDGETS, support::home_query());
+    let query = support::home_query();
+    let uri = format!("{}?{query}", support::CONTEXTUAL_WIDGETS);
     let uri: Uri = uri.parse().expect("a signed URI");
     let healthz = Uri::from_static("/healthz");
-    let (_, etag, page) = runtime.block_on(send(router, &uri, None));
+    let (_, tag, page) = runtime.block_on(send(router, &uri, None));
     let (bytes, widgets) = (page.len(), support::catalog::WIDGETS_AT_HOME);
     eprintln!("contextual-widgets (location=home): {bytes} bytes, {widgets} widgets");
+    let (etag, not_modified) = (Some(tag.as_str()), StatusCode::NOT_MODIFIED);
     let requests = [
         ("contextual_widgets_warm", &uri, None, StatusCode::OK),
-        (
-            "contextual_widgets_not_modified",
-            &uri,
-            Some(etag.as_str()),
-            StatusCode::NOT_MODIFIED,
-        ),
+        ("contextual_widgets_not_modified", &uri, etag, not_modified),
         ("router_floor_healthz", &healthz, None, StatusCode::OK),
     ];
     let mut criterion = Criterion::default().configure_from_args();
@@ -64,7 +61,6 @@ fn main() {
             b.to_async(&runtime).iter(|| send(router, uri, etag))
         });
     }
-    let query = support::home_query();
     let secret = &ProxySecret::new(support::helpers::PROXY_SECRET);
     let max_age = support::SIGNATURE_MAX_AGE_SECONDS as i64;
     assert!(verify(secret, &query, Utc::now(), max_age).is_ok());

@@ -15,11 +15,11 @@ fn main() -> ExitCode {
     let Some(wrk) = load::preflight("storefront_load") else {
         return ExitCode::SUCCESS;
     };
-    support::init_tracing();
+    videoapp::telemetry::init_tracing(videoapp::config::LogFormat::Human);
     let run = async |databases: &Databases, url: &str| {
         run(&BenchApp::start(databases, url).await, &wrk).await
     };
-    support::exit(support::on_fresh_databases(None, run))
+    support::on_fresh_databases(None, run)
 }
 
 async fn run(app: &BenchApp, wrk: &str) -> Outcome {
@@ -32,17 +32,14 @@ async fn run(app: &BenchApp, wrk: &str) -> Outcome {
     let client = reqwest::Client::new();
     let (urls, body) =
         load::beside_ceiling(&app.base_url, route, StatusCode::OK, |url| client.get(url)).await?;
+    let (cores, bytes, widgets) = (load::cores(), body.len(), support::catalog::WIDGETS_AT_HOME);
     println!(
-        "\nstorefront load run: {wrk}, {connections} connections, {} threads; {warmup} s warm-up \
-         + {seconds} s measured per target, {rounds} rounds; body {} bytes ({} widgets)",
-        load::cores(),
-        body.len(),
-        support::catalog::WIDGETS_AT_HOME
+        "\nstorefront load run: {wrk}, {connections} connections, {cores} threads; {warmup} s \
+         warm-up + {seconds} s measured per target, {rounds} rounds; body {bytes} bytes ({widgets} \
+         widgets)"
     );
-    let names = [
-        "service (contextual-widgets, signed, warm cache)",
-        "ceiling (bare axum, same body)",
-    ];
+    let service = "service (contextual-widgets, signed, warm cache)";
+    let names = [service, "ceiling (bare axum, same body)"];
     let measure = async |t: usize| {
         // The service runs in this process: its cores are this process's.
         let cores = (&[][..], |cpu: &CpuUsage| cpu.own);

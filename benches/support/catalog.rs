@@ -131,11 +131,7 @@ fn widget(rng: &mut StdRng, i: usize, video_ids: &[String]) -> Value {
         40..45 => ("carousel", "product", "Shop the look"),
         _ => ("story", "manual", "Featured"),
     };
-    let home = [
-        json!([]),
-        json!(["home"]),
-        json!(["home", "collection", "page"]),
-    ];
+    let home: [&[&str]; 3] = [&[], &["home"], &["home", "collection", "page"]];
     let rules = match i {
         0..20 => json!({ "locations": home[i % 3] }),
         30..40 => json!({ "locations": [(["product", "collection"][i % 2])] }),

@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use anyhow::{bail, ensure, Context};
 use axum::body::Bytes;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderValue, StatusCode};
@@ -36,11 +37,9 @@ pub fn preflight(bench: &str) -> Option<String> {
 
 /// A whole number from the environment, or `default`.
 pub fn setting(name: &str, default: u64) -> u64 {
-    let parse = |raw: String| match raw.trim().parse() {
-        Ok(value) => value,
-        Err(_) => super::fail(format!("{name}={raw} is not a whole number")),
-    };
-    std::env::var(name).map_or(default, parse)
+    let raw = std::env::var(name).unwrap_or_else(|_| default.to_string());
+    let wrong = || super::fail(format!("{name}={raw} is not a whole number"));
+    raw.trim().parse().unwrap_or_else(|_| wrong())
 }
 
 pub fn cores() -> u64 {
@@ -49,14 +48,12 @@ pub fn cores() -> u64 {
 
 /// The status and body of one request.
 pub async fn answer(request: reqwest::RequestBuilder) -> Outcome<(StatusCode, Bytes)> {
-    let response = request.send().await.map_err(|e| e.to_string())?;
-    let status = response.status();
-    Ok((status, response.bytes().await.map_err(|e| e.to_string())?))
+    let response = request.send().await?;
+    Ok((response.status(), response.bytes().await?))
 }
 
-/// The service's URL for `uri` and its ceiling's: `method` at `path` answers what the service
-/// answered to `request`, the same bytes every time, the request unread, no middleware. Fails
-/// unless the service answers `expected` and the ceiling the same.
+/// The URLs of `uri` on the service and on a ceiling whose `method` at `path` sends the service's
+/// answer to `request` (the same bytes, the request unread, no middleware), both checked.
 pub async fn beside_ceiling(
     service: &str,
     (method, path, uri): (MethodFilter, &str, &str),
@@ -65,25 +62,22 @@ pub async fn beside_ceiling(
 ) -> Outcome<([String; 2], Bytes)> {
     let service_url = format!("{service}{uri}");
     let (status, body) = answer(request(&service_url)).await?;
-    if status != expected {
-        return Err(format!("the service answered {status}: {body:?}"));
-    }
+    let as_expected = status == expected;
+    ensure!(as_expected, "the service answered {status}: {body:?}");
     let (json, bytes) = (HeaderValue::from_static("application/json"), body.clone());
     let answer_with =
         move || std::future::ready((status, [(CONTENT_TYPE, json.clone())], bytes.clone()));
     let router = axum::Router::new().route(path, on(method, answer_with));
     let ceiling_url = format!("{}{uri}", serve(router).await?);
-    if answer(request(&ceiling_url)).await? != (status, body.clone()) {
-        return Err("the ceiling does not answer what the service answers".into());
-    }
+    let same = answer(request(&ceiling_url)).await? == (status, body.clone());
+    ensure!(same, "the ceiling does not answer what the service answers");
     Ok(([service_url, ceiling_url], body))
 }
 
 /// Serves `router` on a free loopback port until the process ends; returns `http://ADDRESS`.
 pub async fn serve(router: axum::Router) -> Outcome<String> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await;
-    let listener = listener.map_err(|e| e.to_string())?;
-    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let address = listener.local_addr()?;
     tokio::spawn(async move { axum::serve(listener, router).await });
     Ok(format!("http://{address}"))
 }
@@ -99,17 +93,15 @@ pub async fn wrk(url: &str, connections: u64, seconds: u64, script: &[String]) -
         [] => command.arg(url),
     };
     let output = command.kill_on_drop(true).output().await;
-    let output = output.map_err(|e| format!("cannot run wrk: {e}"))?;
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    if !output.status.success() || !stdout.contains("Requests/sec:") {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(format!("wrk failed ({}):\n{stdout}{stderr}", output.status));
-    }
-    Ok(stdout)
+    let output = output.context("cannot run wrk")?;
+    let [stdout, stderr] = [&output.stdout, &output.stderr].map(|b| String::from_utf8_lossy(b));
+    let ok = output.status.success() && stdout.contains("Requests/sec:");
+    ensure!(ok, "wrk failed ({}):\n{stdout}{stderr}", output.status);
+    Ok(stdout.into_owned())
 }
 
-/// A warm-up run of wrk, then the measured one with the cores used (`watched`'s and the server's
-/// too); a failed request, or an answer not 2xx or 3xx, fails it.
+/// A warm-up run of wrk, then the measured one with the cores used; a request failed or not 2xx/3xx
+/// fails it.
 pub async fn warm_and_measure(
     url: &str,
     connections: u64,
@@ -121,10 +113,9 @@ pub async fn warm_and_measure(
     let before = Cpu::take(watched);
     let output = wrk(url, connections, seconds, script).await?;
     let cpu = before.until(&Cpu::take(watched));
-    match Measured::parse(&output, server(&cpu), cpu)? {
-        (measured, 0) => Ok(measured),
-        (_, n) => Err(format!("{n} requests failed or were not 2xx:\n{output}")),
-    }
+    let (measured, n) = Measured::parse(&output, server(&cpu), cpu)?;
+    ensure!(n == 0, "{n} requests failed or were not 2xx:\n{output}");
+    Ok(measured)
 }
 
 /// The trimmed rest of the first line of `output` that starts (after indentation) with `label`.
@@ -133,21 +124,18 @@ pub fn value_after<'a>(output: &'a str, label: &str) -> Option<&'a str> {
     rest.map(str::trim)
 }
 
-/// wrk's durations: `635.91us`, `1.04ms`, `2.00s`.
-fn parse_duration(text: &str) -> Option<Duration> {
+/// wrk's durations (`635.91us`, `1.04ms`, `2.00s`) in seconds.
+fn parse_seconds(text: &str) -> Option<f64> {
     let split = text.find(|c: char| c.is_ascii_alphabetic())?;
-    let number: f64 = text[..split].trim().parse().ok()?;
-    let scale = match &text[split..] {
-        "us" => 1e-6,
-        "ms" => 1e-3,
-        "s" => 1.0,
-        _ => return None,
-    };
-    Some(Duration::from_secs_f64(number * scale))
+    let units = [("us", 1e-6), ("ms", 1e-3), ("s", 1.0)];
+    let (_, scale) = units
+        .into_iter()
+        .find(|(unit, _)| *unit == &text[split..])?;
+    Some(text[..split].trim().parse::<f64>().ok()? * scale)
 }
 
-pub fn format_latency(d: Duration) -> String {
-    match d.as_secs_f64() * 1e6 {
+pub fn format_latency(seconds: f64) -> String {
+    match seconds * 1e6 {
         micros if micros < 1000.0 => format!("{micros:.0} µs"),
         micros => format!("{:.2} ms", micros / 1000.0),
     }
@@ -212,13 +200,12 @@ impl Cpu {
             .collect();
         let watched = cores[4..].to_vec();
         let other = cores[2] - cores[0] - cores[1] - watched.iter().sum::<f64>();
-        let (own, children, steal, other) = (cores[0], cores[1], cores[3], other.max(0.0));
         CpuUsage {
-            own,
-            children,
+            own: cores[0],
+            children: cores[1],
+            other: other.max(0.0),
+            steal: cores[3],
             watched,
-            other,
-            steal,
         }
     }
 }
@@ -229,12 +216,12 @@ pub fn processes() -> impl Iterator<Item = Stat> {
     all.filter_map(|p| p.ok()?.stat().ok())
 }
 
-/// One run of one target: requests (or events) per second, latency, the server's cores, and all.
+/// One run of one target: requests (or events) per second, latency in seconds, cores used.
 #[derive(Clone, Debug, Default)]
 pub struct Measured {
     pub rate: f64,
-    pub p50: Duration,
-    pub p99: Duration,
+    pub p50: f64,
+    pub p99: f64,
     pub server: f64,
     pub cpu: CpuUsage,
 }
@@ -243,14 +230,14 @@ impl Measured {
     /// wrk's `output` with the cores used, and its answers not 2xx/3xx plus its socket errors.
     pub fn parse(output: &str, server: f64, cpu: CpuUsage) -> Outcome<(Measured, u64)> {
         let rate = value_after(output, "Requests/sec:").and_then(|v| v.parse().ok());
-        let latency = |p| value_after(output, p).and_then(parse_duration);
+        let latency = |p| value_after(output, p).and_then(parse_seconds);
         let sockets = value_after(output, "Socket errors:").unwrap_or_default();
         let sockets = sockets.split(',');
         let errors = sockets.filter_map(|part| part.split_whitespace().nth(1)?.parse::<u64>().ok());
         let non_2xx = value_after(output, "Non-2xx or 3xx responses:").and_then(|v| v.parse().ok());
         let errors = errors.chain(non_2xx).sum();
         let (Some(rate), Some(p50), Some(p99)) = (rate, latency("50%"), latency("99%")) else {
-            return Err(format!("unexpected wrk output:\n{output}"));
+            bail!("unexpected wrk output:\n{output}");
         };
         let measured = Measured {
             rate,
@@ -263,9 +250,9 @@ impl Measured {
     }
 }
 
-/// `rounds` rounds of `measure` on each target in turn, so that a disturbance hits both, a row
-/// each (what `measure` adds goes under `rest`); then the medians over the undisturbed rounds and
-/// that of the first target's ratio to the second. The results by target, and the rounds counted.
+/// `rounds` rounds of `measure` on each target in turn (a disturbance hits both), a row each with
+/// what `measure` adds under `rest`; then medians over undisturbed rounds and the first target's
+/// ratio to the second. Returns the results by target and the rounds counted.
 pub async fn rounds(
     names: &[&str],
     rounds: u64,
@@ -279,7 +266,7 @@ pub async fn rounds(
     for round in 1..=rounds {
         for (t, name) in names.iter().enumerate() {
             let (m, rest) = measure(t).await?;
-            let (p50, p99) = (format_latency(m.p50), format_latency(m.p99));
+            let [p50, p99] = [m.p50, m.p99].map(format_latency);
             let (name, other) = (format!("#{round} {name}"), m.cpu.other + m.cpu.steal);
             let (rate, server) = (m.rate, m.server);
             println!(
@@ -293,25 +280,20 @@ pub async fn rounds(
     }
     let busy = |m: &Measured| m.cpu.other.max(m.cpu.steal) > DISTURBED_CORES;
     let disturbed = |r: &usize| results.iter().any(|t| busy(&t[*r]));
-    let all: Vec<usize> = (0..rounds as usize).collect();
-    let clean: Vec<usize> = all.iter().copied().filter(|r| !disturbed(r)).collect();
+    let clean: Vec<usize> = (0..rounds as usize).filter(|r| !disturbed(r)).collect();
     let (counted, note) = match clean.is_empty() {
-        true => (all, "DISTURBED: in every round"),
+        true => ((0..rounds as usize).collect(), "DISTURBED: in every round"),
         false => (clean, "left out: any round in which"),
     };
     let numbers: Vec<usize> = counted.iter().map(|r| r + 1).collect();
     println!(
         "  medians over rounds {numbers:?} ({note} other work took over {DISTURBED_CORES} cores):"
     );
-    let column = |t: usize, f: fn(&Measured) -> f64| {
-        median(counted.iter().map(|&r| f(&results[t][r])).collect())
-    };
-    let latency =
-        |t, f: fn(&Measured) -> f64| format_latency(Duration::from_secs_f64(column(t, f)));
     for (t, name) in names.iter().enumerate() {
-        let (rate, server) = (column(t, |m| m.rate), column(t, |m| m.server));
-        let p50 = latency(t, |m| m.p50.as_secs_f64());
-        let p99 = latency(t, |m| m.p99.as_secs_f64());
+        let column =
+            |f: fn(&Measured) -> f64| median(counted.iter().map(|&r| f(&results[t][r])).collect());
+        let [p50, p99] = [column(|m| m.p50), column(|m| m.p99)].map(format_latency);
+        let (rate, server) = (column(|m| m.rate), column(|m| m.server));
         println!("    {name}: {rate:.0}/s, p50 {p50}, p99 {p99}, server {server:.2} cores");
     }
     let ratio = |r: &usize| 100.0 * results[0][*r].rate / results[1][*r].rate;

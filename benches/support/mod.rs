@@ -11,18 +11,17 @@ pub mod helpers;
 pub mod load;
 
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
+use anyhow::{ensure, Context};
 use sqlx::{Connection, Executor, PgConnection};
 use uuid::Uuid;
 use videoapp::app::{Application, PublicService};
-use videoapp::config::{LogFormat, Settings};
+use videoapp::config::Settings;
 
 use catalog::Admin;
-use helpers::{
-    clickhouse_url, cluster_urls, metric_value, postgres_admin_url, signed, try_clickhouse_query_on,
-};
+use helpers::{clickhouse_url, cluster_urls, postgres_admin_url, try_clickhouse_query_on};
 
 pub const SHOP: &str = "bench-store.myshopify.com";
 pub const CONTEXTUAL_WIDGETS: &str = "/apps/videoapp_sub/contextual-widgets";
@@ -31,27 +30,14 @@ pub const EVENTS: &str = "/apps/videoapp_sub/analytics";
 /// Longer than any run, so one pre-signed URL stays valid throughout.
 pub const SIGNATURE_MAX_AGE_SECONDS: u64 = 3600;
 /// What a step of a run comes to: its value, or why the run failed.
-pub type Outcome<T = ()> = Result<T, String>;
+pub type Outcome<T = ()> = anyhow::Result<T>;
 const START_TIMEOUT: Duration = Duration::from_secs(180);
 const DRAIN_LIMIT: Duration = Duration::from_secs(300);
-
-/// Logs as `videoapp serve` has them (RUST_LOG, default `info`).
-pub fn init_tracing() {
-    videoapp::telemetry::init_tracing(LogFormat::Human);
-}
 
 /// Stops the process with one clear line: benches have nothing useful to do without the stack.
 pub fn fail(message: impl std::fmt::Display) -> ! {
     eprintln!("error: {message}");
     std::process::exit(2);
-}
-
-/// The exit code of a run, saying why it failed.
-pub fn exit(outcome: Outcome) -> std::process::ExitCode {
-    match outcome.map_err(|e| eprintln!("error: {e}")) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(()) => std::process::ExitCode::FAILURE,
-    }
 }
 
 /// A Postgres and a ClickHouse database of one name, and a spool directory. The ClickHouse one is
@@ -64,17 +50,18 @@ pub struct Databases {
     pub cluster: Option<String>,
 }
 
-/// `run` on fresh databases and a runtime of its own, whose pools must be gone before the drop.
+/// `run` on fresh databases in a runtime of its own, gone before they are dropped; its exit code.
 pub fn on_fresh_databases(
     cluster: Option<&str>,
     run: impl AsyncFnOnce(&Databases, &str) -> Outcome,
-) -> Outcome {
+) -> ExitCode {
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let (databases, database_url) = runtime.block_on(Databases::create(cluster));
     let outcome = runtime.block_on(run(&databases, &database_url));
     drop(runtime);
     databases.drop_all();
-    outcome
+    let failed = outcome.map_err(|e| eprintln!("error: {e:#}")).is_err();
+    ExitCode::from(u8::from(failed))
 }
 
 impl Databases {
@@ -91,26 +78,19 @@ impl Databases {
         created.unwrap_or_else(|e| fail(format!("CREATE DATABASE {name}: {e}")));
         let mut url = url::Url::parse(&postgres_admin_url()).expect("a Postgres URL");
         url.set_path(&name);
-        let spool_dir = std::env::temp_dir().join(format!("videoapp-{name}"));
-        let clickhouse_url = match cluster {
-            Some(_) => cluster_urls().swap_remove(0),
-            None => clickhouse_url(),
-        };
-        let cluster = cluster.map(str::to_string);
         let databases = Databases {
+            spool_dir: std::env::temp_dir().join(format!("videoapp-{name}")),
+            clickhouse_url: cluster.map_or_else(clickhouse_url, |_| cluster_urls().swap_remove(0)),
+            cluster: cluster.map(str::to_string),
             name,
-            spool_dir,
-            clickhouse_url,
-            cluster,
         };
         (databases, url.to_string())
     }
 
-    /// Drops both databases and the spool directory, best effort, once the service's pools are gone.
+    /// Drops both databases and the spool directory, best effort, after the service's pools.
     pub fn drop_all(&self) {
-        let mut runtime = tokio::runtime::Builder::new_current_thread();
-        let runtime = runtime.enable_all().build();
-        runtime.expect("a runtime").block_on(async {
+        let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+        runtime.block_on(async {
             let sql = format!(r#"DROP DATABASE IF EXISTS "{}" WITH (FORCE)"#, self.name);
             let dropped = async {
                 let mut admin = PgConnection::connect(&postgres_admin_url()).await?;
@@ -128,6 +108,12 @@ impl Databases {
             }
         });
         let _ = std::fs::remove_dir_all(&self.spool_dir);
+    }
+
+    /// `sql` in this ClickHouse database: its trimmed text.
+    pub async fn query(&self, client: &reqwest::Client, sql: &str) -> Outcome<String> {
+        let answer = try_clickhouse_query_on(client, &self.clickhouse_url, &self.name, sql).await;
+        answer.map_err(anyhow::Error::msg)
     }
 }
 
@@ -163,7 +149,7 @@ impl BenchApp {
 
 /// A freshly signed query for the bench shop's home page, as the app proxy sends it.
 pub fn home_query() -> String {
-    signed(SHOP, &[("location", "home")])
+    helpers::signed(SHOP, &[("location", "home")])
 }
 
 /// `videoapp serve` as a process of its own, so that its CPU time and memory are its own:
@@ -210,14 +196,13 @@ impl ServiceProcess {
         env.extend(extra_env.iter().cloned());
         // A service that cannot start panics on that thread, which says why.
         let process = tokio::task::spawn_blocking(move || helpers::spawn_serving(command, &env));
-        let process =
-            (process.await).map_err(|_| format!("{} did not start serving", binary.display()))?;
+        let failed = || format!("{} did not start serving", binary.display());
+        let process = process.await.with_context(failed)?;
         catalog::seed_shop(&Admin::new(&process.address)).await;
-        let (pid, base_url) = (process.child.id() as i32, process.address.clone());
         Ok(ServiceProcess {
+            pid: process.child.id() as i32,
+            base_url: process.address.clone(),
             process,
-            pid,
-            base_url,
             binary,
             callgrind,
             databases: databases.clone(),
@@ -227,29 +212,24 @@ impl ServiceProcess {
     /// How long after `since` ClickHouse held the events the service counted (and `acknowledged`);
     /// more than acknowledged, or none of that within [`DRAIN_LIMIT`], fails.
     pub async fn drained(&self, since: Instant, acknowledged: Option<u64>) -> Outcome<Duration> {
-        let (client, databases) = (reqwest::Client::new(), &self.databases);
-        let url = &databases.clickhouse_url;
+        let client = reqwest::Client::new();
         let metrics = format!("{}/metrics", self.process.metrics_address);
         tokio::time::sleep_until(since.into()).await;
         loop {
-            let (_, exposition) = load::answer(client.get(&metrics)).await?;
-            let exposition = String::from_utf8_lossy(&exposition);
-            let accepted = metric_value(&exposition, "events_accepted_total", &[]);
+            let exposition = client.get(&metrics).send().await?.text().await?;
+            let accepted = helpers::metric_value(&exposition, "events_accepted_total", &[]);
             let accepted = accepted.unwrap_or(0.0) as u64;
-            let sql = "SELECT count() FROM events";
-            let stored = try_clickhouse_query_on(&client, url, &databases.name, sql).await?;
-            let stored = stored.parse::<u64>();
-            let stored = stored.map_err(|e| format!("ClickHouse count: {e}"))?;
+            let stored = self.databases.query(&client, "SELECT count() FROM events");
+            let stored: u64 = stored.await?.parse().context("ClickHouse count")?;
             let waited = since.elapsed();
             if stored == accepted && acknowledged.is_none_or(|a| a == accepted) {
                 return Ok(waited);
             }
-            if waited > DRAIN_LIMIT || acknowledged.is_some_and(|a| stored > a) {
-                return Err(format!(
-                    "END TO END MISMATCH after {waited:.0?}: ClickHouse holds {stored} events, the \
-                     service counted {accepted}, its clients saw {acknowledged:?} acknowledged"
-                ));
-            }
+            ensure!(
+                waited <= DRAIN_LIMIT && acknowledged.is_none_or(|a| stored <= a),
+                "END TO END MISMATCH after {waited:.0?}: ClickHouse holds {stored} events, the \
+                 service counted {accepted}, its clients saw {acknowledged:?} acknowledged"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
@@ -257,27 +237,19 @@ impl ServiceProcess {
     /// `callgrind_control` on the service, if under callgrind: `--instr=on` (count from now),
     /// `--zero`, `--dump`.
     pub fn callgrind_control(&self, arg: &str) -> Outcome {
-        let pid = self.pid.to_string();
-        if self.callgrind.is_none() {
-            return Ok(());
+        if self.callgrind.is_some() {
+            let pid = self.pid.to_string();
+            let output = Command::new("callgrind_control").args([arg, &pid]).output();
+            let said = output.context("callgrind_control")?.stdout;
+            let said = String::from_utf8_lossy(&said);
+            ensure!(said.contains("OK"), "callgrind_control {arg}: {said}");
         }
-        let output = Command::new("callgrind_control").args([arg, &pid]).output();
-        let output = output.map_err(|e| format!("callgrind_control: {e}"))?;
-        let said = String::from_utf8_lossy(&output.stdout);
-        match said.contains("OK") {
-            true => Ok(()),
-            false => Err(format!("callgrind_control {arg}: {said}")),
-        }
+        Ok(())
     }
 
     /// The peak resident memory of the process in KiB (`VmHWM`).
     pub fn peak_rss_kib(&self) -> u64 {
         let status = procfs::process::Process::new(self.pid).and_then(|p| p.status());
         status.ok().and_then(|s| s.vmhwm).unwrap_or(0)
-    }
-
-    /// Sets the peak back to the resident memory of now; whether the kernel allowed it.
-    pub fn reset_peak_rss(&self) -> bool {
-        std::fs::write(format!("/proc/{}/clear_refs", self.pid), "5").is_ok()
     }
 }
