@@ -1,7 +1,8 @@
 /**
  * The dashboard's first calls, with no React in them, so that they can start before the bundle
- * has loaded: `boot.js`, a few kilobytes the shell loads first, starts them and leaves the boot
- * under way in `window.videoappBoot` for the bundle to take over (`main.tsx`).
+ * has loaded: `boot.js`, a few kilobytes the shell loads beside the bundle (`async`), starts
+ * them and leaves the boot under way in `window.videoappBoot` for the bundle to take over
+ * (`main.tsx`).
  *
  * The first call: the app installs itself on the shop (`POST /app/api/install`, which changes
  * nothing once installed) and the merchant sees what happens until the install's work (the
