@@ -10,6 +10,7 @@ import { InstallProgress } from './install';
 import { TopNav } from './components/TopNav';
 import { ShopContext, ToastContext, type Notify, type OpenedShop } from './context';
 import { NavigationContext, useRouter } from './navigation';
+import { RangeProvider } from './range';
 import { AnalyticsPage } from './pages/Analytics';
 import { SettingsPage } from './pages/Settings';
 import { VideosPage } from './pages/Videos';
@@ -132,28 +133,30 @@ function Shell() {
   return (
     <ToastContext.Provider value={notify}>
       <NavigationContext.Provider value={navigation}>
-        <Frame>
-          {embedded ? (
-            <NavMenu>
-              <a href={hrefFor(null)} rel="home" onClick={onNavClick('analytics')}>
-                videoapp
-              </a>
-              {PAGES.map((p) => (
-                <a key={p.id} href={hrefFor(p.id)} onClick={onNavClick(p.id)}>
-                  {p.label}
+        <RangeProvider>
+          <Frame>
+            {embedded ? (
+              <NavMenu>
+                <a href={hrefFor(null)} rel="home" onClick={onNavClick('analytics')}>
+                  videoapp
                 </a>
-              ))}
-            </NavMenu>
-          ) : (
-            <TopNav current={page} onNavigate={onNavClick} />
-          )}
-          {page === 'analytics' && <AnalyticsPage key={visit} />}
-          {page === 'widgets' && <WidgetsPage key={visit} />}
-          {page === 'videos' && <VideosPage key={visit} />}
-          {page === 'settings' && <SettingsPage key={visit} />}
-          {question}
-          <Toasts toast={toast} onDismiss={dismiss} />
-        </Frame>
+                {PAGES.map((p) => (
+                  <a key={p.id} href={hrefFor(p.id)} onClick={onNavClick(p.id)}>
+                    {p.label}
+                  </a>
+                ))}
+              </NavMenu>
+            ) : (
+              <TopNav current={page} onNavigate={onNavClick} />
+            )}
+            {page === 'analytics' && <AnalyticsPage key={visit} />}
+            {page === 'widgets' && <WidgetsPage key={visit} />}
+            {page === 'videos' && <VideosPage key={visit} />}
+            {page === 'settings' && <SettingsPage key={visit} />}
+            {question}
+            <Toasts toast={toast} onDismiss={dismiss} />
+          </Frame>
+        </RangeProvider>
       </NavigationContext.Provider>
     </ToastContext.Provider>
   );

@@ -1,9 +1,10 @@
 /** Numbers as the merchant reads them, and the metrics the analytics pages show. */
 import type { Metrics, SummaryMetrics } from './types';
 
-export type MetricKind = 'count' | 'money' | 'rate';
-export type SummaryKey = keyof Omit<SummaryMetrics, 'attribution'>;
-export type SeriesKey = keyof Omit<Metrics, 'attribution'>;
+export type MetricKind = 'count' | 'money' | 'rate' | 'seconds';
+/** The numbers of a metrics object; the attribution split and how far shoppers watched are shown apart. */
+export type SummaryKey = keyof Omit<SummaryMetrics, 'attribution' | 'reached'>;
+export type SeriesKey = keyof Omit<Metrics, 'attribution' | 'reached'>;
 
 export interface MetricInfo<K extends string> {
   key: K;
@@ -12,7 +13,7 @@ export interface MetricInfo<K extends string> {
   help: string;
 }
 
-/** The summary cards, in order. */
+/** The summary cards of the home page, in order. */
 export const SUMMARY_METRICS: MetricInfo<SummaryKey>[] = [
   { key: 'impressions', label: 'Impressions', kind: 'count', help: 'Times a video card was at least half visible' },
   { key: 'views', label: 'Views', kind: 'count', help: 'Videos watched for at least 3 seconds' },
@@ -24,10 +25,18 @@ export const SUMMARY_METRICS: MetricInfo<SummaryKey>[] = [
   { key: 'cvr', label: 'Conversion rate', kind: 'rate', help: 'Orders per 100 views' },
 ];
 
-/** What the time series can chart: the API's daily numbers, no derived rates. */
-export const SERIES_METRICS: MetricInfo<SeriesKey>[] = SUMMARY_METRICS.filter(
-  (m): m is MetricInfo<SeriesKey> => m.key !== 'ctr' && m.key !== 'cvr',
-);
+/** What shoppers did once a video was open in the player. */
+export const WATCH_METRICS: MetricInfo<SeriesKey>[] = [
+  { key: 'watch_time_seconds', label: 'Watch time', kind: 'seconds', help: 'Time your videos played, over every opening' },
+  { key: 'avg_watch_seconds', label: 'Average watch', kind: 'seconds', help: 'Time a video played each time it was opened' },
+  { key: 'completion_rate', label: 'Completion rate', kind: 'rate', help: 'Openings watched to the end, per 100 openings' },
+];
+
+/** What the time series can chart: the API's daily numbers, without the rates of the summary. */
+export const SERIES_METRICS: MetricInfo<SeriesKey>[] = [
+  ...SUMMARY_METRICS.filter((m): m is MetricInfo<SeriesKey> => m.key !== 'ctr' && m.key !== 'cvr'),
+  ...WATCH_METRICS,
+];
 
 const counts = new Intl.NumberFormat('en-US');
 const rates = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
@@ -48,9 +57,29 @@ export function formatMoney(value: number, currency: string): string {
 
 export const formatCount = (value: number): string => counts.format(value);
 
+const tenths = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 });
+const share = new Intl.NumberFormat('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+
+/** A time watched: "8.5 s", "2 min 05 s", "3 h 02 min". */
+export function formatSeconds(seconds: number): string {
+  const s = Math.max(0, seconds);
+  if (s < 60) return `${tenths.format(s)} s`;
+  const t = Math.round(s);
+  const h = Math.floor(t / 3600);
+  const m = Math.floor((t % 3600) / 60);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return h ? `${formatCount(h)} h ${pad(m)} min` : `${m} min ${pad(t % 60)} s`;
+}
+
+/** `part` of `whole` in percent, "40.0%"; "—" when there is no whole to take a part of. */
+export function formatShare(part: number, whole: number): string {
+  return whole > 0 ? `${share.format((part / whole) * 100)}%` : '\u2014';
+}
+
 export function formatMetric(value: number, kind: MetricKind, currency: string): string {
   if (kind === 'money') return formatMoney(value, currency);
   if (kind === 'rate') return `${rates.format(value)}%`;
+  if (kind === 'seconds') return formatSeconds(value);
   return formatCount(value);
 }
 

@@ -1,6 +1,7 @@
 /** The words the dashboard uses for the API's enumerations. */
 import type {
   ClickBehavior,
+  Dimension,
   Location,
   ModalLayout,
   ProcessingState,
@@ -79,3 +80,67 @@ export const labelOf = <T extends string>(options: Options<T>, value: T): string
 /** Badge tones for statuses; the badge's text carries the meaning. */
 export const statusTone = (status: WidgetStatus | VideoStatus): 'success' | 'info' | undefined =>
   status === 'active' || status === 'PUBLISHED' ? 'success' : status === 'draft' || status === 'DRAFT' ? 'info' : undefined;
+
+export const DIMENSIONS: Options<Dimension> = [
+  { value: 'placement', label: 'By placement', help: 'The type of page the widget showed on' },
+  { value: 'device', label: 'By device', help: "The shopper's phone, tablet or computer" },
+  { value: 'country', label: 'By country', help: "The country of the shopper's store visit" },
+  { value: 'source', label: 'By source', help: 'Where the shopper came to your store from' },
+];
+
+/** Events that did not say: the API's `unknown` of every dimension. */
+const NOT_KNOWN = 'Not known';
+
+const PLACEMENTS: Record<string, string> = {
+  home: 'Home page',
+  product: 'Product pages',
+  collection: 'Collection pages',
+  page: 'Content pages',
+  cart: 'Cart',
+  other: 'Other pages',
+};
+
+const DEVICES: Record<string, string> = { mobile: 'Phones', tablet: 'Tablets', desktop: 'Computers' };
+
+const SOURCES: Record<string, string> = {
+  direct: 'Direct visits',
+  search: 'Search engines',
+  social: 'Social media',
+  email: 'Email',
+  paid: 'Paid ads',
+  referral: 'Other websites',
+};
+
+let regions: Intl.DisplayNames | null | undefined;
+
+/** A country code's English name ("DE" → "Germany"), or the code when the browser has no name for it. */
+export function countryName(code: string): string {
+  if (code === 'unknown') return NOT_KNOWN;
+  if (regions === undefined) {
+    try {
+      regions = new Intl.DisplayNames(['en'], { type: 'region' });
+    } catch {
+      regions = null;
+    }
+  }
+  try {
+    return regions?.of(code) ?? code;
+  } catch {
+    return code;
+  }
+}
+
+/** A dimension's value in the merchant's words. */
+export function dimensionValue(dimension: Dimension, value: string): string {
+  if (value === 'unknown') return NOT_KNOWN;
+  switch (dimension) {
+    case 'country':
+      return countryName(value);
+    case 'placement':
+      return PLACEMENTS[value] ?? value;
+    case 'device':
+      return DEVICES[value] ?? value;
+    case 'source':
+      return SOURCES[value] ?? value;
+  }
+}

@@ -8,6 +8,8 @@
  *   ?page=videos&video=<id>            the form editing a video (`video=new`: adding one by URL)
  *   ?page=videos&add=1                 adding videos; a form opened from there keeps `add=1`,
  *                                      so it goes back there
+ *   ?page=videos&stats=<id>            a video's page: what shoppers did with it; opened from
+ *                                      Analytics, it carries `from=analytics` to go back there
  *
  * Everything else in the query (shop, host, …) is kept as it is.
  */
@@ -29,12 +31,16 @@ export interface Route {
   video?: string;
   /** The "Add videos" page, or a form opened from it. */
   add?: boolean;
+  /** The video whose page (its numbers) is shown. */
+  stats?: string;
+  /** The page a video's page was opened from, when it is not Videos. */
+  from?: 'analytics';
 }
 
 /** One-time launch parameters from the admin: stale after the first load, so never carried on. */
 const TRANSIENT = ['id_token', 'hmac', 'timestamp', 'session'];
 /** The parameters a route writes; each route sets the ones it has and drops the others. */
-const ROUTE_KEYS = ['page', 'widget', 'video', 'add'];
+const ROUTE_KEYS = ['page', 'widget', 'video', 'add', 'stats', 'from'];
 
 const isPage = (value: string | null | undefined): value is PageId => PAGES.some((p) => p.id === value);
 
@@ -51,6 +57,8 @@ export function currentRoute(loc: Location = location): Route {
   const video = q.get('video') || undefined;
   if (page === 'widgets' && widget) return { page, widget };
   if (page === 'videos') {
+    const stats = q.get('stats');
+    if (stats && !video) return { page, stats, ...(q.get('from') === 'analytics' ? { from: 'analytics' as const } : {}) };
     const add = q.get('add') === '1';
     return { page, ...(video ? { video } : {}), ...(add ? { add } : {}) };
   }
@@ -74,6 +82,8 @@ export function hrefOf(route: Route | null, loc: Location = location): string {
     if (route.widget) q.set('widget', route.widget);
     if (route.video) q.set('video', route.video);
     if (route.add) q.set('add', '1');
+    if (route.stats) q.set('stats', route.stats);
+    if (route.from) q.set('from', route.from);
   }
   const s = q.toString();
   return `${loc.pathname}${s ? `?${s}` : ''}`;
@@ -83,7 +93,7 @@ export function hrefOf(route: Route | null, loc: Location = location): string {
 export const hrefFor = (page: PageId | null, loc: Location = location): string => hrefOf(page ? { page } : null, loc);
 
 export const sameRoute = (a: Route, b: Route): boolean =>
-  a.page === b.page && a.widget === b.widget && a.video === b.video && !!a.add === !!b.add;
+  a.page === b.page && a.widget === b.widget && a.video === b.video && !!a.add === !!b.add && a.stats === b.stats && a.from === b.from;
 
 /** Ordinary clicks navigate in place; a modified click (new tab, new window) is the browser's. */
 export const isPlainClick = (e: { button: number; metaKey: boolean; ctrlKey: boolean; shiftKey: boolean; altKey: boolean }): boolean =>

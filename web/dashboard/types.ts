@@ -56,6 +56,8 @@ export type Summary = Schemas['Summary'];
 export type Meta = Schemas['Meta'];
 export type Pagination = Schemas['Pagination'];
 export type VideoAnalytics = Schemas['VideoAnalytics'];
+/** One video's answer: the video, its metrics and the comparison's. */
+export type VideoAnalyticsOne = Schemas['VideoAnalyticsOne'];
 export type WidgetAnalytics = Schemas['WidgetAnalytics'];
 export type Bucket = Schemas['Bucket'];
 export type SummaryResponse = Schemas['SummaryResponse'];
@@ -66,3 +68,15 @@ export type Paged<T> = Omit<Schemas['VideoAnalyticsList'], 'data'> & { data: T[]
 type ListQuery = NonNullable<paths['/app/api/analytics/videos']['get']['parameters']['query']>;
 export type SortKey = NonNullable<ListQuery['sort_by']>;
 export type SortOrder = NonNullable<ListQuery['sort_order']>;
+
+/** What the analytics can break the numbers down by. */
+export type Dimension = 'placement' | 'device' | 'country' | 'source';
+/** The metrics a breakdown's rows can be sorted by. */
+export type BreakdownSortKey = Exclude<SortKey, 'title' | 'created_at'>;
+/** One value of a breakdown (`"placement": "home"`) and its metrics. */
+export type BreakdownEntry = { [K in Dimension]?: string } & { metrics: Metrics };
+export interface BreakdownResponse {
+  success: boolean;
+  data: BreakdownEntry[];
+  meta: Meta;
+}

@@ -1,6 +1,8 @@
 // The browser: Chromium driven by playwright-core, one context per shopper, and what the tests
 // read from storefront pages.
+import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 
@@ -245,4 +247,60 @@ export async function goTo(page, name) {
   await page.getByRole('navigation', { name: 'videoapp' }).getByRole('link', { name, exact: true }).click();
   await pageHeading(page, name).waitFor();
   await dashboardSettled(page);
+}
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+/** The impacts a page may not have: what the dashboard's pages are held to. */
+const BLOCKING = ['serious', 'critical'];
+
+/**
+ * Runs axe-core on the whole document of a settled dashboard page and fails on a serious or
+ * critical violation, naming each with its elements. Returns every violation, whatever its
+ * impact, in short, for a report.
+ */
+export async function passesAxe(page, name) {
+  await dashboardSettled(page);
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.addScriptTag({ path: AXE });
+  const { violations } = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  const blocking = violations.filter((v) => BLOCKING.includes(v.impact));
+  const described = blocking.map(
+    (v) =>
+      `  ${v.impact} ${v.id}: ${v.help}\n` +
+      v.nodes.map((n) => `    ${n.target.join(' ')}: ${n.failureSummary.replace(/\s*\n\s*/g, ' ')}`).join('\n'),
+  );
+  assert.equal(blocking.length, 0, `axe-core finds serious or critical violations on ${name}:\n${described.join('\n')}`);
+  return violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
+}
+
+/**
+ * The merchant: a browser at the store's admin, which opens the dashboard of its shop. The home
+ * page's first open asks for its totals and its chart, once each (boot.js asks before the page is
+ * drawn and the page takes those answers), and for nothing else of the analytics; the shop is
+ * read once. The caller closes the merchant's context.
+ */
+export async function openDashboard(shop, label) {
+  const merchant = await newShopper(`dashboard: ${label}`, { origin: shop.origin });
+  const { page } = merchant;
+  const shopReads = [];
+  const analyticsReads = [];
+  const shopPath = `/app/api/shops/${shop.shop}`;
+  const onRequest = (r) => {
+    const { pathname } = new URL(r.url());
+    if (pathname === shopPath) shopReads.push(r.method());
+    if (pathname.startsWith('/app/api/analytics/') && !/^\/app\/api\/analytics\/(videos|widgets)$/.test(pathname)) {
+      analyticsReads.push(pathname);
+    }
+  };
+  page.on('request', onRequest);
+  await page.goto(shop.admin);
+  assert.equal(new URL(page.url()).pathname, '/app', `the admin opens the dashboard, not ${page.url()}`);
+  assert.equal(new URL(page.url()).searchParams.get('shop'), shop.shop);
+  await pageHeading(page, 'Analytics').waitFor();
+  await dashboardSettled(page);
+  page.off('request', onRequest);
+  assert.deepEqual(analyticsReads.sort(), ['/app/api/analytics/summary', '/app/api/analytics/timeseries']);
+  // A seeded shop has no platform to install from: the install fails, and the shop read beside
+  // it is the one shown, not asked for again.
+  assert.deepEqual(shopReads, ['GET'], 'the shop is read once as the dashboard opens');
+  return merchant;
 }

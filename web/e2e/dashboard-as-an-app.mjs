@@ -6,27 +6,20 @@
 // violation).
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 
-import { dashboardSettled as settled, goTo, newShopper, pageHeading } from './browser.mjs';
+import { dashboardSettled as settled, goTo, newShopper, pageHeading, passesAxe as pageAxe } from './browser.mjs';
 import { config, newShop, productGid, theService } from './stack.mjs';
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-const BLOCKING = ['serious', 'critical'];
 const PHONE = { viewport: { width: 412, height: 915 }, deviceScaleFactor: 2.625, isMobile: true, hasTouch: true };
 
-/** Runs axe-core on the whole document and fails on a serious or critical violation. */
+/** Keeps a screenshot of the page as `dashboard-app-<name>.png`, then runs axe-core on it (browser.mjs). */
 async function passesAxe(page, name) {
   await settled(page);
   mkdirSync(config.artifacts, { recursive: true });
   await page.screenshot({ path: path.join(config.artifacts, `dashboard-app-${name}.png`), fullPage: true });
-  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.addScriptTag({ path: AXE });
-  const { violations } = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-  const blocking = violations.filter((v) => BLOCKING.includes(v.impact));
-  const described = blocking.map((v) => `  ${v.impact} ${v.id}: ${v.help}\n` + v.nodes.map((n) => `    ${n.target.join(' ')}`).join('\n'));
-  assert.equal(blocking.length, 0, `axe-core finds serious or critical violations on ${name}:\n${described.join('\n')}`);
+  await pageAxe(page, name);
 }
 
 describe('The dashboard as an app', () => {

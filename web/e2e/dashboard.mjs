@@ -6,16 +6,21 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { dashboardSettled as settled, goTo, newShopper, pageHeading, renderedWidgets, slotsSettled } from './browser.mjs';
+import {
+  dashboardSettled as settled,
+  goTo,
+  openDashboard as openMerchantDashboard,
+  pageHeading,
+  passesAxe as pageAxe,
+  renderedWidgets,
+  slotsSettled,
+} from './browser.mjs';
 import { config, newShop, priceCents, productGid, theService, utcDay, waitFor } from './stack.mjs';
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const SUMMARY_KEYS = ['impressions', 'views', 'clicks', 'ctr', 'add_to_cart', 'orders', 'revenue', 'cvr'];
-const BLOCKING = ['serious', 'critical'];
 const DAY_MS = 86_400_000;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -39,32 +44,10 @@ describe("The merchant's dashboard", () => {
     return { shop, shirt, dress };
   }
 
-  /** The merchant: a browser at the store's admin, which opens the dashboard of its shop. */
+  /** The merchant at the dashboard of `shop` (see browser.mjs), closed after the story. */
   async function openDashboard(shop, label) {
-    const merchant = await newShopper(`dashboard: ${label}`, { origin: shop.origin });
+    const merchant = await openMerchantDashboard(shop, label);
     open.push(merchant);
-    const { page } = merchant;
-    const shopReads = [];
-    const homeReads = [];
-    const shopPath = `/app/api/shops/${shop.shop}`;
-    const onRequest = (r) => {
-      const { pathname } = new URL(r.url());
-      if (pathname === shopPath) shopReads.push(r.method());
-      if (pathname === '/app/api/analytics/summary' || pathname === '/app/api/analytics/timeseries') homeReads.push(pathname);
-    };
-    page.on('request', onRequest);
-    await page.goto(shop.admin);
-    assert.equal(new URL(page.url()).pathname, '/app', `the admin opens the dashboard, not ${page.url()}`);
-    assert.equal(new URL(page.url()).searchParams.get('shop'), shop.shop);
-    await pageHeading(page, 'Analytics').waitFor();
-    await settled(page);
-    page.off('request', onRequest);
-    // The home page's totals and chart, asked for by boot.js before the page was drawn, are
-    // the answers the page shows: each asked once.
-    assert.deepEqual(homeReads.sort(), ['/app/api/analytics/summary', '/app/api/analytics/timeseries']);
-    // A seeded shop has no platform to install from: the install fails, and the shop read beside
-    // it is the one shown, not asked for again.
-    assert.deepEqual(shopReads, ['GET'], 'the shop is read once as the dashboard opens');
     return merchant;
   }
 
@@ -470,21 +453,7 @@ describe("The merchant's dashboard", () => {
     async function passesAxe(name, { screenshot = true } = {}) {
       await settled(page);
       if (screenshot) await page.screenshot({ path: path.join(config.artifacts, `dashboard-${name}.png`), fullPage: true });
-      if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.addScriptTag({ path: AXE });
-      const { violations } = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-      axeReport[name] = violations.map((v) => ({
-        id: v.id,
-        impact: v.impact,
-        help: v.help,
-        nodes: v.nodes.map((n) => n.target.join(' ')),
-      }));
-      const blocking = violations.filter((v) => BLOCKING.includes(v.impact));
-      const described = blocking.map(
-        (v) =>
-          `  ${v.impact} ${v.id}: ${v.help}\n` +
-          v.nodes.map((n) => `    ${n.target.join(' ')}: ${n.failureSummary.replace(/\s*\n\s*/g, ' ')}`).join('\n'),
-      );
-      assert.equal(blocking.length, 0, `axe-core finds serious or critical violations on ${name}:\n${described.join('\n')}`);
+      axeReport[name] = await pageAxe(page, name);
     }
 
     it('Analytics', async () => {

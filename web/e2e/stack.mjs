@@ -374,11 +374,15 @@ function shopHandle(shop, store, key) {
     /**
      * Records shopper events (the service's IncomingEvent objects) as the loader sends them:
      * through the demo store's app proxy, which signs them. Resolves once they are durable.
+     * `userAgent` is the shopper's browser, from which the service reads the device ('' for
+     * none: a device not known).
      */
-    async record(events) {
+    async record(events, { userAgent } = {}) {
+      const headers = { 'content-type': 'application/json' };
+      if (userAgent !== undefined) headers['user-agent'] = userAgent;
       const response = await fetch(`${o}/apps/videoapp_sub/analytics`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers,
         body: JSON.stringify({ events }),
       });
       if (response.status !== 202) {

@@ -10,16 +10,18 @@ import { useToast } from '../context';
 import type { DateRange } from '../dates';
 import { useLoad } from '../hooks';
 import type { Paged, SortKey, SortOrder } from '../types';
+import type { Route } from '../routes';
+import { RouteLink } from './RouteLink';
 import { StackedRows, useCompact } from './StackedRows';
 import { ErrorBanner } from './States';
 
-/** A row's name cell: the name in bold, with what else identifies the row beneath it. */
-export function TitleCell({ title, children }: { title: string; children: ReactNode }) {
+/** A row's name cell: the name in bold (a link to the row's own page, if it has one), with what else identifies the row beneath it. */
+export function TitleCell({ title, to, children }: { title: string; to?: Route; children: ReactNode }) {
   return (
     <div className="vd-cell-title">
       <BlockStack gap="100" inlineAlign="start">
         <Text as="span" fontWeight="semibold">
-          {title}
+          {to ? <RouteLink to={to}>{title}</RouteLink> : title}
         </Text>
         {children}
       </BlockStack>

@@ -10,7 +10,9 @@ import { useState, type ReactNode } from 'react';
 import { del, shopPath } from '../api';
 import { useShop, useToast } from '../context';
 import type { Loaded } from '../hooks';
+import type { Route } from '../routes';
 import { ConfirmModal } from './ConfirmModal';
+import { RouteLink } from './RouteLink';
 import { StackedRows, useCompact } from './StackedRows';
 import { ErrorBanner, LoadingCard } from './States';
 
@@ -57,6 +59,8 @@ export interface ListTableProps<T> {
   items: T[];
   /** The row's name, its header cell. */
   name: (item: T) => string;
+  /** The screen the name links to: the item's own page. */
+  nameLink?: (item: T) => Route;
   nameHeading: string;
   /** Shown under the name. */
   nameExtra?: (item: T) => ReactNode;
@@ -75,6 +79,7 @@ export function ListTable<T extends { id: string }>({
   noun,
   items,
   name,
+  nameLink,
   nameHeading,
   nameExtra,
   nameLevel,
@@ -89,7 +94,7 @@ export function ListTable<T extends { id: string }>({
     const text = (
       <span className="vd-wrap">
         <Text as={as} fontWeight="semibold">
-          {name(item)}
+          {nameLink ? <RouteLink to={nameLink(item)}>{name(item)}</RouteLink> : name(item)}
         </Text>
       </span>
     );

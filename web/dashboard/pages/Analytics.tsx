@@ -1,9 +1,14 @@
-/** Analytics: the shop's totals, a daily chart and the per-video and per-widget tables. */
+/**
+ * Analytics: the shop's totals and their direct and influenced part, a daily chart, the numbers
+ * broken down by placement, device, country or source, and the per-video and per-widget tables.
+ */
 import { Badge, BlockStack, Box, Card, InlineGrid, InlineStack, Layout, Page, SkeletonBodyText, Text } from '@shopify/polaris';
 import { useMemo, useState } from 'react';
 
 import { get } from '../api';
 import { AnalyticsTable, TitleCell, type Column } from '../components/AnalyticsTable';
+import { AttributionSplit } from '../components/AttributionSplit';
+import { Breakdown } from '../components/Breakdown';
 import { NarrowSelect } from '../components/NarrowSelect';
 import { Checklist } from '../components/Checklist';
 import { LineChart } from '../components/LineChart';
@@ -11,11 +16,11 @@ import { MetricCard } from '../components/MetricCard';
 import { RangePicker } from '../components/RangePicker';
 import { ErrorBanner } from '../components/States';
 import { useShop } from '../context';
-import { presetRange, rangeErrors, type DateRange, type Preset } from '../dates';
 import { formatCount, formatMoney, SERIES_METRICS, SUMMARY_METRICS, type SeriesKey } from '../format';
 import { useLoad } from '../hooks';
-import { HOME_PRESET, seriesRequest, summaryRequest } from '../home';
+import { seriesRequest, summaryRequest } from '../home';
 import { labelOf, statusTone, VIDEO_STATUSES, WIDGET_STATUSES, WIDGET_TYPES } from '../labels';
+import { useRange } from '../range';
 import type { Metrics, SummaryResponse, TimeseriesResponse, VideoAnalytics, WidgetAnalytics } from '../types';
 
 function metricColumns<Row extends { metrics: Metrics }>(currency: string): Column<Row>[] {
@@ -32,28 +37,9 @@ function metricColumns<Row extends { metrics: Metrics }>(currency: string): Colu
 
 export function AnalyticsPage() {
   const { shop } = useShop();
-  const tz = shop.timezone;
-  const [preset, setPreset] = useState<Preset>(HOME_PRESET);
-  const [custom, setCustom] = useState<DateRange>(() => presetRange(HOME_PRESET, tz));
-  // The last complete custom range: half-typed dates never reach the API.
-  const [applied, setApplied] = useState<DateRange>(custom);
-  const [metric, setMetric] = useState<SeriesKey>('views');
-
-  const range = useMemo(() => (preset === 'custom' ? applied : presetRange(preset, tz)), [preset, applied, tz]);
+  const { range, picker } = useRange();
   const { start, end } = range;
-
-  const onPreset = (next: Preset) => {
-    if (next === 'custom') {
-      setCustom(range);
-      setApplied(range);
-    }
-    setPreset(next);
-  };
-  const onCustom = (next: DateRange) => {
-    setCustom(next);
-    const errors = rangeErrors(next);
-    if (!errors.start && !errors.end) setApplied(next);
-  };
+  const [metric, setMetric] = useState<SeriesKey>('views');
 
   const summary = useLoad(() => get<SummaryResponse>(...summaryRequest({ start, end })), [start, end]);
   const series = useLoad(() => get<TimeseriesResponse>(...seriesRequest({ start, end })), [start, end]);
@@ -67,7 +53,7 @@ export function AnalyticsPage() {
         heading: 'Video',
         sortKey: 'title',
         render: (v) => (
-          <TitleCell title={v.title || 'Untitled video'}>
+          <TitleCell title={v.title || 'Untitled video'} to={{ page: 'videos', stats: v.id, from: 'analytics' }}>
             <Badge tone={statusTone(v.status)}>{labelOf(VIDEO_STATUSES, v.status)}</Badge>
           </TitleCell>
         ),
@@ -111,7 +97,7 @@ export function AnalyticsPage() {
         </Layout.Section>
         <Layout.Section>
           <Card>
-            <RangePicker preset={preset} custom={custom} range={range} timeZone={tz} onPreset={onPreset} onCustom={onCustom} />
+            <RangePicker {...picker} />
           </Card>
         </Layout.Section>
 
@@ -153,6 +139,23 @@ export function AnalyticsPage() {
           </BlockStack>
         </Layout.Section>
 
+        {!summary.error && (
+          <Layout.Section>
+            {data ? (
+              <AttributionSplit metrics={data} currency={shop.currency} window={shop.attributionWindowDays} />
+            ) : (
+              <Card>
+                <BlockStack gap="200">
+                  <Text as="h2" variant="headingMd">
+                    Direct and influenced sales
+                  </Text>
+                  <SkeletonBodyText lines={3} />
+                </BlockStack>
+              </Card>
+            )}
+          </Layout.Section>
+        )}
+
         <Layout.Section>
           <Card>
             <BlockStack gap="300">
@@ -175,6 +178,16 @@ export function AnalyticsPage() {
               )}
             </BlockStack>
           </Card>
+        </Layout.Section>
+
+        <Layout.Section>
+          <Breakdown
+            endpoint="/analytics/summary"
+            range={range}
+            currency={shop.currency}
+            heading="Where your numbers come from"
+            intro="Your numbers by the page the widget showed on, the shopper's device, country or where they came from."
+          />
         </Layout.Section>
 
         <Layout.Section>

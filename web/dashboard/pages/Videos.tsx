@@ -1,4 +1,4 @@
-/** Videos: the shop's video catalog, adding videos, and the form to change one. */
+/** Videos: the shop's video catalog, adding videos, the form to change one, and a video's own page. */
 import { Badge, BlockStack, Thumbnail } from '@shopify/polaris';
 
 import { FormLoading } from '../components/FormFrame';
@@ -13,10 +13,30 @@ import { useLiveVideos } from '../live';
 import { useNavigation } from '../navigation';
 import type { Product, Video } from '../types';
 import { AddVideosPage } from './AddVideos';
+import { VideoStatsPage } from './VideoStats';
 
 const NO_VIDEOS: Video[] = [];
 
 export function VideosPage() {
+  const { route, go } = useNavigation();
+  if (!route.stats) return <VideoCatalog />;
+  const id = route.stats;
+  const fromAnalytics = route.from === 'analytics';
+  return (
+    <VideoStatsPage
+      key={id}
+      id={id}
+      back={{
+        label: fromAnalytics ? 'Analytics' : 'Videos',
+        go: () => go(fromAnalytics ? { page: 'analytics' } : { page: 'videos' }),
+        edit: () => go({ page: 'videos', video: id }),
+      }}
+    />
+  );
+}
+
+/** The list, "Add videos" and the form: what the page shows but a video's own page. */
+function VideoCatalog() {
   const { domain } = useShop();
   const notify = useToast();
   const { route, go } = useNavigation();
@@ -90,6 +110,7 @@ export function VideosPage() {
       noun={{ singular: 'video', plural: 'videos' }}
       items={list}
       name={(v) => v.title}
+      nameLink={(v) => ({ page: 'videos', stats: v.id })}
       nameHeading="Title"
       media={{
         title: 'Thumbnail',
