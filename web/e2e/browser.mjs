@@ -276,10 +276,10 @@ export async function passesAxe(page, name) {
  * The merchant: a browser at the store's admin, which opens the dashboard of its shop. The home
  * page's first open asks for its totals and its chart, once each (boot.js asks before the page is
  * drawn and the page takes those answers), and for nothing else of the analytics; the shop is
- * read once. The caller closes the merchant's context.
+ * read once. The caller closes the merchant's context. `device` as for {@link newShopper}.
  */
-export async function openDashboard(shop, label) {
-  const merchant = await newShopper(`dashboard: ${label}`, { origin: shop.origin });
+export async function openDashboard(shop, label, { device } = {}) {
+  const merchant = await newShopper(`dashboard: ${label}`, { origin: shop.origin, device });
   const { page } = merchant;
   const shopReads = [];
   const analyticsReads = [];

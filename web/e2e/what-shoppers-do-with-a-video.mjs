@@ -20,6 +20,8 @@ const PHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
 const COMPUTER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36';
 
+const PHONE_SCREEN = { viewport: { width: 412, height: 915 }, deviceScaleFactor: 2.625, isMobile: true, hasTouch: true };
+
 const SHIRT = 'Linen Shirt, three ways';
 const DRESS = 'Summer Dress on the boardwalk';
 
@@ -182,6 +184,14 @@ describe('What shoppers do with a video, and where', () => {
         assert.deepEqual(shown, r.numbers, `${choice}: the numbers of ${r.value}`);
         await page.getByRole('rowheader', { name: r.name, exact: true }).waitFor();
       }
+      const overflow = await page.evaluate(() =>
+        [...document.querySelectorAll('.Polaris-IndexTable-ScrollContainer')].map((c) => c.scrollWidth - c.clientWidth),
+      );
+      assert.deepEqual(
+        overflow,
+        overflow.map(() => 0),
+        `every column of every table shows at 1280 px (px beyond its frame: ${overflow})`,
+      );
       if (choice === 'By country') {
         await shot('breakdown-country');
         axeReport['analytics-breakdown'] = await passesAxe(page, 'Analytics with a breakdown');
@@ -260,5 +270,26 @@ describe('What shoppers do with a video, and where', () => {
     axeReport['video-empty'] = await passesAxe(page, "a video's page with nothing in it");
     await page.getByRole('button', { name: 'Videos', exact: true }).click();
     await pageHeading(page, 'Videos').waitFor();
+  });
+
+  it("fits a video's page and its breakdown on a phone (412×915), the rows as cards", async () => {
+    const phone = await openDashboard(shop, 'watching on a phone', { device: PHONE_SCREEN });
+    open.push(phone);
+    const { page } = phone;
+    const noSidewaysScroll = async (name) => {
+      const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
+      assert.ok(scroll <= width, `${name}: the page is ${scroll} px wide in a ${width} px window`);
+    };
+    await page.getByRole('list', { name: 'Videos' }).getByRole('link', { name: SHIRT, exact: true }).click();
+    await pageHeading(page, SHIRT).waitFor();
+    await page.getByTestId('reached-p100').waitFor();
+    await page.getByRole('group', { name: 'Break down by' }).getByRole('button', { name: 'By device', exact: true }).click();
+    const devices = page.getByRole('list', { name: 'Where shoppers watched it, by device' }).getByRole('listitem');
+    await waitFor(async () => (await devices.count()) === 3, { message: 'a card per device' });
+    await devices.filter({ hasText: 'Phones' }).getByText('Completion rate', { exact: true }).waitFor();
+    await settled(page);
+    await noSidewaysScroll("a video's page");
+    await page.screenshot({ path: path.join(config.artifacts, 'dashboard-watching-phone.png'), fullPage: true });
+    axeReport['video-phone'] = await passesAxe(page, "a video's page on a phone");
   });
 });
