@@ -209,6 +209,33 @@ describe('What shoppers do with a video, and where', () => {
     );
   });
 
+  it("names the session's traffic source by the landing page's utm_medium, else by its referrer", async () => {
+    const cases = [
+      { landing: '/', referer: undefined, source: 'direct' },
+      { landing: '/', referer: `${shop.origin}/collections/501`, source: 'direct' },
+      { landing: '/', referer: 'https://www.google.de/search?q=linen', source: 'search' },
+      { landing: '/', referer: 'https://mail.google.com/mail/u/0/', source: 'email' },
+      { landing: '/', referer: 'https://l.facebook.com/l.php', source: 'social' },
+      { landing: '/', referer: 'https://blog.example.org/summer-looks', source: 'referral' },
+      { landing: '/?utm_medium=cpc', referer: 'https://www.google.com/', source: 'paid' },
+      { landing: '/?utm_source=x&utm_medium=Newsletter', referer: undefined, source: 'email' },
+      { landing: '/?utm_medium=qr', referer: 'https://t.co/abc', source: 'social' },
+    ];
+    const seen = [];
+    for (const { landing, referer } of cases) {
+      const { page, close } = await newShopper(`watching: landing ${landing} from ${referer}`, { origin: shop.origin });
+      await page.goto(landing, { referer });
+      await slotsSettled(page);
+      await page.waitForFunction(() => JSON.parse(localStorage.getItem('videoapp:queue') || '[]').length > 0);
+      seen.push({ landing, referer, source: [...new Set((await storedQueue(page)).map((e) => e.source))].join() });
+      await close();
+    }
+    assert.deepEqual(
+      seen,
+      cases.map(({ landing, referer, source }) => ({ landing, referer, source })),
+    );
+  });
+
   for (const days of [7, 30]) {
     it(`credits an order after a view 8 days ago only with a window of at least 8 days (${days})`, async () => {
       const { context, page } = await shopper(`watching: window ${days}`);
