@@ -39,6 +39,12 @@ fn batch(client_event_id: bool) -> Vec<SpoolEvent> {
         revenue_e4: 0,
         currency: String::new(),
         product_ids: Vec::new(),
+        placement: None,
+        device: None,
+        country: None,
+        source: None,
+        watched_ms: 0,
+        max_percent: 0,
     };
     (0..N).map(|_| event()).collect()
 }

@@ -51,42 +51,74 @@ END_OF_STATEMENT = re.compile(r";[ \t]*$", re.MULTILINE)
 
 # The migration that must back-fill what the events table holds when it runs.
 UPGRADE_WITH_DATA = "0007_attribution.sql"
-# Each aggregate: its key columns, and the same keys computed from `events`.
+# Each aggregate: its key columns, the same keys computed from `events` (when they differ), and
+# how `events` is read for it (each event once under each dimension for `_by_dimension`).
+BY_DIMENSION = (
+    " ARRAY JOIN ['placement', 'device', 'country', 'source'] AS dimension,"
+    " [toString(placement), toString(device), country, toString(source)] AS value"
+)
+DIMENSIONS = "placement, device, country, source"
 AGGREGATES = {
-    "video_daily": ("shop_domain, local_date, video_id", None),
-    "widget_daily": ("shop_domain, local_date, widget_id", None),
-    "video_monthly": ("shop_domain, month, video_id", "shop_domain, toStartOfMonth(local_date) AS month, video_id"),
-    "video_yearly": ("shop_domain, year, video_id", "shop_domain, toStartOfYear(local_date) AS year, video_id"),
-    "widget_monthly": ("shop_domain, month, widget_id", "shop_domain, toStartOfMonth(local_date) AS month, widget_id"),
-    "shop_daily": ("shop_domain, local_date", None),
-    "video_daily_by_video": ("shop_domain, video_id, local_date", None),
+    "video_daily": ("shop_domain, local_date, video_id", None, ""),
+    "widget_daily": ("shop_domain, local_date, widget_id", None, ""),
+    "video_monthly": ("shop_domain, month, video_id", "shop_domain, toStartOfMonth(local_date) AS month, video_id", ""),
+    "video_yearly": ("shop_domain, year, video_id", "shop_domain, toStartOfYear(local_date) AS year, video_id", ""),
+    "widget_monthly": ("shop_domain, month, widget_id", "shop_domain, toStartOfMonth(local_date) AS month, widget_id", ""),
+    "shop_daily": ("shop_domain, local_date", None, ""),
+    "video_daily_by_video": ("shop_domain, video_id, local_date", None, ""),
+    "shop_daily_by_dimension": ("shop_domain, dimension, value, local_date", None, BY_DIMENSION),
+    "widget_daily_by_dimension": ("shop_domain, dimension, value, local_date, widget_id", None, BY_DIMENSION),
+    "video_daily_by_dimension": ("shop_domain, dimension, value, local_date, video_id", None, BY_DIMENSION),
+    "video_monthly_by_dimension": ("shop_domain, dimension, value, month, video_id",
+                                   "shop_domain, dimension, value, toStartOfMonth(local_date) AS month, video_id", BY_DIMENSION),
+    "video_yearly_by_dimension": ("shop_domain, dimension, value, year, video_id",
+                                  "shop_domain, dimension, value, toStartOfYear(local_date) AS year, video_id", BY_DIMENSION),
+    "shop_daily_by_dimensions": (f"shop_domain, local_date, {DIMENSIONS}", None, ""),
+    "video_daily_by_dimensions": (f"shop_domain, video_id, local_date, {DIMENSIONS}", None, ""),
+    "widget_daily_by_dimensions": (f"shop_domain, widget_id, local_date, {DIMENSIONS}", None, ""),
 }
 SUMS = ("impressions, views, clicks, add_to_cart, orders, revenue_e4, direct_add_to_cart, direct_orders, "
-        "direct_revenue_e4, influenced_add_to_cart, influenced_orders, influenced_revenue_e4")
-CART, ORDER = "event_type = 'add_to_cart'", "event_type = 'checkout_completed'"
+        "direct_revenue_e4, influenced_add_to_cart, influenced_orders, influenced_revenue_e4, "
+        "watched_ms_sum, watches, reached_25, reached_50, reached_75, reached_95, reached_100")
+CART, ORDER, WATCH = "event_type = 'add_to_cart'", "event_type = 'checkout_completed'", "event_type = 'watch'"
 RECOUNT = (
     "countIf(event_type = 'impression'), countIf(event_type = 'view'), countIf(event_type = 'click'), "
     f"countIf({CART}), countIf({ORDER}), sumIf(revenue_e4, {ORDER}), "
     f"countIf({CART} AND attribution = 'direct'), countIf({ORDER} AND attribution = 'direct'), "
     f"sumIf(revenue_e4, {ORDER} AND attribution = 'direct'), "
     f"countIf({CART} AND attribution = 'influenced'), countIf({ORDER} AND attribution = 'influenced'), "
-    f"sumIf(revenue_e4, {ORDER} AND attribution = 'influenced')"
+    f"sumIf(revenue_e4, {ORDER} AND attribution = 'influenced'), "
+    f"sumIf(watched_ms, {WATCH}), countIf({WATCH}), "
+    + ", ".join(f"countIf({WATCH} AND max_percent >= {p})" for p in (25, 50, 75, 95, 100))
 )
 
 
-def insert_events(first, n):
+def insert_events(first, n, watching=True):
     """`n` events: two shops, videos and widgets or none, every type and attribution, 45 days
-    over three months, revenue on carts too (which counts nowhere)."""
+    over three months, revenue on carts too (which counts nowhere); with `watching` (once the
+    schema has them), watches and every placement, device and source, a few countries, and
+    events that say none of them."""
+    columns, values = "", ""
+    if watching:
+        columns = ", placement, device, country, source, watched_ms, max_percent"
+        values = (
+            ", ['', 'home', 'product', 'collection', 'page', 'cart', 'other'][1 + number % 7], "
+            "['', 'mobile', 'tablet', 'desktop'][1 + intDiv(number, 3) % 4], "
+            "['', 'US', 'FR', 'ZZ'][1 + intDiv(number, 5) % 4], "
+            "['', 'direct', 'search', 'social', 'email', 'paid', 'referral'][1 + intDiv(number, 2) % 7], "
+            "if(number % 6 = 5, (number * 37) % 90000, 0), if(number % 6 = 5, (number * 13) % 101, 0)"
+        )
+    kinds = "'impression', 'view', 'click', 'add_to_cart', 'checkout_completed'" + (", 'watch'" if watching else "")
     return (
         "INSERT INTO events (event_id, batch_id, shop_domain, local_date, event_time, received_at, "
         "timestamp_replaced, event_type, attribution, video_id, widget_id, session_id, customer_id, "
-        "product_id, order_id, revenue_e4, currency) "
+        f"product_id, order_id, revenue_e4, currency{columns}) "
         "SELECT generateUUIDv4(), generateUUIDv4(), if(number % 3 = 0, 'b.myshopify.com', 'a.myshopify.com'), "
         "toDate('2026-01-20') + number % 45, now(), now(), 0, "
-        "['impression', 'view', 'click', 'add_to_cart', 'checkout_completed'][1 + number % 5], "
+        f"[{kinds}][1 + number % {6 if watching else 5}], "
         "['none', 'direct', 'influenced', 'direct', 'none', 'influenced', 'none'][1 + number % 7], "
         "['v0', 'v1', 'v2', ''][1 + number % 4], ['w0', 'w1', ''][1 + intDiv(number, 2) % 3], "
-        f"'', '', '', '', (number * 7919) % 1000000, 'EUR' FROM system.numbers WHERE number >= {first} LIMIT {n}"
+        f"'', '', '', '', (number * 7919) % 1000000, 'EUR'{values} FROM system.numbers WHERE number >= {first} LIMIT {n}"
     )
 
 
@@ -94,10 +126,11 @@ def aggregates_against_recount(sess, name=lambda table: table):
     """The aggregates that differ from a recount of `events`, with both sides; `name` gives each
     table's name as queried."""
     wrong = []
-    for table, (keys, event_keys) in AGGREGATES.items():
+    for table, (keys, event_keys, reading) in AGGREGATES.items():
         sums = ", ".join(f"sum({c})" for c in SUMS.split(", "))
         held = f"SELECT {keys}, {sums} FROM {name(table)} GROUP BY {keys} ORDER BY {keys}"
-        recount = f"SELECT {event_keys or keys}, {RECOUNT} FROM {name('events')} GROUP BY {keys} ORDER BY {keys}"
+        recount = (f"SELECT {event_keys or keys}, {RECOUNT} FROM {name('events')}{reading} "
+                   f"GROUP BY {keys} ORDER BY {keys}")
         held, recount = (sess.query(q, "TSV").bytes().decode() for q in (held, recount))
         if held != recount or recount.count("\n") < 8:
             wrong.append(f"{table}:\n{held}\nrecount:\n{recount}")
@@ -322,7 +355,7 @@ def main(argv):
                 if not bound:
                     print(f"note {rel}: no statements")
                 if path.name == UPGRADE_WITH_DATA:
-                    error = run(sess, insert_events(0, 2000))
+                    error = run(sess, insert_events(0, 2000, watching=False))
                     print(f"{'OK  ' if error is None else 'FAIL'} events before {rel}")
                     failed += error is not None
                 for n, sql in enumerate(bound, 1):

@@ -286,5 +286,11 @@ fn random_event(rng: &mut StdRng, catalog: &[ShopCatalog], local_date: NaiveDate
         revenue_e4,
         currency: "USD".into(),
         product_ids: Vec::new(),
+        placement: None,
+        device: None,
+        country: None,
+        source: None,
+        watched_ms: 0,
+        max_percent: 0,
     }
 }

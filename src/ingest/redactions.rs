@@ -425,6 +425,12 @@ mod tests {
             revenue_e4: 0,
             currency: String::new(),
             product_ids: Vec::new(),
+            placement: None,
+            device: None,
+            country: None,
+            source: None,
+            watched_ms: 0,
+            max_percent: 0,
         }
     }
 

@@ -15,7 +15,7 @@ use super::StorefrontErrors;
 use crate::app::AppState;
 use crate::error::{ApiError, BodyLimits, ErrorBody};
 use crate::extract::read_body;
-use crate::ingest::event::{self, EventBatch, IncomingEvent, SpoolEvent};
+use crate::ingest::event::{self, Device, EventBatch, EventType, IncomingEvent, SpoolEvent};
 use crate::ingest::spool::SpoolError;
 
 /// Bodies above this are refused with 413 (a beacon never needs more).
@@ -107,6 +107,8 @@ pub async fn record_events(
         reject("invalid", 1, error)
     })?;
     let count = events.len();
+    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    let device = Device::of_request(header("user-agent"), header("sec-ch-ua-mobile"));
     let snapshot = state
         .catalog
         .get(&proxy.shop)
@@ -125,6 +127,12 @@ pub async fn record_events(
                 e.into_spool_event(&proxy.shop, snapshot.timezone, received_at, ingest.window);
             if let Some(customer) = customer {
                 record.customer_id = customer.to_string();
+            }
+            record.device = device;
+            if record.event_type == EventType::Watch {
+                let video = record.video_id.parse().ok();
+                let duration = video.and_then(|id| snapshot.video(&id)).map(|v| v.duration);
+                record.cap_watched(duration);
             }
             record
         })

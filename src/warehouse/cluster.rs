@@ -241,10 +241,14 @@ fn end_of(statement: &str, word: &str) -> usize {
 }
 
 /// `select` with the table after each `FROM` replaced by `local(table)`; `None` for a select
-/// this cannot rewrite safely: a `JOIN` (its table would be read across nodes), or a `FROM`
-/// not followed by a plain table name (a subquery, a qualified name).
+/// this cannot rewrite safely: a `JOIN` (its table would be read across nodes; an `ARRAY JOIN`
+/// reads no table and is kept), or a `FROM` not followed by a plain table name (a subquery, a
+/// qualified name).
 fn local_sources(select: &str, local: impl Fn(&str) -> String) -> Option<String> {
-    if find_word(select, "JOIN").is_some() {
+    let without_array_joins = select
+        .to_ascii_uppercase()
+        .replace("ARRAY JOIN", "ARRAY_JOIN");
+    if find_word(&without_array_joins, "JOIN").is_some() {
         return None;
     }
     let mut out = String::with_capacity(select.len() + 64);
@@ -388,6 +392,17 @@ mod tests {
         );
     }
 
+    /// An `ARRAY JOIN` reads the row's own arrays, no table: the view reads its node's events.
+    #[test]
+    fn a_view_with_an_array_join_reads_the_nodes_own_events() {
+        let view = "CREATE MATERIALIZED VIEW IF NOT EXISTS v TO t AS SELECT d, count() AS n \
+                    FROM events ARRAY JOIN ['a', 'b'] AS d GROUP BY d";
+        assert_eq!(
+            cluster().rewrite(view).unwrap(),
+            [sql("CREATE MATERIALIZED VIEW IF NOT EXISTS shop_data.v ON CLUSTER videoapp TO shop_data.t_local AS SELECT d, count() AS n FROM shop_data.events_local ARRAY JOIN ['a', 'b'] AS d GROUP BY d")]
+        );
+    }
+
     #[test]
     fn a_statement_of_an_unknown_shape_is_refused() {
         assert!(cluster().rewrite("RENAME TABLE a TO b").is_err());
@@ -395,6 +410,7 @@ mod tests {
             "SELECT x FROM (SELECT x FROM events)",
             "SELECT x FROM other.events",
             "SELECT x FROM events AS e JOIN videos AS v ON e.id = v.id",
+            "SELECT x FROM events ARRAY JOIN a AS y JOIN videos AS v ON x = v.id",
         ] {
             let view = format!("CREATE MATERIALIZED VIEW IF NOT EXISTS v TO t AS {select}");
             assert!(cluster().rewrite(&view).is_err(), "{select}");

@@ -41,6 +41,15 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(13, "0013_video_daily_by_video_backfill.sql"),
     migration!(14, "0014_video_yearly.sql"),
     migration!(15, "0015_video_yearly_backfill.sql"),
+    migration!(16, "0016_watching_and_dimensions.sql"),
+    migration!(17, "0017_shop_daily_by_dimension_backfill.sql"),
+    migration!(18, "0018_widget_daily_by_dimension_backfill.sql"),
+    migration!(19, "0019_video_daily_by_dimension_backfill.sql"),
+    migration!(20, "0020_video_monthly_by_dimension_backfill.sql"),
+    migration!(21, "0021_video_yearly_by_dimension_backfill.sql"),
+    migration!(22, "0022_shop_daily_by_dimensions_backfill.sql"),
+    migration!(23, "0023_video_daily_by_dimensions_backfill.sql"),
+    migration!(24, "0024_widget_daily_by_dimensions_backfill.sql"),
 ];
 
 const LEDGER_CREATE_SQL: &str = include_str!("../../sql/00_ledger_create.sql");

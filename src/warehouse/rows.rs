@@ -4,9 +4,10 @@ use clickhouse::Row;
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::ingest::event::{Attribution, SpoolEvent};
+use crate::ingest::event::{Attribution, Device, Placement, Source, SpoolEvent};
 
-/// One row of `events`, in the column order of `clickhouse/0001_events.sql`.
+/// One row of `events`, in the column order of `clickhouse/0001_events.sql` and the columns
+/// added after (`0006`, `0016`).
 #[derive(Row, Serialize)]
 pub struct EventRow<'a> {
     #[serde(with = "clickhouse::serde::uuid")]
@@ -30,6 +31,12 @@ pub struct EventRow<'a> {
     revenue_e4: i64,
     currency: &'a str,
     product_ids: &'a [String],
+    placement: i8,
+    device: i8,
+    country: &'a str,
+    source: i8,
+    watched_ms: u32,
+    max_percent: u8,
 }
 
 impl<'a> EventRow<'a> {
@@ -56,6 +63,12 @@ impl<'a> EventRow<'a> {
             revenue_e4: e.revenue_e4,
             currency: &e.currency,
             product_ids: &e.product_ids,
+            placement: Placement::code(e.placement),
+            device: Device::code(e.device),
+            country: e.country.map_or("", |c| c.as_str()),
+            source: Source::code(e.source),
+            watched_ms: e.watched_ms,
+            max_percent: e.max_percent,
         }
     }
 }

@@ -28,6 +28,7 @@ mod edge_limits;
 mod edge_metrics;
 mod ingest;
 mod ingest_repeats;
+mod ingest_watching;
 mod media_captions;
 mod media_processing;
 mod media_s3;

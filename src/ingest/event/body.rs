@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
-use super::IncomingEvent;
+use super::{EventType, IncomingEvent};
 
 /// At most this many events in one request.
 pub const MAX_EVENTS_PER_REQUEST: usize = 100;
@@ -117,6 +117,7 @@ pub(super) fn parse_event(text: &str, prefix: &str) -> Result<IncomingEvent, Inv
             None => Invalid::new(join(&path), message),
         }
     })?;
+    check_watch(&event).map_err(|(field, message)| Invalid::new(join(field), message))?;
     if event.product_ids.as_ref().map_or(0, Vec::len) > MAX_ORDER_PRODUCTS {
         return Err(Invalid::new(
             join("productIds"),
@@ -124,6 +125,28 @@ pub(super) fn parse_event(text: &str, prefix: &str) -> Result<IncomingEvent, Inv
         ));
     }
     Ok(event)
+}
+
+/// A `watch` names its video and carries both figures; no other event carries either.
+fn check_watch(event: &IncomingEvent) -> Result<(), (&'static str, &'static str)> {
+    let figures = [
+        ("watchedMs", event.watched_ms.is_some()),
+        ("maxPercent", event.max_percent.is_some()),
+    ];
+    if event.event_type == EventType::Watch {
+        if event.video_id.is_none() {
+            return Err(("videoId", "is required for eventType watch"));
+        }
+        match figures.iter().find(|(_, given)| !given) {
+            Some((field, _)) => Err((field, "is required for eventType watch")),
+            None => Ok(()),
+        }
+    } else {
+        match figures.iter().find(|(_, given)| *given) {
+            Some((field, _)) => Err((field, "is only for eventType watch")),
+            None => Ok(()),
+        }
+    }
 }
 
 /// serde_json's message without the " at line 1 column 17" it appends: the field path says

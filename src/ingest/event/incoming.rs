@@ -8,7 +8,7 @@ use utoipa::openapi::KnownFormat;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::{Attribution, EventType, Revenue, Text};
+use super::{Attribution, Country, EventType, Placement, Revenue, Source, Text};
 use crate::catalog::domain::{hyphenated_uuid, Currency, ProductGid};
 
 /// An event's `timestamp`: RFC 3339 through chrono's dedicated parser (the beacon's
@@ -76,6 +76,31 @@ pub struct IncomingEvent {
     /// Order value in the shop currency (checkout_completed).
     pub revenue: Option<Revenue>,
     pub currency: Option<Currency>,
+    /// The type of page the widget showed on.
+    #[schema(inline)]
+    pub placement: Option<Placement>,
+    pub country: Option<Country>,
+    /// The visit's traffic source, as the loader read it on the visit's landing page.
+    #[schema(inline)]
+    pub source: Option<Source>,
+    /// For `watch` (required there, refused elsewhere): milliseconds the video actually played
+    /// in this opening. More than three times the video's duration counts as three times.
+    pub watched_ms: Option<u32>,
+    /// For `watch` (required there, refused elsewhere): the furthest point reached, in percent
+    /// of the duration.
+    #[serde(default, deserialize_with = "percent")]
+    #[schema(minimum = 0, maximum = 100)]
+    pub max_percent: Option<u8>,
+}
+
+/// A whole percentage, 0 to 100.
+fn percent<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
+    match Option::<u64>::deserialize(d)? {
+        Some(n) if n > 100 => Err(serde::de::Error::custom(format!(
+            "must be an integer from 0 to 100, got {n}"
+        ))),
+        n => Ok(n.map(|n| n as u8)),
+    }
 }
 
 pub(super) fn timestamp() -> ObjectBuilder {

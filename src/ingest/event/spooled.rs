@@ -5,7 +5,9 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::{Attribution, EventType, IncomingEvent, Revenue, Text};
+use super::{
+    Attribution, Country, Device, EventType, IncomingEvent, Placement, Revenue, Source, Text,
+};
 use crate::catalog::domain::{ShopDomain, Timezone};
 
 /// The record the spool keeps: validated, with the service's own fields added.
@@ -34,6 +36,28 @@ pub struct SpoolEvent {
     pub currency: String,
     /// The order's products (checkout_completed), as global ids.
     pub product_ids: Vec<String>,
+    pub placement: Option<Placement>,
+    /// The service's reading of the request, never the body's.
+    pub device: Option<Device>,
+    pub country: Option<Country>,
+    pub source: Option<Source>,
+    /// `watch` only (0 otherwise): milliseconds played, at most three times the duration.
+    pub watched_ms: u32,
+    /// `watch` only (0 otherwise): the furthest point reached, 0 to 100.
+    pub max_percent: u8,
+}
+
+impl SpoolEvent {
+    /// Holds a watch to three times its video's duration (`duration`, seconds, when the
+    /// catalog knows it): a player left looping, or a client that miscounts, cannot make one
+    /// opening worth hours.
+    pub fn cap_watched(&mut self, duration: Option<f64>) {
+        let Some(duration) = duration.filter(|d| d.is_finite() && *d > 0.0) else {
+            return;
+        };
+        let cap = (duration * 3_000.0).ceil().min(f64::from(u32::MAX)) as u32;
+        self.watched_ms = self.watched_ms.min(cap);
+    }
 }
 
 /// The accepted window for client timestamps; outside it the receive time is used.
@@ -93,6 +117,13 @@ impl IncomingEvent {
                 .into_iter()
                 .map(String::from)
                 .collect(),
+            placement: self.placement,
+            // The endpoint reads it from the request.
+            device: None,
+            country: self.country,
+            source: self.source,
+            watched_ms: self.watched_ms.unwrap_or(0),
+            max_percent: self.max_percent.unwrap_or(0),
         }
     }
 }

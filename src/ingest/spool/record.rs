@@ -8,7 +8,8 @@
 //! |---|---|---|
 //! | `[` ([`FORMAT_JSON`]) | a JSON array of [`SpoolEventV1`] | of the first spool (commit 9d3720c) |
 //! | 1 ([`FORMAT_POSTCARD_V1`]) | `postcard` `Vec<SpoolEventV1>` | from pre-allocated segments (96b0ff3) |
-//! | 2 ([`FORMAT_VERSION`]) | `postcard` `Vec<SpoolEvent>` | since events are counted once (4150fa3) |
+//! | 2 ([`FORMAT_POSTCARD_V2`]) | `postcard` `Vec<SpoolEventV2>` | since events are counted once (4150fa3) |
+//! | 3 ([`FORMAT_VERSION`]) | `postcard` `Vec<SpoolEvent>` | since events say where, on what and from where, and how long a video played |
 //!
 //! `tests/fixtures/spool/` holds a segment of each, written by the release that wrote the format;
 //! each must decode to exactly the events written, and ship. A payload of any other first byte was
@@ -38,7 +39,9 @@ pub const MAX_RECORD_BYTES: usize = 4 * 1024 * 1024;
 /// The payload format this release writes. `SpoolEvent`'s field order, and the order of
 /// `EventType`'s and `Attribution`'s variants, are the encoding: a change to them is a new
 /// version, and the reader of this one stays.
-pub const FORMAT_VERSION: u8 = 2;
+pub const FORMAT_VERSION: u8 = 3;
+/// `postcard`-encoded `Vec<SpoolEventV2>`.
+pub const FORMAT_POSTCARD_V2: u8 = 2;
 /// `postcard`-encoded `Vec<SpoolEventV1>`.
 pub const FORMAT_POSTCARD_V1: u8 = 1;
 /// A JSON array of `SpoolEventV1`: the payload is the array itself, `[` its first byte.
@@ -87,6 +90,13 @@ pub fn decode(payload: &[u8]) -> Payload {
     match payload.split_first() {
         Some((&FORMAT_VERSION, events)) => match postcard::from_bytes(events) {
             Ok(events) => Payload::Events(events),
+            Err(_) => Payload::Undecodable,
+        },
+        Some((&FORMAT_POSTCARD_V2, events)) => match postcard::from_bytes(events) {
+            Ok(events) => {
+                let events: Vec<SpoolEventV2> = events;
+                Payload::Events(events.into_iter().map(SpoolEvent::from).collect())
+            }
             Err(_) => Payload::Undecodable,
         },
         Some((&FORMAT_POSTCARD_V1, events)) => match postcard::from_bytes(events) {
@@ -174,6 +184,65 @@ impl From<SpoolEventV1> for SpoolEvent {
             currency: e.currency,
             // Orders did not keep their products then.
             product_ids: Vec::new(),
+            // Nor did events say where, on what or from where; and no video was watched.
+            placement: None,
+            device: None,
+            country: None,
+            source: None,
+            watched_ms: 0,
+            max_percent: 0,
+        }
+    }
+}
+
+/// An event as format 2 keeps it, with its own copies of the enums (see [`SpoolEventV1`]). Field
+/// and variant order are the encoding: never change them.
+#[derive(Debug, Deserialize)]
+pub struct SpoolEventV2 {
+    event_id: Uuid,
+    client_event_id: bool,
+    shop: String,
+    local_date: NaiveDate,
+    event_time: i64,
+    received_at: i64,
+    timestamp_replaced: bool,
+    event_type: EventTypeV1,
+    attribution: Option<AttributionV1>,
+    video_id: String,
+    widget_id: String,
+    session_id: String,
+    customer_id: String,
+    product_id: String,
+    order_id: String,
+    revenue_e4: i64,
+    currency: String,
+    product_ids: Vec<String>,
+}
+
+impl From<SpoolEventV2> for SpoolEvent {
+    fn from(e: SpoolEventV2) -> SpoolEvent {
+        let v1 = SpoolEventV1 {
+            event_id: e.event_id,
+            shop: e.shop,
+            local_date: e.local_date,
+            event_time: e.event_time,
+            received_at: e.received_at,
+            timestamp_replaced: e.timestamp_replaced,
+            event_type: e.event_type,
+            attribution: e.attribution,
+            video_id: e.video_id,
+            widget_id: e.widget_id,
+            session_id: e.session_id,
+            customer_id: e.customer_id,
+            product_id: e.product_id,
+            order_id: e.order_id,
+            revenue_e4: e.revenue_e4,
+            currency: e.currency,
+        };
+        SpoolEvent {
+            client_event_id: e.client_event_id,
+            product_ids: e.product_ids,
+            ..SpoolEvent::from(v1)
         }
     }
 }
@@ -231,7 +300,12 @@ fn record_at(data: &[u8], offset: usize, resyncing: bool) -> Option<&[u8]> {
         return None;
     }
     let payload = data.get(offset + HEADER_BYTES..offset + HEADER_BYTES + len)?;
-    let known = [FORMAT_VERSION, FORMAT_POSTCARD_V1, FORMAT_JSON];
+    let known = [
+        FORMAT_VERSION,
+        FORMAT_POSTCARD_V2,
+        FORMAT_POSTCARD_V1,
+        FORMAT_JSON,
+    ];
     if resyncing && !known.contains(&payload[0]) {
         return None;
     }
@@ -263,6 +337,7 @@ pub fn torn_bytes(data: &[u8], end: usize) -> usize {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::ingest::event::{Country, Device, Placement, Source};
 
     pub(crate) fn event(n: i64) -> SpoolEvent {
         SpoolEvent {
@@ -284,6 +359,14 @@ pub(crate) mod tests {
             revenue_e4: 12_345,
             currency: "EUR".into(),
             product_ids: vec!["gid://shopify/Product/1".into()],
+            placement: Some(Placement::Home),
+            device: Some(Device::Desktop),
+            country: Country::parse("DE"),
+            source: Some(Source::Search),
+            // Not a watch's figures: bytes that are not zeros end the record, so a write torn
+            // anywhere in it never reads as whole beside the segment's zeros.
+            watched_ms: 7,
+            max_percent: 42,
         }
     }
 
@@ -294,7 +377,7 @@ pub(crate) mod tests {
         let scanned = scan(&record);
         assert_eq!(scanned.end, record.len());
         assert_eq!(decode(scanned.payloads[0]), Payload::Events(events));
-        for format in [FORMAT_VERSION, FORMAT_POSTCARD_V1] {
+        for format in [FORMAT_VERSION, FORMAT_POSTCARD_V2, FORMAT_POSTCARD_V1] {
             assert_eq!(decode(&[format, 0xff, 0xff]), Payload::Undecodable);
         }
         assert_eq!(decode(b"[{}]"), Payload::Undecodable);
@@ -306,7 +389,7 @@ pub(crate) mod tests {
     fn a_payload_of_an_unknown_format_is_not_undecodable() {
         assert_eq!(
             decode(&[FORMAT_VERSION + 1, 1, 2, 3]),
-            Payload::UnknownFormat(3)
+            Payload::UnknownFormat(FORMAT_VERSION + 1)
         );
         assert_eq!(decode(b"{}"), Payload::UnknownFormat(b'{'));
         assert_eq!(decode(&[0]), Payload::UnknownFormat(0));
@@ -508,7 +591,55 @@ pub(crate) mod tests {
             revenue_e4: 0,
             currency: String::new(),
             product_ids: Vec::new(),
+            placement: None,
+            device: None,
+            country: None,
+            source: None,
+            watched_ms: 0,
+            max_percent: 0,
         }
+    }
+
+    /// The events of the format-3 segment, as they were written: a watch on a phone from an
+    /// email, on a product page in France, and a click that says nothing of where or who.
+    fn format_3_fixture_events() -> Vec<Vec<SpoolEvent>> {
+        let base = fixture_event(
+            Uuid::parse_str("019ad000-6d3a-7b2c-8e4f-000000000001").unwrap(),
+            EventType::Click,
+            "session-3",
+            NaiveDate::from_ymd_opt(2026, 11, 29).unwrap(),
+            1_795_953_600,
+        );
+        let watch = SpoolEvent {
+            event_id: Uuid::parse_str("019ad000-6d3a-7b2c-8e4f-000000000002").unwrap(),
+            event_type: EventType::Watch,
+            event_time: 1_795_953_640,
+            placement: Some(Placement::Product),
+            device: Some(Device::Mobile),
+            country: Country::parse("FR"),
+            source: Some(Source::Email),
+            watched_ms: 36_250,
+            max_percent: 100,
+            ..base.clone()
+        };
+        let view = SpoolEvent {
+            event_id: Uuid::parse_str("019ad000-6d3a-7b2c-8e4f-000000000003").unwrap(),
+            client_event_id: false,
+            event_type: EventType::View,
+            event_time: 1_795_953_700,
+            placement: Some(Placement::Other),
+            device: Some(Device::Tablet),
+            country: Country::parse("ZZ"),
+            source: Some(Source::Referral),
+            ..base.clone()
+        };
+        vec![vec![base, watch], vec![view]]
+    }
+
+    #[test]
+    fn a_segment_of_format_3_reads_back_exactly() {
+        let data = include_bytes!("../../../tests/fixtures/spool/format-3-postcard.log");
+        assert_eq!(fixture(data), format_3_fixture_events());
     }
 
     /// The events of the format-2 segment, as they were written.

@@ -68,30 +68,61 @@ pub fn fresh_warehouse() -> videoapp::warehouse::Warehouse {
 
 /// `n` events from `first`: two shops, three videos and none, two widgets and none, every type
 /// and attribution, over 45 days across three months, with revenue on carts too (which counts
-/// nowhere: revenue is the orders').
+/// nowhere: revenue is the orders'), in the columns of the schema before events said where, on
+/// what and from where.
 pub fn insert_events(first: u64, n: u64) -> String {
+    events_insert(first, n, false)
+}
+
+/// [`insert_events`] in today's columns: watches too, every placement, device and source, a few
+/// countries, and events that say none of them.
+pub fn insert_watching_events(first: u64, n: u64) -> String {
+    events_insert(first, n, true)
+}
+
+fn events_insert(first: u64, n: u64, watching: bool) -> String {
+    let (columns, values, kinds) = match watching {
+        false => ("", "", 5),
+        true => (
+            ", placement, device, country, source, watched_ms, max_percent",
+            ", ['', 'home', 'product', 'collection', 'page', 'cart', 'other'][1 + number % 7], \
+             ['', 'mobile', 'tablet', 'desktop'][1 + intDiv(number, 3) % 4], \
+             ['', 'US', 'FR', 'ZZ'][1 + intDiv(number, 5) % 4], \
+             ['', 'direct', 'search', 'social', 'email', 'paid', 'referral'][1 + intDiv(number, 2) % 7], \
+             if(number % 6 = 5, (number * 37) % 90000, 0), if(number % 6 = 5, (number * 13) % 101, 0)",
+            6,
+        ),
+    };
     format!(
         "INSERT INTO events (event_id, batch_id, shop_domain, local_date, event_time, received_at, \
          timestamp_replaced, event_type, attribution, video_id, widget_id, session_id, customer_id, \
-         product_id, order_id, revenue_e4, currency) \
+         product_id, order_id, revenue_e4, currency{columns}) \
          SELECT toUUID('00000000-0000-0000-0000-000000000000'), \
            toUUID('00000000-0000-0000-0000-000000000000'), \
            if(number % 3 = 0, 'b.myshopify.com', 'a.myshopify.com'), \
            toDate('2026-01-20') + number % 45, now(), now(), 0, \
-           ['impression', 'view', 'click', 'add_to_cart', 'checkout_completed'][1 + number % 5], \
+           ['impression', 'view', 'click', 'add_to_cart', 'checkout_completed', 'watch'][1 + number % {kinds}], \
            ['none', 'direct', 'influenced', 'direct', 'none', 'influenced', 'none'][1 + number % 7], \
            ['v0', 'v1', 'v2', ''][1 + number % 4], ['w0', 'w1', ''][1 + intDiv(number, 2) % 3], \
-           '', '', '', '', (number * 7919) % 1000000, 'EUR' \
+           '', '', '', '', (number * 7919) % 1000000, 'EUR'{values} \
          FROM system.numbers WHERE number >= {first} LIMIT {n}"
     )
 }
 
-/// The sums an aggregate holds per key, and the same recounted from `events`, as TSV.
+/// How `events` is read to recount an aggregate of one dimension at a time: each event once
+/// under each of its four dimensions.
+pub const BY_DIMENSION: &str =
+    " ARRAY JOIN ['placement', 'device', 'country', 'source'] AS dimension, \
+     [toString(placement), toString(device), country, toString(source)] AS value";
+
+/// The sums an aggregate holds per key, and the same recounted from `events` (read with
+/// `reading` after `FROM events`), as TSV.
 pub async fn aggregate_and_recount(
     database: &str,
     table: &str,
     keys: &str,
     event_keys: &str,
+    reading: &str,
 ) -> [String; 2] {
     let held = clickhouse_query(
         database,
@@ -99,12 +130,17 @@ pub async fn aggregate_and_recount(
             "SELECT {keys}, sum(impressions), sum(views), sum(clicks), sum(add_to_cart), \
              sum(orders), sum(revenue_e4), sum(direct_add_to_cart), sum(direct_orders), \
              sum(direct_revenue_e4), sum(influenced_add_to_cart), sum(influenced_orders), \
-             sum(influenced_revenue_e4) FROM {table} GROUP BY {keys} ORDER BY {keys}"
+             sum(influenced_revenue_e4), sum(watched_ms_sum), sum(watches), sum(reached_25), \
+             sum(reached_50), sum(reached_75), sum(reached_95), sum(reached_100) \
+             FROM {table} GROUP BY {keys} ORDER BY {keys}"
         ),
     )
     .await;
     let cart = "event_type = 'add_to_cart'";
     let order = "event_type = 'checkout_completed'";
+    let watch = "event_type = 'watch'";
+    let reached = [25, 50, 75, 95, 100].map(|p| format!("countIf({watch} AND max_percent >= {p})"));
+    let reached = reached.join(", ");
     let recount = clickhouse_query(
         database,
         &format!(
@@ -115,8 +151,9 @@ pub async fn aggregate_and_recount(
              sumIf(revenue_e4, {order} AND attribution = 'direct'), \
              countIf({cart} AND attribution = 'influenced'), \
              countIf({order} AND attribution = 'influenced'), \
-             sumIf(revenue_e4, {order} AND attribution = 'influenced') \
-             FROM events GROUP BY {keys} ORDER BY {keys}"
+             sumIf(revenue_e4, {order} AND attribution = 'influenced'), \
+             sumIf(watched_ms, {watch}), countIf({watch}), {reached} \
+             FROM events{reading} GROUP BY {keys} ORDER BY {keys}"
         ),
     )
     .await;
@@ -150,10 +187,58 @@ pub async fn assert_every_aggregate_equals_its_recount(database: &str) {
             "shop_domain, video_id, local_date",
             None,
         ),
+        (
+            "shop_daily_by_dimension",
+            "shop_domain, dimension, value, local_date",
+            None,
+        ),
+        (
+            "widget_daily_by_dimension",
+            "shop_domain, dimension, value, local_date, widget_id",
+            None,
+        ),
+        (
+            "video_daily_by_dimension",
+            "shop_domain, dimension, value, local_date, video_id",
+            None,
+        ),
+        (
+            "video_monthly_by_dimension",
+            "shop_domain, dimension, value, month, video_id",
+            Some(format!("shop_domain, dimension, value, {month}, video_id")),
+        ),
+        (
+            "video_yearly_by_dimension",
+            "shop_domain, dimension, value, year, video_id",
+            Some(
+                "shop_domain, dimension, value, toStartOfYear(local_date) AS year, video_id".into(),
+            ),
+        ),
+        (
+            "shop_daily_by_dimensions",
+            "shop_domain, local_date, placement, device, country, source",
+            None,
+        ),
+        (
+            "video_daily_by_dimensions",
+            "shop_domain, video_id, local_date, placement, device, country, source",
+            None,
+        ),
+        (
+            "widget_daily_by_dimensions",
+            "shop_domain, widget_id, local_date, placement, device, country, source",
+            None,
+        ),
     ];
     for (table, keys, event_keys) in aggregates {
         let event_keys = event_keys.unwrap_or_else(|| keys.to_string());
-        let [held, recount] = aggregate_and_recount(database, table, keys, &event_keys).await;
+        let reading = if table.ends_with("_by_dimension") {
+            BY_DIMENSION
+        } else {
+            ""
+        };
+        let [held, recount] =
+            aggregate_and_recount(database, table, keys, &event_keys, reading).await;
         // Both shops, with four videos (one of them none) or a year's days, at the least.
         assert!(recount.lines().count() >= 8, "{table}: {recount}");
         assert_eq!(held, recount, "{table}");

@@ -1,0 +1,7 @@
+-- video_monthly_by_dimension: each event counted before 0016, under each dimension with the value '' (not known), from video_monthly.
+-- One INSERT per file: it is not idempotent, so it is recorded as soon as it succeeded.
+INSERT INTO video_monthly_by_dimension (shop_domain, dimension, value, month, video_id, impressions, views, clicks, add_to_cart, orders, revenue_e4, direct_add_to_cart, direct_orders, direct_revenue_e4, influenced_add_to_cart, influenced_orders, influenced_revenue_e4, watched_ms_sum, watches, reached_25, reached_50, reached_75, reached_95, reached_100)
+SELECT shop_domain, dimension, '' AS value, month, video_id,
+    impressions, views, clicks, add_to_cart, orders, revenue_e4, direct_add_to_cart, direct_orders, direct_revenue_e4, influenced_add_to_cart, influenced_orders, influenced_revenue_e4, watched_ms_sum, watches, reached_25, reached_50, reached_75, reached_95, reached_100
+FROM video_monthly
+ARRAY JOIN ['placement', 'device', 'country', 'source'] AS dimension
