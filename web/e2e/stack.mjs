@@ -419,9 +419,9 @@ export function shopEvents(shop) {
   );
 }
 
-export const EVENT_TYPES = ['impression', 'click', 'view', 'add_to_cart', 'checkout_completed'];
+export const EVENT_TYPES = ['impression', 'click', 'view', 'add_to_cart', 'checkout_completed', 'watch'];
 
-/** `{ impression, click, view, add_to_cart, checkout_completed }` for the shop (0 when none). */
+/** `{ impression, click, view, add_to_cart, checkout_completed, watch }` for the shop (0 when none). */
 export async function eventCounts(shop, where = '') {
   const rows = await clickhouse(
     `SELECT toString(event_type) AS type, count() AS n FROM events

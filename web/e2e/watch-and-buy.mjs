@@ -112,7 +112,8 @@ describe('A shopper who watches and buys', () => {
     await page.goto('/cart');
     await queueDrained(page, { timeout: 30_000 });
 
-    const expected = { impression: seen.length, click: 1, view: 1, add_to_cart: 1, checkout_completed: 1 };
+    // The player was still open when the shopper went to the cart: its watch left with the page.
+    const expected = { impression: seen.length, click: 1, view: 1, add_to_cart: 1, checkout_completed: 1, watch: 1 };
     await countsSettleAt(shop.shop, expected);
     first = { seen, revenue };
 
@@ -216,6 +217,7 @@ describe('A shopper who watches and buys', () => {
       view: 2,
       add_to_cart: 1,
       checkout_completed: 2,
+      watch: 2,
     };
     await countsSettleAt(shop.shop, expected);
 
@@ -229,7 +231,7 @@ describe('A shopper who watches and buys', () => {
     const own = await eventCounts(shop.shop, "customer_id = '7001'");
     assert.deepEqual(
       own,
-      { impression: seen.length, click: 1, view: 1, add_to_cart: 0, checkout_completed: 1 },
+      { impression: seen.length, click: 1, view: 1, add_to_cart: 0, checkout_completed: 1, watch: 1 },
       "the logged-in shopper's events carry the customer id the app proxy signed",
     );
 

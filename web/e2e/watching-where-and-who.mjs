@@ -207,6 +207,35 @@ describe('What shoppers do with a video, and where', () => {
       watches.every((e) => e.source === 'email' && e.country === 'DE'),
       'the whole session is from the newsletter',
     );
+
+    // The service stored every event as sent, each once, with the device read from the phone's
+    // user agent.
+    const all = await eventsOf(page, sent);
+    const stored = await waitFor(
+      async () => {
+        const rows = await clickhouse(
+          `SELECT toString(event_id) AS eventId, toString(event_type) AS eventType, toString(placement) AS placement,
+                  toString(device) AS device, country, toString(source) AS source, watched_ms AS watchedMs, max_percent AS maxPercent
+           FROM events WHERE shop_domain = '${shop.shop}' ORDER BY eventId`,
+        );
+        return rows.length >= all.length && rows;
+      },
+      { message: `the ${all.length} events in ClickHouse` },
+    );
+    const row = ({ eventId, eventType, placement, device, country, source, watchedMs = 0, maxPercent = 0 }) => ({
+      eventId,
+      eventType,
+      placement,
+      device,
+      country,
+      source,
+      watchedMs,
+      maxPercent,
+    });
+    assert.deepEqual(
+      stored.map(row),
+      all.map((e) => row({ ...e, device: 'mobile' })).sort((a, b) => (a.eventId < b.eventId ? -1 : 1)),
+    );
   });
 
   it("names the session's traffic source by the landing page's utm_medium, else by its referrer", async () => {
