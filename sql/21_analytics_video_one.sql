@@ -14,7 +14,14 @@ SELECT
     sum(direct_revenue_e4),
     sum(influenced_add_to_cart),
     sum(influenced_orders),
-    sum(influenced_revenue_e4)
+    sum(influenced_revenue_e4),
+    sum(watched_ms_sum),
+    sum(watches),
+    sum(reached_25),
+    sum(reached_50),
+    sum(reached_75),
+    sum(reached_95),
+    sum(reached_100)
 FROM video_daily_by_video
 WHERE shop_domain = ? AND video_id = ? AND local_date >= toDate(?) AND local_date <= toDate(?)
 GROUP BY video_id

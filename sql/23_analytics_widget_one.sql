@@ -24,26 +24,36 @@ SELECT
     sum(sign * direct_revenue_e4),
     toUInt64(greatest(sum(sign * influenced_add_to_cart), 0)),
     toUInt64(greatest(sum(sign * influenced_orders), 0)),
-    sum(sign * influenced_revenue_e4)
+    sum(sign * influenced_revenue_e4),
+    toUInt64(greatest(sum(sign * watched_ms_sum), 0)),
+    toUInt64(greatest(sum(sign * watches), 0)),
+    toUInt64(greatest(sum(sign * reached_25), 0)),
+    toUInt64(greatest(sum(sign * reached_50), 0)),
+    toUInt64(greatest(sum(sign * reached_75), 0)),
+    toUInt64(greatest(sum(sign * reached_95), 0)),
+    toUInt64(greatest(sum(sign * reached_100), 0))
 FROM
 (
     SELECT materialize(toInt8(1)) AS sign, widget_id, impressions, views, clicks, add_to_cart, orders, revenue_e4,
            direct_add_to_cart, direct_orders, direct_revenue_e4,
-           influenced_add_to_cart, influenced_orders, influenced_revenue_e4
+           influenced_add_to_cart, influenced_orders, influenced_revenue_e4,
+           watched_ms_sum, watches, reached_25, reached_50, reached_75, reached_95, reached_100
     FROM widget_monthly
     WHERE shop_domain = ? AND month >= toDate(?) AND month <= toDate(?)
       AND widget_id = ?
     UNION ALL
     SELECT materialize(toInt8(?)) AS sign, widget_id, impressions, views, clicks, add_to_cart, orders, revenue_e4,
            direct_add_to_cart, direct_orders, direct_revenue_e4,
-           influenced_add_to_cart, influenced_orders, influenced_revenue_e4
+           influenced_add_to_cart, influenced_orders, influenced_revenue_e4,
+           watched_ms_sum, watches, reached_25, reached_50, reached_75, reached_95, reached_100
     FROM widget_daily
     WHERE shop_domain = ? AND local_date >= toDate(?) AND local_date <= toDate(?)
       AND widget_id = ?
     UNION ALL
     SELECT materialize(toInt8(?)) AS sign, widget_id, impressions, views, clicks, add_to_cart, orders, revenue_e4,
            direct_add_to_cart, direct_orders, direct_revenue_e4,
-           influenced_add_to_cart, influenced_orders, influenced_revenue_e4
+           influenced_add_to_cart, influenced_orders, influenced_revenue_e4,
+           watched_ms_sum, watches, reached_25, reached_50, reached_75, reached_95, reached_100
     FROM widget_daily
     WHERE shop_domain = ? AND local_date >= toDate(?) AND local_date <= toDate(?)
       AND widget_id = ?

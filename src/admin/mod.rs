@@ -56,10 +56,13 @@ pub fn router(state: AppState) -> OpenApiRouter<AppState> {
 }
 
 /// What the merchant's dashboard does with the same handlers, under `/app/api`: the shop is
-/// read, its catalog listed, its videos, widgets and keys managed. The caller (the dashboard's
-/// session, checked by the router that nests this one) may only name its own shop.
+/// read, its catalog listed, its videos, widgets and keys managed; and the merchant's own
+/// settings of the shop changed, which the admin sets with the rest of them (`PUT`). The caller
+/// (the dashboard's session, checked by the router that nests this one) may only name its own
+/// shop.
 pub fn dashboard_routes(state: AppState) -> OpenApiRouter<AppState> {
     shop_routes()
+        .routes(routes!(shops::patch_shop))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             invalidate_after_write,

@@ -2,16 +2,16 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 
-use super::{AdminErrors, ShopPath};
+use super::{AdminBodyErrors, AdminErrors, ShopPath};
 use crate::app::AppState;
-use crate::catalog::shops::{self, Shop, ShopSettings, Upserted};
+use crate::catalog::shops::{self, MerchantSettings, Shop, ShopSettings, Upserted};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::AppJson;
 
 /// Create or update a shop
 ///
 /// Absent fields keep their current value; a new (or reinstalled) shop starts from the defaults
-/// (timezone `UTC`, currency `USD`, branding shown).
+/// (timezone `UTC`, currency `USD`, branding shown, a 7-day attribution window).
 #[utoipa::path(
     put, path = "/shops/{shop}", tag = "admin",
     params(ShopPath),
@@ -49,6 +49,24 @@ pub async fn get_shop(
     ShopPath { shop }: ShopPath,
 ) -> Result<Json<Shop>, ApiError> {
     Ok(Json(shops::get(&state.db, &shop).await?))
+}
+
+/// Change the merchant's settings of a shop
+///
+/// The dashboard's: only the fields present change. The shop must be installed; this never
+/// creates one.
+#[utoipa::path(
+    patch, path = "/shops/{shop}", tag = "dashboard",
+    params(ShopPath),
+    request_body = MerchantSettings,
+    responses((status = 200, body = Shop), AdminBodyErrors)
+)]
+pub async fn patch_shop(
+    State(state): State<AppState>,
+    ShopPath { shop }: ShopPath,
+    AppJson(settings): AppJson<MerchantSettings>,
+) -> Result<Json<Shop>, ApiError> {
+    Ok(Json(shops::update(&state.db, &shop, settings).await?))
 }
 
 /// Uninstall a shop

@@ -72,7 +72,7 @@ pub trait CsvRow {
     fn metrics(&self) -> (&Metrics, Option<&Comparison>);
 }
 
-const METRIC_COLUMNS: [&str; 12] = [
+const METRIC_COLUMNS: [&str; 19] = [
     "impressions",
     "views",
     "clicks",
@@ -85,6 +85,13 @@ const METRIC_COLUMNS: [&str; 12] = [
     "influenced_add_to_cart",
     "influenced_orders",
     "influenced_revenue",
+    "watch_time_seconds",
+    "avg_watch_seconds",
+    "completion_rate",
+    "reached_p25",
+    "reached_p50",
+    "reached_p75",
+    "reached_p100",
 ];
 
 fn write_metrics(m: &Metrics, row: &mut csv::StringRecord) {
@@ -100,6 +107,17 @@ fn write_metrics(m: &Metrics, row: &mut csv::StringRecord) {
     };
     split(&m.attribution.direct, row);
     split(&m.attribution.influenced, row);
+    let w = &m.watching;
+    for figure in [
+        &w.watch_time_seconds,
+        &w.avg_watch_seconds,
+        &w.completion_rate,
+    ] {
+        row.push_field(figure.as_str());
+    }
+    for count in [w.reached.p25, w.reached.p50, w.reached.p75, w.reached.p100] {
+        row.push_field(&count.to_string());
+    }
 }
 
 /// A cell as a spreadsheet may safely open it. A cell that starts with `=`, `+`, `-`, `@`, a tab
@@ -195,7 +213,7 @@ pub fn respond<R: CsvRow + Send + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analytics::queries::Totals;
+    use crate::analytics::queries::{Reached, Totals};
 
     struct Named(String, Metrics, Option<Comparison>);
 
@@ -220,7 +238,17 @@ mod tests {
     async fn fields_are_quoted_as_rfc_4180_says_with_crlf_line_ends() {
         let totals = Totals {
             views: 3,
+            clicks: 2,
             revenue_e4: 123_456,
+            watched_ms: 25_005,
+            watches: 2,
+            reached: Reached {
+                p25: 2,
+                p50: 2,
+                p75: 1,
+                p95: 1,
+                p100: 0,
+            },
             ..Totals::default()
         };
         let rows = vec![
@@ -239,7 +267,10 @@ mod tests {
         let text = body_of(response).await;
         let lines: Vec<&str> = text.split("\r\n").collect();
         assert_eq!(lines[0], format!("name,{}", METRIC_COLUMNS.join(",")));
-        assert_eq!(lines[1], "plain,0,3,0,0,0,12.35,0,0,0.00,0,0,0.00");
+        assert_eq!(
+            lines[1],
+            "plain,0,3,2,0,0,12.35,0,0,0.00,0,0,0.00,25.01,12.50,50.00,2,2,1,0"
+        );
         assert_eq!(
             text.split_once("\r\n")
                 .unwrap()
@@ -247,7 +278,7 @@ mod tests {
                 .split_once("\r\n")
                 .unwrap()
                 .1,
-            "\"a, \"\"quoted\"\"\nline\",0,0,0,0,0,0.00,0,0,0.00,0,0,0.00\r\n"
+            "\"a, \"\"quoted\"\"\nline\",0,0,0,0,0,0.00,0,0,0.00,0,0,0.00,0.00,0.00,0.00,0,0,0,0\r\n"
         );
     }
 
@@ -271,11 +302,8 @@ mod tests {
         let text = String::from_utf8(text).unwrap();
         assert_eq!(text.lines().count(), 1001);
         let header = text.lines().next().unwrap();
-        assert!(
-            header.ends_with(",comparison_influenced_revenue"),
-            "{header}"
-        );
-        assert_eq!(header.split(',').count(), 1 + 24);
+        assert!(header.ends_with(",comparison_reached_p100"), "{header}");
+        assert_eq!(header.split(',').count(), 1 + 2 * METRIC_COLUMNS.len());
     }
 
     #[tokio::test]

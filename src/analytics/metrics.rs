@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
-use super::queries::{Attributed, Totals};
+use super::queries::{Attributed, Reached, Totals};
 
 /// An exact decimal with two places, written as a JSON number (`12.30`).
 #[derive(Debug, Clone)]
@@ -26,12 +26,26 @@ impl Decimal2 {
 
     /// `part / whole × 100`, rounded to two places; 0 when `whole` is 0.
     pub fn percent(part: u64, whole: u64) -> Decimal2 {
+        Decimal2::ratio(u128::from(part) * 10_000, whole)
+    }
+
+    /// Seconds from milliseconds, rounded half up to two places.
+    pub fn seconds(ms: u64) -> Decimal2 {
+        Decimal2::ratio(u128::from(ms), 10)
+    }
+
+    /// Seconds per `count` from milliseconds, rounded half up to two places; 0 when `count` is 0.
+    pub fn seconds_per(ms: u64, count: u64) -> Decimal2 {
+        Decimal2::ratio(u128::from(ms), u64::from(count != 0) * 10 * count)
+    }
+
+    /// `hundredths / whole` hundredths, rounded half up; 0 when `whole` is 0.
+    fn ratio(hundredths: u128, whole: u64) -> Decimal2 {
         if whole == 0 {
             return Decimal2::from_hundredths(0);
         }
-        let (part, whole) = (u128::from(part), u128::from(whole));
-        let hundredths = (part * 10_000 * 2 + whole) / (whole * 2);
-        Decimal2::from_hundredths(hundredths as i128)
+        let whole = u128::from(whole);
+        Decimal2::from_hundredths(((hundredths * 2 + whole) / (whole * 2)) as i128)
     }
 
     /// The text as written, `12.30`: what a CSV cell holds.
@@ -58,6 +72,58 @@ pub struct Metrics {
     #[schema(value_type = f64, example = 123.45)]
     pub revenue: Decimal2,
     pub attribution: AttributionSplit,
+    #[serde(flatten)]
+    pub watching: Watching,
+}
+
+/// What shoppers did once a video was open in the player: one watch per opening, sent when it
+/// closes.
+#[derive(Serialize, ToSchema)]
+pub struct Watching {
+    /// Seconds played, over every opening, 2 decimals.
+    #[schema(value_type = f64, example = 3125.5)]
+    pub watch_time_seconds: Decimal2,
+    /// Seconds played per click (an opening), 2 decimals; 0 without clicks.
+    #[schema(value_type = f64, example = 12.25)]
+    pub avg_watch_seconds: Decimal2,
+    /// Openings that reached 95% of their video, per click × 100, 2 decimals; 0 without clicks.
+    #[schema(value_type = f64, example = 41.5)]
+    pub completion_rate: Decimal2,
+    /// Openings that reached each point of their video.
+    pub reached: ReachedMetrics,
+}
+
+/// Openings that reached 25, 50, 75 and 100 percent of their video: the curve of how far
+/// shoppers watch.
+#[derive(Serialize, ToSchema)]
+pub struct ReachedMetrics {
+    pub p25: u64,
+    pub p50: u64,
+    pub p75: u64,
+    pub p100: u64,
+}
+
+impl From<&Totals> for Watching {
+    fn from(t: &Totals) -> Self {
+        let Reached {
+            p25,
+            p50,
+            p75,
+            p95,
+            p100,
+        } = t.reached;
+        Watching {
+            watch_time_seconds: Decimal2::seconds(t.watched_ms),
+            avg_watch_seconds: Decimal2::seconds_per(t.watched_ms, t.clicks),
+            completion_rate: Decimal2::percent(p95, t.clicks),
+            reached: ReachedMetrics {
+                p25,
+                p50,
+                p75,
+                p100,
+            },
+        }
+    }
 }
 
 /// The add-to-carts and orders that the events attributed directly to a video and those it
@@ -106,6 +172,7 @@ impl From<Totals> for Metrics {
             orders: t.orders,
             revenue: Decimal2::from_e4(t.revenue_e4),
             attribution: (&t).into(),
+            watching: (&t).into(),
         }
     }
 }
@@ -140,6 +207,8 @@ pub struct SummaryMetrics {
     #[schema(value_type = f64)]
     pub cvr: Decimal2,
     pub attribution: AttributionSplit,
+    #[serde(flatten)]
+    pub watching: Watching,
 }
 
 impl From<Totals> for SummaryMetrics {
@@ -154,6 +223,7 @@ impl From<Totals> for SummaryMetrics {
             ctr: Decimal2::percent(t.clicks, t.impressions),
             cvr: Decimal2::percent(t.orders, t.views),
             attribution: (&t).into(),
+            watching: (&t).into(),
         }
     }
 }
@@ -173,5 +243,14 @@ mod tests {
         assert_eq!(Decimal2::percent(2, 3).as_str(), "66.67");
         assert_eq!(Decimal2::percent(5, 0).as_str(), "0.00");
         assert_eq!(Decimal2::percent(3, 3).as_str(), "100.00");
+        assert_eq!(Decimal2::seconds(36_250).as_str(), "36.25");
+        assert_eq!(Decimal2::seconds(1_005).as_str(), "1.01");
+        assert_eq!(Decimal2::seconds(1_004).as_str(), "1.00");
+        assert_eq!(Decimal2::seconds(0).as_str(), "0.00");
+        assert_eq!(Decimal2::seconds_per(10_000, 3).as_str(), "3.33");
+        assert_eq!(Decimal2::seconds_per(20_000, 3).as_str(), "6.67");
+        assert_eq!(Decimal2::seconds_per(5_000, 0).as_str(), "0.00");
+        let max = Decimal2::seconds_per(u64::MAX, 1);
+        assert_eq!(max.as_str(), "18446744073709551.62");
     }
 }

@@ -41,6 +41,33 @@ pub struct Totals {
     pub direct: Attributed,
     /// … and `influenced`. Events without an attribution are in neither.
     pub influenced: Attributed,
+    /// Milliseconds played, over every watch (one per opening of a video in the player).
+    pub watched_ms: u64,
+    /// Watches: openings of a video in the player.
+    pub watches: u64,
+    /// Openings that reached each point of their video.
+    pub reached: Reached,
+}
+
+/// Openings that reached 25, 50, 75, 95 and 100 percent of their video.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Row, Deserialize)]
+pub struct Reached {
+    pub p25: u64,
+    pub p50: u64,
+    pub p75: u64,
+    /// Completed, as the industry counts it.
+    pub p95: u64,
+    pub p100: u64,
+}
+
+impl std::ops::AddAssign for Reached {
+    fn add_assign(&mut self, other: Reached) {
+        self.p25 += other.p25;
+        self.p50 += other.p50;
+        self.p75 += other.p75;
+        self.p95 += other.p95;
+        self.p100 += other.p100;
+    }
 }
 
 /// The part of the totals one attribution accounts for.
@@ -69,6 +96,9 @@ impl std::ops::AddAssign for Totals {
         self.revenue_e4 += other.revenue_e4;
         self.direct += other.direct;
         self.influenced += other.influenced;
+        self.watched_ms += other.watched_ms;
+        self.watches += other.watches;
+        self.reached += other.reached;
     }
 }
 

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use utoipa::ToSchema;
 
-use super::domain::{text_schema, Currency, ShopDomain, TextLine, Timezone};
-use super::{check_text, notify_change, CatalogError, NAME_CHARS};
+use super::domain::{text_schema, AttributionWindow, Currency, ShopDomain, TextLine, Timezone};
+use super::{begin_write, check_text, notify_change, CatalogError, NAME_CHARS};
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -16,6 +16,7 @@ pub struct Shop {
     pub timezone: Timezone,
     pub currency: Currency,
     pub remove_branding: bool,
+    pub attribution_window_days: AttributionWindow,
     /// Changes on every catalog write; the storefront's `version`.
     pub catalog_version: i64,
     pub created_at: DateTime<Utc>,
@@ -33,6 +34,16 @@ pub struct ShopSettings {
     /// ISO 4217 code. Default `USD`.
     pub currency: Option<Currency>,
     pub remove_branding: Option<bool>,
+    /// Default 7.
+    pub attribution_window_days: Option<AttributionWindow>,
+}
+
+/// `PATCH /app/api/shops/{shop}`: the settings the merchant chooses in the dashboard; absent
+/// fields keep their value.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MerchantSettings {
+    pub attribution_window_days: Option<AttributionWindow>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -42,6 +53,7 @@ struct ShopRow {
     timezone: String,
     currency: String,
     remove_branding: bool,
+    attribution_window_days: i16,
     catalog_version: i64,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
@@ -59,6 +71,10 @@ impl TryFrom<ShopRow> for Shop {
             timezone: Timezone::parse(&row.timezone).map_err(corrupt)?,
             currency: Currency::parse(&row.currency).map_err(corrupt)?,
             remove_branding: row.remove_branding,
+            attribution_window_days: AttributionWindow::from_days(
+                row.attribution_window_days.into(),
+            )
+            .map_err(corrupt)?,
             catalog_version: row.catalog_version,
             created_at: row.created_at,
             updated_at: row.updated_at,
@@ -66,8 +82,8 @@ impl TryFrom<ShopRow> for Shop {
     }
 }
 
-const SHOP_COLUMNS: &str =
-    "domain, name, timezone, currency, remove_branding, catalog_version, created_at, updated_at";
+const SHOP_COLUMNS: &str = "domain, name, timezone, currency, remove_branding, \
+     attribution_window_days, catalog_version, created_at, updated_at";
 
 pub enum Upserted {
     Created(Shop),
@@ -88,13 +104,14 @@ pub async fn upsert(
         // `previous` sees the row as it was before this statement (one snapshot serves the
         // whole statement), which tells a create or reinstall from an update.
         "WITH previous AS (SELECT uninstalled_at FROM shops WHERE domain = $1)
-         INSERT INTO shops AS s (domain, name, timezone, currency, remove_branding)
-         VALUES ($1, COALESCE($2, ''), COALESCE($3, 'UTC'), COALESCE($4, 'USD'), COALESCE($5, FALSE))
+         INSERT INTO shops AS s (domain, name, timezone, currency, remove_branding, attribution_window_days)
+         VALUES ($1, COALESCE($2, ''), COALESCE($3, 'UTC'), COALESCE($4, 'USD'), COALESCE($5, FALSE), COALESCE($6, $7))
          ON CONFLICT (domain) DO UPDATE SET
              name = CASE WHEN s.uninstalled_at IS NULL THEN COALESCE($2, s.name) ELSE EXCLUDED.name END,
              timezone = CASE WHEN s.uninstalled_at IS NULL THEN COALESCE($3, s.timezone) ELSE EXCLUDED.timezone END,
              currency = CASE WHEN s.uninstalled_at IS NULL THEN COALESCE($4, s.currency) ELSE EXCLUDED.currency END,
              remove_branding = CASE WHEN s.uninstalled_at IS NULL THEN COALESCE($5, s.remove_branding) ELSE EXCLUDED.remove_branding END,
+             attribution_window_days = CASE WHEN s.uninstalled_at IS NULL THEN COALESCE($6, s.attribution_window_days) ELSE EXCLUDED.attribution_window_days END,
              created_at = CASE WHEN s.uninstalled_at IS NULL THEN s.created_at ELSE now() END,
              storefront_seen_at = CASE WHEN s.uninstalled_at IS NULL THEN s.storefront_seen_at END,
              uninstalled_at = NULL,
@@ -110,6 +127,12 @@ pub async fn upsert(
             .bind(settings.timezone.map(String::from))
             .bind(settings.currency.map(String::from))
             .bind(settings.remove_branding)
+            .bind(
+                settings
+                    .attribution_window_days
+                    .map(AttributionWindow::days),
+            )
+            .bind(AttributionWindow::default().days())
             .fetch_one(&mut *tx)
             .await?;
         use sqlx::{FromRow, Row};
@@ -123,6 +146,33 @@ pub async fn upsert(
     } else {
         Upserted::Updated(shop)
     })
+}
+
+/// Changes an installed shop's [`MerchantSettings`]: a catalog write, since the storefront's
+/// answers carry them.
+pub async fn update(
+    pool: &PgPool,
+    domain: &ShopDomain,
+    settings: MerchantSettings,
+) -> Result<Shop, CatalogError> {
+    let (mut tx, _) = begin_write(pool, domain).await?;
+    let sql = format!(
+        "UPDATE shops SET \
+             attribution_window_days = COALESCE($2, attribution_window_days), \
+             updated_at = now() \
+         WHERE domain = $1 RETURNING {SHOP_COLUMNS}"
+    );
+    let row: ShopRow = sqlx::query_as(&sql)
+        .bind(domain.as_str())
+        .bind(
+            settings
+                .attribution_window_days
+                .map(AttributionWindow::days),
+        )
+        .fetch_one(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    row.try_into()
 }
 
 pub async fn get(pool: &PgPool, domain: &ShopDomain) -> Result<Shop, CatalogError> {

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::domain::{ProductGid, ShopDomain, Timezone};
+use super::domain::{AttributionWindow, ProductGid, ShopDomain, Timezone};
 use super::videos::Video;
 use super::widgets::{DisplayRules, Widget};
 use super::{products, videos, widgets};
@@ -61,6 +61,7 @@ struct ShopSettings {
     shop: ShopDomain,
     version: i64,
     remove_branding: bool,
+    attribution_window: AttributionWindow,
     timezone: Timezone,
 }
 
@@ -75,6 +76,7 @@ pub struct ShopSnapshot {
     pub shop: ShopDomain,
     pub version: i64,
     pub remove_branding: bool,
+    pub attribution_window: AttributionWindow,
     /// Events are dated in this zone at ingest.
     pub timezone: Timezone,
     /// Active widgets, highest priority first, ties by creation time.
@@ -99,16 +101,20 @@ impl ShopSnapshot {
         sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             .execute(&mut *tx)
             .await?;
-        let settings: Option<(i64, bool, String)> = sqlx::query_as(
-            "SELECT catalog_version, remove_branding, timezone FROM shops \
+        let settings: Option<(i64, bool, i16, String)> = sqlx::query_as(
+            "SELECT catalog_version, remove_branding, attribution_window_days, timezone FROM shops \
              WHERE domain = $1 AND uninstalled_at IS NULL",
         )
         .bind(shop.as_str())
         .fetch_optional(&mut *tx)
         .await?;
-        let Some((version, remove_branding, timezone)) = settings else {
+        let Some((version, remove_branding, attribution_window, timezone)) = settings else {
             return Ok(None);
         };
+        let attribution_window =
+            AttributionWindow::from_days(attribution_window.into()).map_err(|e| {
+                sqlx::Error::Decode(format!("shops.attribution_window_days: {e}").into())
+            })?;
         let timezone = Timezone::parse(&timezone)
             .map_err(|e| sqlx::Error::Decode(format!("shops.timezone: {e}").into()))?;
         let widgets = widgets::list_active(&mut tx, shop).await?;
@@ -119,6 +125,7 @@ impl ShopSnapshot {
             shop: shop.clone(),
             version,
             remove_branding,
+            attribution_window,
             timezone,
         };
         Ok(Some(ShopSnapshot::build(
@@ -162,6 +169,7 @@ impl ShopSnapshot {
             shop: settings.shop,
             version: settings.version,
             remove_branding: settings.remove_branding,
+            attribution_window: settings.attribution_window,
             timezone: settings.timezone,
             widgets: Vec::with_capacity(widgets.len()),
             widget_index: HashMap::with_capacity(widgets.len()),

@@ -19,7 +19,7 @@ use super::request::{ProxyParams, Signed};
 use super::{CatalogUnavailable, StorefrontErrors};
 use crate::app::AppState;
 use crate::catalog::domain::{
-    CollectionGid, Location, ProductGid, SourceType, WidgetStatus, WidgetType,
+    AttributionWindow, CollectionGid, Location, ProductGid, SourceType, WidgetStatus, WidgetType,
 };
 use crate::catalog::snapshot::ShopSnapshot;
 use crate::error::{ApiError, ErrorBody};
@@ -87,6 +87,8 @@ pub struct ContextualWidgets<'a> {
     /// When this answer was rendered; every request for the same page shares it for a while.
     timestamp: String,
     remove_branding: bool,
+    /// The shop's attribution window: how long the loader keeps what credits an order to a video.
+    attribution_window_days: AttributionWindow,
     #[schema(value_type = Vec<StorefrontWidget>)]
     widgets: Vec<WidgetJson<'a>>,
 }
@@ -212,6 +214,7 @@ pub async fn contextual_widgets(
             // When the page was rendered: every request for it shares one body.
             timestamp: now_iso(),
             remove_branding: snapshot.remove_branding,
+            attribution_window_days: snapshot.attribution_window,
             widgets,
             context,
         };
@@ -239,10 +242,13 @@ pub struct WidgetByIdQuery {
 }
 
 #[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct WidgetById<'a> {
     success: bool,
     #[schema(value_type = StorefrontWidget)]
     widget: WidgetJson<'a>,
+    /// The shop's attribution window: how long the loader keeps what credits an order to a video.
+    attribution_window_days: AttributionWindow,
 }
 
 /// One widget by id
@@ -285,6 +291,7 @@ pub async fn widget_by_id(
         json_bytes(&WidgetById {
             success: true,
             widget: rendered.widget_any(&snapshot, widget),
+            attribution_window_days: snapshot.attribution_window,
         })
     })
     .await;
@@ -322,10 +329,13 @@ pub struct WidgetSummary {
 }
 
 #[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct WidgetsList {
     success: bool,
     widgets: Vec<WidgetSummary>,
     count: usize,
+    /// The shop's attribution window: how long the loader keeps what credits an order to a video.
+    attribution_window_days: AttributionWindow,
 }
 
 /// Active widgets of one type
@@ -365,6 +375,7 @@ pub async fn widgets_list(
             success: true,
             count: widgets.len(),
             widgets,
+            attribution_window_days: snapshot.attribution_window,
         })
     })
     .await;

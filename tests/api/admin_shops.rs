@@ -18,6 +18,7 @@ async fn put_creates_a_shop_with_defaults_then_updates_only_the_given_fields() {
     assert_eq!(created["timezone"], "UTC");
     assert_eq!(created["currency"], "USD");
     assert_eq!(created["removeBranding"], false);
+    assert_eq!(created["attributionWindowDays"], 7);
 
     let response = app
         .send_admin_json(
@@ -84,6 +85,97 @@ async fn put_refuses_bad_settings_naming_the_field() {
     // None of them created the shop.
     let response = app.send_admin(Method::GET, &format!("/shops/{SHOP}")).await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_attribution_window_takes_1_7_or_30_days_and_a_reinstall_starts_again_from_7() {
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    for days in [1, 30, 7] {
+        let response = app
+            .send_admin_json(
+                Method::PUT,
+                &format!("/shops/{SHOP}"),
+                &json!({ "attributionWindowDays": days }),
+            )
+            .await;
+        let (status, updated) = json_of(response).await;
+        assert_eq!(status, StatusCode::OK, "{updated}");
+        assert_eq!(updated["attributionWindowDays"], days);
+        let response = app.send_admin(Method::GET, &format!("/shops/{SHOP}")).await;
+        assert_eq!(json_of(response).await.1["attributionWindowDays"], days);
+    }
+
+    // Another field alone keeps the window.
+    app.create_shop_with(SHOP, json!({ "attributionWindowDays": 30 }))
+        .await;
+    let response = app
+        .send_admin_json(
+            Method::PUT,
+            &format!("/shops/{SHOP}"),
+            &json!({ "name": "Renamed" }),
+        )
+        .await;
+    assert_eq!(json_of(response).await.1["attributionWindowDays"], 30);
+
+    app.send_admin(Method::DELETE, &format!("/shops/{SHOP}"))
+        .await;
+    let response = app
+        .send_admin_json(Method::PUT, &format!("/shops/{SHOP}"), &json!({}))
+        .await;
+    let (status, reinstalled) = json_of(response).await;
+    assert_eq!(status, StatusCode::CREATED, "{reinstalled}");
+    assert_eq!(reinstalled["attributionWindowDays"], 7);
+}
+
+#[tokio::test]
+async fn an_attribution_window_other_than_1_7_or_30_days_is_refused_naming_the_field_and_the_values(
+) {
+    let app = spawn_app().await;
+    app.create_shop_with(SHOP, json!({ "attributionWindowDays": 1 }))
+        .await;
+    for bad in [
+        json!(0),
+        json!(14),
+        json!(-7),
+        json!(7.5),
+        json!(365),
+        json!("7"),
+        json!(true),
+        json!([7]),
+    ] {
+        // An update, then a create.
+        for shop in [SHOP, "new-shop.myshopify.com"] {
+            let response = app
+                .send_admin_json(
+                    Method::PUT,
+                    &format!("/shops/{shop}"),
+                    &json!({ "attributionWindowDays": bad }),
+                )
+                .await;
+            let (status, body) = json_of(response).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+            assert_eq!(body["error"]["code"], "VALIDATION_ERROR", "{body}");
+            let message = body["error"]["message"].as_str().unwrap();
+            assert!(
+                message.starts_with("attributionWindowDays: ") && message.contains("1, 7 or 30"),
+                "{bad}: {message}"
+            );
+            if bad == json!(14) {
+                // As docs/API.md shows it.
+                assert_eq!(
+                    message,
+                    "attributionWindowDays: must be 1, 7 or 30 (days), got 14"
+                );
+            }
+        }
+    }
+    let kept = app.send_admin(Method::GET, &format!("/shops/{SHOP}")).await;
+    assert_eq!(json_of(kept).await.1["attributionWindowDays"], 1);
+    let never_created = app
+        .send_admin(Method::GET, "/shops/new-shop.myshopify.com")
+        .await;
+    assert_eq!(never_created.status(), StatusCode::NOT_FOUND);
 }
 
 #[tokio::test]

@@ -368,7 +368,8 @@ async fn carts_and_orders_are_split_by_the_events_attribution_type_everywhere() 
 
 const METRICS: &str = "impressions,views,clicks,add_to_cart,orders,revenue,direct_add_to_cart,\
                        direct_orders,direct_revenue,influenced_add_to_cart,influenced_orders,\
-                       influenced_revenue";
+                       influenced_revenue,watch_time_seconds,avg_watch_seconds,completion_rate,\
+                       reached_p25,reached_p50,reached_p75,reached_p100";
 
 /// Twelve videos, the n-th with n views on 8 October 2026; the fifth's title needs quoting.
 async fn twelve_videos(app: &TestApp) -> Fixture {
@@ -472,7 +473,7 @@ async fn the_video_list_as_csv_is_every_row_in_order_quoted_as_rfc_4180_and_name
     assert!(text.ends_with("\r\n"), "{text}");
     assert!(text.contains(",\"Spring, \"\"new\"\"\","), "{text}");
     let (columns, rows) = records(&text);
-    assert_eq!(columns.len(), 5 + 12);
+    assert_eq!(columns.len(), 5 + METRICS.split(',').count());
     assert_eq!(rows.len(), 12);
     let views: Vec<&str> = rows.iter().map(|r| r[6].as_str()).collect();
     assert_eq!(
@@ -522,8 +523,9 @@ async fn csv_rows_equal_the_json_records_with_the_comparison_columns_when_compar
     let record = &json["data"][0];
     assert_eq!(rows[0][0], record["id"].as_str().unwrap());
     assert_eq!(rows[0][6], record["metrics"]["views"].to_string());
+    let comparison_views = 6 + METRICS.split(',').count();
     assert_eq!(
-        rows[0][18],
+        rows[0][comparison_views],
         record["comparison"]["metrics"]["views"].to_string()
     );
     let (columns, rows) = records(&series);
@@ -533,7 +535,7 @@ async fn csv_rows_equal_the_json_records_with_the_comparison_columns_when_compar
     );
     let dates: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
     assert_eq!(dates, ["2026-10-11", "2026-10-12", "2026-10-19"]);
-    assert_eq!(rows[0][14], "9");
+    assert_eq!(rows[0][2 + METRICS.split(',').count()], "9");
     assert_eq!(
         header(&headers, "content-disposition").as_deref(),
         Some("attachment; filename=\"videoapp-timeseries-week-2026-10-11-to-2026-10-20.csv\"")

@@ -180,6 +180,113 @@ async fn what_the_dashboard_writes_is_what_the_admin_api_reads() {
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 }
 
+/// The `attributionWindowDays` of each storefront answer of `shop`, which shows `widget`.
+async fn storefront_windows(app: &TestApp, shop: &str, widget: &str) -> Vec<Value> {
+    let mut windows = Vec::new();
+    for (endpoint, params) in [
+        ("contextual-widgets", [("location", "home")]),
+        ("widget-by-id", [("id", widget)]),
+        ("widgets-list", [("type", "carousel")]),
+    ] {
+        let (status, body) = json_of(app.storefront(endpoint, shop, &params).await).await;
+        assert_eq!(status, StatusCode::OK, "{endpoint}: {body}");
+        windows.push(body["attributionWindowDays"].clone());
+    }
+    windows
+}
+
+#[tokio::test]
+async fn the_merchant_changes_the_attribution_window_and_the_storefront_answers_with_it_at_once() {
+    // Arrange
+    let app = dashboard_app().await;
+    let (_, widget) = app.create_shop_showing_a_video(SHOP, json!({})).await;
+    let (_, other_widget) = app.create_shop_showing_a_video(OTHER_SHOP, json!({})).await;
+    assert_eq!(
+        storefront_windows(&app, SHOP, &widget).await,
+        [json!(7), json!(7), json!(7)]
+    );
+    let before = app.catalog_version(SHOP).await;
+
+    // Act
+    let (status, shop) = call(
+        &app,
+        Method::PATCH,
+        &format!("/shops/{SHOP}"),
+        Some(&token()),
+        Some(json!({ "attributionWindowDays": 30 })),
+    )
+    .await;
+
+    // Assert
+    assert_eq!(status, StatusCode::OK, "{shop}");
+    assert_eq!(shop["attributionWindowDays"], 30);
+    assert_eq!(shop["name"], "Test shop", "the other settings are kept");
+    assert!(app.catalog_version(SHOP).await > before);
+    assert_eq!(get(&app, &format!("/shops/{SHOP}")).await, shop);
+    let admin = app.send_admin(Method::GET, &format!("/shops/{SHOP}")).await;
+    assert_eq!(json_of(admin).await.1, shop);
+    assert_eq!(
+        storefront_windows(&app, SHOP, &widget).await,
+        [json!(30), json!(30), json!(30)]
+    );
+    assert_eq!(
+        storefront_windows(&app, OTHER_SHOP, &other_widget).await,
+        [json!(7), json!(7), json!(7)]
+    );
+}
+
+#[tokio::test]
+async fn the_dashboard_changes_only_the_merchants_settings_and_names_the_field_it_refuses() {
+    // Arrange
+    let app = dashboard_app().await;
+    let path = format!("/shops/{SHOP}");
+    let refused = [
+        (
+            json!({ "attributionWindowDays": 14 }),
+            "attributionWindowDays",
+        ),
+        (
+            json!({ "attributionWindowDays": "30" }),
+            "attributionWindowDays",
+        ),
+        (json!({ "removeBranding": true }), "removeBranding"),
+        (json!({ "timezone": "Europe/Paris" }), "timezone"),
+    ];
+
+    for (body, field) in refused {
+        // Act
+        let (status, refusal) = call(&app, Method::PATCH, &path, Some(&token()), Some(body)).await;
+
+        // Assert
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{refusal}");
+        assert_eq!(refusal["error"]["code"], "VALIDATION_ERROR", "{refusal}");
+        let message = refusal["error"]["message"].as_str().unwrap();
+        assert!(message.contains(field), "{message}");
+    }
+    let (status, _) = call(
+        &app,
+        Method::PATCH,
+        &format!("/shops/{OTHER_SHOP}"),
+        Some(&token()),
+        Some(json!({ "attributionWindowDays": 1 })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    for shop in [SHOP, OTHER_SHOP] {
+        let read = app.send_admin(Method::GET, &format!("/shops/{shop}")).await;
+        let read = json_of(read).await.1;
+        assert_eq!(
+            (
+                &read["attributionWindowDays"],
+                &read["removeBranding"],
+                &read["timezone"]
+            ),
+            (&json!(7), &json!(false), &json!("UTC")),
+            "{shop}: {read}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_key_created_in_the_dashboard_answers_and_is_refused_within_a_second_of_its_revocation() {
     // Arrange
@@ -287,9 +394,24 @@ async fn a_session_of_a_shop_that_is_not_installed_finds_no_shop() {
         None,
     )
     .await;
+    let (changed, change) = call(
+        &app,
+        Method::PATCH,
+        &format!("/shops/{SHOP}"),
+        Some(&token()),
+        Some(json!({ "attributionWindowDays": 30 })),
+    )
+    .await;
 
     // Assert
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert_eq!(changed, StatusCode::NOT_FOUND, "{change}");
+    let read = app.send_admin(Method::GET, &format!("/shops/{SHOP}")).await;
+    assert_eq!(
+        read.status(),
+        StatusCode::NOT_FOUND,
+        "a change creates no shop"
+    );
 }
 
 #[tokio::test]

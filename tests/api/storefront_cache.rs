@@ -435,6 +435,58 @@ async fn a_matching_if_none_match_gets_304_until_the_catalog_changes() {
 }
 
 #[tokio::test]
+async fn a_new_attribution_window_replaces_every_cached_answer_at_once() {
+    // Arrange: each answer pinned to the current version (cached a day), and its validator.
+    let app = spawn_app().await;
+    let (_, widget) = app.create_shop_showing_a_video(SHOP, json!({})).await;
+    let version = app.catalog_version(SHOP).await.to_string();
+    let mut cached = Vec::new();
+    for endpoint in ENDPOINTS {
+        let mut params = match endpoint {
+            "widget-by-id" => vec![("id", widget.as_str()), ("location", "home")],
+            _ => own_params(endpoint),
+        };
+        params.push(("v", &version));
+        let url = format!("/apps/videoapp_sub/{endpoint}?{}", signed(SHOP, &params));
+        let response = app.get(&url).await;
+        assert_eq!(response.headers()["cache-control"], "public, max-age=86400");
+        let etag = response.headers()["etag"].to_str().unwrap().to_string();
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::OK, "{endpoint}: {body}");
+        assert_eq!(body["attributionWindowDays"], json!(7), "{endpoint}");
+        cached.push((endpoint, url, etag));
+    }
+
+    // Act
+    app.admin_expecting(
+        Method::PUT,
+        &format!("/shops/{SHOP}"),
+        &json!({ "attributionWindowDays": 1 }),
+        StatusCode::OK,
+    )
+    .await;
+
+    // Assert: neither the client's copy nor the service's rendered page is current any more.
+    for (endpoint, url, etag) in cached {
+        let response = app
+            .client
+            .get(app.url(&url))
+            .header("if-none-match", &etag)
+            .send()
+            .await
+            .unwrap();
+        assert_ne!(
+            response.headers()["etag"].to_str().unwrap(),
+            etag,
+            "{endpoint}"
+        );
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::OK, "{endpoint}: {body}");
+        assert_eq!(body["attributionWindowDays"], json!(1), "{endpoint}");
+    }
+}
+
+#[tokio::test]
 async fn the_current_version_in_v_may_be_cached_for_a_day() {
     let app = spawn_app().await;
     shop_with_a_widget(&app).await;

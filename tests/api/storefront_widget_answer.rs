@@ -1,5 +1,6 @@
-//! What contextual-widgets answers: its shape and types, the catalog version and branding, the
-//! products of each video, and the page context it resolves from the query.
+//! What contextual-widgets answers: its shape and types, the catalog version, branding and the
+//! attribution window, the products of each video, and the page context it resolves from the
+//! query.
 
 use crate::support::storefront::*;
 use crate::support::*;
@@ -62,6 +63,7 @@ async fn contextual_widgets_answers_the_documented_shape_and_types() {
             "version",
             "timestamp",
             "removeBranding",
+            "attributionWindowDays",
             "widgets",
         ],
     );
@@ -73,6 +75,7 @@ async fn contextual_widgets_answers_the_documented_shape_and_types() {
     assert_eq!(body["version"], json!(version.to_string()));
     assert_timestamp(&body["timestamp"]);
     assert_eq!(body["removeBranding"], json!(false));
+    assert_eq!(body["attributionWindowDays"], json!(7));
     let widgets = body["widgets"].as_array().expect("a widgets array");
     assert_eq!(widgets.len(), 1, "{body}");
     let shown = &widgets[0];
@@ -131,6 +134,23 @@ async fn contextual_widgets_remove_branding_follows_the_shop_setting() {
 
         // Assert
         assert_eq!(body["removeBranding"], json!(setting), "{body}");
+    }
+}
+
+#[tokio::test]
+async fn contextual_widgets_attribution_window_follows_the_shop_setting() {
+    // Arrange
+    let app = spawn_app().await;
+    shop_with_a_video(&app).await;
+
+    for days in [1, 30, 7] {
+        put_shop(&app, SHOP, json!({ "attributionWindowDays": days })).await;
+
+        // Act
+        let body = contextual(&app, &[("location", "home")]).await;
+
+        // Assert
+        assert_eq!(body["attributionWindowDays"], json!(days), "{body}");
     }
 }
 

@@ -53,8 +53,9 @@ async fn widget_by_id_returns_the_active_widget_in_full() {
     // Assert
     let (status, body) = json_of(response).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_keys(&body, &["success", "widget"]);
+    assert_keys(&body, &["success", "widget", "attributionWindowDays"]);
     assert_eq!(body["success"], json!(true));
+    assert_eq!(body["attributionWindowDays"], json!(7));
     let shown = &body["widget"];
     assert_full_widget_shape(shown);
     assert_eq!(shown["id"], json!(widget));

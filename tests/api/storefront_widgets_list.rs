@@ -48,8 +48,12 @@ async fn widgets_list_answers_the_active_widgets_of_the_type_in_brief() {
     // Assert
     let (status, body) = json_of(response).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_keys(&body, &["success", "widgets", "count"]);
+    assert_keys(
+        &body,
+        &["success", "widgets", "count", "attributionWindowDays"],
+    );
     assert_eq!(body["success"], json!(true));
+    assert_eq!(body["attributionWindowDays"], json!(7));
     assert_eq!(
         sorted(ids_of(&body["widgets"])),
         sorted(vec![manual.clone(), by_product.clone()])

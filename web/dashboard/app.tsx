@@ -8,7 +8,7 @@ import { Toasts, type ToastMessage } from './components/Toast';
 import { startBoot, type Boot, type Booting, type InstallStep } from './boot';
 import { InstallProgress } from './install';
 import { TopNav } from './components/TopNav';
-import { ShopContext, ToastContext, type Notify } from './context';
+import { ShopContext, ToastContext, type Notify, type OpenedShop } from './context';
 import { NavigationContext, useRouter } from './navigation';
 import { AnalyticsPage } from './pages/Analytics';
 import { SettingsPage } from './pages/Settings';
@@ -75,11 +75,18 @@ function Dashboard({ first }: { first: Booting }) {
       );
     case 'ready':
       return (
-        <ShopContext.Provider value={status.value}>
+        <ShopProvider opened={status.value}>
           <Shell />
-        </ShopContext.Provider>
+        </ShopProvider>
       );
   }
+}
+
+/** The shop every page reads: the one the dashboard opened with, then as its last change left it. */
+function ShopProvider({ opened, children }: { opened: OpenedShop; children: ReactNode }) {
+  const [shop, setShop] = useState(opened.shop);
+  const value = useMemo(() => ({ domain: opened.domain, shop, shopChanged: setShop }), [opened.domain, shop]);
+  return <ShopContext.Provider value={value}>{children}</ShopContext.Provider>;
 }
 
 /** A message that takes the whole page: there is nothing else the dashboard can show. */

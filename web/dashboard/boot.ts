@@ -9,7 +9,7 @@
  * checkout pixel, the collections, the products) is done.
  */
 import { ApiError, earlyAnswers, get, post, prefetch, shopPath } from './api';
-import type { ShopContextValue } from './context';
+import type { OpenedShop } from './context';
 import { presetRange } from './dates';
 import { HOME_PRESET, seriesRequest, summaryRequest } from './home';
 import { currentRoute } from './routes';
@@ -61,7 +61,7 @@ function prefetchHome(shop: Shop): void {
 
 export type Boot =
   | { state: 'loading' }
-  | { state: 'ready'; value: ShopContextValue }
+  | { state: 'ready'; value: OpenedShop }
   | { state: 'no-session' }
   | { state: 'not-installed' }
   | { state: 'failed'; message: string };

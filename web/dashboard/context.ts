@@ -1,10 +1,16 @@
 import { createContext, useContext } from 'react';
 import type { Shop } from './types';
 
-export interface ShopContextValue {
+/** The shop the dashboard opened with. */
+export interface OpenedShop {
   /** The shop's domain, as API paths name it. */
   domain: string;
   shop: Shop;
+}
+
+export interface ShopContextValue extends OpenedShop {
+  /** Makes `shop` (as a change of its settings answered it) the one every page reads. */
+  shopChanged: (shop: Shop) => void;
 }
 
 export const ShopContext = createContext<ShopContextValue | null>(null);

@@ -9,6 +9,10 @@ import type { components, paths } from './api-schema';
 type Schemas = components['schemas'];
 
 export type Shop = Schemas['Shop'];
+/** How many days an order is credited to a video the shopper added to cart from or watched. */
+export type AttributionWindow = Schemas['AttributionWindow'];
+/** What the merchant may change of the shop. */
+export type MerchantSettings = Schemas['MerchantSettings'];
 export type Product = Schemas['Product'];
 /** A collection as the platform holds it, imported at install. */
 export type Collection = Schemas['Collection'];

@@ -1,8 +1,8 @@
 // Story 7: the merchant's dashboard, opened from the store's admin. A widget created there
-// renders on the store; an API key created there answers the analytics API and is refused within
-// a second of its revocation there; its cards and chart show exactly the numbers the analytics
-// API gives for the same range; and every page passes axe-core with no serious or critical
-// violation.
+// renders on the store; an attribution window chosen on Settings is in the store's widget
+// answers; an API key created there answers the analytics API and is refused within a second of
+// its revocation there; its cards and chart show exactly the numbers the analytics API gives for
+// the same range; and every page passes axe-core with no serious or critical violation.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -194,6 +194,62 @@ describe("The merchant's dashboard", () => {
     assert.equal(await row.getByTestId('revoke-key').count(), 0, 'a revoked key can no longer be revoked');
     assert.equal(await statusWith(key), 401, 'the revoked key stays refused');
     assert.equal(await statusWith(shop.key), 200, "the shop's other key still answers");
+  });
+
+  // ---------------------------------------------------------------------------------------------
+
+  it("changes the attribution window on Settings, and the store's widgets then answer with it", async () => {
+    const { shop, shirt } = await seededShop('dash-window');
+    await shop.widget({ type: 'carousel', title: 'Home carousel', videoIds: [shirt] });
+    const { context, page } = await openDashboard(shop, 'window');
+    // The window in the store's widget answer, as a shopper's home page receives it.
+    const store = await context.newPage();
+    const answeredWindow = async () => {
+      const answer = store.waitForResponse((r) => new URL(r.url()).pathname.endsWith('/contextual-widgets'));
+      await store.goto('/');
+      await slotsSettled(store);
+      return (await (await answer).json()).attributionWindowDays;
+    };
+    assert.equal(await answeredWindow(), 7, 'a new shop credits orders for 7 days');
+
+    await goTo(page, 'Settings');
+    const choice = (days) => page.getByRole('radio', { name: days, exact: true });
+    assert.ok(await choice('7 days').isChecked(), 'Settings shows the 7-day window');
+    // The radio's own styled box covers it: the merchant clicks the label.
+    await page.getByText('30 days', { exact: true }).click();
+    assert.ok(await choice('30 days').isChecked(), 'the 30-day window is chosen');
+    const save = page.getByRole('button', { name: 'Save the attribution window', exact: true });
+    const shopPath = `/app/api/shops/${shop.shop}`;
+
+    // The connection drops as the merchant saves: the card says so.
+    const dropped = (url) => url.pathname === shopPath;
+    await page.route(dropped, (route) => (route.request().method() === 'PATCH' ? route.abort('internetdisconnected') : route.continue()));
+    await save.click();
+    const failure = page.getByText('The attribution window could not be saved', { exact: true });
+    await failure.waitFor();
+    await page.getByText('Could not reach videoapp. Check your connection and try again.', { exact: true }).waitFor();
+    await page.unroute(dropped);
+
+    // Saved again, with the connection back.
+    const saved = page.waitForResponse((r) => r.request().method() === 'PATCH' && new URL(r.url()).pathname === shopPath);
+    await save.click();
+    const answer = await saved;
+    assert.equal(answer.status(), 200, `saving the window answered ${answer.status()}: ${await answer.text()}`);
+    assert.deepEqual(answer.request().postDataJSON(), { attributionWindowDays: 30 }, 'the dashboard sends the chosen window');
+    await page.getByText('Attribution window saved', { exact: true }).waitFor();
+    await failure.waitFor({ state: 'hidden' });
+    await page.screenshot({ path: path.join(config.artifacts, 'dashboard-attribution-window.png'), fullPage: true });
+
+    await waitFor(async () => (await answeredWindow()) === 30, {
+      timeout: 15_000,
+      interval: 250,
+      message: "the store's widget answer with the 30-day window",
+    });
+    await store.close();
+    // Settings opened again shows the saved window.
+    await goTo(page, 'Videos');
+    await goTo(page, 'Settings');
+    assert.ok(await choice('30 days').isChecked(), 'Settings shows the saved 30-day window');
   });
 
   // ---------------------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 //!
 //! One file a kind of value: the shop (`shop`), text (`text`, documented by `text_schema`), ids
 //! (`hyphenated_uuid`, the platform's `global_id`s), the enums kept as text (`enums`), a shop's
-//! timezone and currency (`locale`) and integers as JSON clients write them (`number`).
+//! timezone and currency (`locale`), its attribution window (`attribution`) and integers as JSON
+//! clients write them (`number`).
 
 /// Why an outside value was refused; the caller adds the field name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -28,6 +29,7 @@ macro_rules! string_conversions {
     };
 }
 
+mod attribution;
 mod enums;
 mod global_id;
 pub mod hyphenated_uuid;
@@ -37,6 +39,7 @@ mod shop;
 mod text;
 pub mod text_schema;
 
+pub use attribution::AttributionWindow;
 pub use enums::{
     ClickBehavior, Location, ModalLayout, SourceType, VideoStatus, ViewStyle, WidgetStatus,
     WidgetType,

@@ -216,3 +216,42 @@ fn timezones_and_currencies_are_validated() {
     assert!(Currency::parse("EURO").is_err());
     assert!(Currency::parse("usd").is_err());
 }
+
+#[test]
+fn the_attribution_window_is_1_7_or_30_days_in_json_and_nothing_else() {
+    let window = |json: &str| serde_json::from_str::<AttributionWindow>(json);
+    for (json, days) in [("1", 1), ("7", 7), ("30", 30), ("7.0", 7)] {
+        let parsed = window(json).unwrap_or_else(|e| panic!("{json}: {e}"));
+        assert_eq!(parsed.days(), days);
+        assert_eq!(serde_json::to_string(&parsed).unwrap(), days.to_string());
+    }
+    assert_eq!(AttributionWindow::default().days(), 7);
+    for bad in [
+        "0",
+        "14",
+        "-7",
+        "7.5",
+        "1e40",
+        "18446744073709551615",
+        "\"7\"",
+        "true",
+    ] {
+        let err = window(bad).expect_err(bad).to_string();
+        assert!(err.contains("1, 7 or 30"), "{bad}: {err}");
+    }
+    // serde_json adds where in the text; the API's message leaves it out.
+    let err = window("14").unwrap_err().to_string();
+    assert!(
+        err.starts_with("must be 1, 7 or 30 (days), got 14 at "),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_attribution_window_is_documented_as_the_days_it_takes() {
+    use utoipa::PartialSchema;
+    let schema = serde_json::to_value(AttributionWindow::schema()).unwrap();
+    assert_eq!(schema["type"], "integer");
+    assert_eq!(schema["enum"], serde_json::json!([1, 7, 30]));
+    assert_eq!(schema["default"], 7);
+}

@@ -234,6 +234,11 @@ impl Activity {
                 "direct": { "add_to_cart": 0, "orders": 0, "revenue": 0.0 },
                 "influenced": { "add_to_cart": 0, "orders": 0, "revenue": 0.0 },
             },
+            // Nor is any of them a watch.
+            "watch_time_seconds": 0.0,
+            "avg_watch_seconds": 0.0,
+            "completion_rate": 0.0,
+            "reached": { "p25": 0, "p50": 0, "p75": 0, "p100": 0 },
         })
     }
 }

@@ -219,6 +219,9 @@ pub struct Counts {
     revenue_e4: i64,
     direct: Split,
     influenced: Split,
+    watched_ms: u64,
+    /// Watches that reached 25, 50, 75, 95 and 100 percent.
+    reached: [u64; 5],
 }
 
 /// Ten-thousandths as the API writes money: cents, rounded half away from zero.
@@ -230,9 +233,20 @@ pub fn money(e4: i64) -> String {
 
 /// `part / whole × 100` with two decimals (half up), 0 without a whole, as a JSON number.
 pub fn rate(part: u64, whole: u64) -> Value {
+    hundredths(part * 10_000, whole)
+}
+
+/// Seconds from milliseconds, per `count` openings (1 for a sum), two decimals (half up), 0
+/// without openings, as a JSON number.
+pub fn seconds(ms: u64, count: u64) -> Value {
+    hundredths(ms, 10 * count)
+}
+
+/// `part / whole` hundredths with two decimals (half up), 0 without a whole, as a JSON number.
+fn hundredths(part: u64, whole: u64) -> Value {
     let hundredths = match whole {
         0 => 0,
-        _ => (2 * part * 10_000 + whole) / (2 * whole),
+        _ => (2 * part + whole) / (2 * whole),
     };
     serde_json::from_str(&format!("{}.{:02}", hundredths / 100, hundredths % 100)).unwrap()
 }
@@ -285,6 +299,15 @@ impl Counts {
             "attribution": {
                 "direct": self.direct.json(),
                 "influenced": self.influenced.json(),
+            },
+            "watch_time_seconds": seconds(self.watched_ms, 1),
+            "avg_watch_seconds": seconds(self.watched_ms, self.clicks),
+            "completion_rate": rate(self.reached[3], self.clicks),
+            "reached": {
+                "p25": self.reached[0],
+                "p50": self.reached[1],
+                "p75": self.reached[2],
+                "p100": self.reached[4],
             },
         })
     }
@@ -514,7 +537,8 @@ pub async fn get_csv(app: &TestApp, key: &str, path: &str, file: &str) -> Vec<cs
 /// The metric columns, as the contract lists them.
 pub const METRIC_COLUMNS: &str = "impressions,views,clicks,add_to_cart,orders,revenue,\
     direct_add_to_cart,direct_orders,direct_revenue,\
-    influenced_add_to_cart,influenced_orders,influenced_revenue";
+    influenced_add_to_cart,influenced_orders,influenced_revenue,\
+    watch_time_seconds,avg_watch_seconds,completion_rate,reached_p25,reached_p50,reached_p75,reached_p100";
 
 /// The JSON value a CSV column stands for in a record (a list item or a bucket).
 pub fn cell<'a>(record: &'a Value, column: &str) -> &'a Value {
@@ -525,6 +549,7 @@ pub fn cell<'a>(record: &'a Value, column: &str) -> &'a Value {
     let metrics = &record["metrics"];
     match column.split_once('_') {
         Some((a @ ("direct" | "influenced"), column)) => &metrics["attribution"][a][column],
+        Some(("reached", point)) => &metrics["reached"][point],
         _ => metrics.get(column).unwrap_or(&record[column]),
     }
 }

@@ -1,11 +1,26 @@
 /**
  * Settings: the theme's app embed (a way back to the theme editor once the checklist is gone),
- * and API access: keys for the merchant's own tools to read the analytics API.
+ * the attribution window, and API access: keys for the merchant's own tools to read the
+ * analytics API.
  */
-import { Badge, Banner, BlockStack, Button, Card, Form, FormLayout, InlineStack, Layout, Page, Text, TextField } from '@shopify/polaris';
+import {
+  Badge,
+  Banner,
+  BlockStack,
+  Button,
+  Card,
+  ChoiceList,
+  Form,
+  FormLayout,
+  InlineStack,
+  Layout,
+  Page,
+  Text,
+  TextField,
+} from '@shopify/polaris';
 import { useRef, useState } from 'react';
 
-import { del, post, shopPath } from '../api';
+import { del, patch, post, shopPath } from '../api';
 import { copyText, selectText } from '../clipboard';
 import { themeEditorUrl } from '../components/Checklist';
 import { ConfirmModal } from '../components/ConfirmModal';
@@ -14,7 +29,76 @@ import { ListCard, ListTable } from '../components/ListPage';
 import { useShop, useToast } from '../context';
 import { formatInstant } from '../dates';
 import { useShopData } from '../hooks';
-import type { ApiKeyInfo, CreatedApiKey, Onboarding } from '../types';
+import type { ApiKeyInfo, AttributionWindow, CreatedApiKey, MerchantSettings, Onboarding, Shop } from '../types';
+
+const WINDOWS: { days: AttributionWindow; label: string }[] = [
+  { days: 1, label: '1 day' },
+  { days: 7, label: '7 days' },
+  { days: 30, label: '30 days' },
+];
+
+/** The shop's attribution window: chosen, saved with a toast, and any refusal shown in its card. */
+function AttributionWindowSection() {
+  const { domain, shop, shopChanged } = useShop();
+  const notify = useToast();
+  const [days, setDays] = useState<AttributionWindow>(shop.attributionWindowDays);
+  const [saving, setSaving] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  const save = async () => {
+    setSaving(true);
+    setError(null);
+    try {
+      const change: MerchantSettings = { attributionWindowDays: days };
+      const saved = await patch<Shop>(shopPath(domain), change);
+      shopChanged(saved);
+      setDays(saved.attributionWindowDays);
+      notify('Attribution window saved');
+    } catch (e) {
+      setError(e);
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  return (
+    <Layout.AnnotatedSection
+      id="attribution-window"
+      title="Attribution window"
+      description="An order is credited to a video when the shopper added to cart from it, or watched it, within this many days before buying."
+    >
+      <Card>
+        <Form onSubmit={save} noValidate>
+          <FormLayout>
+            {error != null && !namesAField(error, ['attributionWindowDays']) && (
+              <Banner tone="critical" title="The attribution window could not be saved">
+                <p>{error instanceof Error ? error.message : String(error)}</p>
+              </Banner>
+            )}
+            <ChoiceList
+              title="Credit orders to a video for"
+              choices={WINDOWS.map((w) => ({ label: w.label, value: String(w.days) }))}
+              selected={[String(days)]}
+              onChange={([v]) => setDays(WINDOWS.find((w) => String(w.days) === v)?.days ?? days)}
+              error={fieldError(error, 'attributionWindowDays')}
+            />
+            <InlineStack>
+              <Button
+                submit
+                variant="primary"
+                loading={saving}
+                disabled={days === shop.attributionWindowDays}
+                accessibilityLabel="Save the attribution window"
+              >
+                Save
+              </Button>
+            </InlineStack>
+          </FormLayout>
+        </Form>
+      </Card>
+    </Layout.AnnotatedSection>
+  );
+}
 
 export function SettingsPage() {
   const { domain, shop } = useShop();
@@ -107,6 +191,7 @@ export function SettingsPage() {
             </Card>
           </Layout.AnnotatedSection>
         )}
+        <AttributionWindowSection />
         <Layout.AnnotatedSection
           id="api-access"
           title="API access"
