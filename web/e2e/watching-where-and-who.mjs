@@ -94,15 +94,6 @@ describe('What shoppers do with a video, and where', () => {
   const card = (video) => `[data-videoapp-widget="${widget}"] [data-videoapp-video="${video}"]`;
   const player = (page, video) => page.locator(`[data-videoapp-player][data-videoapp-video-id="${video}"]`);
 
-  /** The shop's attribution window as the storefront answers it to this shopper. */
-  async function attributionWindow(context, days) {
-    await context.route('**/apps/videoapp_sub/contextual-widgets*', async (route) => {
-      const response = await route.fetch();
-      if (response.status() !== 200) return route.fulfill({ response });
-      await route.fulfill({ response, json: { ...(await response.json()), attributionWindowDays: days } });
-    });
-  }
-
   /** The checkout event the pixel sent for `order` (the number the thank-you page shows). */
   const checkoutFor = (sent, order) =>
     [...sent.values()].find((e) => e.eventType === 'checkout_completed' && e.orderId === `gid://shopify/Order/${order}`);
@@ -267,8 +258,8 @@ describe('What shoppers do with a video, and where', () => {
 
   for (const days of [7, 30]) {
     it(`credits an order after a view 8 days ago only with a window of at least 8 days (${days})`, async () => {
+      await shop.settings({ attributionWindowDays: days });
       const { context, page } = await shopper(`watching: window ${days}`);
-      await attributionWindow(context, days);
       const sent = recordSent(context);
       await page.goto('/');
       await slotsSettled(page);
@@ -311,6 +302,7 @@ describe('What shoppers do with a video, and where', () => {
   }
 
   it('credits an order to the video a product was added to the cart from, over a later view', async () => {
+    await shop.settings({ attributionWindowDays: 7 });
     const { context, page } = await shopper('watching: direct over a later view');
     const sent = recordSent(context);
     await page.goto('/collections/501');
