@@ -69,14 +69,12 @@ type ListQuery = NonNullable<paths['/app/api/analytics/videos']['get']['paramete
 export type SortKey = NonNullable<ListQuery['sort_by']>;
 export type SortOrder = NonNullable<ListQuery['sort_order']>;
 
+type SummaryQuery = NonNullable<paths['/app/api/analytics/summary']['get']['parameters']['query']>;
 /** What the analytics can break the numbers down by. */
-export type Dimension = 'placement' | 'device' | 'country' | 'source';
-/** The metrics a breakdown's rows can be sorted by. */
-export type BreakdownSortKey = Exclude<SortKey, 'title' | 'created_at'>;
-/** One value of a breakdown (`"placement": "home"`) and its metrics. */
-export type BreakdownEntry = { [K in Dimension]?: string } & { metrics: Metrics };
-export interface BreakdownResponse {
-  success: boolean;
-  data: BreakdownEntry[];
-  meta: Meta;
-}
+export type Dimension = NonNullable<SummaryQuery['breakdown']>;
+/** The metrics a breakdown's entries can be sorted by. */
+export type BreakdownSortKey = NonNullable<SummaryQuery['sort_by']>;
+/** One value of a breakdown (`"placement": "home"`) and its metrics; the summary's carry its rates too. */
+export type BreakdownEntry = Schemas['ValueEntry'];
+/** A breakdown of one video's or the shop's numbers (the summary's entries are a video's and more). */
+export type BreakdownResponse = Schemas['BreakdownResponse'];

@@ -58,7 +58,7 @@ await import('./every-style-and-behaviour.mjs');
 await import('./light-on-the-store.mjs');
 await import('./dashboard.mjs');
 await import('./dashboard-as-an-app.mjs');
-await import('./what-shoppers-do-with-a-video.mjs');
+await import('./dashboard-watching.mjs');
 await import('./video-from-a-file.mjs');
 await import('./tus-client.mjs');
 await import('./install-from-the-admin.mjs');

@@ -60,10 +60,13 @@ export function SplitParts({ metrics, currency, level }: { metrics: Split; curre
                     <dd data-testid={`split-${key}-orders`} data-value={String(part.orders)}>
                       <Text as="span" variant="headingMd" numeric>
                         {formatCount(part.orders)}
-                      </Text>{' '}
-                      <Text as="span" tone="subdued" numeric>
-                        {formatShare(part.orders, orders)} of orders
                       </Text>
+                      {orders > 0 && (
+                        <Text as="span" tone="subdued" numeric>
+                          {' '}
+                          {formatShare(part.orders, orders)} of orders
+                        </Text>
+                      )}
                     </dd>
                   </div>
                   <div>
@@ -71,10 +74,13 @@ export function SplitParts({ metrics, currency, level }: { metrics: Split; curre
                     <dd data-testid={`split-${key}-revenue`} data-value={String(part.revenue)}>
                       <Text as="span" variant="headingMd" numeric>
                         {formatMoney(part.revenue, currency)}
-                      </Text>{' '}
-                      <Text as="span" tone="subdued" numeric>
-                        {formatShare(part.revenue, revenue)} of revenue
                       </Text>
+                      {revenue > 0 && (
+                        <Text as="span" tone="subdued" numeric>
+                          {' '}
+                          {formatShare(part.revenue, revenue)} of revenue
+                        </Text>
+                      )}
                     </dd>
                   </div>
                 </dl>

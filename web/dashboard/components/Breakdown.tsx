@@ -12,7 +12,7 @@ import type { DateRange } from '../dates';
 import { formatCount, formatMetric, formatMoney } from '../format';
 import { useLoad } from '../hooks';
 import { DIMENSIONS, dimensionValue } from '../labels';
-import type { BreakdownResponse, BreakdownSortKey, Dimension, Metrics, SortOrder } from '../types';
+import type { BreakdownEntry, BreakdownResponse, BreakdownSortKey, Dimension, Metrics, SortOrder } from '../types';
 import { StackedRows, useCompact } from './StackedRows';
 import { ErrorBanner } from './States';
 
@@ -84,7 +84,7 @@ export function Breakdown({
   const rows = (dimension && !answer.loading && answer.data?.data) || [];
   const sortColumn = COLUMNS.findIndex((c) => c.sortKey === sortBy);
   const name = (value: string) => (dimension ? dimensionValue(dimension, value) : value);
-  const valueOf = (entry: { [K in Dimension]?: string }) => (dimension && entry[dimension]) || 'unknown';
+  const valueOf = (entry: BreakdownEntry) => (dimension && entry[dimension]) || 'unknown';
   const headings = [
     { title: dimension ? HEADINGS[dimension] : '' },
     ...COLUMNS.map((c) => ({ title: c.heading, alignment: 'end' as const })),

@@ -1,12 +1,13 @@
-// Story 7c: the merchant sees what shoppers do with a video, and where. Three shoppers' visits
-// reach the service as the loader and the pixel send them (through the store's app proxy, each
-// with its browser, page type, country and traffic source): one on a phone who watches the whole
-// video and buys from it, one on a computer who opens it twice without finishing it and buys
-// later, one whose browser says nothing. The video's page shows exactly its watch time, average
-// watch, completion and how far the openings reached, beside its sales and their direct and
-// influenced parts; the Analytics page shows the split and each of the four breakdowns with the
-// merchant's words for every value; a video nobody saw shows that nothing happened; the home
-// page's first open asks for nothing more than before; and the new screens pass axe-core.
+// Story 7c: the dashboard shows the merchant what shoppers do with a video, and where. Three
+// shoppers' visits reach the service as the loader and the pixel send them (through the store's
+// app proxy, each with its browser, page type, country and traffic source): one on a phone who
+// watches the whole video and buys from it, one on a computer who opens it twice without
+// finishing it and buys later, one whose browser says nothing. The video's page shows exactly its
+// watch time, average watch, completion and how far the openings reached, beside its sales and
+// their direct and influenced parts; the Analytics page shows the split and each of the four
+// breakdowns with the merchant's words for every value; a video nobody saw shows that nothing
+// happened; the home page's first open asks for nothing more than before; and the new screens
+// pass axe-core, on a laptop and on a phone.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -65,7 +66,7 @@ const BREAKDOWNS = {
   ],
 };
 
-describe('What shoppers do with a video, and where', () => {
+describe('The dashboard shows what shoppers do with a video, and where', () => {
   const open = [];
   const axeReport = {};
   let shop;
