@@ -21,7 +21,9 @@ use crate::catalog::domain::{
 use crate::catalog::shops::{self, ShopSettings};
 use crate::catalog::videos::{self, NewVideo};
 use crate::catalog::widgets::{self, DisplayRules, NewWidget};
-use crate::ingest::event::{Attribution, EventType, SpoolEvent, REVENUE_SCALE};
+use crate::ingest::event::{
+    Attribution, Country, Device, EventType, Placement, Source, SpoolEvent, REVENUE_SCALE,
+};
 use crate::warehouse::rows::EventRow;
 use crate::warehouse::Warehouse;
 
@@ -242,9 +244,10 @@ fn random_event(rng: &mut StdRng, catalog: &[ShopCatalog], local_date: NaiveDate
     };
     let roll: u32 = rng.gen_range(0..100);
     let event_type = match roll {
-        0..=59 => EventType::Impression,
-        60..=84 => EventType::View,
-        85..=92 => EventType::Click,
+        0..=56 => EventType::Impression,
+        57..=80 => EventType::View,
+        81..=88 => EventType::Click,
+        89..=92 => EventType::Watch,
         93..=96 => EventType::AddToCart,
         _ => EventType::CheckoutCompleted,
     };
@@ -267,6 +270,7 @@ fn random_event(rng: &mut StdRng, catalog: &[ShopCatalog], local_date: NaiveDate
     } else {
         0
     };
+    let placement = placement_of(&widget);
     SpoolEvent {
         event_id: uuid::Builder::from_random_bytes(rng.gen()).into_uuid(),
         client_event_id: false,
@@ -286,11 +290,68 @@ fn random_event(rng: &mut StdRng, catalog: &[ShopCatalog], local_date: NaiveDate
         revenue_e4,
         currency: "USD".into(),
         product_ids: Vec::new(),
-        placement: None,
-        device: None,
-        country: None,
-        source: None,
-        watched_ms: 0,
-        max_percent: 0,
+        placement: Some(placement),
+        device: Some(pick(rng, &[(70, Device::Mobile), (25, Device::Desktop), (5, Device::Tablet)])),
+        country: Country::parse(country(rng)),
+        source: Some(pick(rng, SOURCES)),
+        watched_ms: if event_type == EventType::Watch { rng.gen_range(0..60_000) } else { 0 },
+        // Most openings stop early; a fifth are watched to the end.
+        max_percent: match event_type {
+            EventType::Watch if rng.gen_range(0..5) == 0 => 100,
+            EventType::Watch => (rng.gen::<f64>().powi(2) * 100.0) as u8,
+            _ => 0,
+        },
+    }
+}
+
+/// Traffic sources in the shares a store's visits come in.
+const SOURCES: &[(u32, Source)] = &[
+    (40, Source::Direct),
+    (25, Source::Search),
+    (15, Source::Social),
+    (10, Source::Email),
+    (7, Source::Paid),
+    (3, Source::Referral),
+];
+
+/// One of `choices`, each as likely as its weight.
+fn pick<T: Copy>(rng: &mut StdRng, choices: &[(u32, T)]) -> T {
+    let mut roll = rng.gen_range(0..choices.iter().map(|c| c.0).sum::<u32>());
+    for &(weight, choice) in choices {
+        if roll < weight {
+            return choice;
+        }
+        roll -= weight;
+    }
+    choices[choices.len() - 1].1
+}
+
+/// A storefront country: most of a store's visits from its own, the rest from a long tail.
+fn country(rng: &mut StdRng) -> &'static str {
+    const TAIL: [&str; 20] = [
+        "NL", "SE", "NO", "DK", "IE", "NZ", "ES", "IT", "BE", "CH", "AT", "PL", "PT", "JP",
+        "SG", "MX", "BR", "IN", "ZA", "AE",
+    ];
+    match rng.gen_range(0..100) {
+        0..=69 => "US",
+        70..=77 => "CA",
+        78..=83 => "GB",
+        84..=87 => "AU",
+        88..=90 => "DE",
+        91..=93 => "FR",
+        _ => TAIL[rng.gen_range(0..TAIL.len())],
+    }
+}
+
+/// The type of page a widget is placed on (a video's own embed, without a widget, is on its
+/// product's page): fixed per widget, as a merchant places it once.
+fn placement_of(widget: &str) -> Placement {
+    let hash = widget.bytes().fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+    match (widget.is_empty(), hash % 20) {
+        (true, _) => Placement::Product,
+        (_, 0..=7) => Placement::Home,
+        (_, 8..=15) => Placement::Product,
+        (_, 16..=18) => Placement::Collection,
+        _ => Placement::Cart,
     }
 }
