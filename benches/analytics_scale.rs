@@ -166,13 +166,48 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
     // every one computed afresh (a breakdown is never kept; a list is asked after a change).
     let widgets = format!("widgets?{range}&sort_by=revenue&limit={LIMIT}");
     for (name, path, rows, before) in [
-        ("summary by device", format!("summary?{range}&breakdown=device"), 3, Before::Nothing),
-        ("summary by country", format!("summary?{range}&breakdown=country"), 26, Before::Nothing),
-        ("busiest video by source", format!("video/{video}?{range}&breakdown=source"), 6, Before::Nothing),
-        ("day series by placement", format!("{series}&breakdown=placement"), 0, Before::Nothing),
-        ("videos by revenue, device=mobile", format!("{list}&device=mobile"), LIMIT, Before::EverythingMoves),
-        ("videos by revenue, country=CA", format!("{list}&country=CA"), LIMIT, Before::EverythingMoves),
-        ("widgets by revenue, source=email", format!("{widgets}&source=email"), WIDGETS, Before::EverythingMoves),
+        (
+            "summary by device",
+            format!("summary?{range}&breakdown=device"),
+            3,
+            Before::Nothing,
+        ),
+        (
+            "summary by country",
+            format!("summary?{range}&breakdown=country"),
+            26,
+            Before::Nothing,
+        ),
+        (
+            "busiest video by source",
+            format!("video/{video}?{range}&breakdown=source"),
+            6,
+            Before::Nothing,
+        ),
+        (
+            "day series by placement",
+            format!("{series}&breakdown=placement"),
+            0,
+            Before::Nothing,
+        ),
+        (
+            "videos by revenue, device=mobile",
+            format!("{list}&device=mobile"),
+            LIMIT,
+            Before::EverythingMoves,
+        ),
+        (
+            "videos by revenue, country=CA",
+            format!("{list}&country=CA"),
+            LIMIT,
+            Before::EverythingMoves,
+        ),
+        (
+            "widgets by revenue, source=email",
+            format!("{widgets}&source=email"),
+            WIDGETS,
+            Before::EverythingMoves,
+        ),
     ] {
         let ask = [Ask::Json(path, rows, before), Ask::Nothing];
         pairs.push((format!("{name}{DIMENSION_STEP}"), ask, JSON_GOAL));
@@ -231,7 +266,10 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
             }
         };
         // 0: as many as there are (a series per value that had events).
-        ensure!(rows == 0 || found == rows, "{path}: {found} rows, not {rows}");
+        ensure!(
+            rows == 0 || found == rows,
+            "{path}: {found} rows, not {rows}"
+        );
         Ok(took)
     };
     // Steps 2p and 2p + 1: pair p's service answer and its raw aggregate.
@@ -280,7 +318,9 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
     // The goals of DESIGN §16, as ratios within this run: each step that names a dimension
     // within 1.25× the plain list's p95, and the plain list at most 1% of its raw aggregate.
     let p95_of = |i: usize| percentile(&times[i], 95.0).as_secs_f64();
-    let plain = pairs.iter().position(|p| p.0 == "videos by revenue, page 1");
+    let plain = pairs
+        .iter()
+        .position(|p| p.0 == "videos by revenue, page 1");
     let plain = plain.context("no plain list")?;
     let (plain_p95, plain_p50) = (p95_of(2 * plain), percentile(&times[2 * plain], 50.0));
     if !times[2 * plain + 1].is_empty() {

@@ -291,10 +291,21 @@ fn random_event(rng: &mut StdRng, catalog: &[ShopCatalog], local_date: NaiveDate
         currency: "USD".into(),
         product_ids: Vec::new(),
         placement: Some(placement),
-        device: Some(pick(rng, &[(70, Device::Mobile), (25, Device::Desktop), (5, Device::Tablet)])),
+        device: Some(pick(
+            rng,
+            &[
+                (70, Device::Mobile),
+                (25, Device::Desktop),
+                (5, Device::Tablet),
+            ],
+        )),
         country: Country::parse(country(rng)),
         source: Some(pick(rng, SOURCES)),
-        watched_ms: if event_type == EventType::Watch { rng.gen_range(0..60_000) } else { 0 },
+        watched_ms: if event_type == EventType::Watch {
+            rng.gen_range(0..60_000)
+        } else {
+            0
+        },
         // Most openings stop early; a fifth are watched to the end.
         max_percent: match event_type {
             EventType::Watch if rng.gen_range(0..5) == 0 => 100,
@@ -329,8 +340,8 @@ fn pick<T: Copy>(rng: &mut StdRng, choices: &[(u32, T)]) -> T {
 /// A storefront country: most of a store's visits from its own, the rest from a long tail.
 fn country(rng: &mut StdRng) -> &'static str {
     const TAIL: [&str; 20] = [
-        "NL", "SE", "NO", "DK", "IE", "NZ", "ES", "IT", "BE", "CH", "AT", "PL", "PT", "JP",
-        "SG", "MX", "BR", "IN", "ZA", "AE",
+        "NL", "SE", "NO", "DK", "IE", "NZ", "ES", "IT", "BE", "CH", "AT", "PL", "PT", "JP", "SG",
+        "MX", "BR", "IN", "ZA", "AE",
     ];
     match rng.gen_range(0..100) {
         0..=69 => "US",
@@ -346,7 +357,9 @@ fn country(rng: &mut StdRng) -> &'static str {
 /// The type of page a widget is placed on (a video's own embed, without a widget, is on its
 /// product's page): fixed per widget, as a merchant places it once.
 fn placement_of(widget: &str) -> Placement {
-    let hash = widget.bytes().fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+    let hash = widget
+        .bytes()
+        .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
     match (widget.is_empty(), hash % 20) {
         (true, _) => Placement::Product,
         (_, 0..=7) => Placement::Home,
