@@ -1,7 +1,9 @@
 //! Every number the analytics API reports, against a plain recount of the events that were sent
-//! through the real ingest endpoint, over shops in awkward timezones and random date ranges: the
-//! lists, the single records, the summary, their comparisons and attribution splits, and their
-//! CSV exports. The time series are recounted in `analytics_truth_series`.
+//! through the real ingest endpoint (watches among them, each event from a phone, a tablet, a
+//! desktop or an unnamed browser, on a page type, in a country, from a source, or not saying),
+//! over shops in awkward timezones and random date ranges: the lists, the single records, the
+//! summary, their comparisons, attribution splits and watching figures, and their CSV exports.
+//! The time series are recounted in `analytics_truth_series`.
 
 use std::time::Duration;
 

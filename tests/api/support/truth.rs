@@ -2,6 +2,7 @@
 //! make of each answer.
 
 use super::*;
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::LazyLock;
@@ -18,22 +19,43 @@ use videoapp::config::Settings;
 
 use super::truth_series::check_series;
 
+/// Half-hour and three-quarter-hour offsets, a day ahead of UTC and half a day behind, and two
+/// changes of daylight saving time inside the window: Chatham's start (2026-09-27) and St. John's
+/// end (2026-11-01).
 pub const TIMEZONES: [&str; 4] = [
-    "UTC",
-    "America/New_York",
+    "America/St_Johns",
     "Asia/Kathmandu",
+    "Pacific/Chatham",
     "Pacific/Marquesas",
 ];
-pub const KINDS: [&str; 5] = [
+pub const KINDS: [&str; 6] = [
     "impression",
     "view",
     "click",
     "add_to_cart",
     "checkout_completed",
+    "watch",
 ];
 pub const CHECKOUT: usize = 4;
+pub const WATCH: usize = 5;
 pub const VIDEOS: usize = 3;
 pub const WIDGETS: usize = 2;
+
+/// The catalog duration of video `v`, in seconds: the first has none (0), so its watches are not
+/// capped.
+pub fn duration(v: usize) -> f64 {
+    7.5 * v as f64
+}
+
+/// What a watch of video `v` counts for `watched_ms` played: at most three times the video's
+/// duration, rounded up to the millisecond, when it has one.
+pub fn capped(v: usize, watched_ms: u32) -> u64 {
+    let cap = (duration(v) * 3_000.0).ceil() as u64;
+    match cap {
+        0 => watched_ms.into(),
+        cap => cap.min(watched_ms.into()),
+    }
+}
 
 /// An event's `attributionType`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,10 +64,144 @@ pub enum Attribution {
     Influenced,
 }
 
+/// The four dimensions an event is counted under, in the contract's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dimension {
+    Placement,
+    Device,
+    Country,
+    Source,
+}
+
+pub const DIMENSIONS: [Dimension; 4] = [
+    Dimension::Placement,
+    Dimension::Device,
+    Dimension::Country,
+    Dimension::Source,
+];
+
+pub const PLACEMENTS: [&str; 6] = ["home", "product", "collection", "page", "cart", "other"];
+/// A few codes, the platform's additions among them: enough values to sort, few enough that
+/// each has events.
+pub const COUNTRIES: [&str; 7] = ["US", "NZ", "NP", "CA", "XK", "TA", "ZZ"];
+pub const SOURCES: [&str; 6] = ["direct", "search", "social", "email", "paid", "referral"];
+
+impl Dimension {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dimension::Placement => "placement",
+            Dimension::Device => "device",
+            Dimension::Country => "country",
+            Dimension::Source => "source",
+        }
+    }
+}
+
+/// A request's `User-Agent` and `Sec-CH-UA-Mobile` headers (each possibly absent), and the device
+/// the service reads from them.
+pub struct Agent {
+    pub user_agent: Option<&'static str>,
+    pub mobile_hint: Option<&'static str>,
+    pub device: Option<&'static str>,
+}
+
+const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 \
+    (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+const ANDROID_PHONE: &str = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 \
+    (KHTML, like Gecko) Chrome/120.0 Mobile Safari/537.36";
+const IPAD: &str = "Mozilla/5.0 (iPad; CPU OS 16_0 like Mac OS X) AppleWebKit/605.1.15 \
+    (KHTML, like Gecko) Version/16.0 Mobile/15E148 Safari/604.1";
+const ANDROID_TABLET: &str = "Mozilla/5.0 (Linux; Android 13; SM-X200) AppleWebKit/537.36 \
+    (KHTML, like Gecko) Chrome/120.0 Safari/537.36";
+const WINDOWS: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 \
+    (KHTML, like Gecko) Chrome/120.0 Safari/537.36";
+const MAC: &str = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 \
+    (KHTML, like Gecko) Version/17.0 Safari/605.1.15";
+
+/// Phones, tablets and desktops as browsers name themselves, a desktop browser that says it is
+/// on a phone by the client hint, and requests that name nothing.
+pub const AGENTS: [Agent; 9] = [
+    Agent {
+        user_agent: Some(IPHONE),
+        mobile_hint: None,
+        device: Some("mobile"),
+    },
+    Agent {
+        user_agent: Some(ANDROID_PHONE),
+        mobile_hint: Some("?1"),
+        device: Some("mobile"),
+    },
+    Agent {
+        user_agent: Some(WINDOWS),
+        mobile_hint: Some("?1"),
+        device: Some("mobile"),
+    },
+    Agent {
+        user_agent: Some(IPAD),
+        mobile_hint: Some("?0"),
+        device: Some("tablet"),
+    },
+    Agent {
+        user_agent: Some(ANDROID_TABLET),
+        mobile_hint: None,
+        device: Some("tablet"),
+    },
+    Agent {
+        user_agent: Some(WINDOWS),
+        mobile_hint: Some("?0"),
+        device: Some("desktop"),
+    },
+    Agent {
+        user_agent: Some(MAC),
+        mobile_hint: None,
+        device: Some("desktop"),
+    },
+    Agent {
+        user_agent: None,
+        mobile_hint: None,
+        device: None,
+    },
+    Agent {
+        user_agent: None,
+        mobile_hint: Some("?0"),
+        device: None,
+    },
+];
+
+/// Where, on what and from where an event happened: indices into [`PLACEMENTS`], [`AGENTS`],
+/// [`COUNTRIES`] and [`SOURCES`] (none: the event did not say).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Context {
+    pub placement: Option<usize>,
+    pub agent: usize,
+    pub country: Option<usize>,
+    pub source: Option<usize>,
+}
+
+impl Context {
+    /// The value the event is counted under in `dimension`, `unknown` when it did not say.
+    pub fn value(&self, dimension: Dimension) -> &'static str {
+        let said = match dimension {
+            Dimension::Placement => self.placement.map(|i| PLACEMENTS[i]),
+            Dimension::Device => AGENTS[self.agent].device,
+            Dimension::Country => self.country.map(|i| COUNTRIES[i]),
+            Dimension::Source => self.source.map(|i| SOURCES[i]),
+        };
+        said.unwrap_or("unknown")
+    }
+}
+
+/// What a `watch` says: milliseconds played (before the cap) and the furthest percent reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Watch {
+    pub watched_ms: u32,
+    pub max_percent: u8,
+}
+
 #[derive(Debug, Clone)]
 pub struct GeneratedEvent {
     pub shop: usize,
-    /// Index into the shop's videos, or none.
+    /// Index into the shop's videos, or none (a watch always names one).
     pub video: Option<usize>,
     pub widget: Option<usize>,
     pub kind: usize,
@@ -53,10 +209,13 @@ pub struct GeneratedEvent {
     pub at: DateTime<Utc>,
     /// Ten-thousandths, for checkouts: sums round to cents.
     pub revenue_e4: i64,
+    /// For watches.
+    pub watch: Option<Watch>,
+    pub context: Context,
 }
 
 /// Ten weeks from late August: whole months for the monthly view, partial ones for the daily
-/// view, and New York's return to standard time (2026-11-01 06:00 UTC) inside.
+/// view, and two changes of daylight saving time inside (see [`TIMEZONES`]).
 pub fn window_start() -> NaiveDate {
     NaiveDate::from_ymd_opt(2026, 8, 24).unwrap()
 }
@@ -65,6 +224,38 @@ pub const WINDOW_DAYS: u64 = 70;
 /// The first instant of `date` in UTC.
 pub fn utc_midnight(date: NaiveDate) -> DateTime<Utc> {
     Utc.from_utc_datetime(&date.and_hms_opt(0, 0, 0).unwrap())
+}
+
+/// Where, on what and from where: each said four times in five.
+fn contexts() -> impl Strategy<Value = Context> {
+    let said = |n: usize| proptest::option::weighted(0.8, 0..n);
+    (
+        said(PLACEMENTS.len()),
+        0..AGENTS.len(),
+        said(COUNTRIES.len()),
+        said(SOURCES.len()),
+    )
+        .prop_map(|(placement, agent, country, source)| Context {
+            placement,
+            agent,
+            country,
+            source,
+        })
+}
+
+/// What a watch says: up to a minute played, so the cap of each video with a duration (22.5 s,
+/// 45 s) is met and passed; how far, often exactly at or just short of each point counted.
+fn watches() -> impl Strategy<Value = Watch> {
+    let points = [0u8, 24, 25, 49, 50, 74, 75, 94, 95, 99, 100];
+    let played = prop_oneof![
+        4 => 0..60_000u32,
+        1 => prop::sample::select(vec![0u32, 22_499, 22_500, 22_501, 45_000, 45_001]),
+    ];
+    let percent = prop_oneof![2 => 0..=100u8, 1 => prop::sample::select(points.to_vec())];
+    (played, percent).prop_map(|(watched_ms, max_percent)| Watch {
+        watched_ms,
+        max_percent,
+    })
 }
 
 /// `count` events spread evenly over `seasons`, each `[from, to)` in UTC days.
@@ -80,14 +271,25 @@ pub fn events(
     let attribution = prop_oneof![Just(Attribution::Direct), Just(Attribution::Influenced)];
     let event = (
         (0..TIMEZONES.len(), 0..KINDS.len()),
-        proptest::option::of(0..VIDEOS),
+        (proptest::option::of(0..VIDEOS), 0..VIDEOS),
         proptest::option::of(0..WIDGETS),
         proptest::option::of(attribution),
         0..total,
         0..10_000_000i64,
+        watches(),
+        contexts(),
     )
         .prop_map(
-            move |((shop, kind), video, widget, attribution, mut second, revenue_e4)| {
+            move |(
+                (shop, kind),
+                (video, watched),
+                widget,
+                attribution,
+                mut second,
+                revenue_e4,
+                watch,
+                context,
+            )| {
                 let (start, _) = seasons
                     .iter()
                     .find(|(_, length)| {
@@ -98,14 +300,22 @@ pub fn events(
                         inside
                     })
                     .unwrap();
+                let is_watch = kind == WATCH;
                 GeneratedEvent {
                     shop,
-                    video,
+                    // A watch is of a video.
+                    video: if is_watch {
+                        video.or(Some(watched))
+                    } else {
+                        video
+                    },
                     widget,
                     kind,
                     attribution,
                     at: *start + chrono::Duration::seconds(second),
                     revenue_e4,
+                    watch: is_watch.then_some(watch),
+                    context,
                 }
             },
         );
@@ -276,6 +486,13 @@ impl Counts {
                 self.add_to_cart += 1;
                 split.into_iter().for_each(|s| s.add_to_cart += 1);
             }
+            "watch" => {
+                let (video, watch) = (e.video.unwrap(), e.watch.unwrap());
+                self.watched_ms += capped(video, watch.watched_ms);
+                for (reached, point) in self.reached.iter_mut().zip([25, 50, 75, 95, 100]) {
+                    *reached += u64::from(watch.max_percent >= point);
+                }
+            }
             _ => {
                 self.orders += 1;
                 self.revenue_e4 += e.revenue_e4;
@@ -408,7 +625,7 @@ pub async fn build_world(app: &TestApp, case: usize) -> World {
         for v in 0..VIDEOS {
             // Commas and quotes, for the CSV's quoting.
             let title = format!("video {v}, \"take {v}\"");
-            let video = json!({ "title": title, "duration": 7.5 * v as f64 });
+            let video = json!({ "title": title, "duration": duration(v) });
             videos.push(app.create_video(&shop, video).await);
         }
         let mut widgets = vec![];
@@ -426,39 +643,72 @@ pub async fn build_world(app: &TestApp, case: usize) -> World {
     world
 }
 
-/// Sends every event through the ingest endpoint and waits until ClickHouse holds them all.
+/// An event as the loader sends it.
+fn wire(world: &World, e: &GeneratedEvent) -> Value {
+    let shop = e.shop;
+    let mut json = json!({ "eventType": KINDS[e.kind], "timestamp": e.at.to_rfc3339() });
+    if let Some(v) = e.video {
+        json["videoId"] = json!(world.videos[shop][v]);
+    }
+    if let Some(w) = e.widget {
+        json["widgetId"] = json!(world.widgets[shop][w]);
+    }
+    if let Some(attribution) = e.attribution {
+        json["attributionType"] = json!(match attribution {
+            Attribution::Direct => "direct",
+            Attribution::Influenced => "influenced",
+        });
+    }
+    if e.kind == CHECKOUT {
+        let (units, e4) = (e.revenue_e4 / 10_000, e.revenue_e4 % 10_000);
+        json["revenue"] = json!(format!("{units}.{e4:04}"));
+    }
+    if let Some(watch) = e.watch {
+        json["watchedMs"] = json!(watch.watched_ms);
+        json["maxPercent"] = json!(watch.max_percent);
+    }
+    let context = e.context;
+    if let Some(i) = context.placement {
+        json["placement"] = json!(PLACEMENTS[i]);
+    }
+    if let Some(i) = context.country {
+        json["country"] = json!(COUNTRIES[i]);
+    }
+    if let Some(i) = context.source {
+        json["source"] = json!(SOURCES[i]);
+    }
+    json
+}
+
+/// Sends every event through the ingest endpoint, each batch from the browser its events name,
+/// and waits until ClickHouse holds them all.
 pub async fn send(app: &TestApp, world: &World, events: &[GeneratedEvent]) {
     for shop in 0..world.shops.len() {
-        let batch: Vec<Value> = events
-            .iter()
-            .filter(|e| e.shop == shop)
-            .map(|e| {
-                let mut json =
-                    json!({ "eventType": KINDS[e.kind], "timestamp": e.at.to_rfc3339() });
-                if let Some(v) = e.video {
-                    json["videoId"] = json!(world.videos[shop][v]);
+        for (a, agent) in AGENTS.iter().enumerate() {
+            let batch: Vec<Value> = events
+                .iter()
+                .filter(|e| e.shop == shop && e.context.agent == a)
+                .map(|e| wire(world, e))
+                .collect();
+            let url = format!(
+                "/apps/videoapp_sub/analytics?{}",
+                signed(&world.shops[shop], &[])
+            );
+            for chunk in batch.chunks(100) {
+                let mut request = app.client.post(app.url(&url));
+                if let Some(user_agent) = agent.user_agent {
+                    request = request.header("user-agent", user_agent);
                 }
-                if let Some(w) = e.widget {
-                    json["widgetId"] = json!(world.widgets[shop][w]);
+                if let Some(hint) = agent.mobile_hint {
+                    request = request.header("sec-ch-ua-mobile", hint);
                 }
-                if let Some(attribution) = e.attribution {
-                    json["attributionType"] = json!(match attribution {
-                        Attribution::Direct => "direct",
-                        Attribution::Influenced => "influenced",
-                    });
-                }
-                if e.kind == CHECKOUT {
-                    let (units, e4) = (e.revenue_e4 / 10_000, e.revenue_e4 % 10_000);
-                    json["revenue"] = json!(format!("{units}.{e4:04}"));
-                }
-                json
-            })
-            .collect();
-        for chunk in batch.chunks(100) {
-            let response = app
-                .post_events(&world.shops[shop], &json!({ "events": chunk }))
-                .await;
-            assert_eq!(response.status(), StatusCode::ACCEPTED);
+                let response = request
+                    .json(&json!({ "events": chunk }))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(response.status(), StatusCode::ACCEPTED);
+            }
         }
     }
     let expected = events.len() as u64;
@@ -469,7 +719,7 @@ pub async fn send(app: &TestApp, world: &World, events: &[GeneratedEvent]) {
         .collect::<Vec<_>>()
         .join(",");
     // Once the spool is empty every acknowledged event is in, views included, and no more come.
-    wait_until_shipped(app, Duration::from_secs(20)).await;
+    wait_until_shipped(app, Duration::from_secs(60)).await;
     let n: u64 = clickhouse_query(
         &app.clickhouse_database,
         &format!("SELECT count() FROM events WHERE shop_domain IN ({shops})"),
@@ -487,6 +737,35 @@ pub async fn send(app: &TestApp, world: &World, events: &[GeneratedEvent]) {
     )
     .await;
     assert_eq!(replaced, "0", "events outside the accepted window");
+    // Each kept where, on what and from where it happened: the device as read from the request.
+    for dimension in DIMENSIONS {
+        let mut expected: BTreeMap<&str, u64> = BTreeMap::new();
+        for e in events {
+            let value = match e.context.value(dimension) {
+                "unknown" => "",
+                value => value,
+            };
+            *expected.entry(value).or_default() += 1;
+        }
+        let expected: String = expected
+            .iter()
+            .map(|(value, n)| format!("[{value}]\t{n}\n"))
+            .collect();
+        let stored = clickhouse_query(
+            &app.clickhouse_database,
+            &format!(
+                "SELECT concat('[', toString({0}), ']'), count() FROM events WHERE shop_domain IN ({shops}) \
+                 GROUP BY {0} ORDER BY toString({0})",
+                dimension.as_str()
+            ),
+        )
+        .await;
+        assert_eq!(
+            stored.trim_end(),
+            expected.trim_end(),
+            "{dimension:?} stored"
+        );
+    }
 }
 
 /// Every `"revenue":` number of a JSON text turned into a string of the same digits, so that
