@@ -156,8 +156,19 @@ pub fn respond<R: CsvRow + Send + 'static>(
     compared: bool,
     rows: Vec<R>,
 ) -> Response {
+    respond_under(file_name, compared, &[R::COLUMNS], rows)
+}
+
+/// [`respond`], the leading columns named by `leading` (a breakdown's rows lead with their
+/// dimension, named after it).
+pub fn respond_under<R: CsvRow + Send + 'static>(
+    file_name: &str,
+    compared: bool,
+    leading: &[&[&str]],
+    rows: Vec<R>,
+) -> Response {
     let mut header = csv::StringRecord::new();
-    for column in R::COLUMNS.iter().chain(&METRIC_COLUMNS) {
+    for column in leading.iter().copied().flatten().chain(&METRIC_COLUMNS) {
         header.push_field(column);
     }
     if compared {

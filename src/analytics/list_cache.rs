@@ -29,6 +29,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use super::dates::{DateRange, DaySplit};
+use super::dimensions::Filters;
 use super::handlers::{SortKey, SortOrder};
 use super::queries::{self, IdTotals, Subject, Totals};
 use crate::catalog::domain::ShopDomain;
@@ -114,6 +115,7 @@ pub(super) struct ListKey {
     pub comparison: Option<DateRange>,
     pub sort_by: SortKey,
     pub sort_order: SortOrder,
+    pub filters: Filters,
 }
 
 /// Which past days' totals.
@@ -122,6 +124,7 @@ struct PastKey {
     shop: ShopDomain,
     subject: Subject,
     range: DateRange,
+    filters: Filters,
 }
 
 /// An entry: what was computed, and the versions it was computed at.
@@ -315,7 +318,8 @@ impl Default for ListCaches {
 }
 
 impl ListCaches {
-    /// Totals by id over the range `split` cuts before today: the days before today from memory
+    /// Totals by id of the events `filters` keep over the range `split` cuts before today: the
+    /// days before today from memory
     /// when none of them changed since (`versions` of the shop, and of those days), the rest
     /// from ClickHouse, concurrently.
     pub(super) async fn totals(
@@ -324,10 +328,12 @@ impl ListCaches {
         (subject, check): (Subject, WritesCheck<'_>),
         split: DaySplit,
         (shop_version, past_days_version): (i64, i64),
+        filters: Filters,
     ) -> Result<RangeTotals, ApiError> {
         let shop = check.shop;
-        let query =
-            async |range: DateRange| queries::totals_by_id(warehouse, subject, shop, &range).await;
+        let query = async |range: DateRange| {
+            queries::totals_by_id(warehouse, subject, shop, &range, &filters).await
+        };
         let past = async {
             let Some(range) = split.before else {
                 return Ok(None);
@@ -336,6 +342,7 @@ impl ListCaches {
                 shop: shop.clone(),
                 subject,
                 range,
+                filters,
             };
             let versions = (shop_version, past_days_version);
             let (versions, load) = ((key, versions), query(range));

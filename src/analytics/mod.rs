@@ -4,6 +4,7 @@
 
 pub mod auth;
 pub mod dates;
+pub mod dimensions;
 mod export;
 mod handlers;
 pub mod keys;

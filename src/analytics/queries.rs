@@ -9,6 +9,7 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use super::dates::DateRange;
+use super::dimensions::{Dimension, Filters, Reading};
 use super::split::{Edge, YearSplit};
 use crate::catalog::domain::ShopDomain;
 use crate::error::ApiError;
@@ -24,6 +25,20 @@ const SHOP_TOTALS_SQL: &str = include_str!("../../sql/24_analytics_shop_totals.s
 const SHOP_DAYS_SQL: &str = include_str!("../../sql/26_analytics_shop_days.sql");
 const VIDEO_DAYS_SQL: &str = include_str!("../../sql/27_analytics_video_days.sql");
 const WIDGET_DAYS_SQL: &str = include_str!("../../sql/28_analytics_widget_days.sql");
+const SHOP_BY_DIMENSION_SQL: &str = include_str!("../../sql/40_analytics_shop_by_dimension.sql");
+const SHOP_BY_DIMENSIONS_SQL: &str = include_str!("../../sql/41_analytics_shop_by_dimensions.sql");
+const VIDEO_BY_DIMENSIONS_SQL: &str =
+    include_str!("../../sql/42_analytics_video_by_dimensions.sql");
+const WIDGET_BY_DIMENSIONS_SQL: &str =
+    include_str!("../../sql/43_analytics_widget_by_dimensions.sql");
+const VIDEO_TOTALS_BY_DIMENSION_SQL: &str =
+    include_str!("../../sql/44_analytics_video_totals_by_dimension.sql");
+const WIDGET_TOTALS_BY_DIMENSION_SQL: &str =
+    include_str!("../../sql/45_analytics_widget_totals_by_dimension.sql");
+const VIDEO_TOTALS_BY_DIMENSIONS_SQL: &str =
+    include_str!("../../sql/46_analytics_video_totals_by_dimensions.sql");
+const WIDGET_TOTALS_BY_DIMENSIONS_SQL: &str =
+    include_str!("../../sql/47_analytics_widget_totals_by_dimensions.sql");
 
 /// An analyst waits at most this long before hearing that ClickHouse is unavailable.
 const QUERY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -144,22 +159,20 @@ async fn run<T>(
 
 /// Binds the parameters of a query that reads a range as whole blocks and the edges at their ends
 /// (see `split` and `sql/20_…`), in the order its text expects: for the whole blocks, the shop,
-/// the first and last date, and `id` when the query is about one video or widget; then for each
-/// edge its sign (1 when there is none) and the same.
+/// the first and last date, and `extra` (the id when the query is about one video or widget,
+/// a dimension and its value when it keeps one); then for each edge its sign (1 when there is
+/// none) and the same.
 fn bound_parts(
     warehouse: &Warehouse,
     sql: &str,
     shop: &ShopDomain,
     (whole, edges): (Option<(NaiveDate, NaiveDate)>, &[Option<Edge>]),
-    id: Option<&str>,
+    extra: &[&str],
 ) -> clickhouse::query::Query {
     let part = |query: clickhouse::query::Query, days| {
         let (first, last) = warehouse_days(days);
         let query = query.bind(shop.as_str()).bind(first).bind(last);
-        match id {
-            Some(id) => query.bind(id),
-            None => query,
-        }
+        extra.iter().fold(query, |query, value| query.bind(*value))
     };
     let mut query = part(warehouse.client().query(sql), whole);
     for edge in edges {
@@ -176,9 +189,10 @@ fn bound_by_year(
     sql: &str,
     shop: &ShopDomain,
     split: &YearSplit,
+    extra: &[&str],
 ) -> clickhouse::query::Query {
     let edges = [split.months, split.days].concat();
-    bound_parts(warehouse, sql, shop, (split.years, &edges), None)
+    bound_parts(warehouse, sql, shop, (split.years, &edges), extra)
 }
 
 /// Binds a query that reads a range as whole months and the days at their edges (`sql/22_…`).
@@ -190,7 +204,8 @@ fn bound_by_month(
     id: Option<&str>,
 ) -> clickhouse::query::Query {
     let split = range.split_by_month();
-    bound_parts(warehouse, sql, shop, (split.whole, &split.edges), id)
+    let id: Vec<&str> = id.into_iter().collect();
+    bound_parts(warehouse, sql, shop, (split.whole, &split.edges), &id)
 }
 
 /// Binds a query over one range of days (see `sql/24_…`): the shop, `id` when the query is
@@ -233,24 +248,67 @@ pub enum Subject {
     Widget,
 }
 
-/// Totals per id (video or widget) with any events in the range. An id that is not a catalog id
-/// names no catalog item (an event may carry any printable id), so it is left out.
+/// Binds the four filters as the queries of the aggregates of every dimension take them: for
+/// each dimension, 1 and the value kept, or 0 and ''.
+fn bound_filters(query: clickhouse::query::Query, filters: &Filters) -> clickhouse::query::Query {
+    filters.values().into_iter().fold(query, |query, value| {
+        query
+            .bind(u8::from(value.is_some()))
+            .bind(value.unwrap_or(""))
+    })
+}
+
+/// Totals per id (video or widget) with any events in the range that `filters` keep. An id
+/// that is not a catalog id names no catalog item (an event may carry any printable id), so it
+/// is left out.
 pub async fn totals_by_id(
     warehouse: &Warehouse,
     subject: Subject,
     shop: &ShopDomain,
     range: &DateRange,
+    filters: &Filters,
 ) -> Result<IdTotals, ApiError> {
     // A range of days alone (today's, asked after every batch) takes the one-part text. A
-    // widget list is 50-odd rows, where the parts cost nothing worth a text of its own.
-    let query = match subject {
-        Subject::Video => match range.split_by_year() {
-            split if split.is_days_only() => {
-                bound_range(warehouse, VIDEO_TOTALS_OF_DAYS_SQL, shop, range, None)
-            }
-            split => bound_by_year(warehouse, VIDEO_TOTALS_SQL, shop, &split),
+    // widget list is 50-odd rows, where the parts cost nothing worth a text of its own. One
+    // filter reads its value's rows of the aggregates by dimension, as the plain list reads
+    // the plain ones; more than one read the four dimensions together.
+    let query = match (subject, filters.single()) {
+        _ if filters.is_empty() => match subject {
+            Subject::Video => match range.split_by_year() {
+                split if split.is_days_only() => {
+                    bound_range(warehouse, VIDEO_TOTALS_OF_DAYS_SQL, shop, range, None)
+                }
+                split => bound_by_year(warehouse, VIDEO_TOTALS_SQL, shop, &split, &[]),
+            },
+            Subject::Widget => bound_by_month(warehouse, WIDGET_TOTALS_SQL, shop, range, None),
         },
-        Subject::Widget => bound_by_month(warehouse, WIDGET_TOTALS_SQL, shop, range, None),
+        (Subject::Video, Some((dimension, value))) => {
+            let split = range.split_by_year();
+            let kept = [dimension.as_str(), value];
+            bound_by_year(
+                warehouse,
+                VIDEO_TOTALS_BY_DIMENSION_SQL,
+                shop,
+                &split,
+                &kept,
+            )
+        }
+        (Subject::Widget, Some((dimension, value))) => {
+            let (first, last) = warehouse_days(Some((range.start, range.end)));
+            let query = warehouse.client().query(WIDGET_TOTALS_BY_DIMENSION_SQL);
+            let query = query
+                .bind(shop.as_str())
+                .bind(dimension.as_str())
+                .bind(value);
+            query.bind(first).bind(last)
+        }
+        (subject, None) => {
+            let sql = match subject {
+                Subject::Video => VIDEO_TOTALS_BY_DIMENSIONS_SQL,
+                Subject::Widget => WIDGET_TOTALS_BY_DIMENSIONS_SQL,
+            };
+            bound_filters(bound_range(warehouse, sql, shop, range, None), filters)
+        }
     };
     // One thread: the query sums a few rows per id (under ten per video over a year), so a second
     // thread builds a second table of every id, merged into the first, which costs what it saves;
@@ -311,6 +369,62 @@ pub enum Series {
     Shop,
     Video(String),
     Widget(String),
+}
+
+/// The totals of one value of a breakdown (every value together without one), on one day or, when
+/// not asked by day, over the whole range (`day` is then 1970-01-01).
+#[derive(Debug, Clone, PartialEq, Eq, Row, Deserialize)]
+pub struct ValueTotals {
+    #[serde(with = "clickhouse::serde::chrono::date")]
+    pub day: NaiveDate,
+    /// As the aggregates keep it: '' for events that did not say.
+    pub value: String,
+    pub totals: Totals,
+}
+
+/// The shop's, one video's or one widget's totals of the events `filters` keep, per value of
+/// `breakdown` (or all together), per day when `by_day`, in no particular order; only values
+/// and days with events.
+pub async fn totals_by_value(
+    warehouse: &Warehouse,
+    series: &Series,
+    shop: &ShopDomain,
+    range: &DateRange,
+    (filters, breakdown): (&Filters, Option<Dimension>),
+    by_day: bool,
+) -> Result<Vec<ValueTotals>, ApiError> {
+    let per_item = !matches!(series, Series::Shop);
+    let (first, last) = warehouse_days(Some((range.start, range.end)));
+    let query = match Reading::of(filters, breakdown, per_item) {
+        Reading::One(dimension) => {
+            let kept = filters.values()[dimension as usize];
+            let query = warehouse
+                .client()
+                .query(SHOP_BY_DIMENSION_SQL)
+                .bind(u8::from(by_day));
+            let query = query.bind(shop.as_str()).bind(dimension.as_str());
+            let query = query.bind(first).bind(last);
+            query
+                .bind(u8::from(kept.is_some()))
+                .bind(kept.unwrap_or(""))
+        }
+        Reading::All | Reading::Plain => {
+            let (sql, id) = match series {
+                Series::Shop => (SHOP_BY_DIMENSIONS_SQL, None),
+                Series::Video(id) => (VIDEO_BY_DIMENSIONS_SQL, Some(id)),
+                Series::Widget(id) => (WIDGET_BY_DIMENSIONS_SQL, Some(id)),
+            };
+            let code = Dimension::code(breakdown);
+            let query = warehouse.client().query(sql).bind(u8::from(by_day));
+            let query = (0..4).fold(query, |query, _| query.bind(code));
+            let mut query = query.bind(shop.as_str());
+            if let Some(id) = id {
+                query = query.bind(id.as_str());
+            }
+            bound_filters(query.bind(first).bind(last), filters)
+        }
+    };
+    run(query.fetch_all()).await
 }
 
 /// The totals of each day of the range with any events, in no particular order.

@@ -59,6 +59,20 @@ struct Request {
     customer: Option<String>,
     cart: Cart,
     consent_denied: bool,
+    /// The storefront's country, as the platform gives it to the page (`Shopify.country`).
+    country: String,
+}
+
+/// The storefront's country when the shopper chose none: the demo shop sells from the US.
+const DEFAULT_COUNTRY: &str = "US";
+
+/// The shopper's country as the platform keeps it (the `localization` cookie its country
+/// selector sets), when it is a country code; else the shop's.
+fn country(headers: &HeaderMap) -> String {
+    cookie(headers, "localization")
+        .filter(|c| c.len() == 2 && c.bytes().all(|b| b.is_ascii_uppercase()))
+        .unwrap_or(DEFAULT_COUNTRY)
+        .to_string()
 }
 
 impl Request {
@@ -72,6 +86,7 @@ impl Request {
                 .map(str::to_string),
             cart: cart::current(store, headers),
             consent_denied: cookie(headers, "demo_consent") == Some("denied"),
+            country: country(headers),
         }
     }
 }
@@ -249,7 +264,7 @@ fn layout(
 <link rel="icon" href="data:,"><title>{title} – {shop_name}</title><meta name="description" content="{shop_name}, a demo store with shoppable videos.">
 <style>{STYLE}</style>
 {CONSENT_SCRIPT}
-<script>window.Shopify.currency = {{ active: "{currency}", rate: "1.0" }}; window.Shopify.routes = {{ root: "/" }}; window.Shopify.locale = "en";</script>
+<script>window.Shopify.currency = {{ active: "{currency}", rate: "1.0" }}; window.Shopify.country = "{country}"; window.Shopify.routes = {{ root: "/" }}; window.Shopify.locale = "en";</script>
 </head><body>
 <header><a class="brand" href="/">{shop_name}</a><nav><a href="/">Home</a>{collections}<a href="/cart" id="cart-icon-bubble">{bubble}</a></nav></header>
 <div class="bar"><span>Analytics cookies: <b data-demo-consent-state>{consent}</b></span>
@@ -262,6 +277,7 @@ fn layout(
         shop_name = esc(&shop.name_or_domain()),
         bubble = cart_bubble(request.cart.count()),
         currency = shop.currency.code(),
+        country = request.country,
     ))
 }
 
@@ -649,6 +665,25 @@ mod tests {
             "an expression the test does not know: {html}"
         );
         html
+    }
+
+    #[test]
+    fn the_country_is_the_shoppers_choice_else_the_shops() {
+        let with = |cookie: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::COOKIE, cookie.parse().unwrap());
+            country(&headers)
+        };
+        assert_eq!(country(&HeaderMap::new()), "US");
+        assert_eq!(with("cart=1; localization=DE"), "DE");
+        for refused in [
+            "localization=de",
+            "localization=DEU",
+            "localization=",
+            "localization=D\"",
+        ] {
+            assert_eq!(with(refused), "US", "{refused}");
+        }
     }
 
     #[test]

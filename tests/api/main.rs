@@ -9,6 +9,7 @@ mod admin_shops;
 mod admin_text;
 mod admin_videos;
 mod admin_widgets;
+mod analytics_breakdowns;
 mod analytics_cache;
 mod analytics_items_and_totals;
 mod analytics_keys;

@@ -230,6 +230,7 @@ async fn the_openapi_document_is_3_1_and_lists_every_route() {
         "OPTIONS /app/api/shops/{shop}/uploads",
         "POST /app/api/shops/{shop}/uploads",
         "HEAD /app/api/shops/{shop}/uploads/{id}",
+        "PATCH /app/api/shops/{shop}",
         "PATCH /app/api/shops/{shop}/uploads/{id}",
         "DELETE /app/api/shops/{shop}/uploads/{id}",
         "POST /app/api/shops/{shop}/videos/import",

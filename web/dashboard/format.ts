@@ -2,8 +2,8 @@
 import type { Metrics, SummaryMetrics } from './types';
 
 export type MetricKind = 'count' | 'money' | 'rate';
-export type SummaryKey = keyof Omit<SummaryMetrics, 'attribution'>;
-export type SeriesKey = keyof Omit<Metrics, 'attribution'>;
+export type SummaryKey = keyof Omit<SummaryMetrics, 'attribution' | 'reached'>;
+export type SeriesKey = keyof Omit<Metrics, 'attribution' | 'reached'>;
 
 export interface MetricInfo<K extends string> {
   key: K;

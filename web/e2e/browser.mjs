@@ -7,6 +7,8 @@ import { chromium } from 'playwright-core';
 import { config, waitFor } from './stack.mjs';
 
 let browser = null;
+/** Browsers that say they are another device, by user agent (see `newShopper`). */
+const posing = new Map();
 
 /**
  * How this machine runs Chromium: as root, without a GPU, and without the background traffic
@@ -30,9 +32,30 @@ export async function launchBrowser() {
   return browser;
 }
 
+/**
+ * A browser whose own user agent is `userAgent`: every request it makes carries it, beacons
+ * too, as on that device (a context's `userAgent` is applied to the page's requests, but not to
+ * the beacons sent as a page is left).
+ */
+function browserPosingAs(userAgent) {
+  if (!posing.has(userAgent)) {
+    posing.set(
+      userAgent,
+      chromium.launch({
+        executablePath: config.chromium,
+        headless: true,
+        args: [...CHROMIUM_FLAGS, '--autoplay-policy=no-user-gesture-required', `--user-agent=${userAgent}`],
+      }),
+    );
+  }
+  return posing.get(userAgent);
+}
+
 export async function closeBrowser() {
   await browser?.close();
   browser = null;
+  for (const b of posing.values()) await (await b).close();
+  posing.clear();
 }
 
 /**
@@ -67,10 +90,12 @@ export const problemsOf = (label) => pageProblems.filter((p) => p.label === labe
  * A shopper: a fresh browser context (its own cookies and storage) and one page in it.
  * Visible-card arithmetic in the tests relies on the viewport: 1280 × 800, unless `device`
  * gives another screen (Playwright's context options: `viewport`, `isMobile`, `hasTouch`, …).
+ * A device's `userAgent` is its browser's own.
  */
 export async function newShopper(label, { origin, device = {} } = {}) {
-  const b = await launchBrowser();
-  const context = await b.newContext({ viewport: { width: 1280, height: 800 }, ...device, baseURL: origin });
+  const { userAgent, ...screen } = device;
+  const b = await (userAgent ? browserPosingAs(userAgent) : launchBrowser());
+  const context = await b.newContext({ viewport: { width: 1280, height: 800 }, ...screen, baseURL: origin });
   context.setDefaultTimeout(15_000);
   context.on('page', (page) => watchProblems(page, label));
   const page = await context.newPage();

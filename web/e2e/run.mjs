@@ -51,6 +51,7 @@ after(async () => {
 // The stories, in order; the last one also checks every page the others opened.
 await import('./where-widgets-render.mjs');
 await import('./watch-and-buy.mjs');
+await import('./watching-where-and-who.mjs');
 await import('./a-player-that-sells.mjs');
 await import('./nothing-twice.mjs');
 await import('./every-style-and-behaviour.mjs');

@@ -306,6 +306,8 @@ function shopHandle(shop, store, key) {
     store,
     origin: o,
     key,
+    /** Changes the shop's settings (`PUT /admin/v1/shops/{shop}`: absent fields are kept). */
+    settings: (fields) => admin('PUT', `/shops/${shop}`, fields, [200]),
     /** A video on demo media N (1..3) → its id. */
     async video({ media, title, status = 'PUBLISHED', products = [] }) {
       const { id } = await admin(
@@ -414,14 +416,14 @@ const quote = (s) => `'${String(s).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'
 
 export function shopEvents(shop) {
   return clickhouse(
-    `SELECT event_type, attribution, video_id, widget_id, product_id, order_id, revenue_e4, customer_id
+    `SELECT event_type, attribution, video_id, widget_id, product_id, order_id, revenue_e4, customer_id, watched_ms, max_percent
      FROM events WHERE shop_domain = ${quote(shop)} ORDER BY event_time, event_type`,
   );
 }
 
-export const EVENT_TYPES = ['impression', 'click', 'view', 'add_to_cart', 'checkout_completed'];
+export const EVENT_TYPES = ['impression', 'click', 'view', 'add_to_cart', 'checkout_completed', 'watch'];
 
-/** `{ impression, click, view, add_to_cart, checkout_completed }` for the shop (0 when none). */
+/** `{ impression, click, view, add_to_cart, checkout_completed, watch }` for the shop (0 when none). */
 export async function eventCounts(shop, where = '') {
   const rows = await clickhouse(
     `SELECT toString(event_type) AS type, count() AS n FROM events

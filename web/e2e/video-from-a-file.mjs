@@ -375,9 +375,9 @@ describe('A video from a file', () => {
     console.error(`  full video: ${atClose.requests} requests, ${atClose.bytes} bytes; ${openAtClose} still loading at the close`);
     await settlesAt(downloaded, atClose, { hold: 3_000, message: 'requests and bytes of the video after the player closed' });
 
-    // Counted once each: the card's impression, the tap, and the view.
+    // Counted once each: the card's impression, the tap, the view, and the watch the close sent.
     await page.evaluate(() => window.videoapp.flush());
     await queueDrained(page, { timeout: 60_000 });
-    await countsSettleAt(shop.shop, { impression: 1, click: 1, view: 1 }, { timeout: 30_000 });
+    await countsSettleAt(shop.shop, { impression: 1, click: 1, view: 1, watch: 1 }, { timeout: 30_000 });
   });
 });

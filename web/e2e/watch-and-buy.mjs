@@ -18,6 +18,21 @@ import { countsSettleAt, eventCounts, newShop, priceCents, productGid } from './
 /** The pixel sends the order's global id (gid://shopify/Order/N); the store shows N. */
 const isOrder = (orderId, number) => orderId === number || orderId === `gid://shopify/Order/${number}`;
 
+/** `part / whole` in hundredths, rounded half up, as the analytics API rounds; 0 without a whole. */
+const hundredths = (part, whole) => (whole ? Math.floor((2 * part + whole) / (2 * whole)) / 100 : 0);
+
+/** The watching figures the analytics API gives for these `watch` events (ClickHouse rows) and clicks. */
+function watching(watches, clicks) {
+  const ms = watches.reduce((sum, w) => sum + w.watched_ms, 0);
+  const reached = (percent) => watches.filter((w) => w.max_percent >= percent).length;
+  return {
+    watch_time_seconds: hundredths(ms, 10),
+    avg_watch_seconds: hundredths(ms, 10 * clicks),
+    completion_rate: hundredths(reached(95) * 10_000, clicks),
+    reached: { p25: reached(25), p50: reached(50), p75: reached(75), p100: reached(100) },
+  };
+}
+
 /** What an event credits, as ClickHouse has it. */
 function credit({ attribution, video_id, widget_id, product_id, revenue_e4 }, { revenue = true } = {}) {
   const credited = { attribution, video_id, widget_id, product_id };
@@ -112,7 +127,8 @@ describe('A shopper who watches and buys', () => {
     await page.goto('/cart');
     await queueDrained(page, { timeout: 30_000 });
 
-    const expected = { impression: seen.length, click: 1, view: 1, add_to_cart: 1, checkout_completed: 1 };
+    // The player was still open when the shopper went to the cart: its watch left with the page.
+    const expected = { impression: seen.length, click: 1, view: 1, add_to_cart: 1, checkout_completed: 1, watch: 1 };
     await countsSettleAt(shop.shop, expected);
     first = { seen, revenue };
 
@@ -133,6 +149,11 @@ describe('A shopper who watches and buys', () => {
     );
 
     const shirtImpressions = seen.filter((c) => c.video === v.shirt).length;
+    // How long the shirt played is the shopper's doing: the figures follow its one watch.
+    const watched = watching(
+      events.filter((e) => e.event_type === 'watch'),
+      1,
+    );
     // The cart and the order were the video's own doing.
     const attribution = {
       direct: { add_to_cart: 1, orders: 1, revenue },
@@ -149,6 +170,7 @@ describe('A shopper who watches and buys', () => {
         orders: 1,
         revenue,
         attribution,
+        ...watched,
       },
       'the analytics API: the watched video',
     );
@@ -163,6 +185,7 @@ describe('A shopper who watches and buys', () => {
         orders: 1,
         revenue,
         attribution,
+        ...watched,
       },
       'the analytics API: the carousel',
     );
@@ -179,6 +202,7 @@ describe('A shopper who watches and buys', () => {
         ctr: Number((100 / seen.length).toFixed(2)),
         cvr: 100,
         attribution,
+        ...watched,
       },
       'the analytics API: the shop',
     );
@@ -216,6 +240,7 @@ describe('A shopper who watches and buys', () => {
       view: 2,
       add_to_cart: 1,
       checkout_completed: 2,
+      watch: 2,
     };
     await countsSettleAt(shop.shop, expected);
 
@@ -229,7 +254,7 @@ describe('A shopper who watches and buys', () => {
     const own = await eventCounts(shop.shop, "customer_id = '7001'");
     assert.deepEqual(
       own,
-      { impression: seen.length, click: 1, view: 1, add_to_cart: 0, checkout_completed: 1 },
+      { impression: seen.length, click: 1, view: 1, add_to_cart: 0, checkout_completed: 1, watch: 1 },
       "the logged-in shopper's events carry the customer id the app proxy signed",
     );
 

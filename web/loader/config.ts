@@ -1,8 +1,11 @@
 /** The embed tag's configuration and the one request for the page's widgets. */
+import type { Placement } from '../shared/storage';
 import type { Answer } from './types';
 import { readJSON, write } from './util';
 
 export interface Config {
+  /** The page type, as events name it. */
+  placement: Placement;
   location: string;
   productId: string;
   productHandle: string;
@@ -12,8 +15,15 @@ export interface Config {
   player: string;
 }
 
-/** The platform's `request.page_type` → the service's `location`. */
-const LOCATIONS: Record<string, string> = { index: 'home', product: 'product', collection: 'collection', page: 'page' };
+/** The platform's `request.page_type` → the events' `placement`. */
+const PLACEMENTS: Record<string, Placement> = {
+  index: 'home',
+  product: 'product',
+  collection: 'collection',
+  'list-collections': 'collection',
+  page: 'page',
+  cart: 'cart',
+};
 
 /** localStorage: the catalog version last answered, and when it was learned. */
 export const VERSION_KEY = 'videoapp:version';
@@ -40,9 +50,13 @@ export function readConfig(): Config {
   } catch {
     /* no usable script URL: the player cannot load, cards still show */
   }
+  const pageType = d.pageType || '';
+  const placement = typeof PLACEMENTS[pageType] == 'string' ? PLACEMENTS[pageType] : 'other';
   return {
     player,
-    location: LOCATIONS[d.pageType || ''] || 'other',
+    placement,
+    // The service's `location`: the placement, where the widgets' rules have one.
+    location: placement === 'cart' || pageType === 'list-collections' ? 'other' : placement,
     productId: id(d.productId, 'Product'),
     productHandle: (d.productHandle || '').trim(),
     collectionId: id(d.collectionId, 'Collection'),

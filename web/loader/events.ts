@@ -2,7 +2,8 @@
  * Shopper events: consent, the stored queue, batching and retries, and the history the checkout
  * pixel reads. See docs/STOREFRONT-CLIENT.md, "Events".
  */
-import { appendBounded, HISTORY_KEY, parseHistory, SESSION_KEY, uuid } from '../shared/storage';
+import { HISTORY_KEY, parseHistory, SESSION_KEY, SOURCE_KEY, uuid, windowDays, withinWindow, type WhereWho } from '../shared/storage';
+import { keepSource } from './context';
 import type { EventType, WireEvent } from './types';
 import { on, read, readJSON, safe, write } from './util';
 
@@ -34,6 +35,15 @@ let timer: ReturnType<typeof setTimeout> | 0 = 0;
 let backoff = 0;
 let retryAt = 0;
 let memorySession = '';
+/** This page's where and who, sent with every event and kept with every history entry. */
+let here: WhereWho = {};
+/** The shop's attribution window (days): how long the history keeps an entry. */
+let keepDays = windowDays(undefined);
+/**
+ * The openings of videos still open, each as the function that ends it (queues its `watch`):
+ * called when the page hides, before the queue goes out.
+ */
+export const openings = new Set<() => void>();
 
 /** Analytics consent: the platform's Customer Privacy API decides where it is present. */
 export function allowed(): boolean {
@@ -45,13 +55,14 @@ export function allowed(): boolean {
   }
 }
 
-/** The tab's session id, created on first use. */
+/** The tab's session id, created (with the session's source) on first use. */
 export function sessionId(): string {
   let id = read(SESSION_KEY, 'sessionStorage') || memorySession;
   if (!id) {
     id = uuid();
     write(SESSION_KEY, id, 'sessionStorage');
   }
+  if (!memorySession) keepSource();
   return (memorySession = id);
 }
 
@@ -68,7 +79,7 @@ const schedule = (ms = EVERY_MS) => {
 };
 
 /** Queues one event (nothing at all without consent). */
-export function track(eventType: EventType, widgetId: string, videoId: string, productId?: string): void {
+export function track(eventType: EventType, widgetId: string, videoId: string, extra?: Partial<WireEvent>): void {
   if (!allowed()) return;
   const e: WireEvent = {
     eventType,
@@ -76,12 +87,10 @@ export function track(eventType: EventType, widgetId: string, videoId: string, p
     sessionId: sessionId(),
     videoId,
     widgetId,
+    ...here,
+    ...extra,
     timestamp: new Date().toISOString(),
   };
-  if (productId) {
-    e.productId = productId;
-    e.attributionType = 'direct';
-  }
   const items = load();
   items.push({ e });
   save(items);
@@ -89,14 +98,23 @@ export function track(eventType: EventType, widgetId: string, videoId: string, p
   else schedule();
 }
 
-/** Records a watched video or an add-to-cart for the checkout pixel (see shared/storage.ts). */
-export function remember(kind: 'views' | 'carts', entry: Record<string, unknown>): void {
+/**
+ * Records a watched video or an add-to-cart for the checkout pixel (see shared/storage.ts), and
+ * forgets the entries older than the shop's attribution window.
+ */
+export function remember(kind?: 'views' | 'carts', entry?: Record<string, unknown>): void {
   if (!allowed()) return;
   const now = Date.now();
   const history = parseHistory(read(HISTORY_KEY));
-  const full = { sessionId: sessionId(), at: now, ...entry } as never;
-  history[kind] = appendBounded(history[kind] as { at: number }[], full, now) as never;
-  write(HISTORY_KEY, JSON.stringify(history));
+  if (kind) history[kind].push({ sessionId: sessionId(), at: now, ...here, ...entry } as never);
+  history.windowDays = keepDays;
+  write(HISTORY_KEY, JSON.stringify(withinWindow(history, now)));
+}
+
+/** The shop's attribution window, from the storefront's answer: the stored history follows it. */
+export function keepFor(days: unknown): void {
+  keepDays = windowDays(days);
+  if (read(HISTORY_KEY)) remember();
 }
 
 /** Removes the acknowledged (or unsendable) events, or releases them for a later retry. */
@@ -157,15 +175,20 @@ export function flush(leaving = false): void {
 function forget(): void {
   write(QUEUE_KEY, null);
   write(HISTORY_KEY, null);
+  write(SOURCE_KEY, null, 'sessionStorage');
 }
 
-export function startEvents(proxy: string): void {
+export function startEvents(proxy: string, whereWho: WhereWho): void {
   endpoint = proxy + '/analytics';
-  const leave = () => flush(true);
+  here = whereWho;
+  const leave = () => {
+    for (const end of openings) safe(end)();
+    flush(true);
+  };
   on(window, 'pagehide', leave);
   on(document, 'visibilitychange', () => (document.visibilityState === 'hidden' ? leave() : schedule()));
   on(window, 'online', () => ((retryAt = 0), flush()));
-  on(document, 'visitorConsentCollected', () => (allowed() ? flush() : forget()));
+  on(document, 'visitorConsentCollected', () => (allowed() ? (keepSource(), flush()) : forget()));
   if (read(QUEUE_KEY)) schedule(1000);
 }
 

@@ -6,7 +6,8 @@
  * reads, the DOM it writes and the events it sends.
  */
 import { fetchWidgets, readConfig, type Config } from './config';
-import { flushNow, startEvents } from './events';
+import { whereWhoHere } from './context';
+import { flushNow, keepFor, startEvents } from './events';
 import { playerAt } from './player-source';
 import { isDismissed, pin, renderWidget } from './render';
 import { CSS } from './styles';
@@ -33,6 +34,7 @@ async function load(config: Config, slots: HTMLElement[]): Promise<void> {
   // would leave out the floating ones). A widget whose rules exclude the page shows nowhere.
   const wanted = [...new Set(snippets.map(widgetIdOf))];
   const answer = await fetchWidgets(config);
+  if (answer) keepFor(answer.attributionWindowDays);
   const all = ((answer && answer.widgets) || []).filter((w) => w && typeof w.id === 'string' && Array.isArray(w.videos) && w.videos.length);
   for (const w of all) for (const v of w.videos) v.products = Array.isArray(v.products) ? v.products : [];
   // Floating widgets belong to the page, not to a slot: fixed in a corner, taking no space.
@@ -94,7 +96,7 @@ try {
     const config = readConfig();
     window.videoapp = { version: VERSION, flush: flushNow };
     playerAt(config.player);
-    startEvents(config.proxy);
+    startEvents(config.proxy, whereWhoHere(config.placement));
     if (document.readyState === 'loading') on(document, 'DOMContentLoaded', () => start(config));
     else start(config);
   }

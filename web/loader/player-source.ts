@@ -3,7 +3,7 @@
  * loader's own script. The dashboard's preview bundles the player instead (web/scripts/build.mjs
  * swaps in ./player-inline.ts).
  */
-import { remember, track } from './events';
+import { openings, remember, track } from './events';
 import type { PlayerApi } from './types';
 import { h } from './util';
 
@@ -19,7 +19,7 @@ export const playerAt = (src: string) => (playerSrc = src);
  */
 export const loadPlayer = (): Promise<PlayerApi> =>
   (player ??= new Promise<PlayerApi>((resolve, reject) => {
-    window.videoapp!._p = { host: { track, remember }, ready: resolve };
+    window.videoapp!._p = { host: { track, remember, openings }, ready: resolve };
     const script = h('script', '', { src: playerSrc, async: '' });
     script.onerror = () => {
       player = undefined;

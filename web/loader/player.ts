@@ -6,20 +6,49 @@ import { productGid } from '../shared/storage';
 import { streamable, stream } from './stream';
 import { debug, h, on, safe, url } from './util';
 
-/** Counts real playback (pauses and seeks excluded) and calls `done` once at 3 s. */
-export function watch(video: HTMLVideoElement, w: Widget, v: Video): void {
+/**
+ * Follows one opening of `v` in `video`: real playback (pauses and seeks excluded), with a `view`
+ * once at 3 s, and the furthest point reached. The function returned ends the opening and sends
+ * its `watch`; the page being hidden while it is open ends it too (once: a later call does
+ * nothing).
+ */
+export function watch(video: HTMLVideoElement, w: Widget, v: Video): () => void {
   let played = 0;
   let last = -1;
+  let furthest = 0;
+  let open = true;
+  const length = () => {
+    const d = video.duration;
+    return d > 0 && isFinite(d) ? d : v.duration > 0 ? v.duration : 0;
+  };
   on(video, 'seeking', () => (last = -1));
   on(video, 'timeupdate', () => {
+    if (!open) return;
     const t = video.currentTime;
     const d = t - last;
-    if (played < 3 && !video.paused && last >= 0 && d > 0 && d < 1.5 && (played += d) >= 3) {
-      host.track('view', w.id, v.id);
-      host.remember('views', { videoId: v.id, widgetId: w.id, productIds: v.products.map((p) => p.id).slice(0, 20) });
+    if (!video.paused && last >= 0 && d > 0 && d < 1.5) {
+      if (played < 3 && played + d >= 3) {
+        host.track('view', w.id, v.id);
+        host.remember('views', { videoId: v.id, widgetId: w.id, productIds: v.products.map((p) => p.id).slice(0, 20) });
+      }
+      played += d;
     }
+    const len = length();
+    if (len) furthest = Math.max(furthest, t / len);
     last = t;
   });
+  const end = () => {
+    if (!open) return;
+    open = false;
+    host.openings.delete(end);
+    const len = length();
+    // A video left playing on a loop, or a clock gone wrong, is not hours of watching.
+    const watched = len ? Math.min(played, len * 3) : played;
+    const reached = video.ended ? 1 : Math.min(1, furthest);
+    host.track('watch', w.id, v.id, { watchedMs: Math.round(watched * 1000), maxPercent: Math.floor(reached * 100) });
+  };
+  host.openings.add(end);
+  return end;
 }
 
 let nativeHls: boolean | undefined;
@@ -115,6 +144,8 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, story:
     [dialog],
   );
   let current: HTMLVideoElement | null = null;
+  // Ends the current video's opening (sends its `watch`).
+  let endOpening = () => {};
   // The shopper touched this video's products: the end of the video does not take them away.
   let busy = false;
   for (const type of ['pointerdown', 'focusin', 'keydown']) on(products, type, () => (busy = true));
@@ -145,12 +176,13 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, story:
     index = (i + count) % count;
     busy = false;
     const v = w.videos[index]!;
+    endOpening();
     detach(current);
     current = fullVideo('videoapp-video', v, story ? { autoplay: '' } : { controls: '', autoplay: '' });
     overlay.setAttribute('aria-label', v.title || 'Video');
     overlay.setAttribute('data-videoapp-video-id', v.id);
     overlay.setAttribute('data-videoapp-index', String(index));
-    watch(current, w, v);
+    endOpening = watch(current, w, v);
     current.muted = muted;
     const shown = current;
     on(shown, 'volumechange', () => {
@@ -178,6 +210,7 @@ export function openPlayer(w: Widget, index: number, opener: HTMLElement, story:
   };
 
   const shut = () => {
+    endOpening();
     current = detach(current);
     overlay.remove();
     root.style.overflow = overflow;
@@ -424,7 +457,7 @@ function product(w: Widget, v: Video, p: Product): HTMLLIElement {
       }
       state('added', 'Added to cart');
       viewCart.hidden = false;
-      host.track('add_to_cart', w.id, v.id, productGid(p.id));
+      host.track('add_to_cart', w.id, v.id, { productId: productGid(p.id), attributionType: 'direct' });
       host.remember('carts', { productId: productGid(p.id), videoId: v.id, widgetId: w.id });
       document.dispatchEvent(
         new CustomEvent('videoapp:add-to-cart', { detail: { productId: p.id, variantId: variant.id, videoId: v.id, widgetId: w.id } }),

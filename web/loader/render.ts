@@ -188,6 +188,7 @@ function card(w: Widget, v: Video, i: number, type: string, width: number, heigh
       const p = await loadPlayer().finally(() => (opening = false));
       preview = detach(preview);
       inline = p.fullVideo('videoapp-inline', v, { controls: '' });
+      // An inline video has no close: its opening ends, with its watch, when the page hides.
       p.watch(inline, w, v);
       item.append(inline);
       track('click', w.id, v.id);

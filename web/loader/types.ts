@@ -1,7 +1,11 @@
+import type { WhereWho } from '../shared/storage';
+
 /** The service's `contextual-widgets` answer (only what the loader reads). */
 export interface Answer {
   version: string;
   removeBranding: boolean;
+  /** The shop's attribution window (1, 7 or 30 days); absent from older services. */
+  attributionWindowDays?: number;
   widgets: Widget[];
 }
 
@@ -50,10 +54,10 @@ export interface Product {
   url: string;
 }
 
-export type EventType = 'impression' | 'click' | 'view' | 'add_to_cart';
+export type EventType = 'impression' | 'click' | 'view' | 'add_to_cart' | 'watch';
 
 /** One event as `POST {proxy}/analytics` receives it. */
-export interface WireEvent {
+export interface WireEvent extends WhereWho {
   eventType: EventType;
   eventId: string;
   sessionId: string;
@@ -61,6 +65,10 @@ export interface WireEvent {
   widgetId: string;
   productId?: string;
   attributionType?: 'direct';
+  /** `watch`: the time actually played in this opening (ms). */
+  watchedMs?: number;
+  /** `watch`: the furthest point reached, in percent of the video. */
+  maxPercent?: number;
   timestamp: string;
 }
 
@@ -93,6 +101,8 @@ declare global {
     Shopify?: {
       customerPrivacy?: { analyticsProcessingAllowed?: () => boolean };
       routes?: { root?: string };
+      /** The storefront's country (ISO 3166-1 alpha-2), as the platform gives it to the page. */
+      country?: string;
       /** The currency the shopper sees prices in (the platform sets it on every storefront page). */
       currency?: { active?: string };
       locale?: string;

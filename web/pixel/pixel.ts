@@ -1,20 +1,23 @@
 /**
  * videoapp checkout pixel: reports each completed order once, credited to the videos the shopper
- * watched or added to the cart from (read from what the loader stored, see shared/storage.ts).
+ * watched or added to the cart from within the shop's attribution window (read from what the
+ * loader stored, see shared/storage.ts).
  */
 import type { ExtensionApi, PixelEventsCheckoutCompleted } from '@shopify/web-pixels-extension';
 import {
-  appendBounded,
   attribute,
+  bounded,
   HISTORY_KEY,
   HISTORY_MAX,
   ORDERS_KEY,
+  ORDERS_TTL_MS,
   OUTBOX_KEY,
   parseHistory,
   productGid,
   SESSION_KEY,
   uuid,
   type SentOrder,
+  type WhereWho,
 } from '../shared/storage';
 
 export const DEFAULT_PROXY = '/apps/videoapp_sub';
@@ -34,6 +37,10 @@ export interface CheckoutEvent {
   videoId?: string;
   widgetId?: string;
   sessionId?: string;
+  /** The credited entry's where and who (none without a credit). */
+  placement?: WhereWho['placement'];
+  country?: string;
+  source?: WhereWho['source'];
   timestamp: string;
 }
 
@@ -65,7 +72,10 @@ export function revenueOf(amount: unknown): number | string | undefined {
   return /^\d+(\.\d{1,4})?$/.test(String(amount)) ? amount : amount.toFixed(4);
 }
 
-/** The event for one completed checkout (without `sessionId` and attribution when unknown). */
+/**
+ * The event for one completed checkout: its session is the tab's, else the credited entry's;
+ * without a credit it has no attribution and no where and who.
+ */
 export function checkoutEvent(
   checkout: Checkout,
   history: ReturnType<typeof parseHistory>,
@@ -82,7 +92,7 @@ export function checkoutEvent(
   }
   const total = checkout.totalPrice || checkout.subtotalPrice;
   const currency = checkout.currencyCode || (total && total.currencyCode) || '';
-  const credit = attribute(history, sessionId, productIds, now);
+  const credit = attribute(history, productIds, now);
   const event: CheckoutEvent = {
     eventType: 'checkout_completed',
     eventId: uuid(),
@@ -93,8 +103,8 @@ export function checkoutEvent(
   const revenue = revenueOf(total && total.amount);
   if (revenue !== undefined) event.revenue = revenue;
   if (/^[A-Z]{3}$/.test(currency)) event.currency = currency;
-  if (sessionId) event.sessionId = sessionId;
   if (credit) Object.assign(event, credit);
+  if (sessionId) event.sessionId = sessionId;
   return event;
 }
 
@@ -185,7 +195,7 @@ export function videoappPixel(api: ExtensionApi): void {
     // One event per order: a reloaded thank-you page finds its order here.
     const orders = await read<SentOrder[]>(ORDERS_KEY, []);
     if (orders.some((o) => o && o.orderId === event.orderId)) return;
-    await write(ORDERS_KEY, appendBounded(orders, { orderId: event.orderId, at: now }, now).slice(-HISTORY_MAX));
+    await write(ORDERS_KEY, bounded(orders.concat({ orderId: event.orderId, at: now }), now, ORDERS_TTL_MS));
     if (draining) await draining;
     const outbox = await read<OutboxItem[]>(OUTBOX_KEY, []);
     await write(OUTBOX_KEY, outbox.concat({ event, tries: 0, at: now }).slice(-HISTORY_MAX));

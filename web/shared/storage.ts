@@ -3,10 +3,12 @@
  * reads it back. Both sides import this file, so the format has one definition.
  */
 
-/** localStorage: the shopper's recent video views and add-to-carts ({@link History}). */
+/** localStorage: the shopper's video views and add-to-carts within the attribution window ({@link History}). */
 export const HISTORY_KEY = 'videoapp:history';
 /** sessionStorage: the per-tab session id sent with every event. */
 export const SESSION_KEY = 'videoapp:session';
+/** sessionStorage: the tab session's traffic source ({@link Source}), decided on its landing page. */
+export const SOURCE_KEY = 'videoapp:source';
 /** localStorage: order ids the pixel has already reported ({@link SentOrder}[]). */
 export const ORDERS_KEY = 'videoapp:orders';
 /** localStorage: checkout events the pixel has not yet seen acknowledged ({@link OutboxItem}[]). */
@@ -14,13 +16,44 @@ export const OUTBOX_KEY = 'videoapp:outbox';
 
 /** At most this many entries per history list; older ones are dropped first. */
 export const HISTORY_MAX = 50;
-/** History entries older than this are dropped whenever the history is written. */
-export const HISTORY_TTL_MS = 30 * 24 * 3600 * 1000;
-/** When the pixel cannot read the tab's session id, entries this recent count as the session. */
-export const SESSIONLESS_WINDOW_MS = 24 * 3600 * 1000;
+/** Reported orders are remembered this long (the service also de-duplicates them). */
+export const ORDERS_TTL_MS = 30 * 24 * 3600 * 1000;
+/** The shop's attribution window when the storefront did not say (days). */
+export const DEFAULT_WINDOW_DAYS = 7;
+const DAY_MS = 24 * 3600 * 1000;
+
+/** The shop's attribution window as it may be: 1, 7 or 30 days; anything else is the default. */
+export const windowDays = (raw: unknown): number => ([1, 7, 30].includes(raw as number) ? (raw as number) : DEFAULT_WINDOW_DAYS);
+
+/** The page type where a widget showed, as the service takes it (`placement`). */
+export type Placement = 'home' | 'product' | 'collection' | 'page' | 'cart' | 'other';
+/** The tab session's traffic source, as the service takes it (`source`). */
+export type Source = 'direct' | 'search' | 'social' | 'email' | 'paid' | 'referral';
+export const PLACEMENTS: Placement[] = ['home', 'product', 'collection', 'page', 'cart', 'other'];
+export const SOURCES: Source[] = ['direct', 'search', 'social', 'email', 'paid', 'referral'];
+
+/** Where and who: sent with every event, and kept with each history entry. */
+export interface WhereWho {
+  placement?: Placement;
+  /** ISO 3166-1 alpha-2, upper case. */
+  country?: string;
+  source?: Source;
+}
+
+/**
+ * The valid where-and-who fields of `entry`. Storage is the page's to change, and the service
+ * refuses a whole batch for one bad value: anything else is left out.
+ */
+export function whereWho(entry: WhereWho): WhereWho {
+  const out: WhereWho = {};
+  if (PLACEMENTS.includes(entry.placement!)) out.placement = entry.placement;
+  if (/^[A-Z]{2}$/.test(String(entry.country))) out.country = entry.country;
+  if (SOURCES.includes(entry.source!)) out.source = entry.source;
+  return out;
+}
 
 /** A video watched for at least 3 s. */
-export interface ViewEntry {
+export interface ViewEntry extends WhereWho {
   sessionId: string;
   /** Unix milliseconds. */
   at: number;
@@ -31,7 +64,7 @@ export interface ViewEntry {
 }
 
 /** A product added to the cart from the player. */
-export interface CartEntry {
+export interface CartEntry extends WhereWho {
   sessionId: string;
   at: number;
   productId: string;
@@ -42,6 +75,8 @@ export interface CartEntry {
 export interface History {
   views: ViewEntry[];
   carts: CartEntry[];
+  /** The shop's attribution window when the history was written: entries are kept this long. */
+  windowDays: number;
 }
 
 export interface SentOrder {
@@ -61,15 +96,19 @@ export function parseHistory(raw: string | null): History {
   return {
     views: Array.isArray(h.views) ? h.views : [],
     carts: Array.isArray(h.carts) ? h.carts : [],
+    windowDays: windowDays(h.windowDays),
   };
 }
 
-/** `list` with `entry` appended, without expired entries, at most {@link HISTORY_MAX} long. */
-export function appendBounded<T extends { at: number }>(list: T[], entry: T, now: number): T[] {
-  return list
-    .filter((e) => e && now - e.at < HISTORY_TTL_MS)
-    .concat(entry)
-    .slice(-HISTORY_MAX);
+/** `list` without entries older than `maxAgeMs`, at most {@link HISTORY_MAX} long. */
+export function bounded<T extends { at: number }>(list: T[], now: number, maxAgeMs: number): T[] {
+  return list.filter((e) => e && now - e.at < maxAgeMs).slice(-HISTORY_MAX);
+}
+
+/** The history without the entries older than its window. */
+export function withinWindow(h: History, now: number): History {
+  const ms = h.windowDays * DAY_MS;
+  return { views: bounded(h.views, now, ms), carts: bounded(h.carts, now, ms), windowDays: h.windowDays };
 }
 
 const PRODUCT_GID = 'gid://shopify/Product/';
@@ -94,29 +133,29 @@ export function uuid(): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
 }
 
-export interface Attribution {
+export interface Attribution extends WhereWho {
   attributionType: 'direct' | 'influenced';
   videoId: string;
   widgetId: string;
+  /** The tab session of the credited entry. */
   sessionId: string;
   /** The credited product of the order, when one is known. */
   productId?: string;
 }
 
 /**
- * How an order is credited to videos:
- * - `direct`: a product of the order was added to the cart from a video in this session (the
- *   latest such add-to-cart wins);
- * - `influenced`: otherwise, a video was watched for 3 s in this session (the latest one);
+ * How an order is credited to videos, within the shop's attribution window (the history's
+ * `windowDays`):
+ * - `direct`: a product of the order was added to the cart from a video (the latest such
+ *   add-to-cart wins);
+ * - `influenced`: otherwise, a video was watched for 3 s (the latest one);
  * - `null`: neither.
- * "This session" is the entries carrying `sessionId`; without one, the entries of the last
- * {@link SESSIONLESS_WINDOW_MS}.
+ * The credit carries the where and who of the credited entry.
  */
-export function attribute(history: History, sessionId: string | null, orderProductIds: string[], now: number): Attribution | null {
-  const inSession = (e: { sessionId: string; at: number }) =>
-    !!e && (sessionId ? e.sessionId === sessionId : now - e.at < SESSIONLESS_WINDOW_MS);
+export function attribute(history: History, orderProductIds: string[], now: number): Attribution | null {
+  const recent = withinWindow(history, now);
   const latest = <T extends { at: number }>(list: T[]) => list.reduce<T | null>((best, e) => (!best || e.at >= best.at ? e : best), null);
-  const cart = latest(history.carts.filter((e) => inSession(e) && orderProductIds.includes(productGid(e.productId))));
+  const cart = latest(recent.carts.filter((e) => orderProductIds.includes(productGid(e.productId))));
   if (cart) {
     return {
       attributionType: 'direct',
@@ -124,9 +163,10 @@ export function attribute(history: History, sessionId: string | null, orderProdu
       widgetId: cart.widgetId,
       sessionId: cart.sessionId,
       productId: productGid(cart.productId),
+      ...whereWho(cart),
     };
   }
-  const view = latest(history.views.filter(inSession));
+  const view = latest(recent.views);
   if (!view) return null;
   const viewed = (Array.isArray(view.productIds) ? view.productIds : []).map(productGid);
   const credited = orderProductIds.find((id) => viewed.includes(id));
@@ -136,5 +176,6 @@ export function attribute(history: History, sessionId: string | null, orderProdu
     widgetId: view.widgetId,
     sessionId: view.sessionId,
     ...(credited ? { productId: credited } : {}),
+    ...whereWho(view),
   };
 }

@@ -155,14 +155,17 @@ pub(super) async fn list<T: Analysed, B: Serialize>(
         comparison: window.comparison_range().copied(),
         sort_by: request.listing.sort_by,
         sort_order: request.listing.sort_order,
+        filters: request.filters,
     };
     let check = WritesCheck::new(&state.db, &caller.shop, writes);
     let caches = &state.analytics_lists;
     let lists = T::lists(caches);
     let load = async {
         let subject = (T::SUBJECT, check);
+        let filters = request.filters;
         let totals = |split, past_days| {
-            caches.totals(&state.warehouse, subject, split, (shop_version, past_days))
+            let versions = (shop_version, past_days);
+            caches.totals(&state.warehouse, subject, split, versions, filters)
         };
         let catalog = async {
             let items = catalog.await.map_err(catalog_error)?;

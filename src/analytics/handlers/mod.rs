@@ -2,6 +2,7 @@
 //! series, over a range of whole days in the shop's timezone, optionally beside a comparison
 //! range.
 
+mod breakdown;
 mod listing;
 mod params;
 mod record;

@@ -9,6 +9,7 @@ use serde::{Deserialize, Deserializer};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::analytics::dates::strict_date;
+use crate::analytics::dimensions::Filters;
 use crate::analytics::export::FormatQuery;
 use crate::analytics::periods::Compare;
 use crate::catalog::domain::WidgetType;
@@ -121,11 +122,13 @@ pub(in crate::analytics) enum SortOrder {
     Asc,
 }
 
-/// What a list endpoint is asked: the page, the range, the comparison and the format.
+/// What a list endpoint is asked: the page, the range, the comparison, the filters and the
+/// format.
 pub struct ListRequest {
     pub(super) listing: ListQuery,
     pub(super) range: RangeQuery,
     pub(super) compare: CompareQuery,
+    pub(super) filters: Filters,
     pub(super) format: FormatQuery,
     pub(super) headers: HeaderMap,
 }
@@ -138,6 +141,7 @@ impl<S: Send + Sync> FromRequestParts<S> for ListRequest {
             listing: AppQuery::from_request_parts(parts, state).await?.0,
             range: AppQuery::from_request_parts(parts, state).await?.0,
             compare: AppQuery::from_request_parts(parts, state).await?.0,
+            filters: AppQuery::from_request_parts(parts, state).await?.0,
             format: AppQuery::from_request_parts(parts, state).await?.0,
             headers: parts.headers.clone(),
         })

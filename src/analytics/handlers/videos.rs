@@ -10,11 +10,13 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::breakdown::{BreakdownQuery, ValueEntry};
 use super::listing::{list, Pagination};
 use super::params::{CompareQuery, ListQuery, ListRequest, RangeQuery};
-use super::record::{one_record, Analysed};
+use super::record::{one_record, Analysed, OneAnswer, OneQuery};
 use super::window::Meta;
 use crate::analytics::auth::Caller;
+use crate::analytics::dimensions::Filters;
 use crate::analytics::export::{CsvRow, FormatQuery};
 use crate::analytics::list_cache::{ListCache, ListCaches};
 use crate::analytics::metrics::{Comparison, Metrics};
@@ -56,10 +58,36 @@ pub struct VideoAnalyticsOne {
     meta: Meta,
 }
 
+/// One video's or widget's numbers with `breakdown`: one entry per value.
+#[derive(Serialize, ToSchema)]
+pub struct BreakdownResponse {
+    success: bool,
+    data: Vec<ValueEntry>,
+    meta: Meta,
+}
+
+impl BreakdownResponse {
+    pub(super) fn new(data: Vec<ValueEntry>, meta: Meta) -> Self {
+        BreakdownResponse {
+            success: true,
+            data,
+            meta,
+        }
+    }
+}
+
+/// A video's record, or with `breakdown` one entry per value.
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum VideoAnswer {
+    One(Box<VideoAnalyticsOne>),
+    Breakdown(BreakdownResponse),
+}
+
 /// Per-video metrics for all of the shop's videos
 #[utoipa::path(
     get, path = "/analytics/videos", tag = "analytics", operation_id = "list_video_analytics",
-    params(ListQuery, RangeQuery, CompareQuery, FormatQuery),
+    params(ListQuery, RangeQuery, CompareQuery, Filters, FormatQuery),
     responses(
         (status = 200, headers(("X-RateLimit-Limit" = u32), ("X-RateLimit-Remaining" = u32), ("X-RateLimit-Reset" = u64)),
             content((VideoAnalyticsList = "application/json"), (String = "text/csv"))),
@@ -140,9 +168,9 @@ impl CsvRow for VideoAnalytics {
 /// Metrics for one video
 #[utoipa::path(
     get, path = "/analytics/video/{videoId}", tag = "analytics",
-    params(("videoId" = String, Path, description = "The video's id"), RangeQuery, CompareQuery),
+    params(("videoId" = String, Path, description = "The video's id"), RangeQuery, CompareQuery, Filters, BreakdownQuery),
     responses(
-        (status = 200, body = VideoAnalyticsOne),
+        (status = 200, body = VideoAnswer),
         (status = 400, description = "INVALID_DATE, INVALID_DATE_RANGE or INVALID_PARAMETER", body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED or INVALID_API_KEY", body = ErrorBody),
         (status = 404, description = "NOT_FOUND: no such video in the key's shop", body = ErrorBody),
@@ -158,12 +186,23 @@ pub async fn one_video(
     AppPath(video_id): AppPath<String>,
     AppQuery(range): AppQuery<RangeQuery>,
     AppQuery(compare): AppQuery<CompareQuery>,
-) -> Result<Json<VideoAnalyticsOne>, ApiError> {
+    AppQuery(filters): AppQuery<Filters>,
+    AppQuery(breakdown): AppQuery<BreakdownQuery>,
+) -> Result<Json<VideoAnswer>, ApiError> {
     let get = |id| videos::get(&state.db, &caller.shop, id);
-    let (data, meta) = one_record(&state, &caller, &video_id, (range, compare), get).await?;
-    Ok(Json(VideoAnalyticsOne {
-        success: true,
-        data,
-        meta,
+    let query = OneQuery {
+        range,
+        compare,
+        filters,
+        breakdown,
+    };
+    let (answer, meta) = one_record(&state, &caller, &video_id, query, get).await?;
+    Ok(Json(match answer {
+        OneAnswer::Record(data) => VideoAnswer::One(Box::new(VideoAnalyticsOne {
+            success: true,
+            data,
+            meta,
+        })),
+        OneAnswer::Breakdown(data) => VideoAnswer::Breakdown(BreakdownResponse::new(data, meta)),
     }))
 }

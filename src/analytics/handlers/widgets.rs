@@ -10,11 +10,14 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::breakdown::BreakdownQuery;
 use super::listing::{list, Pagination};
 use super::params::{CompareQuery, ListQuery, ListRequest, RangeQuery, WidgetFilter};
-use super::record::{one_record, Analysed};
+use super::record::{one_record, Analysed, OneAnswer, OneQuery};
+use super::videos::BreakdownResponse;
 use super::window::Meta;
 use crate::analytics::auth::Caller;
+use crate::analytics::dimensions::Filters;
 use crate::analytics::export::{CsvRow, FormatQuery};
 use crate::analytics::list_cache::{ListCache, ListCaches};
 use crate::analytics::metrics::{Comparison, Metrics};
@@ -101,7 +104,7 @@ impl CsvRow for WidgetAnalytics {
 /// Per-widget metrics
 #[utoipa::path(
     get, path = "/analytics/widgets", tag = "analytics", operation_id = "list_widget_analytics",
-    params(ListQuery, WidgetFilter, RangeQuery, CompareQuery, FormatQuery),
+    params(ListQuery, WidgetFilter, RangeQuery, CompareQuery, Filters, FormatQuery),
     responses(
         (status = 200, content((WidgetAnalyticsList = "application/json"), (String = "text/csv"))),
         AnalyticsErrors,
@@ -136,9 +139,9 @@ pub async fn list_widgets(
 /// Metrics for one widget
 #[utoipa::path(
     get, path = "/analytics/widget/{widgetId}", tag = "analytics",
-    params(("widgetId" = String, Path, description = "The widget's id"), RangeQuery, CompareQuery),
+    params(("widgetId" = String, Path, description = "The widget's id"), RangeQuery, CompareQuery, Filters, BreakdownQuery),
     responses(
-        (status = 200, body = WidgetAnalyticsOne),
+        (status = 200, body = WidgetAnswer),
         (status = 404, description = "NOT_FOUND", body = ErrorBody),
         AnalyticsErrors,
     ),
@@ -150,12 +153,31 @@ pub async fn one_widget(
     AppPath(widget_id): AppPath<String>,
     AppQuery(range): AppQuery<RangeQuery>,
     AppQuery(compare): AppQuery<CompareQuery>,
-) -> Result<Json<WidgetAnalyticsOne>, ApiError> {
+    AppQuery(filters): AppQuery<Filters>,
+    AppQuery(breakdown): AppQuery<BreakdownQuery>,
+) -> Result<Json<WidgetAnswer>, ApiError> {
     let get = |id| widgets::get(&state.db, &caller.shop, id);
-    let (data, meta) = one_record(&state, &caller, &widget_id, (range, compare), get).await?;
-    Ok(Json(WidgetAnalyticsOne {
-        success: true,
-        data,
-        meta,
+    let query = OneQuery {
+        range,
+        compare,
+        filters,
+        breakdown,
+    };
+    let (answer, meta) = one_record(&state, &caller, &widget_id, query, get).await?;
+    Ok(Json(match answer {
+        OneAnswer::Record(data) => WidgetAnswer::One(Box::new(WidgetAnalyticsOne {
+            success: true,
+            data,
+            meta,
+        })),
+        OneAnswer::Breakdown(data) => WidgetAnswer::Breakdown(BreakdownResponse::new(data, meta)),
     }))
+}
+
+/// A widget's record, or with `breakdown` one entry per value.
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum WidgetAnswer {
+    One(Box<WidgetAnalyticsOne>),
+    Breakdown(BreakdownResponse),
 }

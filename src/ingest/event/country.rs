@@ -38,6 +38,11 @@ impl Country {
     pub fn as_str(self) -> &'static str {
         self.0
     }
+
+    /// Every code, in order.
+    pub fn all() -> impl Iterator<Item = &'static str> {
+        codes()
+    }
 }
 
 impl TryFrom<&str> for Country {
