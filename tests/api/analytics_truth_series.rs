@@ -15,13 +15,7 @@ fn day(text: &str) -> NaiveDate {
 }
 
 fn query(first: &str, last: &str, compare: Compare) -> Query {
-    Query {
-        first: day(first),
-        last: day(last),
-        compare: Some(compare),
-        sort_by: "revenue",
-        ascending: false,
-    }
+    Query::new(day(first), day(last), Some(compare))
 }
 
 /// Around the leap days of 2024 and 2028, and the same dates in the years after and before them.
@@ -81,7 +75,7 @@ fn a_leap_day_compares_with_the_days_the_contract_names() {
     let anchors = anchors();
     let ledger = Ledger::new(&anchors, 0, TIMEZONES[0].parse().unwrap());
     let bucket = |q: &Query, date: &str| {
-        let series = expected_series(&ledger, Whose::Shop, q, Interval::Day);
+        let series = expected_series(&ledger, &q.scope(Whose::Shop), q, Interval::Day);
         let bucket = series.into_iter().find(|b| b["date"] == date).unwrap();
         (
             bucket["metrics"].clone(),

@@ -2,7 +2,7 @@
 //! make of each answer.
 
 use super::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::LazyLock;
@@ -81,6 +81,7 @@ pub const DIMENSIONS: [Dimension; 4] = [
 ];
 
 pub const PLACEMENTS: [&str; 6] = ["home", "product", "collection", "page", "cart", "other"];
+pub const DEVICES: [&str; 3] = ["mobile", "tablet", "desktop"];
 /// A few codes, the platform's additions among them: enough values to sort, few enough that
 /// each has events.
 pub const COUNTRIES: [&str; 7] = ["US", "NZ", "NP", "CA", "XK", "TA", "ZZ"];
@@ -94,6 +95,17 @@ impl Dimension {
             Dimension::Country => "country",
             Dimension::Source => "source",
         }
+    }
+
+    /// Every value a query may name: those an event may say, and `unknown` for none.
+    pub fn values(self) -> Vec<&'static str> {
+        let said: &[&'static str] = match self {
+            Dimension::Placement => &PLACEMENTS,
+            Dimension::Device => &DEVICES,
+            Dimension::Country => &COUNTRIES,
+            Dimension::Source => &SOURCES,
+        };
+        said.iter().copied().chain(["unknown"]).collect()
     }
 }
 
@@ -344,7 +356,18 @@ impl Compare {
     }
 }
 
-/// One question asked of every endpoint: a range of local days, a comparison, a list order.
+/// The metrics a breakdown's entries may be sorted by.
+pub const BREAKDOWN_SORTS: [&str; 6] = [
+    "impressions",
+    "views",
+    "clicks",
+    "add_to_cart",
+    "orders",
+    "revenue",
+];
+
+/// One question asked of every endpoint: a range of local days, a comparison, a list order, the
+/// events it is about, and how to break the answers down.
 #[derive(Debug, Clone)]
 pub struct Query {
     pub first: NaiveDate,
@@ -352,16 +375,61 @@ pub struct Query {
     pub compare: Option<Compare>,
     pub sort_by: &'static str,
     pub ascending: bool,
+    /// Each dimension at most once; `unknown` selects the events that did not say.
+    pub filters: Vec<(Dimension, &'static str)>,
+    /// For the summary, one video, one widget and the time series (the lists have none).
+    pub breakdown: Option<Dimension>,
+    /// The entries' order: a metric and whether ascending; none asks for the default (views,
+    /// descending) by saying nothing.
+    pub breakdown_order: Option<(&'static str, bool)>,
 }
 
 impl Query {
-    /// The range and comparison as query parameters.
+    /// A range and its comparison, about every event, nothing broken down.
+    pub fn new(first: NaiveDate, last: NaiveDate, compare: Option<Compare>) -> Query {
+        Query {
+            first,
+            last,
+            compare,
+            sort_by: "revenue",
+            ascending: false,
+            filters: vec![],
+            breakdown: None,
+            breakdown_order: None,
+        }
+    }
+
+    /// The range, the comparison and the filters as query parameters.
     pub fn params(&self) -> String {
         let mut params = format!("start_date={}&end_date={}", self.first, self.last);
         if let Some(compare) = self.compare {
             params.push_str(&format!("&compare={}", compare.as_str()));
         }
+        for (dimension, value) in &self.filters {
+            params.push_str(&format!("&{}={value}", dimension.as_str()));
+        }
         params
+    }
+
+    /// [`Query::params`], and the breakdown with its order when there is one.
+    pub fn broken_down(&self) -> String {
+        let mut params = self.params();
+        if let Some(dimension) = self.breakdown {
+            params.push_str(&format!("&breakdown={}", dimension.as_str()));
+            if let Some((sort_by, ascending)) = self.breakdown_order {
+                let order = if ascending { "asc" } else { "desc" };
+                params.push_str(&format!("&sort_by={sort_by}&sort_order={order}"));
+            }
+        }
+        params
+    }
+
+    /// `whose` events that the filters keep.
+    pub fn scope(&self, whose: Whose) -> Scope {
+        Scope {
+            whose,
+            filters: self.filters.clone(),
+        }
     }
 
     /// Where `day` of the range falls in the comparison range, as the contract defines it.
@@ -379,8 +447,34 @@ impl Query {
     }
 }
 
+/// A set of filters: 0 to 2 dimensions, each with one of its values (`unknown` among them).
+fn filters() -> impl Strategy<Value = Vec<(Dimension, &'static str)>> {
+    let one = (0..DIMENSIONS.len(), any::<prop::sample::Index>());
+    proptest::collection::vec(one, 0..=2).prop_map(|drawn| {
+        let mut filters: Vec<(Dimension, &'static str)> = vec![];
+        for (d, value) in drawn {
+            let dimension = DIMENSIONS[d];
+            if filters.iter().all(|(other, _)| *other != dimension) {
+                filters.push((dimension, *value.get(&dimension.values())));
+            }
+        }
+        filters
+    })
+}
+
+/// A breakdown (or none, one time in five) and its order (the default one time in three).
+fn breakdowns() -> impl Strategy<Value = (Option<Dimension>, Option<(&'static str, bool)>)> {
+    let dimension = proptest::option::weighted(0.8, prop::sample::select(DIMENSIONS.to_vec()));
+    let sort = prop::sample::select(BREAKDOWN_SORTS.to_vec());
+    (
+        dimension,
+        proptest::option::weighted(0.67, (sort, any::<bool>())),
+    )
+}
+
 /// Ranges over the window (a day either side too): one for each comparison, and one that spans
-/// the window compared at random; each list sorted at random.
+/// the window compared at random; each list sorted at random; each about the events of random
+/// filters, broken down at random.
 pub fn queries() -> impl Strategy<Value = Vec<Query>> {
     let day = 0..WINDOW_DAYS + 2;
     let query = (
@@ -388,25 +482,32 @@ pub fn queries() -> impl Strategy<Value = Vec<Query>> {
         0..SORT_KEYS.len(),
         any::<bool>(),
         0..COMPARES.len(),
+        filters(),
+        breakdowns(),
     );
     proptest::collection::vec(query, COMPARES.len() + 1).prop_map(|drawn| {
         let day_zero = window_start() - Days::new(1);
         drawn
             .into_iter()
             .enumerate()
-            .map(|(i, ((a, b), sort, ascending, compare))| {
-                let (a, b, compare) = match COMPARES.get(i) {
-                    Some(compare) => (a.min(b), a.max(b), *compare),
-                    None => (0, WINDOW_DAYS + 1, COMPARES[compare]),
-                };
-                Query {
-                    first: day_zero + Days::new(a),
-                    last: day_zero + Days::new(b),
-                    compare,
-                    sort_by: SORT_KEYS[sort],
-                    ascending,
-                }
-            })
+            .map(
+                |(i, ((a, b), sort, ascending, compare, filters, (breakdown, order)))| {
+                    let (a, b, compare) = match COMPARES.get(i) {
+                        Some(compare) => (a.min(b), a.max(b), *compare),
+                        None => (0, WINDOW_DAYS + 1, COMPARES[compare]),
+                    };
+                    Query {
+                        first: day_zero + Days::new(a),
+                        last: day_zero + Days::new(b),
+                        compare,
+                        sort_by: SORT_KEYS[sort],
+                        ascending,
+                        filters,
+                        breakdown,
+                        breakdown_order: order,
+                    }
+                },
+            )
             .collect()
     })
 }
@@ -529,6 +630,19 @@ impl Counts {
         })
     }
 
+    /// The number a breakdown is sorted by, `metric` being one of [`BREAKDOWN_SORTS`].
+    pub fn sort_key(&self, metric: &str) -> i64 {
+        match metric {
+            "impressions" => self.impressions as i64,
+            "views" => self.views as i64,
+            "clicks" => self.clicks as i64,
+            "add_to_cart" => self.add_to_cart as i64,
+            "orders" => self.orders as i64,
+            "revenue" => self.revenue_e4,
+            _ => panic!("no breakdown is sorted by {metric}"),
+        }
+    }
+
     /// The summary's `data`: the metrics with the rates.
     pub fn summary(&self) -> Value {
         let mut summary = self.metrics();
@@ -556,6 +670,30 @@ impl Whose {
     }
 }
 
+/// The events a number counts: whose, and what the filters (or a breakdown's entry) keep.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    pub whose: Whose,
+    pub filters: Vec<(Dimension, &'static str)>,
+}
+
+impl Scope {
+    pub fn keeps(&self, e: &GeneratedEvent) -> bool {
+        let filters = self.filters.iter();
+        self.whose.keeps(e)
+            && filters
+                .clone()
+                .all(|(d, value)| e.context.value(*d) == *value)
+    }
+
+    /// These events that say `value` in `dimension`: a breakdown's entry.
+    pub fn and(&self, dimension: Dimension, value: &'static str) -> Scope {
+        let mut narrower = self.clone();
+        narrower.filters.push((dimension, value));
+        narrower
+    }
+}
+
 /// One shop's events with their local dates: what every expectation is recounted from.
 pub struct Ledger<'a> {
     dated: Vec<(NaiveDate, &'a GeneratedEvent)>,
@@ -571,29 +709,90 @@ impl<'a> Ledger<'a> {
         Ledger { dated }
     }
 
-    /// `whose` events, with the local date of each.
-    pub fn of(&self, whose: Whose) -> impl Iterator<Item = (NaiveDate, &'a GeneratedEvent)> + '_ {
+    /// The scope's events, with the local date of each.
+    pub fn of<'s>(
+        &'s self,
+        scope: &'s Scope,
+    ) -> impl Iterator<Item = (NaiveDate, &'a GeneratedEvent)> + 's {
         self.dated
             .iter()
-            .filter(move |(_, e)| whose.keeps(e))
+            .filter(move |(_, e)| scope.keeps(e))
             .copied()
     }
 
-    pub fn count(&self, whose: Whose, (first, last): (NaiveDate, NaiveDate)) -> Counts {
+    pub fn count(&self, scope: &Scope, (first, last): (NaiveDate, NaiveDate)) -> Counts {
         let mut counts = Counts::default();
-        self.of(whose)
+        self.of(scope)
             .filter(|(date, _)| (first..=last).contains(date))
             .for_each(|(_, e)| counts.add(e));
         counts
     }
 
     /// A record's numbers over the query's range, and its comparison's when asked for.
-    pub fn reported(&self, whose: Whose, q: &Query) -> (Counts, Option<Counts>) {
-        let current = self.count(whose, (q.first, q.last));
+    pub fn reported(&self, scope: &Scope, q: &Query) -> (Counts, Option<Counts>) {
+        let current = self.count(scope, (q.first, q.last));
         (
             current,
-            q.comparison().map(|range| self.count(whose, range)),
+            q.comparison().map(|range| self.count(scope, range)),
         )
+    }
+
+    /// A breakdown of the scope by `dimension`: each value its events in the query's range say
+    /// (or in its comparison's: a value gone since shows as zeros beside its earlier numbers),
+    /// with its part of the scope, in the order the query asks (by the range's numbers, views
+    /// descending by default; ties by value).
+    pub fn breakdown(
+        &self,
+        scope: &Scope,
+        q: &Query,
+        dimension: Dimension,
+    ) -> Vec<(&'static str, Scope)> {
+        let ranges: Vec<(NaiveDate, NaiveDate)> = std::iter::once((q.first, q.last))
+            .chain(q.comparison())
+            .collect();
+        let values: BTreeSet<&'static str> = self
+            .of(scope)
+            .filter(|(date, _)| ranges.iter().any(|(a, b)| (a..=b).contains(&date)))
+            .map(|(_, e)| e.context.value(dimension))
+            .collect();
+        let (sort_by, ascending) = q.breakdown_order.unwrap_or(("views", false));
+        let mut entries: Vec<(i64, &'static str, Scope)> = values
+            .into_iter()
+            .map(|value| {
+                let part = scope.and(dimension, value);
+                let key = self.count(&part, (q.first, q.last)).sort_key(sort_by);
+                (if ascending { key } else { -key }, value, part)
+            })
+            .collect();
+        entries.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        entries
+            .into_iter()
+            .map(|(_, value, part)| (value, part))
+            .collect()
+    }
+
+    /// A record's `data` broken down by `dimension`: an entry per value with its numbers (the
+    /// summary's with its rates).
+    pub fn broken_down(
+        &self,
+        scope: &Scope,
+        q: &Query,
+        dimension: Dimension,
+        rates: bool,
+    ) -> Value {
+        let entries = self
+            .breakdown(scope, q, dimension)
+            .into_iter()
+            .map(|(value, part)| {
+                let numbers = |c: Counts| if rates { c.summary() } else { c.metrics() };
+                let (current, comparison) = self.reported(&part, q);
+                let mut entry = json!({ dimension.as_str(): value, "metrics": numbers(current) });
+                if let Some(comparison) = comparison {
+                    entry["comparison"] = json!({ "metrics": numbers(comparison) });
+                }
+                entry
+            });
+        Value::Array(entries.collect())
     }
 }
 
@@ -780,7 +979,10 @@ pub fn revenues_as_text(text: &str) -> String {
 pub async fn answer(app: &TestApp, key: &str, path: &str) -> reqwest::Response {
     let response = app.client.get(app.url(path)).bearer_auth(key).send();
     let response = response.await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK, "{path}");
+    if response.status() != StatusCode::OK {
+        let status = response.status();
+        panic!("{path}: {status} {}", response.text().await.unwrap());
+    }
     response
 }
 
@@ -951,18 +1153,18 @@ impl Shop<'_> {
         assert_eq!(records.len(), ids.len(), "{path}");
         for record in &records {
             let i = ids.iter().position(|id| record["id"] == **id);
-            let whose = (listing.whose)(i.unwrap());
-            let what = format!("shop {} {path}: {whose:?}", self.index);
-            assert_reports(record, self.ledger.reported(whose, q), &what);
-            // The same record on its own.
-            let one = format!(
-                "/api/v1/analytics/{}/{}?{}",
-                listing.one,
-                record["id"].as_str().unwrap(),
-                q.params()
-            );
+            let scope = q.scope((listing.whose)(i.unwrap()));
+            let what = format!("shop {} {path}: {scope:?}", self.index);
+            assert_reports(record, self.ledger.reported(&scope, q), &what);
+            // The same record on its own, or broken down.
+            let id = record["id"].as_str().unwrap();
+            let one = format!("/api/v1/analytics/{}/{id}?{}", listing.one, q.broken_down());
             let answer = get(self.app, self.key, &one).await;
-            assert_eq!(answer["data"], *record, "{one}");
+            let expected = match q.breakdown {
+                None => record.clone(),
+                Some(d) => self.ledger.broken_down(&scope, q, d, false),
+            };
+            assert_eq!(answer["data"], expected, "shop {} {one}", self.index);
             assert_eq!(answer["meta"], meta(self.tz, q), "{one}");
         }
         let csv = get_csv(
@@ -977,13 +1179,20 @@ impl Shop<'_> {
     }
 
     pub async fn check_summary(&self, q: &Query) {
-        let path = format!("/api/v1/analytics/summary?{}", q.params());
+        let path = format!("/api/v1/analytics/summary?{}", q.broken_down());
         let summary = get(self.app, self.key, &path).await;
-        let (current, comparison) = self.ledger.reported(Whose::Shop, q);
-        let mut data = current.summary();
-        if let Some(comparison) = comparison {
-            data["comparison"] = json!({ "metrics": comparison.summary() });
-        }
+        let scope = q.scope(Whose::Shop);
+        let data = match q.breakdown {
+            None => {
+                let (current, comparison) = self.ledger.reported(&scope, q);
+                let mut data = current.summary();
+                if let Some(comparison) = comparison {
+                    data["comparison"] = json!({ "metrics": comparison.summary() });
+                }
+                data
+            }
+            Some(d) => self.ledger.broken_down(&scope, q, d, true),
+        };
         assert_eq!(summary["data"], data, "shop {} {path}", self.index);
         assert_eq!(summary["meta"], meta(self.tz, q), "{path}");
     }
