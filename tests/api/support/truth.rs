@@ -2,6 +2,7 @@
 //! make of each answer.
 
 use super::*;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::LazyLock;
@@ -18,22 +19,43 @@ use videoapp::config::Settings;
 
 use super::truth_series::check_series;
 
+/// Half-hour and three-quarter-hour offsets, a day ahead of UTC and half a day behind, and two
+/// changes of daylight saving time inside the window: Chatham's start (2026-09-27) and St. John's
+/// end (2026-11-01).
 pub const TIMEZONES: [&str; 4] = [
-    "UTC",
-    "America/New_York",
+    "America/St_Johns",
     "Asia/Kathmandu",
+    "Pacific/Chatham",
     "Pacific/Marquesas",
 ];
-pub const KINDS: [&str; 5] = [
+pub const KINDS: [&str; 6] = [
     "impression",
     "view",
     "click",
     "add_to_cart",
     "checkout_completed",
+    "watch",
 ];
 pub const CHECKOUT: usize = 4;
+pub const WATCH: usize = 5;
 pub const VIDEOS: usize = 3;
 pub const WIDGETS: usize = 2;
+
+/// The catalog duration of video `v`, in seconds: the first has none (0), so its watches are not
+/// capped.
+pub fn duration(v: usize) -> f64 {
+    7.5 * v as f64
+}
+
+/// What a watch of video `v` counts for `watched_ms` played: at most three times the video's
+/// duration, rounded up to the millisecond, when it has one.
+pub fn capped(v: usize, watched_ms: u32) -> u64 {
+    let cap = (duration(v) * 3_000.0).ceil() as u64;
+    match cap {
+        0 => watched_ms.into(),
+        cap => cap.min(watched_ms.into()),
+    }
+}
 
 /// An event's `attributionType`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,10 +64,156 @@ pub enum Attribution {
     Influenced,
 }
 
+/// The four dimensions an event is counted under, in the contract's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dimension {
+    Placement,
+    Device,
+    Country,
+    Source,
+}
+
+pub const DIMENSIONS: [Dimension; 4] = [
+    Dimension::Placement,
+    Dimension::Device,
+    Dimension::Country,
+    Dimension::Source,
+];
+
+pub const PLACEMENTS: [&str; 6] = ["home", "product", "collection", "page", "cart", "other"];
+pub const DEVICES: [&str; 3] = ["mobile", "tablet", "desktop"];
+/// A few codes, the platform's additions among them: enough values to sort, few enough that
+/// each has events.
+pub const COUNTRIES: [&str; 7] = ["US", "NZ", "NP", "CA", "XK", "TA", "ZZ"];
+pub const SOURCES: [&str; 6] = ["direct", "search", "social", "email", "paid", "referral"];
+
+impl Dimension {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dimension::Placement => "placement",
+            Dimension::Device => "device",
+            Dimension::Country => "country",
+            Dimension::Source => "source",
+        }
+    }
+
+    /// Every value a query may name: those an event may say, and `unknown` for none.
+    pub fn values(self) -> Vec<&'static str> {
+        let said: &[&'static str] = match self {
+            Dimension::Placement => &PLACEMENTS,
+            Dimension::Device => &DEVICES,
+            Dimension::Country => &COUNTRIES,
+            Dimension::Source => &SOURCES,
+        };
+        said.iter().copied().chain(["unknown"]).collect()
+    }
+}
+
+/// A request's `User-Agent` and `Sec-CH-UA-Mobile` headers (each possibly absent), and the device
+/// the service reads from them.
+pub struct Agent {
+    pub user_agent: Option<&'static str>,
+    pub mobile_hint: Option<&'static str>,
+    pub device: Option<&'static str>,
+}
+
+const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 \
+    (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+const ANDROID_PHONE: &str = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 \
+    (KHTML, like Gecko) Chrome/120.0 Mobile Safari/537.36";
+const IPAD: &str = "Mozilla/5.0 (iPad; CPU OS 16_0 like Mac OS X) AppleWebKit/605.1.15 \
+    (KHTML, like Gecko) Version/16.0 Mobile/15E148 Safari/604.1";
+const ANDROID_TABLET: &str = "Mozilla/5.0 (Linux; Android 13; SM-X200) AppleWebKit/537.36 \
+    (KHTML, like Gecko) Chrome/120.0 Safari/537.36";
+const WINDOWS: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 \
+    (KHTML, like Gecko) Chrome/120.0 Safari/537.36";
+const MAC: &str = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 \
+    (KHTML, like Gecko) Version/17.0 Safari/605.1.15";
+
+/// Phones, tablets and desktops as browsers name themselves, a desktop browser that says it is
+/// on a phone by the client hint, and requests that name nothing.
+pub const AGENTS: [Agent; 9] = [
+    Agent {
+        user_agent: Some(IPHONE),
+        mobile_hint: None,
+        device: Some("mobile"),
+    },
+    Agent {
+        user_agent: Some(ANDROID_PHONE),
+        mobile_hint: Some("?1"),
+        device: Some("mobile"),
+    },
+    Agent {
+        user_agent: Some(WINDOWS),
+        mobile_hint: Some("?1"),
+        device: Some("mobile"),
+    },
+    Agent {
+        user_agent: Some(IPAD),
+        mobile_hint: Some("?0"),
+        device: Some("tablet"),
+    },
+    Agent {
+        user_agent: Some(ANDROID_TABLET),
+        mobile_hint: None,
+        device: Some("tablet"),
+    },
+    Agent {
+        user_agent: Some(WINDOWS),
+        mobile_hint: Some("?0"),
+        device: Some("desktop"),
+    },
+    Agent {
+        user_agent: Some(MAC),
+        mobile_hint: None,
+        device: Some("desktop"),
+    },
+    Agent {
+        user_agent: None,
+        mobile_hint: None,
+        device: None,
+    },
+    Agent {
+        user_agent: None,
+        mobile_hint: Some("?0"),
+        device: None,
+    },
+];
+
+/// Where, on what and from where an event happened: indices into [`PLACEMENTS`], [`AGENTS`],
+/// [`COUNTRIES`] and [`SOURCES`] (none: the event did not say).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Context {
+    pub placement: Option<usize>,
+    pub agent: usize,
+    pub country: Option<usize>,
+    pub source: Option<usize>,
+}
+
+impl Context {
+    /// The value the event is counted under in `dimension`, `unknown` when it did not say.
+    pub fn value(&self, dimension: Dimension) -> &'static str {
+        let said = match dimension {
+            Dimension::Placement => self.placement.map(|i| PLACEMENTS[i]),
+            Dimension::Device => AGENTS[self.agent].device,
+            Dimension::Country => self.country.map(|i| COUNTRIES[i]),
+            Dimension::Source => self.source.map(|i| SOURCES[i]),
+        };
+        said.unwrap_or("unknown")
+    }
+}
+
+/// What a `watch` says: milliseconds played (before the cap) and the furthest percent reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Watch {
+    pub watched_ms: u32,
+    pub max_percent: u8,
+}
+
 #[derive(Debug, Clone)]
 pub struct GeneratedEvent {
     pub shop: usize,
-    /// Index into the shop's videos, or none.
+    /// Index into the shop's videos, or none (a watch always names one).
     pub video: Option<usize>,
     pub widget: Option<usize>,
     pub kind: usize,
@@ -53,10 +221,13 @@ pub struct GeneratedEvent {
     pub at: DateTime<Utc>,
     /// Ten-thousandths, for checkouts: sums round to cents.
     pub revenue_e4: i64,
+    /// For watches.
+    pub watch: Option<Watch>,
+    pub context: Context,
 }
 
 /// Ten weeks from late August: whole months for the monthly view, partial ones for the daily
-/// view, and New York's return to standard time (2026-11-01 06:00 UTC) inside.
+/// view, and two changes of daylight saving time inside (see [`TIMEZONES`]).
 pub fn window_start() -> NaiveDate {
     NaiveDate::from_ymd_opt(2026, 8, 24).unwrap()
 }
@@ -65,6 +236,38 @@ pub const WINDOW_DAYS: u64 = 70;
 /// The first instant of `date` in UTC.
 pub fn utc_midnight(date: NaiveDate) -> DateTime<Utc> {
     Utc.from_utc_datetime(&date.and_hms_opt(0, 0, 0).unwrap())
+}
+
+/// Where, on what and from where: each said four times in five.
+fn contexts() -> impl Strategy<Value = Context> {
+    let said = |n: usize| proptest::option::weighted(0.8, 0..n);
+    (
+        said(PLACEMENTS.len()),
+        0..AGENTS.len(),
+        said(COUNTRIES.len()),
+        said(SOURCES.len()),
+    )
+        .prop_map(|(placement, agent, country, source)| Context {
+            placement,
+            agent,
+            country,
+            source,
+        })
+}
+
+/// What a watch says: up to a minute played, so the cap of each video with a duration (22.5 s,
+/// 45 s) is met and passed; how far, often exactly at or just short of each point counted.
+fn watches() -> impl Strategy<Value = Watch> {
+    let points = [0u8, 24, 25, 49, 50, 74, 75, 94, 95, 99, 100];
+    let played = prop_oneof![
+        4 => 0..60_000u32,
+        1 => prop::sample::select(vec![0u32, 22_499, 22_500, 22_501, 45_000, 45_001]),
+    ];
+    let percent = prop_oneof![2 => 0..=100u8, 1 => prop::sample::select(points.to_vec())];
+    (played, percent).prop_map(|(watched_ms, max_percent)| Watch {
+        watched_ms,
+        max_percent,
+    })
 }
 
 /// `count` events spread evenly over `seasons`, each `[from, to)` in UTC days.
@@ -80,14 +283,25 @@ pub fn events(
     let attribution = prop_oneof![Just(Attribution::Direct), Just(Attribution::Influenced)];
     let event = (
         (0..TIMEZONES.len(), 0..KINDS.len()),
-        proptest::option::of(0..VIDEOS),
+        (proptest::option::of(0..VIDEOS), 0..VIDEOS),
         proptest::option::of(0..WIDGETS),
         proptest::option::of(attribution),
         0..total,
         0..10_000_000i64,
+        watches(),
+        contexts(),
     )
         .prop_map(
-            move |((shop, kind), video, widget, attribution, mut second, revenue_e4)| {
+            move |(
+                (shop, kind),
+                (video, watched),
+                widget,
+                attribution,
+                mut second,
+                revenue_e4,
+                watch,
+                context,
+            )| {
                 let (start, _) = seasons
                     .iter()
                     .find(|(_, length)| {
@@ -98,14 +312,22 @@ pub fn events(
                         inside
                     })
                     .unwrap();
+                let is_watch = kind == WATCH;
                 GeneratedEvent {
                     shop,
-                    video,
+                    // A watch is of a video.
+                    video: if is_watch {
+                        video.or(Some(watched))
+                    } else {
+                        video
+                    },
                     widget,
                     kind,
                     attribution,
                     at: *start + chrono::Duration::seconds(second),
                     revenue_e4,
+                    watch: is_watch.then_some(watch),
+                    context,
                 }
             },
         );
@@ -134,7 +356,18 @@ impl Compare {
     }
 }
 
-/// One question asked of every endpoint: a range of local days, a comparison, a list order.
+/// The metrics a breakdown's entries may be sorted by.
+pub const BREAKDOWN_SORTS: [&str; 6] = [
+    "impressions",
+    "views",
+    "clicks",
+    "add_to_cart",
+    "orders",
+    "revenue",
+];
+
+/// One question asked of every endpoint: a range of local days, a comparison, a list order, the
+/// events it is about, and how to break the answers down.
 #[derive(Debug, Clone)]
 pub struct Query {
     pub first: NaiveDate,
@@ -142,16 +375,61 @@ pub struct Query {
     pub compare: Option<Compare>,
     pub sort_by: &'static str,
     pub ascending: bool,
+    /// Each dimension at most once; `unknown` selects the events that did not say.
+    pub filters: Vec<(Dimension, &'static str)>,
+    /// For the summary, one video, one widget and the time series (the lists have none).
+    pub breakdown: Option<Dimension>,
+    /// The entries' order: a metric and whether ascending; none asks for the default (views,
+    /// descending) by saying nothing.
+    pub breakdown_order: Option<(&'static str, bool)>,
 }
 
 impl Query {
-    /// The range and comparison as query parameters.
+    /// A range and its comparison, about every event, nothing broken down.
+    pub fn new(first: NaiveDate, last: NaiveDate, compare: Option<Compare>) -> Query {
+        Query {
+            first,
+            last,
+            compare,
+            sort_by: "revenue",
+            ascending: false,
+            filters: vec![],
+            breakdown: None,
+            breakdown_order: None,
+        }
+    }
+
+    /// The range, the comparison and the filters as query parameters.
     pub fn params(&self) -> String {
         let mut params = format!("start_date={}&end_date={}", self.first, self.last);
         if let Some(compare) = self.compare {
             params.push_str(&format!("&compare={}", compare.as_str()));
         }
+        for (dimension, value) in &self.filters {
+            params.push_str(&format!("&{}={value}", dimension.as_str()));
+        }
         params
+    }
+
+    /// [`Query::params`], and the breakdown with its order when there is one.
+    pub fn broken_down(&self) -> String {
+        let mut params = self.params();
+        if let Some(dimension) = self.breakdown {
+            params.push_str(&format!("&breakdown={}", dimension.as_str()));
+            if let Some((sort_by, ascending)) = self.breakdown_order {
+                let order = if ascending { "asc" } else { "desc" };
+                params.push_str(&format!("&sort_by={sort_by}&sort_order={order}"));
+            }
+        }
+        params
+    }
+
+    /// `whose` events that the filters keep.
+    pub fn scope(&self, whose: Whose) -> Scope {
+        Scope {
+            whose,
+            filters: self.filters.clone(),
+        }
     }
 
     /// Where `day` of the range falls in the comparison range, as the contract defines it.
@@ -169,8 +447,34 @@ impl Query {
     }
 }
 
+/// A set of filters: 0 to 2 dimensions, each with one of its values (`unknown` among them).
+fn filters() -> impl Strategy<Value = Vec<(Dimension, &'static str)>> {
+    let one = (0..DIMENSIONS.len(), any::<prop::sample::Index>());
+    proptest::collection::vec(one, 0..=2).prop_map(|drawn| {
+        let mut filters: Vec<(Dimension, &'static str)> = vec![];
+        for (d, value) in drawn {
+            let dimension = DIMENSIONS[d];
+            if filters.iter().all(|(other, _)| *other != dimension) {
+                filters.push((dimension, *value.get(&dimension.values())));
+            }
+        }
+        filters
+    })
+}
+
+/// A breakdown (or none, one time in five) and its order (the default one time in three).
+fn breakdowns() -> impl Strategy<Value = (Option<Dimension>, Option<(&'static str, bool)>)> {
+    let dimension = proptest::option::weighted(0.8, prop::sample::select(DIMENSIONS.to_vec()));
+    let sort = prop::sample::select(BREAKDOWN_SORTS.to_vec());
+    (
+        dimension,
+        proptest::option::weighted(0.67, (sort, any::<bool>())),
+    )
+}
+
 /// Ranges over the window (a day either side too): one for each comparison, and one that spans
-/// the window compared at random; each list sorted at random.
+/// the window compared at random; each list sorted at random; each about the events of random
+/// filters, broken down at random.
 pub fn queries() -> impl Strategy<Value = Vec<Query>> {
     let day = 0..WINDOW_DAYS + 2;
     let query = (
@@ -178,25 +482,32 @@ pub fn queries() -> impl Strategy<Value = Vec<Query>> {
         0..SORT_KEYS.len(),
         any::<bool>(),
         0..COMPARES.len(),
+        filters(),
+        breakdowns(),
     );
     proptest::collection::vec(query, COMPARES.len() + 1).prop_map(|drawn| {
         let day_zero = window_start() - Days::new(1);
         drawn
             .into_iter()
             .enumerate()
-            .map(|(i, ((a, b), sort, ascending, compare))| {
-                let (a, b, compare) = match COMPARES.get(i) {
-                    Some(compare) => (a.min(b), a.max(b), *compare),
-                    None => (0, WINDOW_DAYS + 1, COMPARES[compare]),
-                };
-                Query {
-                    first: day_zero + Days::new(a),
-                    last: day_zero + Days::new(b),
-                    compare,
-                    sort_by: SORT_KEYS[sort],
-                    ascending,
-                }
-            })
+            .map(
+                |(i, ((a, b), sort, ascending, compare, filters, (breakdown, order)))| {
+                    let (a, b, compare) = match COMPARES.get(i) {
+                        Some(compare) => (a.min(b), a.max(b), *compare),
+                        None => (0, WINDOW_DAYS + 1, COMPARES[compare]),
+                    };
+                    Query {
+                        first: day_zero + Days::new(a),
+                        last: day_zero + Days::new(b),
+                        compare,
+                        sort_by: SORT_KEYS[sort],
+                        ascending,
+                        filters,
+                        breakdown,
+                        breakdown_order: order,
+                    }
+                },
+            )
             .collect()
     })
 }
@@ -276,6 +587,13 @@ impl Counts {
                 self.add_to_cart += 1;
                 split.into_iter().for_each(|s| s.add_to_cart += 1);
             }
+            "watch" => {
+                let (video, watch) = (e.video.unwrap(), e.watch.unwrap());
+                self.watched_ms += capped(video, watch.watched_ms);
+                for (reached, point) in self.reached.iter_mut().zip([25, 50, 75, 95, 100]) {
+                    *reached += u64::from(watch.max_percent >= point);
+                }
+            }
             _ => {
                 self.orders += 1;
                 self.revenue_e4 += e.revenue_e4;
@@ -312,6 +630,19 @@ impl Counts {
         })
     }
 
+    /// The number a breakdown is sorted by, `metric` being one of [`BREAKDOWN_SORTS`].
+    pub fn sort_key(&self, metric: &str) -> i64 {
+        match metric {
+            "impressions" => self.impressions as i64,
+            "views" => self.views as i64,
+            "clicks" => self.clicks as i64,
+            "add_to_cart" => self.add_to_cart as i64,
+            "orders" => self.orders as i64,
+            "revenue" => self.revenue_e4,
+            _ => panic!("no breakdown is sorted by {metric}"),
+        }
+    }
+
     /// The summary's `data`: the metrics with the rates.
     pub fn summary(&self) -> Value {
         let mut summary = self.metrics();
@@ -339,6 +670,30 @@ impl Whose {
     }
 }
 
+/// The events a number counts: whose, and what the filters (or a breakdown's entry) keep.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    pub whose: Whose,
+    pub filters: Vec<(Dimension, &'static str)>,
+}
+
+impl Scope {
+    pub fn keeps(&self, e: &GeneratedEvent) -> bool {
+        let filters = self.filters.iter();
+        self.whose.keeps(e)
+            && filters
+                .clone()
+                .all(|(d, value)| e.context.value(*d) == *value)
+    }
+
+    /// These events that say `value` in `dimension`: a breakdown's entry.
+    pub fn and(&self, dimension: Dimension, value: &'static str) -> Scope {
+        let mut narrower = self.clone();
+        narrower.filters.push((dimension, value));
+        narrower
+    }
+}
+
 /// One shop's events with their local dates: what every expectation is recounted from.
 pub struct Ledger<'a> {
     dated: Vec<(NaiveDate, &'a GeneratedEvent)>,
@@ -354,29 +709,90 @@ impl<'a> Ledger<'a> {
         Ledger { dated }
     }
 
-    /// `whose` events, with the local date of each.
-    pub fn of(&self, whose: Whose) -> impl Iterator<Item = (NaiveDate, &'a GeneratedEvent)> + '_ {
+    /// The scope's events, with the local date of each.
+    pub fn of<'s>(
+        &'s self,
+        scope: &'s Scope,
+    ) -> impl Iterator<Item = (NaiveDate, &'a GeneratedEvent)> + 's {
         self.dated
             .iter()
-            .filter(move |(_, e)| whose.keeps(e))
+            .filter(move |(_, e)| scope.keeps(e))
             .copied()
     }
 
-    pub fn count(&self, whose: Whose, (first, last): (NaiveDate, NaiveDate)) -> Counts {
+    pub fn count(&self, scope: &Scope, (first, last): (NaiveDate, NaiveDate)) -> Counts {
         let mut counts = Counts::default();
-        self.of(whose)
+        self.of(scope)
             .filter(|(date, _)| (first..=last).contains(date))
             .for_each(|(_, e)| counts.add(e));
         counts
     }
 
     /// A record's numbers over the query's range, and its comparison's when asked for.
-    pub fn reported(&self, whose: Whose, q: &Query) -> (Counts, Option<Counts>) {
-        let current = self.count(whose, (q.first, q.last));
+    pub fn reported(&self, scope: &Scope, q: &Query) -> (Counts, Option<Counts>) {
+        let current = self.count(scope, (q.first, q.last));
         (
             current,
-            q.comparison().map(|range| self.count(whose, range)),
+            q.comparison().map(|range| self.count(scope, range)),
         )
+    }
+
+    /// A breakdown of the scope by `dimension`: each value its events in the query's range say
+    /// (or in its comparison's: a value gone since shows as zeros beside its earlier numbers),
+    /// with its part of the scope, in the order the query asks (by the range's numbers, views
+    /// descending by default; ties by value).
+    pub fn breakdown(
+        &self,
+        scope: &Scope,
+        q: &Query,
+        dimension: Dimension,
+    ) -> Vec<(&'static str, Scope)> {
+        let ranges: Vec<(NaiveDate, NaiveDate)> = std::iter::once((q.first, q.last))
+            .chain(q.comparison())
+            .collect();
+        let values: BTreeSet<&'static str> = self
+            .of(scope)
+            .filter(|(date, _)| ranges.iter().any(|(a, b)| (a..=b).contains(&date)))
+            .map(|(_, e)| e.context.value(dimension))
+            .collect();
+        let (sort_by, ascending) = q.breakdown_order.unwrap_or(("views", false));
+        let mut entries: Vec<(i64, &'static str, Scope)> = values
+            .into_iter()
+            .map(|value| {
+                let part = scope.and(dimension, value);
+                let key = self.count(&part, (q.first, q.last)).sort_key(sort_by);
+                (if ascending { key } else { -key }, value, part)
+            })
+            .collect();
+        entries.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        entries
+            .into_iter()
+            .map(|(_, value, part)| (value, part))
+            .collect()
+    }
+
+    /// A record's `data` broken down by `dimension`: an entry per value with its numbers (the
+    /// summary's with its rates).
+    pub fn broken_down(
+        &self,
+        scope: &Scope,
+        q: &Query,
+        dimension: Dimension,
+        rates: bool,
+    ) -> Value {
+        let entries = self
+            .breakdown(scope, q, dimension)
+            .into_iter()
+            .map(|(value, part)| {
+                let numbers = |c: Counts| if rates { c.summary() } else { c.metrics() };
+                let (current, comparison) = self.reported(&part, q);
+                let mut entry = json!({ dimension.as_str(): value, "metrics": numbers(current) });
+                if let Some(comparison) = comparison {
+                    entry["comparison"] = json!({ "metrics": numbers(comparison) });
+                }
+                entry
+            });
+        Value::Array(entries.collect())
     }
 }
 
@@ -408,7 +824,7 @@ pub async fn build_world(app: &TestApp, case: usize) -> World {
         for v in 0..VIDEOS {
             // Commas and quotes, for the CSV's quoting.
             let title = format!("video {v}, \"take {v}\"");
-            let video = json!({ "title": title, "duration": 7.5 * v as f64 });
+            let video = json!({ "title": title, "duration": duration(v) });
             videos.push(app.create_video(&shop, video).await);
         }
         let mut widgets = vec![];
@@ -426,39 +842,72 @@ pub async fn build_world(app: &TestApp, case: usize) -> World {
     world
 }
 
-/// Sends every event through the ingest endpoint and waits until ClickHouse holds them all.
+/// An event as the loader sends it.
+fn wire(world: &World, e: &GeneratedEvent) -> Value {
+    let shop = e.shop;
+    let mut json = json!({ "eventType": KINDS[e.kind], "timestamp": e.at.to_rfc3339() });
+    if let Some(v) = e.video {
+        json["videoId"] = json!(world.videos[shop][v]);
+    }
+    if let Some(w) = e.widget {
+        json["widgetId"] = json!(world.widgets[shop][w]);
+    }
+    if let Some(attribution) = e.attribution {
+        json["attributionType"] = json!(match attribution {
+            Attribution::Direct => "direct",
+            Attribution::Influenced => "influenced",
+        });
+    }
+    if e.kind == CHECKOUT {
+        let (units, e4) = (e.revenue_e4 / 10_000, e.revenue_e4 % 10_000);
+        json["revenue"] = json!(format!("{units}.{e4:04}"));
+    }
+    if let Some(watch) = e.watch {
+        json["watchedMs"] = json!(watch.watched_ms);
+        json["maxPercent"] = json!(watch.max_percent);
+    }
+    let context = e.context;
+    if let Some(i) = context.placement {
+        json["placement"] = json!(PLACEMENTS[i]);
+    }
+    if let Some(i) = context.country {
+        json["country"] = json!(COUNTRIES[i]);
+    }
+    if let Some(i) = context.source {
+        json["source"] = json!(SOURCES[i]);
+    }
+    json
+}
+
+/// Sends every event through the ingest endpoint, each batch from the browser its events name,
+/// and waits until ClickHouse holds them all.
 pub async fn send(app: &TestApp, world: &World, events: &[GeneratedEvent]) {
     for shop in 0..world.shops.len() {
-        let batch: Vec<Value> = events
-            .iter()
-            .filter(|e| e.shop == shop)
-            .map(|e| {
-                let mut json =
-                    json!({ "eventType": KINDS[e.kind], "timestamp": e.at.to_rfc3339() });
-                if let Some(v) = e.video {
-                    json["videoId"] = json!(world.videos[shop][v]);
+        for (a, agent) in AGENTS.iter().enumerate() {
+            let batch: Vec<Value> = events
+                .iter()
+                .filter(|e| e.shop == shop && e.context.agent == a)
+                .map(|e| wire(world, e))
+                .collect();
+            let url = format!(
+                "/apps/videoapp_sub/analytics?{}",
+                signed(&world.shops[shop], &[])
+            );
+            for chunk in batch.chunks(100) {
+                let mut request = app.client.post(app.url(&url));
+                if let Some(user_agent) = agent.user_agent {
+                    request = request.header("user-agent", user_agent);
                 }
-                if let Some(w) = e.widget {
-                    json["widgetId"] = json!(world.widgets[shop][w]);
+                if let Some(hint) = agent.mobile_hint {
+                    request = request.header("sec-ch-ua-mobile", hint);
                 }
-                if let Some(attribution) = e.attribution {
-                    json["attributionType"] = json!(match attribution {
-                        Attribution::Direct => "direct",
-                        Attribution::Influenced => "influenced",
-                    });
-                }
-                if e.kind == CHECKOUT {
-                    let (units, e4) = (e.revenue_e4 / 10_000, e.revenue_e4 % 10_000);
-                    json["revenue"] = json!(format!("{units}.{e4:04}"));
-                }
-                json
-            })
-            .collect();
-        for chunk in batch.chunks(100) {
-            let response = app
-                .post_events(&world.shops[shop], &json!({ "events": chunk }))
-                .await;
-            assert_eq!(response.status(), StatusCode::ACCEPTED);
+                let response = request
+                    .json(&json!({ "events": chunk }))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(response.status(), StatusCode::ACCEPTED);
+            }
         }
     }
     let expected = events.len() as u64;
@@ -469,7 +918,7 @@ pub async fn send(app: &TestApp, world: &World, events: &[GeneratedEvent]) {
         .collect::<Vec<_>>()
         .join(",");
     // Once the spool is empty every acknowledged event is in, views included, and no more come.
-    wait_until_shipped(app, Duration::from_secs(20)).await;
+    wait_until_shipped(app, Duration::from_secs(60)).await;
     let n: u64 = clickhouse_query(
         &app.clickhouse_database,
         &format!("SELECT count() FROM events WHERE shop_domain IN ({shops})"),
@@ -487,6 +936,35 @@ pub async fn send(app: &TestApp, world: &World, events: &[GeneratedEvent]) {
     )
     .await;
     assert_eq!(replaced, "0", "events outside the accepted window");
+    // Each kept where, on what and from where it happened: the device as read from the request.
+    for dimension in DIMENSIONS {
+        let mut expected: BTreeMap<&str, u64> = BTreeMap::new();
+        for e in events {
+            let value = match e.context.value(dimension) {
+                "unknown" => "",
+                value => value,
+            };
+            *expected.entry(value).or_default() += 1;
+        }
+        let expected: String = expected
+            .iter()
+            .map(|(value, n)| format!("[{value}]\t{n}\n"))
+            .collect();
+        let stored = clickhouse_query(
+            &app.clickhouse_database,
+            &format!(
+                "SELECT concat('[', toString({0}), ']'), count() FROM events WHERE shop_domain IN ({shops}) \
+                 GROUP BY {0} ORDER BY toString({0})",
+                dimension.as_str()
+            ),
+        )
+        .await;
+        assert_eq!(
+            stored.trim_end(),
+            expected.trim_end(),
+            "{dimension:?} stored"
+        );
+    }
 }
 
 /// Every `"revenue":` number of a JSON text turned into a string of the same digits, so that
@@ -501,7 +979,10 @@ pub fn revenues_as_text(text: &str) -> String {
 pub async fn answer(app: &TestApp, key: &str, path: &str) -> reqwest::Response {
     let response = app.client.get(app.url(path)).bearer_auth(key).send();
     let response = response.await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK, "{path}");
+    if response.status() != StatusCode::OK {
+        let status = response.status();
+        panic!("{path}: {status} {}", response.text().await.unwrap());
+    }
     response
 }
 
@@ -672,18 +1153,18 @@ impl Shop<'_> {
         assert_eq!(records.len(), ids.len(), "{path}");
         for record in &records {
             let i = ids.iter().position(|id| record["id"] == **id);
-            let whose = (listing.whose)(i.unwrap());
-            let what = format!("shop {} {path}: {whose:?}", self.index);
-            assert_reports(record, self.ledger.reported(whose, q), &what);
-            // The same record on its own.
-            let one = format!(
-                "/api/v1/analytics/{}/{}?{}",
-                listing.one,
-                record["id"].as_str().unwrap(),
-                q.params()
-            );
+            let scope = q.scope((listing.whose)(i.unwrap()));
+            let what = format!("shop {} {path}: {scope:?}", self.index);
+            assert_reports(record, self.ledger.reported(&scope, q), &what);
+            // The same record on its own, or broken down.
+            let id = record["id"].as_str().unwrap();
+            let one = format!("/api/v1/analytics/{}/{id}?{}", listing.one, q.broken_down());
             let answer = get(self.app, self.key, &one).await;
-            assert_eq!(answer["data"], *record, "{one}");
+            let expected = match q.breakdown {
+                None => record.clone(),
+                Some(d) => self.ledger.broken_down(&scope, q, d, false),
+            };
+            assert_eq!(answer["data"], expected, "shop {} {one}", self.index);
             assert_eq!(answer["meta"], meta(self.tz, q), "{one}");
         }
         let csv = get_csv(
@@ -698,13 +1179,20 @@ impl Shop<'_> {
     }
 
     pub async fn check_summary(&self, q: &Query) {
-        let path = format!("/api/v1/analytics/summary?{}", q.params());
+        let path = format!("/api/v1/analytics/summary?{}", q.broken_down());
         let summary = get(self.app, self.key, &path).await;
-        let (current, comparison) = self.ledger.reported(Whose::Shop, q);
-        let mut data = current.summary();
-        if let Some(comparison) = comparison {
-            data["comparison"] = json!({ "metrics": comparison.summary() });
-        }
+        let scope = q.scope(Whose::Shop);
+        let data = match q.breakdown {
+            None => {
+                let (current, comparison) = self.ledger.reported(&scope, q);
+                let mut data = current.summary();
+                if let Some(comparison) = comparison {
+                    data["comparison"] = json!({ "metrics": comparison.summary() });
+                }
+                data
+            }
+            Some(d) => self.ledger.broken_down(&scope, q, d, true),
+        };
         assert_eq!(summary["data"], data, "shop {} {path}", self.index);
         assert_eq!(summary["meta"], meta(self.tz, q), "{path}");
     }

@@ -50,10 +50,15 @@ pub fn buckets(
     buckets
 }
 
-/// The series the API should answer for `whose` events: one entry per bucket, zeros included,
+/// The series the API should answer for the scope's events: one entry per bucket, zeros included,
 /// and with a comparison each bucket's comparison days: from the day after the shifted end of
 /// the bucket before (the shifted start for the first) to its own shifted end.
-pub fn expected_series(ledger: &Ledger, whose: Whose, q: &Query, interval: Interval) -> Vec<Value> {
+pub fn expected_series(
+    ledger: &Ledger,
+    scope: &Scope,
+    q: &Query,
+    interval: Interval,
+) -> Vec<Value> {
     let buckets = buckets(q.first, q.last, interval);
     let shifted_ends: Vec<NaiveDate> = buckets
         .iter()
@@ -61,7 +66,7 @@ pub fn expected_series(ledger: &Ledger, whose: Whose, q: &Query, interval: Inter
         .collect();
     let mut current = vec![Counts::default(); buckets.len()];
     let mut compared = vec![Counts::default(); buckets.len()];
-    for (day, e) in ledger.of(whose) {
+    for (day, e) in ledger.of(scope) {
         if let Some(k) = buckets.iter().position(|(a, b)| (*a..=*b).contains(&day)) {
             current[k].add(e);
         }
@@ -84,7 +89,27 @@ pub fn expected_series(ledger: &Ledger, whose: Whose, q: &Query, interval: Inter
         .collect()
 }
 
-/// The shop's, each video's and each widget's series by day, week and month; the shop's as CSV.
+/// The series broken down by `dimension`: one per value of the breakdown ([`Ledger::breakdown`]), in
+/// its order, each with the totals of the range.
+pub fn expected_series_by(
+    ledger: &Ledger,
+    scope: &Scope,
+    q: &Query,
+    interval: Interval,
+    dimension: Dimension,
+) -> Vec<Value> {
+    let entries = ledger.breakdown(scope, q, dimension).into_iter();
+    entries
+        .map(|(value, part)| {
+            let totals = ledger.count(&part, (q.first, q.last));
+            let series = expected_series(ledger, &part, q, interval);
+            json!({ dimension.as_str(): value, "metrics": totals.metrics(), "series": series })
+        })
+        .collect()
+}
+
+/// The shop's, each video's and each widget's series by day, week and month, broken down when
+/// the query asks; the shop's as CSV.
 pub async fn check_series(shop: &Shop<'_>, q: &Query) {
     let videos = shop.videos.iter().enumerate();
     let widgets = shop.widgets.iter().enumerate();
@@ -98,31 +123,80 @@ pub async fn check_series(shop: &Shop<'_>, q: &Query) {
         for (whose, param) in &subjects {
             let path = format!(
                 "/api/v1/analytics/timeseries?{}&interval={}{param}",
-                q.params(),
+                q.broken_down(),
                 interval.as_str()
             );
             let answer = get(shop.app, shop.key, &path).await;
-            let expected = expected_series(&shop.ledger, *whose, q, interval);
+            let scope = q.scope(*whose);
             let data = answer["data"].as_array().unwrap();
-            let dates = |series: &[Value]| series.iter().map(|b| b["date"].clone()).collect();
-            let (got, wanted): (Vec<Value>, Vec<Value>) = (dates(data), dates(&expected));
-            assert_eq!(got, wanted, "shop {} {path}: buckets", shop.index);
-            for (bucket, expected) in data.iter().zip(&expected) {
-                let date = &expected["date"];
-                assert_eq!(bucket, expected, "shop {} {path}: {date}", shop.index);
-            }
+            let what = format!("shop {} {path}", shop.index);
+            // Each bucket on its own first, for a readable failure.
+            let rows = match q.breakdown {
+                None => {
+                    let expected = expected_series(&shop.ledger, &scope, q, interval);
+                    assert_buckets(data, &expected, &what);
+                    data.clone()
+                }
+                Some(dimension) => {
+                    let expected = expected_series_by(&shop.ledger, &scope, q, interval, dimension);
+                    let key = dimension.as_str();
+                    let values = |all: &[Value]| all.iter().map(|s| s[key].clone()).collect();
+                    let (got, wanted): (Vec<Value>, Vec<Value>) = (values(data), values(&expected));
+                    assert_eq!(got, wanted, "{what}: series");
+                    for (series, expected) in data.iter().zip(&expected) {
+                        let what = format!("{what}: {}", series[key]);
+                        let buckets = series["series"].as_array().unwrap();
+                        assert_buckets(buckets, expected["series"].as_array().unwrap(), &what);
+                        assert_eq!(series, expected, "{what}");
+                    }
+                    // The CSV's rows: each series' buckets, each with its value.
+                    data.iter()
+                        .flat_map(|series| {
+                            let buckets = series["series"].as_array().unwrap().iter();
+                            buckets.map(|bucket| {
+                                let mut row = bucket.clone();
+                                row[key] = series[key].clone();
+                                row
+                            })
+                        })
+                        .collect()
+                }
+            };
             assert_eq!(answer["meta"], meta, "{path}");
             if *whose == Whose::Shop {
+                let by = q.breakdown.map(|d| format!("-by-{}", d.as_str()));
                 let file = format!(
-                    "videoapp-timeseries-{}-{}-to-{}.csv",
+                    "videoapp-timeseries-{}{}-{}-to-{}.csv",
                     interval.as_str(),
+                    by.unwrap_or_default(),
                     q.first,
                     q.last
                 );
                 let csv = get_csv(shop.app, shop.key, &format!("{path}&format=csv"), &file).await;
-                let what = format!("shop {} {path} CSV", shop.index);
-                assert_csv_is(&csv, &["date"], q.compare.is_some(), data, &what);
+                let leading: Vec<&str> = q
+                    .breakdown
+                    .map(Dimension::as_str)
+                    .into_iter()
+                    .chain(["date"])
+                    .collect();
+                assert_csv_is(
+                    &csv,
+                    &leading,
+                    q.compare.is_some(),
+                    &rows,
+                    &format!("{what} CSV"),
+                );
             }
         }
+    }
+}
+
+/// A series' buckets are the expected ones: the same dates, then each bucket's numbers.
+fn assert_buckets(buckets: &[Value], expected: &[Value], what: &str) {
+    let dates = |series: &[Value]| series.iter().map(|b| b["date"].clone()).collect();
+    let (got, wanted): (Vec<Value>, Vec<Value>) = (dates(buckets), dates(expected));
+    assert_eq!(got, wanted, "{what}: buckets");
+    for (bucket, expected) in buckets.iter().zip(expected) {
+        assert_eq!(bucket, expected, "{what}: {}", expected["date"]);
     }
 }
