@@ -9,7 +9,9 @@ use axum::Extension;
 use axum::Json;
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::openapi::schema::{AnyOfBuilder, Schema};
+use utoipa::openapi::{Ref, RefOr};
+use utoipa::{IntoParams, PartialSchema, ToSchema};
 
 use super::breakdown::{ordered, per_value, BreakdownQuery, Named};
 use super::params::{CompareQuery, RangeQuery};
@@ -78,11 +80,35 @@ pub struct TimeseriesBreakdownResponse {
 }
 
 /// The series, or with `breakdown` one per value.
-#[derive(Serialize, ToSchema)]
+#[derive(Serialize)]
 #[serde(untagged)]
 pub enum TimeseriesAnswer {
     Series(TimeseriesResponse),
     Breakdown(TimeseriesBreakdownResponse),
+}
+
+/// `anyOf`, not `oneOf`: a breakdown with no values (`data: []`) is also a valid series.
+impl utoipa::PartialSchema for TimeseriesAnswer {
+    fn schema() -> RefOr<Schema> {
+        AnyOfBuilder::new()
+            .item(Ref::from_schema_name(TimeseriesResponse::name()))
+            .item(Ref::from_schema_name(TimeseriesBreakdownResponse::name()))
+            .description(Some("The series, or with `breakdown` one per value."))
+            .into()
+    }
+}
+
+impl ToSchema for TimeseriesAnswer {
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        schemas.push((
+            TimeseriesResponse::name().into(),
+            TimeseriesResponse::schema(),
+        ));
+        TimeseriesResponse::schemas(schemas);
+        let breakdown = TimeseriesBreakdownResponse::schema();
+        schemas.push((TimeseriesBreakdownResponse::name().into(), breakdown));
+        TimeseriesBreakdownResponse::schemas(schemas);
+    }
 }
 
 /// A row of a broken-down series' CSV: the value, then the bucket.

@@ -117,7 +117,8 @@ pub(super) fn parse_event(text: &str, prefix: &str) -> Result<IncomingEvent, Inv
             None => Invalid::new(join(&path), message),
         }
     })?;
-    check_watch(&event).map_err(|(field, message)| Invalid::new(join(field), message))?;
+    let mut event = event;
+    check_watch(&mut event);
     if event.product_ids.as_ref().map_or(0, Vec::len) > MAX_ORDER_PRODUCTS {
         return Err(Invalid::new(
             join("productIds"),
@@ -127,25 +128,11 @@ pub(super) fn parse_event(text: &str, prefix: &str) -> Result<IncomingEvent, Inv
     Ok(event)
 }
 
-/// A `watch` names its video and carries both figures; no other event carries either.
-fn check_watch(event: &IncomingEvent) -> Result<(), (&'static str, &'static str)> {
-    let figures = [
-        ("watchedMs", event.watched_ms.is_some()),
-        ("maxPercent", event.max_percent.is_some()),
-    ];
-    if event.event_type == EventType::Watch {
-        if event.video_id.is_none() {
-            return Err(("videoId", "is required for eventType watch"));
-        }
-        match figures.iter().find(|(_, given)| !given) {
-            Some((field, _)) => Err((field, "is required for eventType watch")),
-            None => Ok(()),
-        }
-    } else {
-        match figures.iter().find(|(_, given)| *given) {
-            Some((field, _)) => Err((field, "is only for eventType watch")),
-            None => Ok(()),
-        }
+/// A watch's figures count on a `watch` only: on any other event they are dropped.
+fn check_watch(event: &mut IncomingEvent) {
+    if event.event_type != EventType::Watch {
+        event.watched_ms = None;
+        event.max_percent = None;
     }
 }
 

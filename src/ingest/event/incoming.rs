@@ -83,11 +83,11 @@ pub struct IncomingEvent {
     /// The visit's traffic source, as the loader read it on the visit's landing page.
     #[schema(inline)]
     pub source: Option<Source>,
-    /// For `watch` (required there, refused elsewhere): milliseconds the video actually played
-    /// in this opening. More than three times the video's duration counts as three times.
+    /// For `watch` (ignored on other events; 0 when absent): milliseconds the video actually
+    /// played in this opening. More than three times the video's duration counts as three times.
     pub watched_ms: Option<u32>,
-    /// For `watch` (required there, refused elsewhere): the furthest point reached, in percent
-    /// of the duration.
+    /// For `watch` (ignored on other events; 0 when absent): the furthest point reached, in
+    /// percent of the duration.
     #[serde(default, deserialize_with = "percent")]
     #[schema(minimum = 0, maximum = 100)]
     pub max_percent: Option<u8>,
