@@ -85,6 +85,8 @@ pub struct IncomingEvent {
     pub source: Option<Source>,
     /// For `watch` (ignored on other events; 0 when absent): milliseconds the video actually
     /// played in this opening. More than three times the video's duration counts as three times.
+    #[serde(default, deserialize_with = "milliseconds")]
+    #[schema(minimum = 0, maximum = 4_294_967_295_f64, format = Int64)]
     pub watched_ms: Option<u32>,
     /// For `watch` (ignored on other events; 0 when absent): the furthest point reached, in
     /// percent of the duration.
@@ -95,12 +97,27 @@ pub struct IncomingEvent {
 
 /// A whole percentage, 0 to 100.
 fn percent<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u8>, D::Error> {
-    match Option::<u64>::deserialize(d)? {
-        Some(n) if n > 100 => Err(serde::de::Error::custom(format!(
-            "must be an integer from 0 to 100, got {n}"
-        ))),
-        n => Ok(n.map(|n| n as u8)),
+    Ok(whole(d, 100)?.map(|n| n as u8))
+}
+
+/// Milliseconds, a whole number that fits 32 bits.
+fn milliseconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    Ok(whole(d, u64::from(u32::MAX))?.map(|n| n as u32))
+}
+
+/// A whole number from 0 to `max`: an integer, or a number with no fraction (`364.0`, which
+/// JSON Schema counts as an integer too).
+fn whole<'de, D: serde::Deserializer<'de>>(d: D, max: u64) -> Result<Option<u64>, D::Error> {
+    let n = match Option::<f64>::deserialize(d)? {
+        None => return Ok(None),
+        Some(n) => n,
+    };
+    if n.fract() != 0.0 || !(0.0..=max as f64).contains(&n) {
+        return Err(serde::de::Error::custom(format!(
+            "must be an integer from 0 to {max}, got {n}"
+        )));
     }
+    Ok(Some(n as u64))
 }
 
 pub(super) fn timestamp() -> ObjectBuilder {
