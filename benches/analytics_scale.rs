@@ -161,7 +161,7 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
         add("day series, busiest video", &path, raw);
     }
     // Breakdowns and filtered lists, each computed afresh, for their p95 beside the plain list's
-    // in the same run (DESIGN §16: within 1.25×).
+    // in the same run (the goal: within 1.25×).
     let widgets = format!("widgets?{range}&sort_by=revenue&limit={LIMIT}");
     // What is asked (LIST, WIDGETS, SERIES, VIDEO and RANGE as above), and how many entries it
     // answers (0: as many as there are).

@@ -1,4 +1,4 @@
--- What shoppers do with a video, and where (DESIGN §16).
+-- What shoppers do with a video, and where.
 --
 -- Events gain the page type the widget showed on, the device (the service's reading of the
 -- request), the storefront's country and the visit's traffic source, each '' when not known

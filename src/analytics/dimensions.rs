@@ -1,4 +1,4 @@
-//! Where and who: the four dimensions every event may carry (DESIGN §16), as an analyst filters
+//! Where and who: the four dimensions every event may carry, as an analyst filters
 //! on them and breaks numbers down by them, and which aggregate answers which request.
 
 use serde::{Deserialize, Deserializer, Serialize};

@@ -1,4 +1,4 @@
-// Story: what shoppers do with a video, and where (DESIGN §16). A shopper on a phone, come from a
+// Story: what shoppers do with a video, and where. A shopper on a phone, come from a
 // newsletter, watches a video to the end: every event says where it happened (the page type),
 // who (the storefront's country, the session's traffic source), and each opening of a video ends
 // in exactly one `watch` with the time played and the furthest point reached, whether the player
