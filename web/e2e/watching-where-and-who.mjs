@@ -51,6 +51,36 @@ async function eventsOf(page, sent) {
 
 const whereWho = (e) => ({ placement: e.placement, country: e.country, source: e.source });
 
+/** The figures of an analytics `metrics` object this story checks. */
+const figures = ({ impressions, views, clicks, watch_time_seconds, completion_rate, reached }) => ({
+  impressions,
+  views,
+  clicks,
+  watch_time_seconds,
+  completion_rate,
+  reached,
+});
+
+/** Those figures as the analytics API must give them for `events`, counted here from what was sent. */
+function expectedFigures(events) {
+  const count = (type) => events.filter((e) => e.eventType === type).length;
+  const watches = events.filter((e) => e.eventType === 'watch');
+  const reached = (percent) => watches.filter((e) => e.maxPercent >= percent).length;
+  // Hundredths, rounded half up, as the API rounds.
+  const hundredths = (part, whole) => (whole === 0 ? 0 : Math.floor((part * 2 + whole) / (whole * 2)) / 100);
+  return {
+    impressions: count('impression'),
+    views: count('view'),
+    clicks: count('click'),
+    watch_time_seconds: hundredths(
+      watches.reduce((sum, e) => sum + e.watchedMs, 0),
+      10,
+    ),
+    completion_rate: hundredths(reached(95) * 10_000, count('click')),
+    reached: { p25: reached(25), p50: reached(50), p75: reached(75), p100: reached(100) },
+  };
+}
+
 /** Makes the page hidden and visible again, as a switch to another tab and back does. */
 async function switchTabAndBack(page) {
   for (const state of ['hidden', 'visible']) {
@@ -226,6 +256,40 @@ describe('What shoppers do with a video, and where', () => {
     assert.deepEqual(
       stored.map(row),
       all.map((e) => row({ ...e, device: 'mobile' })).sort((a, b) => (a.eventId < b.eventId ? -1 : 1)),
+    );
+
+    // The analytics API shows exactly that session: one device, one source, one country, the two
+    // page types, by a breakdown and through the filters alike.
+    const mobile = { device: 'mobile', source: 'email', country: 'DE' };
+    const bySummary = async (dimension, filters = {}) =>
+      Object.fromEntries(
+        (await shop.analytics('summary', { breakdown: dimension, ...filters })).map((e) => [e[dimension], figures(e.metrics)]),
+      );
+    assert.deepEqual(await bySummary('device'), { mobile: expectedFigures(all) });
+    assert.deepEqual(await bySummary('source'), { email: expectedFigures(all) });
+    assert.deepEqual(await bySummary('country', { device: 'mobile' }), { DE: expectedFigures(all) });
+    assert.deepEqual(await bySummary('placement', mobile), {
+      home: expectedFigures(all.filter((e) => e.placement === 'home')),
+      collection: expectedFigures(all.filter((e) => e.placement === 'collection')),
+    });
+    assert.deepEqual(figures(await shop.analytics('summary', mobile)), expectedFigures(all));
+    const nothing = expectedFigures([]);
+    for (const other of [{ device: 'desktop' }, { source: 'direct' }, { country: 'US' }, { placement: 'product' }]) {
+      assert.deepEqual(figures(await shop.analytics('summary', other)), nothing, `nothing for ${JSON.stringify(other)}`);
+    }
+    const videos = await shop.analytics('videos', mobile);
+    assert.deepEqual(
+      Object.fromEntries(videos.map((row) => [row.id, figures(row.metrics)])),
+      Object.fromEntries([v.shirt, v.dress].map((id) => [id, expectedFigures(all.filter((e) => e.videoId === id))])),
+      'each video, filtered on the phone, the newsletter and the country',
+    );
+    const shirtByPlacement = await shop.analytics(`video/${v.shirt}`, { breakdown: 'placement', source: 'email' });
+    assert.deepEqual(
+      Object.fromEntries(shirtByPlacement.map((e) => [e.placement, figures(e.metrics)])),
+      Object.fromEntries(
+        ['home', 'collection'].map((p) => [p, expectedFigures(all.filter((e) => e.videoId === v.shirt && e.placement === p))]),
+      ),
+      'the shirt, opened twice on the home page and seen on the collection',
     );
   });
 
