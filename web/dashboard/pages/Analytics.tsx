@@ -3,20 +3,19 @@
  * broken down by placement, device, country or source, and the per-video and per-widget tables.
  */
 import { Badge, BlockStack, Box, Card, InlineGrid, InlineStack, Layout, Page, SkeletonBodyText, Text } from '@shopify/polaris';
-import { useMemo, useState } from 'react';
+import { useMemo } from 'react';
 
 import { get } from '../api';
 import { AnalyticsTable, TitleCell, type Column } from '../components/AnalyticsTable';
 import { AttributionSplit } from '../components/AttributionSplit';
 import { Breakdown } from '../components/Breakdown';
-import { NarrowSelect } from '../components/NarrowSelect';
+import { DayChart } from '../components/DayChart';
 import { Checklist } from '../components/Checklist';
-import { LineChart } from '../components/LineChart';
 import { MetricCard } from '../components/MetricCard';
 import { RangePicker } from '../components/RangePicker';
 import { ErrorBanner } from '../components/States';
 import { useShop } from '../context';
-import { formatCount, formatMoney, SERIES_METRICS, SUMMARY_METRICS, type SeriesKey } from '../format';
+import { formatCount, formatMoney, SUMMARY_METRICS } from '../format';
 import { useLoad } from '../hooks';
 import { seriesRequest, summaryRequest } from '../home';
 import { labelOf, statusTone, VIDEO_STATUSES, WIDGET_STATUSES, WIDGET_TYPES } from '../labels';
@@ -39,13 +38,9 @@ export function AnalyticsPage() {
   const { shop } = useShop();
   const { range, picker } = useRange();
   const { start, end } = range;
-  const [metric, setMetric] = useState<SeriesKey>('views');
 
   const summary = useLoad(() => get<SummaryResponse>(...summaryRequest({ start, end })), [start, end]);
   const series = useLoad(() => get<TimeseriesResponse>(...seriesRequest({ start, end })), [start, end]);
-
-  const info = SERIES_METRICS.find((m) => m.key === metric) ?? SERIES_METRICS[0]!;
-  const points = useMemo(() => (series.data?.data ?? []).map((b) => ({ date: b.date, value: b.metrics[metric] })), [series.data, metric]);
 
   const videoColumns = useMemo<Column<VideoAnalytics>[]>(
     () => [
@@ -157,27 +152,7 @@ export function AnalyticsPage() {
         )}
 
         <Layout.Section>
-          <Card>
-            <BlockStack gap="300">
-              <InlineStack align="space-between" blockAlign="end" gap="300" wrap>
-                <Text as="h2" variant="headingMd">
-                  {info.label} per day
-                </Text>
-                <NarrowSelect
-                  label="Chart metric"
-                  options={SERIES_METRICS.map((m) => ({ label: m.label, value: m.key }))}
-                  value={metric}
-                  onChange={setMetric}
-                />
-              </InlineStack>
-              {series.error && <ErrorBanner title="The chart could not be loaded" error={series.error} onRetry={series.reload} />}
-              {series.data && !series.loading ? (
-                <LineChart points={points} label={info.label} kind={info.kind} currency={shop.currency} />
-              ) : (
-                !series.error && <SkeletonBodyText lines={6} />
-              )}
-            </BlockStack>
-          </Card>
+          <DayChart series={series} currency={shop.currency} />
         </Layout.Section>
 
         <Layout.Section>

@@ -3,20 +3,18 @@
  * how far), its numbers per day and where they came from.
  */
 import { Badge, BlockStack, Box, Card, InlineGrid, InlineStack, Layout, Page, SkeletonBodyText, Text } from '@shopify/polaris';
-import { useMemo, useState } from 'react';
 
 import { get } from '../api';
 import { SplitParts } from '../components/AttributionSplit';
 import { Breakdown } from '../components/Breakdown';
-import { LineChart } from '../components/LineChart';
+import { DayChart } from '../components/DayChart';
 import { Metric } from '../components/MetricCard';
-import { NarrowSelect } from '../components/NarrowSelect';
 import { RangePicker } from '../components/RangePicker';
 import { ReachedChart } from '../components/ReachedChart';
 import { ErrorBanner } from '../components/States';
 import { useShop } from '../context';
 import { formatDay } from '../dates';
-import { formatDuration, SERIES_METRICS, WATCH_METRICS, type MetricInfo, type SeriesKey } from '../format';
+import { formatDuration, WATCH_METRICS, type MetricInfo, type SeriesKey } from '../format';
 import { useLoad } from '../hooks';
 import { labelOf, statusTone, VIDEO_STATUSES } from '../labels';
 import { useRange } from '../range';
@@ -41,7 +39,6 @@ export function VideoStatsPage({ id, back }: { id: string; back: { label: string
   const { shop } = useShop();
   const { range, picker } = useRange();
   const { start, end } = range;
-  const [metric, setMetric] = useState<SeriesKey>('views');
   const endpoint = `/analytics/video/${encodeURIComponent(id)}`;
 
   const one = useLoad(
@@ -56,8 +53,6 @@ export function VideoStatsPage({ id, back }: { id: string; back: { label: string
   // The video's title and poster stay while another range loads; its numbers do not.
   const video = one.data?.data;
   const data = one.loading ? undefined : one.data?.data;
-  const info = SERIES_METRICS.find((m) => m.key === metric) ?? SERIES_METRICS[0]!;
-  const points = useMemo(() => (series.data?.data ?? []).map((b) => ({ date: b.date, value: b.metrics[metric] })), [series.data, metric]);
 
   return (
     <Page
@@ -184,27 +179,7 @@ export function VideoStatsPage({ id, back }: { id: string; back: { label: string
             </Layout.Section>
 
             <Layout.Section>
-              <Card>
-                <BlockStack gap="300">
-                  <InlineStack align="space-between" blockAlign="end" gap="300" wrap>
-                    <Text as="h2" variant="headingMd">
-                      {info.label} per day
-                    </Text>
-                    <NarrowSelect
-                      label="Chart metric"
-                      options={SERIES_METRICS.map((m) => ({ label: m.label, value: m.key }))}
-                      value={metric}
-                      onChange={setMetric}
-                    />
-                  </InlineStack>
-                  {series.error && <ErrorBanner title="The chart could not be loaded" error={series.error} onRetry={series.reload} />}
-                  {series.data && !series.loading ? (
-                    <LineChart points={points} label={info.label} kind={info.kind} currency={shop.currency} />
-                  ) : (
-                    !series.error && <SkeletonBodyText lines={6} />
-                  )}
-                </BlockStack>
-              </Card>
+              <DayChart series={series} currency={shop.currency} />
             </Layout.Section>
 
             <Layout.Section>
