@@ -181,8 +181,8 @@ async fn run(databases: &Databases, database_url: &str) -> Outcome {
             .replace("RANGE", &range);
         // A list (a page of them, or every widget) is asked after a change; a breakdown has a
         // few entries and is never kept.
-        let list = rows >= WIDGETS;
-        let before = [Before::Nothing, Before::EverythingMoves][usize::from(list)];
+        let is_list = rows >= WIDGETS;
+        let before = [Before::Nothing, Before::EverythingMoves][usize::from(is_list)];
         let ask = [Ask::Json(path, rows, before), Ask::Nothing];
         pairs.push((name.to_string(), ask, JSON_GOAL));
     }

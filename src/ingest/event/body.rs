@@ -101,7 +101,7 @@ pub(super) fn parse_event(text: &str, prefix: &str) -> Result<IncomingEvent, Inv
     }
     // Read plainly; only a refused event is read again, tracking the path, to name its field.
     // Tracking every event's path cost 1.5 k instructions per event (2.2%) under callgrind.
-    let event: IncomingEvent = serde_json::from_str(text).map_err(|plain| {
+    let mut event: IncomingEvent = serde_json::from_str(text).map_err(|plain| {
         let mut deserializer = serde_json::Deserializer::from_str(text);
         let Err(e) = serde_path_to_error::deserialize::<_, IncomingEvent>(&mut deserializer) else {
             return Invalid::new(join("."), without_position(plain));
@@ -117,8 +117,7 @@ pub(super) fn parse_event(text: &str, prefix: &str) -> Result<IncomingEvent, Inv
             None => Invalid::new(join(&path), message),
         }
     })?;
-    let mut event = event;
-    check_watch(&mut event);
+    drop_watch_figures_off_watches(&mut event);
     if event.product_ids.as_ref().map_or(0, Vec::len) > MAX_ORDER_PRODUCTS {
         return Err(Invalid::new(
             join("productIds"),
@@ -129,7 +128,7 @@ pub(super) fn parse_event(text: &str, prefix: &str) -> Result<IncomingEvent, Inv
 }
 
 /// A watch's figures count on a `watch` only: on any other event they are dropped.
-fn check_watch(event: &mut IncomingEvent) {
+fn drop_watch_figures_off_watches(event: &mut IncomingEvent) {
     if event.event_type != EventType::Watch {
         event.watched_ms = None;
         event.max_percent = None;
