@@ -12,16 +12,18 @@ pub mod rows;
 
 use std::time::Duration;
 
+use clickhouse::insert::Insert;
 use clickhouse::Client;
 use secrecy::ExposeSecret;
 
 use crate::config::ClickHouseConfig;
 use cluster::Cluster;
 use error::WarehouseError;
+use rows::EventRow;
 
 /// The aggregates: the `SummingMergeTree` tables the materialized views fill from `events`, each
 /// holding rows of a shop. Merging their parts only sums rows (`compaction`).
-pub const AGGREGATES: [&str; 7] = [
+pub const AGGREGATES: [&str; 15] = [
     "video_daily",
     "video_monthly",
     "video_yearly",
@@ -29,6 +31,14 @@ pub const AGGREGATES: [&str; 7] = [
     "widget_monthly",
     "shop_daily",
     "video_daily_by_video",
+    "shop_daily_by_dimension",
+    "widget_daily_by_dimension",
+    "video_daily_by_dimension",
+    "video_monthly_by_dimension",
+    "video_yearly_by_dimension",
+    "shop_daily_by_dimensions",
+    "video_daily_by_dimensions",
+    "widget_daily_by_dimensions",
 ];
 
 const PING_SQL: &str = include_str!("../../sql/03_ping.sql");
@@ -88,6 +98,16 @@ impl Warehouse {
     /// A client whose unqualified table names resolve in the service's database.
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// An insert of rows into `events`. Each insert fills every aggregate through its
+    /// materialized view; ClickHouse runs the views one after another unless told to run them
+    /// at once, which on two cores took 40% less time for a day's events (BENCHMARKS.md).
+    pub fn insert_events<'a>(&self) -> Result<Insert<EventRow<'a>>, clickhouse::error::Error> {
+        let client = self.client.clone();
+        client
+            .with_option("parallel_view_processing", "1")
+            .insert("events")
     }
 
     pub fn database(&self) -> &str {

@@ -149,3 +149,28 @@ async fn the_service_merges_its_quiet_partitions_by_itself() {
     assert_eq!(after.len(), before.len(), "{after:?}");
     assert_every_aggregate_equals_its_recount(&database).await;
 }
+
+/// Every table of the schema that holds a shop's rows is known to the service: merged when quiet
+/// (`AGGREGATES`) and emptied when the shop is deleted (`shop_tables`). A new aggregate left out
+/// would keep a deleted shop's numbers for ever.
+#[tokio::test]
+async fn every_table_that_holds_a_shops_rows_is_merged_when_quiet_and_deleted_with_the_shop() {
+    // Arrange
+    let warehouse = fresh_warehouse();
+    apply(&warehouse, MIGRATIONS).await.unwrap();
+
+    // Act
+    let sql = "SELECT name FROM system.tables \
+               WHERE database = currentDatabase() AND engine LIKE '%MergeTree' \
+               AND name IN (SELECT table FROM system.columns \
+                            WHERE database = currentDatabase() AND name = 'shop_domain') \
+               ORDER BY name";
+    let tables = clickhouse_query(warehouse.database(), sql).await;
+
+    // Assert
+    let mut known: Vec<&str> = videoapp::warehouse::privacy::shop_tables().collect();
+    known.sort_unstable();
+    assert_eq!(tables.lines().collect::<Vec<_>>(), known);
+    let events = known.iter().filter(|t| !AGGREGATES.contains(t));
+    assert_eq!(events.collect::<Vec<_>>(), [&"events"]);
+}
