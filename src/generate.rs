@@ -173,7 +173,7 @@ pub async fn run(
     let mut written = 0u64;
     let batch_id = Uuid::now_v7();
     while let Some(events) = received.recv().await {
-        let mut insert = warehouse.client().insert::<EventRow<'_>>("events")?;
+        let mut insert = warehouse.insert_events()?;
         for event in &events {
             insert.write(&EventRow::new(batch_id, event)).await?;
         }

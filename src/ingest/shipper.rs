@@ -360,7 +360,7 @@ impl Shipper {
     async fn insert(&mut self, batch_id: Uuid, events: &[SpoolEvent]) -> Result<(), ShipError> {
         let started = Instant::now();
         let attempt = async {
-            let mut insert = self.warehouse.client().insert::<EventRow<'_>>("events")?;
+            let mut insert = self.warehouse.insert_events()?;
             for event in events {
                 insert.write(&EventRow::new(batch_id, event)).await?;
             }
