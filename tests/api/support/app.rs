@@ -141,6 +141,9 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
     let clickhouse_database = fresh_clickhouse_database();
     let mut settings = test_settings(&database_url, &clickhouse_database);
     adjust(&mut settings);
+    if settings.clickhouse_database == clickhouse_database {
+        migrated_clickhouse_database(&clickhouse_database).await;
+    }
     let clickhouse_database = settings.clickhouse_database.clone();
     spawn_with_settings(settings, database_url, clickhouse_database).await
 }
