@@ -8,6 +8,7 @@ pub mod dimensions;
 mod export;
 mod handlers;
 pub mod keys;
+pub mod lift;
 pub mod list_cache;
 pub mod metrics;
 mod periods;
