@@ -9,7 +9,7 @@
 //! days, with the shop's version, is the version of whatever was computed over that range.
 //!
 //! A third record makes that safe for what reads more days than it counts. ClickHouse writes a
-//! batch into its aggregates one after another, so a query that reads two of them while a batch
+//! batch into each of its aggregates on its own, so a query that reads two of them while a batch
 //! goes in may see the batch in one and not the other; and a total that reads a whole year less
 //! its last days (`analytics::split`) reads today's rows, whose batches move no day of its range.
 //! So each insert marks its batch's shops as being written before it begins, until it returns and
