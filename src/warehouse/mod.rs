@@ -102,7 +102,7 @@ impl Warehouse {
 
     /// An insert of rows into `events`. Each insert fills every aggregate through its
     /// materialized view; ClickHouse runs the views one after another unless told to run them
-    /// at once, which on two cores took 40% less time for a day's events (BENCHMARKS.md).
+    /// at once, which on two cores took 40% less time for two days' events (BENCHMARKS.md).
     pub fn insert_events<'a>(&self) -> Result<Insert<EventRow<'a>>, clickhouse::error::Error> {
         let client = self.client.clone();
         client

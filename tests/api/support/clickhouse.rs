@@ -2,7 +2,6 @@
 
 use super::*;
 use std::time::Duration;
-use uuid::Uuid;
 
 /// Runs a query on the test ClickHouse server and returns its TSV output, trimmed.
 pub async fn clickhouse_query(database: &str, sql: &str) -> String {
@@ -61,8 +60,10 @@ pub fn warehouse_on(
     })
 }
 
-/// The schema the service's migrations make, made once per test run in a database of its own.
-static SCHEMA: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
+/// The schema the service's migrations make, made once per test run in a database of its own:
+/// its name, and the statements that make each of its tables (tables before the views that
+/// write to them, each naming that database).
+static SCHEMA: tokio::sync::OnceCell<(String, Vec<String>)> = tokio::sync::OnceCell::const_new();
 
 /// Makes `database` on the test ClickHouse server in the migrations' current schema, with their
 /// ledger full, as the service leaves a database it migrated. The migration runner makes the
@@ -70,26 +71,33 @@ static SCHEMA: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new(
 /// fraction of the time of its two hundred statements. (The runner itself is tested on fresh
 /// databases: `clickhouse_migrations`.)
 pub async fn migrated_clickhouse_database(database: &str) {
-    let schema = SCHEMA
+    let (schema, creates) = SCHEMA
         .get_or_init(|| async {
-            let schema = format!("test_schema_{}", Uuid::new_v4().simple());
-            let warehouse = warehouse_on(&clickhouse_url(), &schema, None);
+            let warehouse = fresh_warehouse();
             let migrations = videoapp::warehouse::migrations::MIGRATIONS;
             videoapp::warehouse::migrations::apply(&warehouse, migrations)
                 .await
                 .expect("the ClickHouse migrations apply to a fresh database");
-            schema
+            let schema = warehouse.database().to_string();
+            let tables = format!(
+                "SELECT create_table_query FROM system.tables WHERE database = '{schema}' \
+                 ORDER BY engine = 'MaterializedView', name FORMAT JSONEachRow"
+            );
+            let answer = clickhouse_query("default", &tables).await;
+            let creates = (answer.lines())
+                .map(|line| {
+                    let row: serde_json::Value = serde_json::from_str(line).expect("a row of JSON");
+                    row["create_table_query"]
+                        .as_str()
+                        .expect("a statement")
+                        .to_string()
+                })
+                .collect();
+            (schema, creates)
         })
         .await;
     clickhouse_query("default", &format!("CREATE DATABASE {database}")).await;
-    // Tables before the views that write to them; each statement names its database.
-    let tables = format!(
-        "SELECT create_table_query FROM system.tables WHERE database = '{schema}' \
-         ORDER BY engine = 'MaterializedView', name FORMAT JSONEachRow"
-    );
-    for line in clickhouse_query("default", &tables).await.lines() {
-        let row: serde_json::Value = serde_json::from_str(line).expect("a row of JSON");
-        let create = row["create_table_query"].as_str().expect("a statement");
+    for create in creates {
         let create = create.replace(&format!("{schema}."), &format!("{database}."));
         clickhouse_query("default", &create).await;
     }
