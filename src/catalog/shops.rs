@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use utoipa::ToSchema;
 
-use super::domain::{text_schema, AttributionWindow, Currency, ShopDomain, TextLine, Timezone};
+use super::domain::{
+    text_schema, AttributionWindow, Currency, HoldoutPercent, ShopDomain, TextLine, Timezone,
+};
 use super::{begin_write, check_text, notify_change, CatalogError, NAME_CHARS};
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -17,6 +19,7 @@ pub struct Shop {
     pub currency: Currency,
     pub remove_branding: bool,
     pub attribution_window_days: AttributionWindow,
+    pub holdout_percent: HoldoutPercent,
     /// Changes on every catalog write; the storefront's `version`.
     pub catalog_version: i64,
     pub created_at: DateTime<Utc>,
@@ -36,6 +39,8 @@ pub struct ShopSettings {
     pub remove_branding: Option<bool>,
     /// Default 7.
     pub attribution_window_days: Option<AttributionWindow>,
+    /// Default 0 (no holdout).
+    pub holdout_percent: Option<HoldoutPercent>,
 }
 
 /// `PATCH /app/api/shops/{shop}`: the settings the merchant chooses in the dashboard; absent
@@ -44,6 +49,7 @@ pub struct ShopSettings {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MerchantSettings {
     pub attribution_window_days: Option<AttributionWindow>,
+    pub holdout_percent: Option<HoldoutPercent>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -54,6 +60,7 @@ struct ShopRow {
     currency: String,
     remove_branding: bool,
     attribution_window_days: i16,
+    holdout_percent: i16,
     catalog_version: i64,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
@@ -75,6 +82,7 @@ impl TryFrom<ShopRow> for Shop {
                 row.attribution_window_days.into(),
             )
             .map_err(corrupt)?,
+            holdout_percent: HoldoutPercent::parse(row.holdout_percent.into()).map_err(corrupt)?,
             catalog_version: row.catalog_version,
             created_at: row.created_at,
             updated_at: row.updated_at,
@@ -83,7 +91,7 @@ impl TryFrom<ShopRow> for Shop {
 }
 
 const SHOP_COLUMNS: &str = "domain, name, timezone, currency, remove_branding, \
-     attribution_window_days, catalog_version, created_at, updated_at";
+     attribution_window_days, holdout_percent, catalog_version, created_at, updated_at";
 
 pub enum Upserted {
     Created(Shop),
@@ -104,14 +112,15 @@ pub async fn upsert(
         // `previous` sees the row as it was before this statement (one snapshot serves the
         // whole statement), which tells a create or reinstall from an update.
         "WITH previous AS (SELECT uninstalled_at FROM shops WHERE domain = $1)
-         INSERT INTO shops AS s (domain, name, timezone, currency, remove_branding, attribution_window_days)
-         VALUES ($1, COALESCE($2, ''), COALESCE($3, 'UTC'), COALESCE($4, 'USD'), COALESCE($5, FALSE), COALESCE($6, $7))
+         INSERT INTO shops AS s (domain, name, timezone, currency, remove_branding, attribution_window_days, holdout_percent)
+         VALUES ($1, COALESCE($2, ''), COALESCE($3, 'UTC'), COALESCE($4, 'USD'), COALESCE($5, FALSE), COALESCE($6, $7), COALESCE($8, 0))
          ON CONFLICT (domain) DO UPDATE SET
              name = CASE WHEN s.uninstalled_at IS NULL THEN COALESCE($2, s.name) ELSE EXCLUDED.name END,
              timezone = CASE WHEN s.uninstalled_at IS NULL THEN COALESCE($3, s.timezone) ELSE EXCLUDED.timezone END,
              currency = CASE WHEN s.uninstalled_at IS NULL THEN COALESCE($4, s.currency) ELSE EXCLUDED.currency END,
              remove_branding = CASE WHEN s.uninstalled_at IS NULL THEN COALESCE($5, s.remove_branding) ELSE EXCLUDED.remove_branding END,
              attribution_window_days = CASE WHEN s.uninstalled_at IS NULL THEN COALESCE($6, s.attribution_window_days) ELSE EXCLUDED.attribution_window_days END,
+             holdout_percent = CASE WHEN s.uninstalled_at IS NULL THEN COALESCE($8, s.holdout_percent) ELSE EXCLUDED.holdout_percent END,
              created_at = CASE WHEN s.uninstalled_at IS NULL THEN s.created_at ELSE now() END,
              storefront_seen_at = CASE WHEN s.uninstalled_at IS NULL THEN s.storefront_seen_at END,
              uninstalled_at = NULL,
@@ -133,6 +142,7 @@ pub async fn upsert(
                     .map(AttributionWindow::days),
             )
             .bind(AttributionWindow::default().days())
+            .bind(settings.holdout_percent.map(HoldoutPercent::percent))
             .fetch_one(&mut *tx)
             .await?;
         use sqlx::{FromRow, Row};
@@ -159,6 +169,7 @@ pub async fn update(
     let sql = format!(
         "UPDATE shops SET \
              attribution_window_days = COALESCE($2, attribution_window_days), \
+             holdout_percent = COALESCE($3, holdout_percent), \
              updated_at = now() \
          WHERE domain = $1 RETURNING {SHOP_COLUMNS}"
     );
@@ -169,6 +180,7 @@ pub async fn update(
                 .attribution_window_days
                 .map(AttributionWindow::days),
         )
+        .bind(settings.holdout_percent.map(HoldoutPercent::percent))
         .fetch_one(&mut *tx)
         .await?;
     tx.commit().await?;

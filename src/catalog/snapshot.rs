@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::domain::{AttributionWindow, ProductGid, ShopDomain, Timezone};
+use super::domain::{AttributionWindow, HoldoutPercent, ProductGid, ShopDomain, Timezone};
 use super::videos::Video;
 use super::widgets::{DisplayRules, Widget};
 use super::{products, videos, widgets};
@@ -62,6 +62,7 @@ struct ShopSettings {
     version: i64,
     remove_branding: bool,
     attribution_window: AttributionWindow,
+    holdout: HoldoutPercent,
     timezone: Timezone,
 }
 
@@ -77,6 +78,7 @@ pub struct ShopSnapshot {
     pub version: i64,
     pub remove_branding: bool,
     pub attribution_window: AttributionWindow,
+    pub holdout: HoldoutPercent,
     /// Events are dated in this zone at ingest.
     pub timezone: Timezone,
     /// Active widgets, highest priority first, ties by creation time.
@@ -101,20 +103,24 @@ impl ShopSnapshot {
         sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             .execute(&mut *tx)
             .await?;
-        let settings: Option<(i64, bool, i16, String)> = sqlx::query_as(
-            "SELECT catalog_version, remove_branding, attribution_window_days, timezone FROM shops \
+        let settings: Option<(i64, bool, i16, i16, String)> = sqlx::query_as(
+            "SELECT catalog_version, remove_branding, attribution_window_days, holdout_percent, \
+             timezone FROM shops \
              WHERE domain = $1 AND uninstalled_at IS NULL",
         )
         .bind(shop.as_str())
         .fetch_optional(&mut *tx)
         .await?;
-        let Some((version, remove_branding, attribution_window, timezone)) = settings else {
+        let Some((version, remove_branding, attribution_window, holdout, timezone)) = settings
+        else {
             return Ok(None);
         };
         let attribution_window =
             AttributionWindow::from_days(attribution_window.into()).map_err(|e| {
                 sqlx::Error::Decode(format!("shops.attribution_window_days: {e}").into())
             })?;
+        let holdout = HoldoutPercent::parse(holdout.into())
+            .map_err(|e| sqlx::Error::Decode(format!("shops.holdout_percent: {e}").into()))?;
         let timezone = Timezone::parse(&timezone)
             .map_err(|e| sqlx::Error::Decode(format!("shops.timezone: {e}").into()))?;
         let widgets = widgets::list_active(&mut tx, shop).await?;
@@ -126,6 +132,7 @@ impl ShopSnapshot {
             version,
             remove_branding,
             attribution_window,
+            holdout,
             timezone,
         };
         Ok(Some(ShopSnapshot::build(
@@ -170,6 +177,7 @@ impl ShopSnapshot {
             version: settings.version,
             remove_branding: settings.remove_branding,
             attribution_window: settings.attribution_window,
+            holdout: settings.holdout,
             timezone: settings.timezone,
             widgets: Vec::with_capacity(widgets.len()),
             widget_index: HashMap::with_capacity(widgets.len()),

@@ -19,7 +19,8 @@ use super::request::{ProxyParams, Signed};
 use super::{CatalogUnavailable, StorefrontErrors};
 use crate::app::AppState;
 use crate::catalog::domain::{
-    AttributionWindow, CollectionGid, Location, ProductGid, SourceType, WidgetStatus, WidgetType,
+    AttributionWindow, CollectionGid, HoldoutPercent, Location, ProductGid, SourceType,
+    WidgetStatus, WidgetType,
 };
 use crate::catalog::snapshot::ShopSnapshot;
 use crate::error::{ApiError, ErrorBody};
@@ -89,6 +90,8 @@ pub struct ContextualWidgets<'a> {
     remove_branding: bool,
     /// The shop's attribution window: how long the loader keeps what credits an order to a video.
     attribution_window_days: AttributionWindow,
+    /// The percent of browsers the loader keeps from every widget, to measure what they sell.
+    holdout_percent: HoldoutPercent,
     #[schema(value_type = Vec<StorefrontWidget>)]
     widgets: Vec<WidgetJson<'a>>,
 }
@@ -215,6 +218,7 @@ pub async fn contextual_widgets(
             timestamp: now_iso(),
             remove_branding: snapshot.remove_branding,
             attribution_window_days: snapshot.attribution_window,
+            holdout_percent: snapshot.holdout,
             widgets,
             context,
         };
@@ -249,6 +253,8 @@ pub struct WidgetById<'a> {
     widget: WidgetJson<'a>,
     /// The shop's attribution window: how long the loader keeps what credits an order to a video.
     attribution_window_days: AttributionWindow,
+    /// The percent of browsers the loader keeps from every widget, to measure what they sell.
+    holdout_percent: HoldoutPercent,
 }
 
 /// One widget by id
@@ -292,6 +298,7 @@ pub async fn widget_by_id(
             success: true,
             widget: rendered.widget_any(&snapshot, widget),
             attribution_window_days: snapshot.attribution_window,
+            holdout_percent: snapshot.holdout,
         })
     })
     .await;
@@ -336,6 +343,8 @@ pub struct WidgetsList {
     count: usize,
     /// The shop's attribution window: how long the loader keeps what credits an order to a video.
     attribution_window_days: AttributionWindow,
+    /// The percent of browsers the loader keeps from every widget, to measure what they sell.
+    holdout_percent: HoldoutPercent,
 }
 
 /// Active widgets of one type
@@ -376,6 +385,7 @@ pub async fn widgets_list(
             count: widgets.len(),
             widgets,
             attribution_window_days: snapshot.attribution_window,
+            holdout_percent: snapshot.holdout,
         })
     })
     .await;

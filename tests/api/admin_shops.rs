@@ -179,6 +179,96 @@ async fn an_attribution_window_other_than_1_7_or_30_days_is_refused_naming_the_f
 }
 
 #[tokio::test]
+async fn the_holdout_takes_0_to_50_percent_reaches_the_storefront_and_a_reinstall_starts_again_from_0(
+) {
+    let app = spawn_app().await;
+    app.create_shop(SHOP).await;
+    let response = app.send_admin(Method::GET, &format!("/shops/{SHOP}")).await;
+    assert_eq!(json_of(response).await.1["holdoutPercent"], 0);
+    for percent in [json!(10), json!(50), json!(25.0), json!(0)] {
+        let response = app
+            .send_admin_json(
+                Method::PUT,
+                &format!("/shops/{SHOP}"),
+                &json!({ "holdoutPercent": percent }),
+            )
+            .await;
+        let (status, updated) = json_of(response).await;
+        assert_eq!(status, StatusCode::OK, "{updated}");
+        assert_eq!(updated["holdoutPercent"].as_f64(), percent.as_f64());
+    }
+
+    // The loader learns it with the widgets; another field alone keeps it.
+    app.create_shop_with(SHOP, json!({ "holdoutPercent": 20 }))
+        .await;
+    let response = app
+        .send_admin_json(
+            Method::PUT,
+            &format!("/shops/{SHOP}"),
+            &json!({ "name": "Renamed" }),
+        )
+        .await;
+    assert_eq!(json_of(response).await.1["holdoutPercent"], 20);
+    let widgets = app
+        .storefront("contextual-widgets", SHOP, &[("location", "home")])
+        .await;
+    let (status, answer) = json_of(widgets).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["holdoutPercent"], 20, "{answer}");
+
+    app.send_admin(Method::DELETE, &format!("/shops/{SHOP}"))
+        .await;
+    let response = app
+        .send_admin_json(Method::PUT, &format!("/shops/{SHOP}"), &json!({}))
+        .await;
+    let (status, reinstalled) = json_of(response).await;
+    assert_eq!(status, StatusCode::CREATED, "{reinstalled}");
+    assert_eq!(reinstalled["holdoutPercent"], 0);
+}
+
+#[tokio::test]
+async fn a_holdout_outside_0_to_50_percent_is_refused_naming_the_field_and_the_range() {
+    let app = spawn_app().await;
+    app.create_shop_with(SHOP, json!({ "holdoutPercent": 5 }))
+        .await;
+    for bad in [
+        json!(51),
+        json!(-1),
+        json!(100),
+        json!(10.5),
+        json!("10"),
+        json!(null),
+        json!(true),
+    ] {
+        let response = app
+            .send_admin_json(
+                Method::PUT,
+                &format!("/shops/{SHOP}"),
+                &json!({ "holdoutPercent": bad }),
+            )
+            .await;
+        let (status, body) = json_of(response).await;
+        if bad.is_null() {
+            // Absent and null keep the value, as every setting of a PUT.
+            assert_eq!(status, StatusCode::OK, "{body}");
+            continue;
+        }
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+        assert_eq!(body["error"]["code"], "VALIDATION_ERROR", "{body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("holdoutPercent: "), "{bad}: {message}");
+        if bad == json!(51) {
+            assert_eq!(
+                message,
+                "holdoutPercent: must be a whole number of percent from 0 (no holdout) to 50, got 51"
+            );
+        }
+    }
+    let kept = app.send_admin(Method::GET, &format!("/shops/{SHOP}")).await;
+    assert_eq!(json_of(kept).await.1["holdoutPercent"], 5);
+}
+
+#[tokio::test]
 async fn a_path_that_is_not_a_shop_domain_is_refused() {
     let app = spawn_app().await;
     for bad in [

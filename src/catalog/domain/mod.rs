@@ -2,7 +2,8 @@
 //!
 //! One file a kind of value: the shop (`shop`), text (`text`, documented by `text_schema`), ids
 //! (`hyphenated_uuid`, the platform's `global_id`s), the enums kept as text (`enums`), a shop's
-//! timezone and currency (`locale`), its attribution window (`attribution`) and integers as JSON
+//! timezone and currency (`locale`), its attribution window (`attribution`), its holdout
+//! (`holdout`) and integers as JSON
 //! clients write them (`number`).
 
 /// Why an outside value was refused; the caller adds the field name.
@@ -32,6 +33,7 @@ macro_rules! string_conversions {
 mod attribution;
 mod enums;
 mod global_id;
+mod holdout;
 pub mod hyphenated_uuid;
 mod locale;
 mod number;
@@ -45,6 +47,7 @@ pub use enums::{
     WidgetType,
 };
 pub use global_id::{CollectionGid, ProductGid};
+pub use holdout::HoldoutPercent;
 pub use locale::{Currency, Timezone};
 pub(crate) use number::json_i32;
 pub use shop::ShopDomain;
