@@ -45,6 +45,7 @@ fn batch(client_event_id: bool) -> Vec<SpoolEvent> {
         source: None,
         watched_ms: 0,
         max_percent: 0,
+        group: None,
     };
     (0..N).map(|_| event()).collect()
 }

@@ -312,6 +312,7 @@ fn random_event(rng: &mut StdRng, catalog: &[ShopCatalog], local_date: NaiveDate
             EventType::Watch => (rng.gen::<f64>().powi(2) * 100.0) as u8,
             _ => 0,
         },
+        group: None,
     }
 }
 

@@ -431,6 +431,7 @@ mod tests {
             source: None,
             watched_ms: 0,
             max_percent: 0,
+            group: None,
         }
     }
 

@@ -50,6 +50,7 @@ pub const MIGRATIONS: &[Migration] = &[
     migration!(22, "0022_shop_daily_by_dimensions_backfill.sql"),
     migration!(23, "0023_video_daily_by_dimensions_backfill.sql"),
     migration!(24, "0024_widget_daily_by_dimensions_backfill.sql"),
+    migration!(25, "0025_holdout.sql"),
 ];
 
 const LEDGER_CREATE_SQL: &str = include_str!("../../sql/00_ledger_create.sql");

@@ -4,10 +4,10 @@ use clickhouse::Row;
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::ingest::event::{Attribution, Device, Placement, Source, SpoolEvent};
+use crate::ingest::event::{Attribution, Device, Group, Placement, Source, SpoolEvent};
 
 /// One row of `events`, in the column order of `clickhouse/0001_events.sql` and the columns
-/// added after (`0006`, `0016`).
+/// added after (`0006`, `0016`, `0025`).
 #[derive(Row, Serialize)]
 pub struct EventRow<'a> {
     #[serde(with = "clickhouse::serde::uuid")]
@@ -37,6 +37,7 @@ pub struct EventRow<'a> {
     source: i8,
     watched_ms: u32,
     max_percent: u8,
+    lift_group: i8,
 }
 
 impl<'a> EventRow<'a> {
@@ -69,6 +70,7 @@ impl<'a> EventRow<'a> {
             source: Source::code(e.source),
             watched_ms: e.watched_ms,
             max_percent: e.max_percent,
+            lift_group: Group::code(e.group),
         }
     }
 }

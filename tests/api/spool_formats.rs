@@ -22,9 +22,10 @@ const JSON_SEGMENT: &[u8] = include_bytes!("../fixtures/spool/format-json.log");
 const FORMAT_1_SEGMENT: &[u8] = include_bytes!("../fixtures/spool/format-1-postcard.log");
 const FORMAT_2_SEGMENT: &[u8] = include_bytes!("../fixtures/spool/format-2-postcard.log");
 const FORMAT_3_SEGMENT: &[u8] = include_bytes!("../fixtures/spool/format-3-postcard.log");
+const FORMAT_4_SEGMENT: &[u8] = include_bytes!("../fixtures/spool/format-4-postcard.log");
 
-/// The ids of the events in the JSON and format-1 segments (five each) and the format-2 and
-/// format-3 ones (three each).
+/// The ids of the events in the JSON and format-1 segments (five each), the format-2 and
+/// format-3 ones (three each) and the format-4 one (two).
 fn json_ids() -> Vec<String> {
     ids("01935b00-0000-7000-8000-", 5)
 }
@@ -39,6 +40,10 @@ fn format_2_ids() -> Vec<String> {
 
 fn format_3_ids() -> Vec<String> {
     ids("019ad000-6d3a-7b2c-8e4f-", 3)
+}
+
+fn format_4_ids() -> Vec<String> {
+    ids("019ad400-1a2b-7c3d-8e4f-", 2)
 }
 
 fn ids(prefix: &str, n: usize) -> Vec<String> {
@@ -103,6 +108,7 @@ async fn a_spool_of_every_format_any_release_wrote_ships_with_new_events_exactly
         FORMAT_1_SEGMENT,
         FORMAT_2_SEGMENT,
         FORMAT_3_SEGMENT,
+        FORMAT_4_SEGMENT,
     ];
     let (spool_dir, _) = spool_of(&segments);
     let app = spawn_process_app_on(spool_dir.clone(), &[]).await;
@@ -114,7 +120,8 @@ async fn a_spool_of_every_format_any_release_wrote_ships_with_new_events_exactly
     expected.extend(format_1_ids());
     expected.extend(format_2_ids());
     expected.extend(format_3_ids());
-    assert_eq!(expected.len(), 26);
+    expected.extend(format_4_ids());
+    assert_eq!(expected.len(), 28);
     assert_eq!(event_ids_once(&app.clickhouse_database).await, expected);
 
     let rows = clickhouse_query(
@@ -123,27 +130,29 @@ async fn a_spool_of_every_format_any_release_wrote_ships_with_new_events_exactly
          toUnixTimestamp(received_at), \
          timestamp_replaced, event_type, attribution, session_id, product_id, customer_id, \
          order_id, revenue_e4, currency, arrayStringConcat(product_ids, ' '), \
-         placement, device, country, source, watched_ms, max_percent \
+         placement, device, country, source, watched_ms, max_percent, lift_group \
          FROM events WHERE shop_domain = 'fixture.myshopify.com' ORDER BY event_time",
     )
     .await;
     let expected_rows = "\
-01935b00-0000-7000-8000-000000000001\t2026-11-10\t1794312000\t1794312002\t0\timpression\tnone\tsession-2\t\t\t\t0\t\t					0	0
-01935b00-0000-7000-8000-000000000002\t2026-11-10\t1794312005\t1794312002\t0\tview\tnone\tsession-2\t\t\t\t0\t\t					0	0
-01935b00-0000-7000-8000-000000000003\t2026-11-10\t1794312009\t1794312002\t0\tclick\tnone\tsession-2\tgid://shopify/Product/7\t\t\t0\t\t					0	0
-01935b00-0000-7000-8000-000000000004\t2026-11-10\t1794312030\t1794312031\t0\tadd_to_cart\tinfluenced\tsession-2\tgid://shopify/Product/7\t\t\t0\t\t					0	0
-01935b00-0000-7000-8000-000000000005\t2026-11-10\t1794312100\t1794312100\t1\tcheckout_completed\tdirect\tsession-2\t\t8123\torder-json-1\t1234567\tEUR\t					0	0
-01938e00-0000-7000-8000-000000000001\t2026-11-17\t1794916800\t1794916802\t0\timpression\tnone\tsession-2\t\t\t\t0\t\t					0	0
-01938e00-0000-7000-8000-000000000002\t2026-11-17\t1794916805\t1794916802\t0\tview\tnone\tsession-2\t\t\t\t0\t\t					0	0
-01938e00-0000-7000-8000-000000000003\t2026-11-17\t1794916809\t1794916802\t0\tclick\tnone\tsession-2\tgid://shopify/Product/7\t\t\t0\t\t					0	0
-01938e00-0000-7000-8000-000000000004\t2026-11-17\t1794916830\t1794916831\t0\tadd_to_cart\tinfluenced\tsession-2\tgid://shopify/Product/7\t\t\t0\t\t					0	0
-01938e00-0000-7000-8000-000000000005\t2026-11-17\t1794916900\t1794916900\t1\tcheckout_completed\tdirect\tsession-2\t\t8123\torder-v1-1\t1234567\tEUR\t					0	0
-0193a3c8-2f5e-7c1a-9b7e-000000000001\t2026-11-20\t1795176000\t1795176002\t0\tview\tnone\tsession-1\t\t\t\t0\t\t					0	0
-0193a3c8-2f5e-7c1a-9b7e-000000000002\t2026-11-20\t1795176010\t1795176002\t0\tclick\tnone\tsession-1\tgid://shopify/Product/7\t\t\t0\t\t					0	0
-0193a3c8-2f5e-7c1a-9b7e-000000000003\t2026-11-20\t1795176100\t1795176100\t0\tcheckout_completed\tdirect\tsession-1\t\t8123\torder-1001\t1234567\tEUR\tgid://shopify/Product/7 gid://shopify/Product/9					0	0
-019ad000-6d3a-7b2c-8e4f-000000000001\t2026-11-29\t1795953600\t1795953602\t0\tclick\tnone\tsession-3\t\t\t\t0\t\t\t\t\t\t\t0\t0
-019ad000-6d3a-7b2c-8e4f-000000000002\t2026-11-29\t1795953640\t1795953602\t0\twatch\tnone\tsession-3\t\t\t\t0\t\t\tproduct\tmobile\tFR\temail\t36250\t100
-019ad000-6d3a-7b2c-8e4f-000000000003\t2026-11-29\t1795953700\t1795953602\t0\tview\tnone\tsession-3\t\t\t\t0\t\t\tother\ttablet\tZZ\treferral\t0\t0";
+01935b00-0000-7000-8000-000000000001\t2026-11-10\t1794312000\t1794312002\t0\timpression\tnone\tsession-2\t\t\t\t0\t\t					0	0\t
+01935b00-0000-7000-8000-000000000002\t2026-11-10\t1794312005\t1794312002\t0\tview\tnone\tsession-2\t\t\t\t0\t\t					0	0\t
+01935b00-0000-7000-8000-000000000003\t2026-11-10\t1794312009\t1794312002\t0\tclick\tnone\tsession-2\tgid://shopify/Product/7\t\t\t0\t\t					0	0\t
+01935b00-0000-7000-8000-000000000004\t2026-11-10\t1794312030\t1794312031\t0\tadd_to_cart\tinfluenced\tsession-2\tgid://shopify/Product/7\t\t\t0\t\t					0	0\t
+01935b00-0000-7000-8000-000000000005\t2026-11-10\t1794312100\t1794312100\t1\tcheckout_completed\tdirect\tsession-2\t\t8123\torder-json-1\t1234567\tEUR\t					0	0\t
+01938e00-0000-7000-8000-000000000001\t2026-11-17\t1794916800\t1794916802\t0\timpression\tnone\tsession-2\t\t\t\t0\t\t					0	0\t
+01938e00-0000-7000-8000-000000000002\t2026-11-17\t1794916805\t1794916802\t0\tview\tnone\tsession-2\t\t\t\t0\t\t					0	0\t
+01938e00-0000-7000-8000-000000000003\t2026-11-17\t1794916809\t1794916802\t0\tclick\tnone\tsession-2\tgid://shopify/Product/7\t\t\t0\t\t					0	0\t
+01938e00-0000-7000-8000-000000000004\t2026-11-17\t1794916830\t1794916831\t0\tadd_to_cart\tinfluenced\tsession-2\tgid://shopify/Product/7\t\t\t0\t\t					0	0\t
+01938e00-0000-7000-8000-000000000005\t2026-11-17\t1794916900\t1794916900\t1\tcheckout_completed\tdirect\tsession-2\t\t8123\torder-v1-1\t1234567\tEUR\t					0	0\t
+0193a3c8-2f5e-7c1a-9b7e-000000000001\t2026-11-20\t1795176000\t1795176002\t0\tview\tnone\tsession-1\t\t\t\t0\t\t					0	0\t
+0193a3c8-2f5e-7c1a-9b7e-000000000002\t2026-11-20\t1795176010\t1795176002\t0\tclick\tnone\tsession-1\tgid://shopify/Product/7\t\t\t0\t\t					0	0\t
+0193a3c8-2f5e-7c1a-9b7e-000000000003\t2026-11-20\t1795176100\t1795176100\t0\tcheckout_completed\tdirect\tsession-1\t\t8123\torder-1001\t1234567\tEUR\tgid://shopify/Product/7 gid://shopify/Product/9					0	0\t
+019ad000-6d3a-7b2c-8e4f-000000000001\t2026-11-29\t1795953600\t1795953602\t0\tclick\tnone\tsession-3\t\t\t\t0\t\t\t\t\t\t\t0\t0\t
+019ad000-6d3a-7b2c-8e4f-000000000002\t2026-11-29\t1795953640\t1795953602\t0\twatch\tnone\tsession-3\t\t\t\t0\t\t\tproduct\tmobile\tFR\temail\t36250\t100\t
+019ad000-6d3a-7b2c-8e4f-000000000003\t2026-11-29\t1795953700\t1795953602\t0\tview\tnone\tsession-3\t\t\t\t0\t\t\tother\ttablet\tZZ\treferral\t0\t0\t
+019ad400-1a2b-7c3d-8e4f-000000000001\t2026-11-30\t1796040000\t1796040002\t0\tsession\tnone\tsession-4\t\t\t\t0\t\t\t\tmobile\tCA\tsocial\t0\t0\tholdout
+019ad400-1a2b-7c3d-8e4f-000000000002\t2026-11-30\t1796040300\t1796040300\t0\tcheckout_completed\tnone\tsession-5\t\t\torder-4001\t455000\tCAD\tgid://shopify/Product/11\t\tmobile\tCA\t\t0\t0\texposed";
     assert_eq!(rows, expected_rows);
     assert_eq!(files_in(&spool_dir.join("dead")), Vec::<String>::new());
     assert_eq!(
@@ -235,6 +244,7 @@ async fn a_flipped_byte_in_a_sealed_segment_costs_only_its_record_whose_bytes_ar
         source: None,
         watched_ms: 0,
         max_percent: 0,
+        group: None,
     };
     // 300 records of one to three events.
     let requests: Vec<Vec<SpoolEvent>> = (0..300u32)

@@ -8,7 +8,7 @@ use utoipa::openapi::KnownFormat;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::{Attribution, Country, EventType, Placement, Revenue, Source, Text};
+use super::{Attribution, Country, EventType, Group, Placement, Revenue, Source, Text};
 use crate::catalog::domain::{hyphenated_uuid, Currency, ProductGid};
 
 /// An event's `timestamp`: RFC 3339 through chrono's dedicated parser (the beacon's
@@ -93,6 +93,10 @@ pub struct IncomingEvent {
     #[serde(default, deserialize_with = "percent")]
     #[schema(minimum = 0, maximum = 100)]
     pub max_percent: Option<u8>,
+    /// The browser's group in the shop's holdout (`holdoutPercent` above 0): on every event of
+    /// a browser the loader assigned, and on its orders.
+    #[schema(inline)]
+    pub group: Option<Group>,
 }
 
 /// A whole percentage, 0 to 100.

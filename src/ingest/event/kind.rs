@@ -15,6 +15,9 @@ pub enum EventType {
     CheckoutCompleted,
     /// One opening of a video in the player, sent when it closes: how long it played and how far.
     Watch,
+    /// A browser's visit began (its first page), sent by both groups of a holdout: what
+    /// conversion is measured against.
+    Session,
 }
 
 impl EventType {
@@ -27,6 +30,7 @@ impl EventType {
             EventType::AddToCart => 4,
             EventType::CheckoutCompleted => 5,
             EventType::Watch => 6,
+            EventType::Session => 7,
         }
     }
 
@@ -38,6 +42,7 @@ impl EventType {
             EventType::AddToCart => "add_to_cart",
             EventType::CheckoutCompleted => "checkout_completed",
             EventType::Watch => "watch",
+            EventType::Session => "session",
         }
     }
 }
@@ -131,6 +136,15 @@ fixed_set! {
     }
 }
 
+fixed_set! {
+    /// The group of the shop's holdout a browser was assigned to: shown the widgets, or kept from
+    /// them to measure what they sell.
+    Group {
+        Exposed = 1, "exposed";
+        Holdout = 2, "holdout";
+    }
+}
+
 impl Device {
     /// The device a request came from: the `Sec-CH-UA-Mobile` client hint when it says mobile,
     /// else the `User-Agent`'s usual tokens. `None` without a user agent. Tablets are checked
@@ -215,5 +229,6 @@ mod tests {
         );
         check(Device::ALL, Device::as_str, Device::parse, Device::code);
         check(Source::ALL, Source::as_str, Source::parse, Source::code);
+        check(Group::ALL, Group::as_str, Group::parse, Group::code);
     }
 }

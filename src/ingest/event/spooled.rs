@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::{
-    Attribution, Country, Device, EventType, IncomingEvent, Placement, Revenue, Source, Text,
+    Attribution, Country, Device, EventType, Group, IncomingEvent, Placement, Revenue, Source, Text,
 };
 use crate::catalog::domain::{ShopDomain, Timezone};
 
@@ -41,6 +41,10 @@ pub struct SpoolEvent {
     pub device: Option<Device>,
     pub country: Option<Country>,
     pub source: Option<Source>,
+    /// The browser's group in the shop's holdout, when it was assigned one. (Placed before the
+    /// watching figures so that a record still ends with `max_percent`, which the spool's tests
+    /// of torn writes set to a byte that is not zero.)
+    pub group: Option<Group>,
     /// `watch` only (0 otherwise): milliseconds played, at most three times the duration.
     pub watched_ms: u32,
     /// `watch` only (0 otherwise): the furthest point reached, 0 to 100.
@@ -124,6 +128,7 @@ impl IncomingEvent {
             source: self.source,
             watched_ms: self.watched_ms.unwrap_or(0),
             max_percent: self.max_percent.unwrap_or(0),
+            group: self.group,
         }
     }
 }

@@ -9,7 +9,8 @@
 //! | `[` ([`FORMAT_JSON`]) | a JSON array of [`SpoolEventV1`] | of the first spool (commit 9d3720c) |
 //! | 1 ([`FORMAT_POSTCARD_V1`]) | `postcard` `Vec<SpoolEventV1>` | from pre-allocated segments (96b0ff3) |
 //! | 2 ([`FORMAT_POSTCARD_V2`]) | `postcard` `Vec<SpoolEventV2>` | since events are counted once (4150fa3) |
-//! | 3 ([`FORMAT_VERSION`]) | `postcard` `Vec<SpoolEvent>` | since events say where, on what and from where, and how long a video played |
+//! | 3 ([`FORMAT_POSTCARD_V3`]) | `postcard` `Vec<SpoolEventV3>` | since events say where, on what and from where, and how long a video played |
+//! | 4 ([`FORMAT_VERSION`]) | `postcard` `Vec<SpoolEvent>` | since a shop may keep a holdout, and visits are counted |
 //!
 //! `tests/fixtures/spool/` holds a segment of each, written by the release that wrote the format;
 //! each must decode to exactly the events written, and ship. A payload of any other first byte was
@@ -30,7 +31,7 @@ use chrono::NaiveDate;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::super::event::{Attribution, EventType, SpoolEvent};
+use super::super::event::{Attribution, Country, Device, EventType, Placement, Source, SpoolEvent};
 
 pub const HEADER_BYTES: usize = 8;
 /// A record larger than this cannot come from a valid request (64 KiB body cap); a length field
@@ -39,7 +40,9 @@ pub const MAX_RECORD_BYTES: usize = 4 * 1024 * 1024;
 /// The payload format this release writes. `SpoolEvent`'s field order, and the order of
 /// `EventType`'s and `Attribution`'s variants, are the encoding: a change to them is a new
 /// version, and the reader of this one stays.
-pub const FORMAT_VERSION: u8 = 3;
+pub const FORMAT_VERSION: u8 = 4;
+/// `postcard`-encoded `Vec<SpoolEventV3>`.
+pub const FORMAT_POSTCARD_V3: u8 = 3;
 /// `postcard`-encoded `Vec<SpoolEventV2>`.
 pub const FORMAT_POSTCARD_V2: u8 = 2;
 /// `postcard`-encoded `Vec<SpoolEventV1>`.
@@ -90,6 +93,13 @@ pub fn decode(payload: &[u8]) -> Payload {
     match payload.split_first() {
         Some((&FORMAT_VERSION, events)) => match postcard::from_bytes(events) {
             Ok(events) => Payload::Events(events),
+            Err(_) => Payload::Undecodable,
+        },
+        Some((&FORMAT_POSTCARD_V3, events)) => match postcard::from_bytes(events) {
+            Ok(events) => {
+                let events: Vec<SpoolEventV3> = events;
+                Payload::Events(events.into_iter().map(SpoolEvent::from).collect())
+            }
             Err(_) => Payload::Undecodable,
         },
         Some((&FORMAT_POSTCARD_V2, events)) => match postcard::from_bytes(events) {
@@ -191,6 +201,8 @@ impl From<SpoolEventV1> for SpoolEvent {
             source: None,
             watched_ms: 0,
             max_percent: 0,
+            // Nor was there a holdout.
+            group: None,
         }
     }
 }
@@ -243,6 +255,135 @@ impl From<SpoolEventV2> for SpoolEvent {
             client_event_id: e.client_event_id,
             product_ids: e.product_ids,
             ..SpoolEvent::from(v1)
+        }
+    }
+}
+
+/// An event as format 3 keeps it, with its own copies of the enums (see [`SpoolEventV1`]): the
+/// country as its code's text. Field and variant order are the encoding: never change them.
+#[derive(Debug, Deserialize)]
+pub struct SpoolEventV3 {
+    event_id: Uuid,
+    client_event_id: bool,
+    shop: String,
+    local_date: NaiveDate,
+    event_time: i64,
+    received_at: i64,
+    timestamp_replaced: bool,
+    event_type: EventTypeV3,
+    attribution: Option<AttributionV1>,
+    video_id: String,
+    widget_id: String,
+    session_id: String,
+    customer_id: String,
+    product_id: String,
+    order_id: String,
+    revenue_e4: i64,
+    currency: String,
+    product_ids: Vec<String>,
+    placement: Option<PlacementV3>,
+    device: Option<DeviceV3>,
+    country: Option<String>,
+    source: Option<SourceV3>,
+    watched_ms: u32,
+    max_percent: u8,
+}
+
+#[derive(Debug, Deserialize)]
+enum EventTypeV3 {
+    Impression,
+    View,
+    Click,
+    AddToCart,
+    CheckoutCompleted,
+    Watch,
+}
+
+#[derive(Debug, Deserialize)]
+enum PlacementV3 {
+    Home,
+    Product,
+    Collection,
+    Page,
+    Cart,
+    Other,
+}
+
+#[derive(Debug, Deserialize)]
+enum DeviceV3 {
+    Mobile,
+    Tablet,
+    Desktop,
+}
+
+#[derive(Debug, Deserialize)]
+enum SourceV3 {
+    Direct,
+    Search,
+    Social,
+    Email,
+    Paid,
+    Referral,
+}
+
+impl From<SpoolEventV3> for SpoolEvent {
+    fn from(e: SpoolEventV3) -> SpoolEvent {
+        SpoolEvent {
+            event_id: e.event_id,
+            client_event_id: e.client_event_id,
+            shop: e.shop,
+            local_date: e.local_date,
+            event_time: e.event_time,
+            received_at: e.received_at,
+            timestamp_replaced: e.timestamp_replaced,
+            event_type: match e.event_type {
+                EventTypeV3::Impression => EventType::Impression,
+                EventTypeV3::View => EventType::View,
+                EventTypeV3::Click => EventType::Click,
+                EventTypeV3::AddToCart => EventType::AddToCart,
+                EventTypeV3::CheckoutCompleted => EventType::CheckoutCompleted,
+                EventTypeV3::Watch => EventType::Watch,
+            },
+            attribution: e.attribution.map(|a| match a {
+                AttributionV1::Direct => Attribution::Direct,
+                AttributionV1::Influenced => Attribution::Influenced,
+            }),
+            video_id: e.video_id,
+            widget_id: e.widget_id,
+            session_id: e.session_id,
+            customer_id: e.customer_id,
+            product_id: e.product_id,
+            order_id: e.order_id,
+            revenue_e4: e.revenue_e4,
+            currency: e.currency,
+            product_ids: e.product_ids,
+            placement: e.placement.map(|p| match p {
+                PlacementV3::Home => Placement::Home,
+                PlacementV3::Product => Placement::Product,
+                PlacementV3::Collection => Placement::Collection,
+                PlacementV3::Page => Placement::Page,
+                PlacementV3::Cart => Placement::Cart,
+                PlacementV3::Other => Placement::Other,
+            }),
+            device: e.device.map(|d| match d {
+                DeviceV3::Mobile => Device::Mobile,
+                DeviceV3::Tablet => Device::Tablet,
+                DeviceV3::Desktop => Device::Desktop,
+            }),
+            // Every code format 3 kept is one today (the list only grows).
+            country: e.country.as_deref().and_then(Country::parse),
+            source: e.source.map(|s| match s {
+                SourceV3::Direct => Source::Direct,
+                SourceV3::Search => Source::Search,
+                SourceV3::Social => Source::Social,
+                SourceV3::Email => Source::Email,
+                SourceV3::Paid => Source::Paid,
+                SourceV3::Referral => Source::Referral,
+            }),
+            watched_ms: e.watched_ms,
+            max_percent: e.max_percent,
+            // There was no holdout then.
+            group: None,
         }
     }
 }
@@ -302,6 +443,7 @@ fn record_at(data: &[u8], offset: usize, resyncing: bool) -> Option<&[u8]> {
     let payload = data.get(offset + HEADER_BYTES..offset + HEADER_BYTES + len)?;
     let known = [
         FORMAT_VERSION,
+        FORMAT_POSTCARD_V3,
         FORMAT_POSTCARD_V2,
         FORMAT_POSTCARD_V1,
         FORMAT_JSON,
@@ -337,7 +479,7 @@ pub fn torn_bytes(data: &[u8], end: usize) -> usize {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::ingest::event::{Country, Device, Placement, Source};
+    use crate::ingest::event::Group;
 
     pub(crate) fn event(n: i64) -> SpoolEvent {
         SpoolEvent {
@@ -367,6 +509,7 @@ pub(crate) mod tests {
             // anywhere in it never reads as whole beside the segment's zeros.
             watched_ms: 7,
             max_percent: 42,
+            group: Some(Group::Holdout),
         }
     }
 
@@ -377,7 +520,12 @@ pub(crate) mod tests {
         let scanned = scan(&record);
         assert_eq!(scanned.end, record.len());
         assert_eq!(decode(scanned.payloads[0]), Payload::Events(events));
-        for format in [FORMAT_VERSION, FORMAT_POSTCARD_V2, FORMAT_POSTCARD_V1] {
+        for format in [
+            FORMAT_VERSION,
+            FORMAT_POSTCARD_V3,
+            FORMAT_POSTCARD_V2,
+            FORMAT_POSTCARD_V1,
+        ] {
             assert_eq!(decode(&[format, 0xff, 0xff]), Payload::Undecodable);
         }
         assert_eq!(decode(b"[{}]"), Payload::Undecodable);
@@ -597,6 +745,7 @@ pub(crate) mod tests {
             source: None,
             watched_ms: 0,
             max_percent: 0,
+            group: None,
         }
     }
 
@@ -640,6 +789,65 @@ pub(crate) mod tests {
     fn a_segment_of_format_3_reads_back_exactly() {
         let data = include_bytes!("../../../tests/fixtures/spool/format-3-postcard.log");
         assert_eq!(fixture(data), format_3_fixture_events());
+    }
+
+    /// The events of the format-4 segment, as they were written: a visit of a browser in the
+    /// holdout, and an order of one shown the widgets.
+    fn format_4_fixture_events() -> Vec<Vec<SpoolEvent>> {
+        let session = SpoolEvent {
+            video_id: String::new(),
+            widget_id: String::new(),
+            device: Some(Device::Mobile),
+            country: Country::parse("CA"),
+            source: Some(Source::Social),
+            group: Some(Group::Holdout),
+            ..fixture_event(
+                Uuid::parse_str("019ad400-1a2b-7c3d-8e4f-000000000001").unwrap(),
+                EventType::Session,
+                "session-4",
+                NaiveDate::from_ymd_opt(2026, 11, 30).unwrap(),
+                1_796_040_000,
+            )
+        };
+        let order = SpoolEvent {
+            event_id: Uuid::parse_str("019ad400-1a2b-7c3d-8e4f-000000000002").unwrap(),
+            event_type: EventType::CheckoutCompleted,
+            event_time: 1_796_040_300,
+            received_at: 1_796_040_300,
+            session_id: "session-5".into(),
+            order_id: "order-4001".into(),
+            revenue_e4: 455_000,
+            currency: "CAD".into(),
+            product_ids: vec!["gid://shopify/Product/11".into()],
+            source: None,
+            group: Some(Group::Exposed),
+            ..session.clone()
+        };
+        vec![vec![session], vec![order]]
+    }
+
+    #[test]
+    fn a_segment_of_format_4_reads_back_exactly() {
+        let data = include_bytes!("../../../tests/fixtures/spool/format-4-postcard.log");
+        assert_eq!(fixture(data), format_4_fixture_events());
+    }
+
+    /// Writes `tests/fixtures/spool/format-4-postcard.log` with this release's encoder: run once,
+    /// by the release that introduced the format (`cargo test -- --ignored write_the_format_4`).
+    #[test]
+    #[ignore = "writes a fixture that must never change"]
+    fn write_the_format_4_fixture() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/spool/format-4-postcard.log"
+        );
+        let written = std::fs::metadata(path).map_or(0, |m| m.len());
+        assert_eq!(written, 0, "{path} is written once");
+        let records: Vec<Vec<u8>> = format_4_fixture_events()
+            .iter()
+            .map(|events| encode_events(events).unwrap())
+            .collect();
+        std::fs::write(path, records.concat()).unwrap();
     }
 
     /// The events of the format-2 segment, as they were written.
