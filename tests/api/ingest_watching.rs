@@ -222,3 +222,58 @@ async fn unknown_places_countries_sources_and_bad_watch_figures_are_refused_nami
     let stored = rows(&app, "watched_ms, max_percent").await;
     assert_eq!(stored, "1000\t50\twatch\n0\t0\tclick\n0\t0\twatch");
 }
+
+/// A shop's holdout: a visit's `session` event and any event with the browser's `group` are
+/// kept with it; a group that is not one, or a type that is not one, is refused naming the field.
+#[tokio::test]
+async fn sessions_and_the_holdout_group_are_kept_and_an_unknown_group_is_refused() {
+    let app = spawn_app().await;
+    app.create_shop_with(SHOP, json!({ "holdoutPercent": 10 }))
+        .await;
+    for (body, field, needle) in [
+        (
+            json!({ "eventType": "session", "group": "control" }),
+            "group",
+            "unknown variant",
+        ),
+        (
+            json!({ "eventType": "session", "group": "Holdout" }),
+            "group",
+            "unknown variant",
+        ),
+        (
+            json!({ "eventType": "visit" }),
+            "eventType",
+            "unknown variant",
+        ),
+    ] {
+        let (status, error) = json_of(post_as(&app, None, &body).await).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {error}");
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with(field), "{body}: {message}");
+        assert!(message.contains(needle), "{body}: {message}");
+    }
+
+    let events = json!({ "events": [
+        { "eventType": "session", "sessionId": "s-1", "group": "holdout", "source": "social",
+          "timestamp": earlier(1) },
+        { "eventType": "session", "sessionId": "s-2", "group": "exposed", "timestamp": earlier(2) },
+        { "eventType": "impression", "videoId": "v", "sessionId": "s-2", "group": "exposed",
+          "timestamp": earlier(3) },
+        { "eventType": "checkout_completed", "sessionId": "s-1", "group": "holdout",
+          "orderId": "o-1", "revenue": 25.5, "currency": "USD", "timestamp": earlier(4) },
+        { "eventType": "session", "sessionId": "s-3", "timestamp": earlier(5) },
+    ]});
+    let response = post_as(&app, Some(IPHONE), &events).await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+
+    let stored = rows(&app, "session_id, lift_group, source, revenue_e4").await;
+    assert_eq!(
+        stored,
+        "s-1\tholdout\tsocial\t0\tsession\n\
+         s-2\texposed\t\t0\tsession\n\
+         s-2\texposed\t\t0\timpression\n\
+         s-1\tholdout\t\t255000\tcheckout_completed\n\
+         s-3\t\t\t0\tsession"
+    );
+}
