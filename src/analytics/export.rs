@@ -1,4 +1,4 @@
-//! CSV answers of the lists (videos, widgets) and the time series: `format=csv` or `Accept:
+//! CSV answers of the lists (videos, widgets), the time series and the lift: `format=csv` or `Accept:
 //! text/csv`. Every row of the range in the list's order, RFC 4180 (the `csv` crate's quoting,
 //! CRLF line ends), written a chunk of rows at a time as the client reads: the rows' numbers are
 //! held (one per video, widget or bucket, as for a page), the text never whole.
@@ -202,6 +202,24 @@ pub fn respond_under<R: CsvRow + Send + 'static>(
         let bytes = out.into_inner().expect("writing to memory");
         (!bytes.is_empty() || written > 0).then(|| Ok::<_, Infallible>(Bytes::from(bytes)))
     });
+    attachment(file_name, Body::from_stream(futures::stream::iter(chunks)))
+}
+
+/// One header and one row of cells (an answer that is one record, such as the lift), each cell
+/// made safe for a spreadsheet as the lists' are.
+pub fn respond_single(file_name: &str, header: &[String], row: &[String]) -> Response {
+    let mut out = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::CRLF)
+        .from_writer(Vec::new());
+    out.write_record(header).expect("writing to memory");
+    out.write_record(row.iter().map(|cell| neutralised(cell)))
+        .expect("writing to memory");
+    let bytes = out.into_inner().expect("writing to memory");
+    attachment(file_name, Body::from(bytes))
+}
+
+/// `body` as a CSV attachment named `file_name`.
+fn attachment(file_name: &str, body: Body) -> Response {
     let disposition = format!("attachment; filename=\"{file_name}\"");
     (
         VARY_ACCEPT,
@@ -216,7 +234,7 @@ pub fn respond_under<R: CsvRow + Send + 'static>(
                     .expect("a file name of ASCII letters, digits and dashes"),
             ),
         ],
-        Body::from_stream(futures::stream::iter(chunks)),
+        body,
     )
         .into_response()
 }

@@ -24,6 +24,17 @@ impl Decimal2 {
         Decimal2(RawValue::from_string(text).expect("a decimal is a JSON number"))
     }
 
+    /// A computed figure (a lift, an interval's end), rounded to two places; 0 when it is not a
+    /// finite number.
+    pub fn of(value: f64) -> Decimal2 {
+        let hundredths = (value * 100.0).round();
+        Decimal2::from_hundredths(if hundredths.is_finite() {
+            hundredths.clamp(-1e30, 1e30) as i128
+        } else {
+            0
+        })
+    }
+
     /// `part / whole × 100`, rounded to two places; 0 when `whole` is 0.
     pub fn percent(part: u64, whole: u64) -> Decimal2 {
         Decimal2::ratio(u128::from(part) * 10_000, whole)

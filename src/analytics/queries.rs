@@ -1,5 +1,5 @@
-//! The analytics queries. They read the aggregates only, never the raw events; their texts live in
-//! `sql/`.
+//! The analytics queries. They read the aggregates, never the raw events, but for the holdout's
+//! lift, which needs each session's revenue; their texts live in `sql/`.
 
 use std::time::Duration;
 
@@ -10,11 +10,13 @@ use uuid::Uuid;
 
 use super::dates::DateRange;
 use super::dimensions::{Dimension, Filters, Reading};
+use super::lift::GroupFigures;
 use super::split::{Edge, YearSplit};
 use crate::catalog::domain::ShopDomain;
 use crate::error::ApiError;
 use crate::warehouse::Warehouse;
 
+const LIFT_GROUPS_SQL: &str = include_str!("../../sql/48_analytics_lift_groups.sql");
 const VIDEO_TOTALS_SQL: &str = include_str!("../../sql/20_analytics_video_totals.sql");
 const VIDEO_TOTALS_OF_DAYS_SQL: &str =
     include_str!("../../sql/29_analytics_video_totals_of_days.sql");
@@ -361,6 +363,37 @@ pub async fn shop_totals(
     let totals: Option<Totals> =
         run(bound_range(warehouse, SHOP_TOTALS_SQL, shop, range, None).fetch_optional()).await?;
     Ok(totals.unwrap_or_default())
+}
+
+/// One group of the holdout over a range, as `sql/48_…` reads it.
+#[derive(Debug, Row, Deserialize)]
+struct LiftGroupRow {
+    group_name: String,
+    sessions: u64,
+    orders: u64,
+    revenue_e4: i64,
+    revenue_e4_squares: f64,
+}
+
+/// The exposed group's figures and the holdout's over `range` (zeros for a group without events).
+pub async fn lift_groups(
+    warehouse: &Warehouse,
+    shop: &ShopDomain,
+    range: &DateRange,
+) -> Result<(GroupFigures, GroupFigures), ApiError> {
+    let rows: Vec<LiftGroupRow> =
+        run(bound_range(warehouse, LIFT_GROUPS_SQL, shop, range, None).fetch_all()).await?;
+    let figures = |name: &str| {
+        rows.iter()
+            .find(|row| row.group_name == name)
+            .map_or_else(GroupFigures::default, |row| GroupFigures {
+                sessions: row.sessions,
+                orders: row.orders,
+                revenue_e4: row.revenue_e4,
+                revenue_e4_squares: row.revenue_e4_squares,
+            })
+    };
+    Ok((figures("exposed"), figures("holdout")))
 }
 
 /// Whose days a time series counts.

@@ -13,6 +13,7 @@ mod analytics_breakdowns;
 mod analytics_cache;
 mod analytics_items_and_totals;
 mod analytics_keys;
+mod analytics_lift;
 mod analytics_list_parameters;
 mod analytics_long_ranges;
 mod analytics_series;

@@ -1,8 +1,9 @@
 //! The analytics endpoints: metrics of the shop's videos and widgets, its totals and time
-//! series, over a range of whole days in the shop's timezone, optionally beside a comparison
-//! range.
+//! series, and what its holdout shows, over a range of whole days in the shop's timezone,
+//! optionally beside a comparison range.
 
 mod breakdown;
+mod lift;
 mod listing;
 mod params;
 mod record;
@@ -28,4 +29,5 @@ pub(super) fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(widgets::list_widgets))
         .routes(routes!(widgets::one_widget))
         .routes(routes!(timeseries::timeseries))
+        .routes(routes!(lift::lift))
 }

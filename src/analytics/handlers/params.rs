@@ -39,6 +39,13 @@ pub struct CompareQuery {
     pub(super) compare: Option<Compare>,
 }
 
+impl CompareQuery {
+    /// No comparison: for an answer that has none.
+    pub(super) fn none() -> CompareQuery {
+        CompareQuery { compare: None }
+    }
+}
+
 /// How a list is ordered and cut into pages.
 #[derive(Deserialize, IntoParams)]
 #[serde(default)]
