@@ -24,7 +24,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['scripts/**/*.mjs', 'e2e/**/*.mjs', 'bench/**/*.mjs', 'eslint.config.js'],
+    files: ['scripts/**/*.mjs', 'test/**/*.mjs', 'e2e/**/*.mjs', 'bench/**/*.mjs', 'eslint.config.js'],
     languageOptions: { globals: { ...globals.node, ...globals.browser } },
   },
   {

@@ -11,6 +11,8 @@ type Schemas = components['schemas'];
 export type Shop = Schemas['Shop'];
 /** How many days an order is credited to a video the shopper added to cart from or watched. */
 export type AttributionWindow = Schemas['AttributionWindow'];
+/** Percent of shoppers kept from every widget, to measure what the videos sell: 0 (none) to 50. */
+export type HoldoutPercent = Schemas['HoldoutPercent'];
 /** What the merchant may change of the shop. */
 export type MerchantSettings = Schemas['MerchantSettings'];
 export type Product = Schemas['Product'];
@@ -78,3 +80,10 @@ export type BreakdownSortKey = NonNullable<SummaryQuery['sort_by']>;
 export type BreakdownEntry = Schemas['ValueEntry'];
 /** A breakdown of one video's or the shop's numbers (the summary's entries are a video's and more). */
 export type BreakdownResponse = Schemas['BreakdownResponse'];
+
+/** One group of the holdout over the range: visits (`sessions`), orders, and their rates. */
+export type GroupMetrics = Schemas['GroupMetrics'];
+/** A lift of the group shown the widgets over the held-out one, in percent, with its 95% interval. */
+export type LiftFigure = Schemas['LiftFigure'];
+export type LiftData = Schemas['LiftData'];
+export type LiftResponse = Schemas['LiftResponse'];

@@ -2,6 +2,7 @@
  * Shopper events: consent, the stored queue, batching and retries, and the history the checkout
  * pixel reads. See docs/STOREFRONT-CLIENT.md, "Events".
  */
+import { firstInSession, type Group } from '../shared/holdout';
 import { HISTORY_KEY, parseHistory, SESSION_KEY, SOURCE_KEY, uuid, windowDays, withinWindow, type WhereWho } from '../shared/storage';
 import { keepSource } from './context';
 import type { EventType, WireEvent } from './types';
@@ -39,6 +40,8 @@ let memorySession = '';
 let here: WhereWho = {};
 /** The shop's attribution window (days): how long the history keeps an entry. */
 let keepDays = windowDays(undefined);
+/** The browser's group in the shop's holdout, sent with every event; none without a holdout. */
+let group: Group | undefined;
 /**
  * The openings of videos still open, each as the function that ends it (queues its `watch`):
  * called when the page hides, before the queue goes out.
@@ -79,7 +82,7 @@ const schedule = (ms = EVERY_MS) => {
 };
 
 /** Queues one event (nothing at all without consent). */
-export function track(eventType: EventType, widgetId: string, videoId: string, extra?: Partial<WireEvent>): void {
+export function track(eventType: EventType, widgetId?: string, videoId?: string, extra?: Partial<WireEvent>): void {
   if (!allowed()) return;
   const e: WireEvent = {
     eventType,
@@ -88,6 +91,7 @@ export function track(eventType: EventType, widgetId: string, videoId: string, e
     videoId,
     widgetId,
     ...here,
+    group,
     ...extra,
     timestamp: new Date().toISOString(),
   };
@@ -109,6 +113,21 @@ export function remember(kind?: 'views' | 'carts', entry?: Record<string, unknow
   if (kind) history[kind].push({ sessionId: sessionId(), at: now, ...here, ...entry } as never);
   history.windowDays = keepDays;
   write(HISTORY_KEY, JSON.stringify(withinWindow(history, now)));
+}
+
+/**
+ * The tab session's `session` event, once, as soon as the browser has a group and consent: each
+ * group's conversion is measured against these.
+ */
+const countSession = () => {
+  const tab = { getItem: (k: string) => read(k, 'sessionStorage'), setItem: (k: string, v: string) => write(k, v, 'sessionStorage') };
+  if (group && allowed() && firstInSession(tab)) track('session');
+};
+
+/** The browser's group from now on (none: the shop has no holdout). */
+export function joinGroup(g: Group | undefined): void {
+  group = g;
+  countSession();
 }
 
 /** The shop's attribution window, from the storefront's answer: the stored history follows it. */
@@ -188,7 +207,7 @@ export function startEvents(proxy: string, whereWho: WhereWho): void {
   on(window, 'pagehide', leave);
   on(document, 'visibilitychange', () => (document.visibilityState === 'hidden' ? leave() : schedule()));
   on(window, 'online', () => ((retryAt = 0), flush()));
-  on(document, 'visitorConsentCollected', () => (allowed() ? (keepSource(), flush()) : forget()));
+  on(document, 'visitorConsentCollected', () => (allowed() ? (keepSource(), countSession(), flush()) : forget()));
   if (read(QUEUE_KEY)) schedule(1000);
 }
 

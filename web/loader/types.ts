@@ -1,3 +1,4 @@
+import type { Group } from '../shared/holdout';
 import type { WhereWho } from '../shared/storage';
 
 /** The service's `contextual-widgets` answer (only what the loader reads). */
@@ -6,6 +7,8 @@ export interface Answer {
   removeBranding: boolean;
   /** The shop's attribution window (1, 7 or 30 days); absent from older services. */
   attributionWindowDays?: number;
+  /** The percent of browsers kept from every widget (0, or absent from older services: none). */
+  holdoutPercent?: number;
   widgets: Widget[];
 }
 
@@ -54,15 +57,19 @@ export interface Product {
   url: string;
 }
 
-export type EventType = 'impression' | 'click' | 'view' | 'add_to_cart' | 'watch';
+/** `session`: the first page of a tab session of a browser in the shop's holdout, either group. */
+export type EventType = 'impression' | 'click' | 'view' | 'add_to_cart' | 'watch' | 'session';
 
 /** One event as `POST {proxy}/analytics` receives it. */
 export interface WireEvent extends WhereWho {
   eventType: EventType;
   eventId: string;
   sessionId: string;
-  videoId: string;
-  widgetId: string;
+  /** Every type but `session`. */
+  videoId?: string;
+  widgetId?: string;
+  /** The browser's group, while the shop has a holdout. */
+  group?: Group;
   productId?: string;
   attributionType?: 'direct';
   /** `watch`: the time actually played in this opening (ms). */
@@ -106,6 +113,8 @@ declare global {
       /** The currency the shopper sees prices in (the platform sets it on every storefront page). */
       currency?: { active?: string };
       locale?: string;
+      /** True inside the theme editor. */
+      designMode?: boolean;
     };
   }
 }

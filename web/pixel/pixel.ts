@@ -1,9 +1,11 @@
 /**
  * videoapp checkout pixel: reports each completed order once, credited to the videos the shopper
- * watched or added to the cart from within the shop's attribution window (read from what the
- * loader stored, see shared/storage.ts).
+ * watched or added to the cart from within the shop's attribution window, and with the browser's
+ * group when the shop has a holdout (both read from what the loader stored, see
+ * shared/storage.ts and shared/holdout.ts).
  */
 import type { ExtensionApi, PixelEventsCheckoutCompleted } from '@shopify/web-pixels-extension';
+import { GROUP_KEY, storedAssignment, type Group } from '../shared/holdout';
 import {
   attribute,
   bounded,
@@ -41,6 +43,8 @@ export interface CheckoutEvent {
   placement?: WhereWho['placement'];
   country?: string;
   source?: WhereWho['source'];
+  /** The browser's group in the shop's holdout, attributed or not; none outside one. */
+  group?: Group;
   timestamp: string;
 }
 
@@ -74,7 +78,8 @@ export function revenueOf(amount: unknown): number | string | undefined {
 
 /**
  * The event for one completed checkout: its session is the tab's, else the credited entry's;
- * without a credit it has no attribution and no where and who.
+ * without a credit it has no attribution and no where and who. `assignment` is the browser's
+ * group as the loader stored it (`videoapp:group`): the order carries the group while it holds.
  */
 export function checkoutEvent(
   checkout: Checkout,
@@ -82,6 +87,7 @@ export function checkoutEvent(
   sessionId: string | null,
   timestamp: string,
   now: number,
+  assignment: string | null = null,
 ): CheckoutEvent | null {
   const orderId = String((checkout.order && checkout.order.id) || checkout.token || '');
   if (!orderId) return null;
@@ -105,6 +111,8 @@ export function checkoutEvent(
   if (/^[A-Z]{3}$/.test(currency)) event.currency = currency;
   if (credit) Object.assign(event, credit);
   if (sessionId) event.sessionId = sessionId;
+  const kept = storedAssignment(assignment, now);
+  if (kept) event.group = kept.g;
   return event;
 }
 
@@ -183,14 +191,15 @@ export function videoappPixel(api: ExtensionApi): void {
     } catch {
       /* no session storage */
     }
-    let raw: string | null = null;
-    try {
-      raw = await store.getItem(HISTORY_KEY);
-    } catch {
-      /* unreadable: no history */
-    }
-    const history = parseHistory(raw);
-    const event = checkoutEvent(e.data.checkout, history, sessionId, e.timestamp, now);
+    const get = async (key: string) => {
+      try {
+        return await store.getItem(key);
+      } catch {
+        return null; // unreadable: as if nothing were stored
+      }
+    };
+    const history = parseHistory(await get(HISTORY_KEY));
+    const event = checkoutEvent(e.data.checkout, history, sessionId, e.timestamp, now, await get(GROUP_KEY));
     if (!event) return;
     // One event per order: a reloaded thank-you page finds its order here.
     const orders = await read<SentOrder[]>(ORDERS_KEY, []);

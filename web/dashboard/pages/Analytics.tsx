@@ -1,6 +1,7 @@
 /**
- * Analytics: the shop's totals and their direct and influenced part, a daily chart, the numbers
- * broken down by placement, device, country or source, and the per-video and per-widget tables.
+ * Analytics: the shop's totals and their direct and influenced part, what the holdout shows, a
+ * daily chart, the numbers broken down by placement, device, country or source, and the
+ * per-video and per-widget tables.
  */
 import { Badge, BlockStack, Box, Card, InlineGrid, InlineStack, Layout, Page, SkeletonBodyText, Text } from '@shopify/polaris';
 import { useMemo } from 'react';
@@ -11,6 +12,7 @@ import { AttributionSplit } from '../components/AttributionSplit';
 import { Breakdown } from '../components/Breakdown';
 import { DayChart } from '../components/DayChart';
 import { Checklist } from '../components/Checklist';
+import { HoldoutCard } from '../components/HoldoutCard';
 import { MetricCard } from '../components/MetricCard';
 import { RangePicker } from '../components/RangePicker';
 import { ErrorBanner } from '../components/States';
@@ -150,6 +152,10 @@ export function AnalyticsPage() {
             )}
           </Layout.Section>
         )}
+
+        <Layout.Section>
+          <HoldoutCard range={range} holdoutPercent={shop.holdoutPercent} currency={shop.currency} />
+        </Layout.Section>
 
         <Layout.Section>
           <DayChart series={series} currency={shop.currency} />

@@ -1,7 +1,7 @@
 /**
  * Settings: the theme's app embed (a way back to the theme editor once the checklist is gone),
- * the attribution window, and API access: keys for the merchant's own tools to read the
- * analytics API.
+ * the attribution window, the holdout that measures what the videos sell, and API access: keys
+ * for the merchant's own tools to read the analytics API.
  */
 import {
   Badge,
@@ -28,7 +28,9 @@ import { fieldError, namesAField } from '../components/fields';
 import { ListCard, ListTable } from '../components/ListPage';
 import { useShop, useToast } from '../context';
 import { formatInstant } from '../dates';
+import { formatCount } from '../format';
 import { useShopData } from '../hooks';
+import { MIN_ORDERS, MIN_VISITS } from '../lift';
 import type { ApiKeyInfo, AttributionWindow, CreatedApiKey, MerchantSettings, Onboarding, Shop } from '../types';
 
 const WINDOWS: { days: AttributionWindow; label: string }[] = [
@@ -89,6 +91,134 @@ function AttributionWindowSection() {
                 loading={saving}
                 disabled={days === shop.attributionWindowDays}
                 accessibilityLabel="Save the attribution window"
+              >
+                Save
+              </Button>
+            </InlineStack>
+          </FormLayout>
+        </Form>
+      </Card>
+    </Layout.AnnotatedSection>
+  );
+}
+
+const HOLDOUTS = [
+  { value: '0', label: 'Off' },
+  { value: '5', label: '5% of shoppers' },
+  { value: '10', label: '10% of shoppers' },
+  { value: '20', label: '20% of shoppers' },
+];
+const OTHER_SHARE = 'other';
+const choiceOf = (percent: number) => (HOLDOUTS.some((h) => h.value === String(percent)) ? String(percent) : OTHER_SHARE);
+
+/**
+ * The share of shoppers held out from every widget: a few shares to choose from, or another one
+ * typed. Any whole number is sent as typed: the service is the one judge of the range, and its
+ * refusal shows beside the field. Text that is no whole number cannot be sent as one, so it is
+ * refused here.
+ */
+function HoldoutSection() {
+  const { domain, shop, shopChanged } = useShop();
+  const notify = useToast();
+  const [choice, setChoice] = useState(() => choiceOf(shop.holdoutPercent));
+  const [other, setOther] = useState(() => (choiceOf(shop.holdoutPercent) === OTHER_SHARE ? String(shop.holdoutPercent) : ''));
+  const [notWhole, setNotWhole] = useState(false);
+  const [saving, setSaving] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  const typed = other.trim();
+  const percent = choice === OTHER_SHARE ? (/^\d+$/.test(typed) ? Number(typed) : null) : Number(choice);
+
+  const save = async () => {
+    setError(null);
+    if (percent === null) {
+      setNotWhole(true);
+      return;
+    }
+    setSaving(true);
+    try {
+      const change: MerchantSettings = { holdoutPercent: percent };
+      const saved = await patch<Shop>(shopPath(domain), change);
+      shopChanged(saved);
+      setChoice(choiceOf(saved.holdoutPercent));
+      setOther(choiceOf(saved.holdoutPercent) === OTHER_SHARE ? String(saved.holdoutPercent) : '');
+      notify(saved.holdoutPercent ? `${saved.holdoutPercent}% of shoppers are held out from videos` : 'Holdout turned off');
+    } catch (e) {
+      setError(e);
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  const refused = fieldError(error, 'holdoutPercent');
+  const otherError = notWhole ? 'Enter a whole number of percent, such as 15.' : refused;
+
+  return (
+    <Layout.AnnotatedSection
+      id="holdout"
+      title="Measure what your videos sell"
+      description="Hold out a share of shoppers from your videos: they see no video widget, and Analytics compares how they buy with everyone else. The difference is what your videos sell."
+    >
+      <Card>
+        <Form onSubmit={save} noValidate>
+          <FormLayout>
+            {error != null && !namesAField(error, ['holdoutPercent']) && (
+              <Banner tone="critical" title="The holdout could not be saved">
+                <p>{error instanceof Error ? error.message : String(error)}</p>
+              </Banner>
+            )}
+            <ChoiceList
+              title="Shoppers held out from your videos"
+              choices={[
+                ...HOLDOUTS,
+                {
+                  value: OTHER_SHARE,
+                  label: 'Another share',
+                  renderChildren: (selected: boolean) =>
+                    selected && (
+                      <TextField
+                        label="Percent of shoppers held out"
+                        type="number"
+                        inputMode="numeric"
+                        min={0}
+                        max={50}
+                        step={1}
+                        suffix="%"
+                        value={other}
+                        onChange={(v) => {
+                          setOther(v);
+                          setNotWhole(false);
+                        }}
+                        autoComplete="off"
+                        helpText="A whole number, up to 50."
+                        error={otherError}
+                      />
+                    ),
+                },
+              ]}
+              selected={[choice]}
+              onChange={([v]) => {
+                setChoice(v ?? choice);
+                setNotWhole(false);
+              }}
+              error={choice === OTHER_SHARE ? undefined : refused}
+            />
+            <BlockStack gap="200">
+              <Text as="p" tone="subdued">
+                A shopper stays in their group for 90 days. The cost: for that time, held-out shoppers see none of your videos. A larger
+                share gives an answer sooner, but hides your videos from more shoppers.
+              </Text>
+              <Text as="p" tone="subdued">
+                The answer shows on Analytics once each group has at least {formatCount(MIN_VISITS)} visits and {MIN_ORDERS} orders.
+              </Text>
+            </BlockStack>
+            <InlineStack>
+              <Button
+                submit
+                variant="primary"
+                loading={saving}
+                disabled={percent === shop.holdoutPercent}
+                accessibilityLabel="Save the holdout"
               >
                 Save
               </Button>
@@ -192,6 +322,7 @@ export function SettingsPage() {
           </Layout.AnnotatedSection>
         )}
         <AttributionWindowSection />
+        <HoldoutSection />
         <Layout.AnnotatedSection
           id="api-access"
           title="API access"
