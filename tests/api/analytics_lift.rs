@@ -34,7 +34,9 @@ async fn arranged() -> (TestApp, Fixture) {
         .await;
     let (exposed, holdout) = (Some("exposed"), Some("holdout"));
     let events = vec![
-        session("e-1", exposed, 1),
+        // A visit says where it came from, as every event of the loader does.
+        json!({ "eventType": "session", "sessionId": "e-1", "group": "exposed",
+                "source": "social", "country": "CA", "timestamp": earlier(1) }),
         session("e-2", exposed, 2),
         session("e-3", exposed, 3),
         session("e-4", exposed, 4),
@@ -120,6 +122,12 @@ async fn the_lift_shows_each_groups_visits_orders_and_revenue_and_the_lifts_in_j
     );
     assert_eq!(data["enough_data"], json!(false));
     assert!(body["meta"]["start_date"].is_string(), "{text}");
+    // Visits count in no other figure: a source seen on visits only is no entry of a breakdown.
+    let (sources, text) = analytics_ok(&app, &fixture.key, "/summary?breakdown=source").await;
+    let named: Vec<&str> = (sources["data"].as_array().unwrap().iter())
+        .map(|entry| entry["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(named, ["unknown"], "{text}");
 
     // The same as one CSV row.
     let response = analytics(&app, &fixture.key, "/lift?format=csv").await;

@@ -118,12 +118,15 @@ impl Broken {
     }
 }
 
-/// The totals of a range's rows added up per value.
+/// The totals of a range's rows added up per value, of the values something was counted for.
+/// Every event but a visit's `session` counts in some figure, so a value whose figures are all
+/// zero was seen on visits only: it is no entry of a breakdown.
 pub(super) fn per_value(rows: Vec<ValueTotals>) -> BTreeMap<String, Totals> {
     let mut values: BTreeMap<String, Totals> = BTreeMap::new();
     for row in rows {
         *values.entry(row.value).or_default() += row.totals;
     }
+    values.retain(|_, totals| *totals != Totals::default());
     values
 }
 
