@@ -46,13 +46,14 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
     let connections = setting("INGEST_LOAD_CONNECTIONS", 256);
     let event_ids = setting("INGEST_LOAD_EVENT_IDS", 0) == 1;
     let where_who = setting("INGEST_LOAD_WHERE_WHO", 0) == 1;
+    let holdout = setting("INGEST_LOAD_HOLDOUT", 0) == 1;
     let callgrind = service.callgrind.is_some();
     // Under callgrind, one round of the service alone, and a tail long enough for every answer.
     let rounds = setting("INGEST_LOAD_ROUNDS", 3);
     let (rounds, tail) = if callgrind { (1, 20) } else { (rounds, 1) };
     service.callgrind_control("--instr=on")?;
     let client = reqwest::Client::new();
-    let bodies = event_bodies(where_who);
+    let bodies = event_bodies(where_who, holdout);
     let beacon = |url: &str| {
         let request = client.post(url).body(bodies[0].clone());
         request.header("content-type", "text/plain;charset=UTF-8")
@@ -101,7 +102,7 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
         "\ningest load run: {wrk}, {connections} connections, {cores} threads; {warmup} s \
          warm-up + {seconds} s per target, {rounds} rounds; {binary}: batches of {} rows or {} \
          ms, spool commit delay {} µs; event ids: {event_ids}; where and who: {where_who}; \
-         changed: {changed:?}",
+         holdout: {holdout}; changed: {changed:?}",
         config::DEFAULT_BATCH_MAX_ROWS,
         config::DEFAULT_BATCH_MAX_AGE_MS,
         config::DEFAULT_SPOOL_COMMIT_DELAY_MICROS,
@@ -182,8 +183,10 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
 }
 
 /// The loader's beacons: 75% impressions, 25% views, 6 widgets, 40 videos, 200 sessions, now;
-/// with `where_who`, each also says its placement, country and traffic source.
-fn event_bodies(where_who: bool) -> Vec<String> {
+/// with `where_who`, each also says its placement, country and traffic source; with `holdout`
+/// (a store with a holdout), one in eight is a visit's `session` event (one in ten of those of a
+/// browser held out), and each names its group.
+fn event_bodies(where_who: bool, holdout: bool) -> Vec<String> {
     let mut rng = StdRng::seed_from_u64(0x1e57);
     let mut id = || Uuid::from_u128(rng.gen()).to_string();
     let mut ids = |n| (0..n).map(|_| id()).collect::<Vec<_>>();
@@ -194,6 +197,16 @@ fn event_bodies(where_who: bool) -> Vec<String> {
         let [video, widget, session] = [&videos, &widgets, &sessions].map(|ids| ids.choose(rng));
         let mut event = json!({ "eventType": kind, "videoId": video, "widgetId": widget,
                                 "sessionId": session, "timestamp": timestamp });
+        if holdout {
+            // A held-out browser sees no widget: it sends its visit and nothing more.
+            let group = if rng.gen_ratio(1, 8) {
+                event = json!({ "eventType": "session", "sessionId": session, "timestamp": timestamp });
+                ["exposed", "holdout"][usize::from(rng.gen_ratio(1, 10))]
+            } else {
+                "exposed"
+            };
+            event["group"] = json!(group);
+        }
         if where_who {
             event["placement"] = json!(["home", "product", "collection", "cart"].choose(rng));
             event["country"] = json!(["US", "DE", "FR", "GB", "CA"].choose(rng));

@@ -6,6 +6,7 @@ use super::{AdminBodyErrors, AdminErrors, ShopPath};
 use crate::app::AppState;
 use crate::catalog::shops::{self, MerchantSettings, Shop, ShopSettings, Upserted};
 use crate::error::{ApiError, ErrorBody};
+use crate::platform::work;
 use crate::extract::AppJson;
 
 /// Create or update a shop
@@ -28,10 +29,16 @@ pub async fn put_shop(
     ShopPath { shop }: ShopPath,
     AppJson(settings): AppJson<ShopSettings>,
 ) -> Result<(StatusCode, Json<Shop>), ApiError> {
-    Ok(match shops::upsert(&state.db, &shop, settings).await? {
+    let holdout_changed = settings.holdout_percent.is_some();
+    let answer = match shops::upsert(&state.db, &shop, settings).await? {
         Upserted::Created(shop) => (StatusCode::CREATED, Json(shop)),
         Upserted::Updated(shop) => (StatusCode::OK, Json(shop)),
-    })
+    };
+    if holdout_changed {
+        work::record_holdout_change(&state.db, &shop).await?;
+        state.webhook_work.notify_one();
+    }
+    Ok(answer)
 }
 
 /// Read a shop
@@ -66,7 +73,13 @@ pub async fn patch_shop(
     ShopPath { shop }: ShopPath,
     AppJson(settings): AppJson<MerchantSettings>,
 ) -> Result<Json<Shop>, ApiError> {
-    Ok(Json(shops::update(&state.db, &shop, settings).await?))
+    let holdout_changed = settings.holdout_percent.is_some();
+    let updated = shops::update(&state.db, &shop, settings).await?;
+    if holdout_changed {
+        work::record_holdout_change(&state.db, &shop).await?;
+        state.webhook_work.notify_one();
+    }
+    Ok(Json(updated))
 }
 
 /// Uninstall a shop

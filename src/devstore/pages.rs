@@ -3,9 +3,10 @@
 //! Every page with the app carries, like a theme with the app installed:
 //! - a "Video widgets" app block (a contextual slot), or, with `?widget=<id>`, a "Video widget"
 //!   app block for that one widget (snippet mode) instead;
-//! - the app embed block's output before `</body>`: the loader's `<script>` with the page's
+//! - the app embed block's output in the `<head>`: the loader's `<script>` with the page's
 //!   context, byte for byte what `extensions/videoapp-theme/blocks/videoapp-embed.liquid`
-//!   renders.
+//!   renders; before it, while the shop's holdout (the app's metafield on the platform) is on,
+//!   the holdout's inline decision (`snippets/videoapp-holdout.liquid`, which the web build makes).
 //!
 //! `?videoapp=off` serves the same page without either. Checkout pages carry no theme blocks;
 //! the thank-you page runs the checkout pixel.
@@ -25,6 +26,7 @@ use super::cart::{self, money, priced, Cart};
 use super::{catalog, cookie, numeric_tail, price_cents, product_number, DevStore};
 use crate::catalog::products::Product;
 use crate::catalog::shops::Shop;
+use crate::platform::admin_api::HOLDOUT_METAFIELD;
 
 /// The section id of the theme's cart icon bubble, which bundled section rendering answers for.
 pub const CART_BUBBLE_SECTION: &str = "cart-icon-bubble";
@@ -61,6 +63,8 @@ struct Request {
     consent_denied: bool,
     /// The storefront's country, as the platform gives it to the page (`Shopify.country`).
     country: String,
+    /// The holdout's snippet as the app embed renders it, while the shop has a holdout.
+    holdout: Option<String>,
 }
 
 /// The storefront's country when the shopper chose none: the demo shop sells from the US.
@@ -76,7 +80,12 @@ fn country(headers: &HeaderMap) -> String {
 }
 
 impl Request {
-    fn new(store: &DevStore, query: &HashMap<String, String>, headers: &HeaderMap) -> Request {
+    fn new(
+        store: &DevStore,
+        query: &HashMap<String, String>,
+        headers: &HeaderMap,
+        holdout: Option<String>,
+    ) -> Request {
         Request {
             app: query.get("videoapp").map(String::as_str) != Some("off"),
             embed: store.app_embed.load(std::sync::atomic::Ordering::Relaxed),
@@ -87,8 +96,35 @@ impl Request {
             cart: cart::current(store, headers),
             consent_denied: cookie(headers, "demo_consent") == Some("denied"),
             country: country(headers),
+            holdout,
         }
     }
+}
+
+/// The app embed's holdout snippet as the theme renders it for the shop's holdout: the app's
+/// metafield on the platform the store stands in for; none while it is 0 or not set.
+async fn holdout_snippet(store: &DevStore) -> Option<String> {
+    let (namespace, key) = HOLDOUT_METAFIELD;
+    let platform = store.platform.as_ref()?;
+    let value = platform.app_metafield(store.shop.as_str(), namespace, key)?;
+    let percent: u32 = value.parse().ok().filter(|p| *p > 0)?;
+    let path = store
+        .extensions_dir
+        .join("videoapp-theme/snippets/videoapp-holdout.liquid");
+    match tokio::fs::read_to_string(&path).await {
+        Ok(liquid) => Some(render_holdout_snippet(&liquid, percent)),
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "the holdout snippet is not built (npm run build in web/)");
+            None
+        }
+    }
+}
+
+/// The snippet's Liquid with its one expression, the shop's holdout, filled in.
+fn render_holdout_snippet(liquid: &str, percent: u32) -> String {
+    liquid
+        .trim_end()
+        .replace("{{ percent | plus: 0 }}", &percent.to_string())
 }
 
 /// What every page needs: the shop, its products, and how the page was asked for.
@@ -119,7 +155,7 @@ impl FromRequestParts<DevStore> for Visit {
             shop,
             products,
             collection_titles,
-            request: Request::new(store, &query, &parts.headers),
+            request: Request::new(store, &query, &parts.headers, holdout_snippet(store).await),
         })
     }
 }
@@ -147,8 +183,9 @@ pub fn esc(text: &str) -> String {
     out
 }
 
-/// The app embed block's output (`videoapp-embed.liquid`) for this page.
-fn embed(context: &PageContext) -> String {
+/// The app embed block's output (`videoapp-embed.liquid`) for this page: the holdout's snippet
+/// while the shop has one, then the loader's tag.
+fn embed(context: &PageContext, holdout: Option<&str>) -> String {
     let product_id = context
         .product
         .map(|p| product_number(p).to_string())
@@ -159,7 +196,8 @@ fn embed(context: &PageContext) -> String {
         .map(|c| c.to_string())
         .unwrap_or_default();
     format!(
-        r#"<script src="/cdn/videoapp-loader.js" defer data-videoapp-loader data-page-type="{}" data-product-id="{product_id}" data-product-handle="{handle}" data-collection-id="{collection}" data-proxy="/apps/videoapp_sub"></script>"#,
+        r#"{}<script src="/cdn/videoapp-loader.js" defer data-videoapp-loader data-page-type="{}" data-product-id="{product_id}" data-product-handle="{handle}" data-collection-id="{collection}" data-proxy="/apps/videoapp_sub"></script>"#,
+        holdout.unwrap_or_default(),
         esc(context.page_type)
     )
 }
@@ -255,7 +293,7 @@ fn layout(
         "allowed"
     };
     let embed = match (request.app && request.embed, context) {
-        (true, Some(context)) => embed(context),
+        (true, Some(context)) => embed(context, request.holdout.as_deref()),
         _ => String::new(),
     };
     Html(format!(
@@ -265,14 +303,14 @@ fn layout(
 <style>{STYLE}</style>
 {CONSENT_SCRIPT}
 <script>window.Shopify.currency = {{ active: "{currency}", rate: "1.0" }}; window.Shopify.country = "{country}"; window.Shopify.routes = {{ root: "/" }}; window.Shopify.locale = "en";</script>
-</head><body>
+{embed}</head><body>
 <header><a class="brand" href="/">{shop_name}</a><nav><a href="/">Home</a>{collections}<a href="/cart" id="cart-icon-bubble">{bubble}</a></nav></header>
 <div class="bar"><span>Analytics cookies: <b data-demo-consent-state>{consent}</b></span>
 <button type="button" data-demo-consent="allow">Allow</button><button type="button" data-demo-consent="decline">Decline</button>
 <span>·</span><span>{account}</span></div>
 <main>{main}</main>
 <footer>{shop_name} is a demo store: the platform emulated for videoapp. Nothing here is for sale.</footer>
-{embed}</body></html>"#,
+</body></html>"#,
         title = esc(title),
         shop_name = esc(&shop.name_or_domain()),
         bubble = cart_bubble(request.cart.count()),
@@ -700,14 +738,14 @@ mod tests {
             page_type: "index",
             ..PageContext::default()
         };
-        assert_eq!(embed(&home), rendered_embed_block("index", None, ""));
+        assert_eq!(embed(&home, None), rendered_embed_block("index", None, ""));
         let product_page = PageContext {
             page_type: "product",
             product: Some(&product),
             collection: None,
         };
         assert_eq!(
-            embed(&product_page),
+            embed(&product_page, None),
             rendered_embed_block("product", Some(&product), "")
         );
         let collection = PageContext {
@@ -716,8 +754,35 @@ mod tests {
             collection: Some(501),
         };
         assert_eq!(
-            embed(&collection),
+            embed(&collection, None),
             rendered_embed_block("collection", None, "501")
+        );
+    }
+
+    #[test]
+    fn under_a_holdout_the_embed_is_the_holdout_snippet_then_the_loader() {
+        // The block renders the snippet with the app's metafield, outside the theme editor.
+        let liquid = include_str!("../../extensions/videoapp-theme/blocks/videoapp-embed.liquid");
+        let (namespace, key) = HOLDOUT_METAFIELD;
+        let assign = format!(
+            "{{%- assign holdout = app.metafields.{namespace}.{key}.value | default: 0 -%}}"
+        );
+        let render = "{%- if holdout > 0 and request.design_mode != true -%}{% render 'videoapp-holdout', percent: holdout %}{%- endif -%}";
+        let lines: Vec<&str> = liquid.lines().collect();
+        let tag = lines.iter().position(|l| l.starts_with("<script")).unwrap();
+        assert_eq!(lines[tag - 2..tag], [assign.as_str(), render]);
+        assert!(liquid.contains(r#""target": "head""#), "{liquid}");
+
+        let snippet = "<script data-videoapp-holdout=\"{{ percent | plus: 0 }}\">decide()</script>\n";
+        let rendered = render_holdout_snippet(snippet, 10);
+        assert_eq!(rendered, "<script data-videoapp-holdout=\"10\">decide()</script>");
+        let home = PageContext {
+            page_type: "index",
+            ..PageContext::default()
+        };
+        assert_eq!(
+            embed(&home, Some(&rendered)),
+            rendered + &rendered_embed_block("index", None, "")
         );
     }
 }

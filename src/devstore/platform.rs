@@ -1,7 +1,9 @@
 //! The platform's per-shop endpoints the service calls, as the platform documents their requests
 //! and answers: the token exchange (`POST /admin/oauth/access_token`) and the Admin GraphQL API
 //! (`POST /admin/api/{version}/graphql.json`): the `products` and `collections` connections, the
-//! app's `webPixel`, `webPixelCreate` and `webPixelUpdate`, with cost-based throttling.
+//! app's `webPixel`, `webPixelCreate` and `webPixelUpdate`, `currentAppInstallation` and
+//! `metafieldsSet` on it (the app-data metafields a theme app extension reads), with cost-based
+//! throttling.
 //!
 //! The demo store serves it for its demo shop and catalog, so an install runs end to end on one
 //! machine; the API tests start one of their own and make it misbehave (throttle, fail, refuse).
@@ -56,6 +58,8 @@ pub enum Operation {
     WebPixel,
     WebPixelCreate,
     WebPixelUpdate,
+    AppInstallation,
+    MetafieldsSet,
 }
 
 /// What the stand-in was asked.
@@ -71,6 +75,8 @@ pub struct Seen {
     pub pixels_created: Vec<(String, Value)>,
     /// The settings of each web pixel update, per shop, in order.
     pub pixels_updated: Vec<(String, Value)>,
+    /// Each app-data metafield set, per shop, in order: (shop, namespace, key, value).
+    pub metafields_set: Vec<(String, String, String, String)>,
     /// Answers of `THROTTLED`.
     pub throttled: usize,
 }
@@ -92,6 +98,8 @@ struct Shop {
     collections: Vec<StandInCollection>,
     /// The app's web pixel: its id and settings.
     pixel: Option<(String, Value)>,
+    /// The app's own metafields on its installation: (namespace, key) → value.
+    app_metafields: HashMap<(String, String), String>,
 }
 
 struct Inner {
@@ -199,7 +207,20 @@ impl PlatformStandIn {
         inner.tokens.retain(|_, of| of != shop);
         if let Some(state) = inner.shops.get_mut(shop) {
             state.pixel = None;
+            state.app_metafields.clear();
         }
+    }
+
+    /// The value of the app's own metafield `namespace.key` on the shop, as a theme app
+    /// extension reads it (`app.metafields.namespace.key`); `None` while it is not set.
+    pub fn app_metafield(&self, shop: &str, namespace: &str, key: &str) -> Option<String> {
+        let inner = self
+            .inner
+            .lock()
+            .expect("the stand-in's lock is never poisoned");
+        let state = inner.shops.get(shop)?;
+        let field = (namespace.to_string(), key.to_string());
+        state.app_metafields.get(&field).cloned()
     }
 
     fn with_shop<T>(&self, shop: &str, change: impl FnOnce(&mut Shop) -> T) -> T {
@@ -331,6 +352,7 @@ async fn calls(State(inner): State<Shared>) -> Response {
         "collectionPages": seen.collection_pages_asked.len(),
         "webPixelCreate": settings(&seen.pixels_created),
         "webPixelUpdate": settings(&seen.pixels_updated),
+        "metafieldsSet": seen.metafields_set.len(),
     }))
     .into_response()
 }
@@ -338,7 +360,11 @@ async fn calls(State(inner): State<Shared>) -> Response {
 /// Which operation a query asks for. The stand-in reads the operation's root field, as far as
 /// the service's own queries need: mutations first, as their text names `webPixel` too.
 fn operation_of(query: &str) -> Option<Operation> {
-    if query.contains("webPixelCreate(") {
+    if query.contains("metafieldsSet(") {
+        Some(Operation::MetafieldsSet)
+    } else if query.contains("currentAppInstallation") {
+        Some(Operation::AppInstallation)
+    } else if query.contains("webPixelCreate(") {
         Some(Operation::WebPixelCreate)
     } else if query.contains("webPixelUpdate(") {
         Some(Operation::WebPixelUpdate)
@@ -406,8 +432,10 @@ async fn graphql(
         }
         Operation::Collections => 2.0 + (first * 2) as f64,
         Operation::ProductCollections => 3.0 + first as f64,
-        Operation::WebPixel => 1.0,
-        Operation::WebPixelCreate | Operation::WebPixelUpdate => MUTATION_COST,
+        Operation::WebPixel | Operation::AppInstallation => 1.0,
+        Operation::WebPixelCreate | Operation::WebPixelUpdate | Operation::MetafieldsSet => {
+            MUTATION_COST
+        }
     };
     if requested > MAX_QUERY_COST {
         let body = json!({ "errors": [{
@@ -524,10 +552,76 @@ async fn graphql(
             };
             json!({ "data": { "webPixelUpdate": pixel_payload(outcome) } })
         }
+        Operation::AppInstallation => {
+            json!({ "data": { "currentAppInstallation": { "id": app_installation(&shop) } } })
+        }
+        Operation::MetafieldsSet => {
+            let installation = app_installation(&shop);
+            let inputs = variables["metafields"].as_array().cloned().unwrap_or_default();
+            let problems: Vec<Value> = inputs
+                .iter()
+                .enumerate()
+                .filter_map(|(i, input)| {
+                    app_metafield_problem(input, &installation).map(|(field, code, message)| {
+                        json!({ "field": ["metafields", i.to_string(), field], "code": code, "message": message })
+                    })
+                })
+                .collect();
+            // The platform sets all of them or none.
+            let set: Vec<Value> = if problems.is_empty() {
+                inputs
+                    .iter()
+                    .map(|input| {
+                        let text = |field: &str| input[field].as_str().unwrap_or_default().to_string();
+                        let (namespace, key, value) = (text("namespace"), text("key"), text("value"));
+                        inner.seen.metafields_set.push((
+                            shop.clone(),
+                            namespace.clone(),
+                            key.clone(),
+                            value.clone(),
+                        ));
+                        state
+                            .app_metafields
+                            .insert((namespace.clone(), key.clone()), value.clone());
+                        json!({ "namespace": namespace, "key": key, "value": value })
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            json!({ "data": { "metafieldsSet": { "metafields": set, "userErrors": problems } } })
+        }
     };
     let mut answer = answer;
     answer["extensions"] = extensions;
     Json(answer).into_response()
+}
+
+/// The id of the app's installation on the shop (one per shop: the stand-in serves one app).
+fn app_installation(shop: &str) -> String {
+    let number: u64 = shop.bytes().fold(7, |n, b| n.wrapping_mul(31).wrapping_add(u64::from(b)));
+    format!("gid://shopify/AppInstallation/{}", number % 1_000_000_000)
+}
+
+/// What the platform would refuse in one `MetafieldsSetInput` the stand-in takes (an app-data
+/// metafield of an integer): the field, the error code and the message.
+fn app_metafield_problem(input: &Value, installation: &str) -> Option<(&'static str, &'static str, String)> {
+    if input["ownerId"].as_str() != Some(installation) {
+        return Some(("ownerId", "INVALID", format!("Owner {} does not exist or is not the app's installation.", input["ownerId"])));
+    }
+    for field in ["namespace", "key"] {
+        let text = input[field].as_str().unwrap_or_default();
+        if text.len() < 2 {
+            return Some((field, "TOO_SHORT", format!("{field} is too short (minimum is 2 characters)")));
+        }
+    }
+    if input["type"].as_str() != Some("number_integer") {
+        return Some(("type", "INVALID_TYPE", format!("the stand-in takes only number_integer, not {}", input["type"])));
+    }
+    match input["value"].as_str().map(str::parse::<i64>) {
+        Some(Ok(_)) => None,
+        _ => Some(("value", "INVALID_VALUE", format!("Value must be an integer, not {}", input["value"]))),
+    }
 }
 
 /// The `first` argument a query gives `field`'s connection (`field(first: 25`), if it asks for it.

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::json;
 use url::Url;
 
-use crate::catalog::domain::ShopDomain;
+use crate::catalog::domain::{HoldoutPercent, ShopDomain};
 
 /// The Admin API version the service speaks.
 pub const API_VERSION: &str = "2025-10";
@@ -73,6 +73,20 @@ const WEB_PIXEL_UPDATE: &str = "mutation WebPixelUpdate($id: ID!, $webPixel: Web
     webPixel { id settings }
   }
 }";
+
+/// The app's installation on the shop: the owner of the app's own (app-data) metafields.
+const APP_INSTALLATION_QUERY: &str = "query AppInstallation { currentAppInstallation { id } }";
+
+const METAFIELDS_SET: &str = "mutation MetafieldsSet($metafields: [MetafieldsSetInput!]!) {
+  metafieldsSet(metafields: $metafields) {
+    userErrors { code field message }
+    metafields { namespace key value }
+  }
+}";
+
+/// The app-data metafield that holds the shop's holdout (percent), as the app embed block reads
+/// it: `app.metafields.videoapp.holdout_percent`.
+pub const HOLDOUT_METAFIELD: (&str, &str) = ("videoapp", "holdout_percent");
 
 /// The service's client of the platform.
 pub struct AdminApi {
@@ -470,23 +484,45 @@ impl AdminApi {
             ),
         };
         let answer = self.request(shop, token, query, variables).await?;
-        if let Some(errors) = answer.errors {
-            return Err(AdminApiError::Answer(format!("{field}: errors {errors}")));
-        }
-        let payload = answer.data.map(|mut d| d[field].take()).unwrap_or_default();
-        match payload["userErrors"].as_array() {
-            Some(errors) if !errors.is_empty() => {
-                return Err(AdminApiError::UserErrors(format!(
-                    "{field}: {}",
-                    serde_json::Value::from(errors.clone())
-                )))
-            }
-            _ => {}
-        }
+        let payload = mutation_payload(answer, field)?;
         payload["webPixel"]["id"]
             .as_str()
             .map(str::to_string)
             .ok_or_else(|| AdminApiError::Answer(format!("{field}: no web pixel in {payload}")))
+    }
+
+    /// Sets the shop's holdout (`percent`, 0 for none) in the app-data metafield the app embed
+    /// block reads ([`HOLDOUT_METAFIELD`]), so that the theme renders it into every page.
+    pub async fn publish_holdout(
+        &self,
+        shop: &ShopDomain,
+        token: &SecretString,
+        percent: HoldoutPercent,
+    ) -> Result<(), AdminApiError> {
+        let answer = self
+            .request(shop, token, APP_INSTALLATION_QUERY, json!({}))
+            .await?;
+        let installation = answer
+            .data
+            .as_ref()
+            .and_then(|d| d["currentAppInstallation"]["id"].as_str())
+            .ok_or_else(|| {
+                AdminApiError::Answer(format!(
+                    "currentAppInstallation: no id (errors {})",
+                    answer.errors.clone().unwrap_or_default()
+                ))
+            })?;
+        let (namespace, key) = HOLDOUT_METAFIELD;
+        let metafields = json!([{
+            "ownerId": installation,
+            "namespace": namespace,
+            "key": key,
+            "type": "number_integer",
+            "value": percent.percent().to_string(),
+        }]);
+        let variables = json!({ "metafields": metafields });
+        let answer = self.request(shop, token, METAFIELDS_SET, variables).await?;
+        mutation_payload(answer, "metafieldsSet").map(drop)
     }
 
     /// One page of a connection after `after`. A query the platform finds too costly is asked
@@ -607,6 +643,22 @@ impl AdminApi {
                 cost,
             });
         }
+    }
+}
+
+/// A mutation's payload (its root `field`), unless the answer has errors or the platform refused
+/// the input (`userErrors`).
+fn mutation_payload(answer: Answered, field: &str) -> Result<serde_json::Value, AdminApiError> {
+    if let Some(errors) = answer.errors {
+        return Err(AdminApiError::Answer(format!("{field}: errors {errors}")));
+    }
+    let payload = answer.data.map(|mut d| d[field].take()).unwrap_or_default();
+    match payload["userErrors"].as_array() {
+        Some(errors) if !errors.is_empty() => Err(AdminApiError::UserErrors(format!(
+            "{field}: {}",
+            serde_json::Value::from(errors.clone())
+        ))),
+        _ => Ok(payload),
     }
 }
 

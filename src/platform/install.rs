@@ -145,6 +145,24 @@ pub async fn activate_pixel(worker: &Worker, shop: &ShopDomain) -> Result<(), St
     Ok(())
 }
 
+/// Publishes the shop's holdout, as it is now, to its theme. A shop gone since (uninstalled) has
+/// no theme of the app's to publish to: nothing to do.
+pub async fn publish_holdout(worker: &Worker, shop: &ShopDomain) -> Result<(), String> {
+    let percent = match shops::get(&worker.db, shop).await {
+        Ok(found) => found.holdout_percent,
+        Err(CatalogError::ShopNotFound) => return Ok(()),
+        Err(e) => return Err(e.to_string()),
+    };
+    let (platform, token) = platform_and_token(worker, shop).await?;
+    platform
+        .api
+        .publish_holdout(shop, &token, percent)
+        .await
+        .map_err(|e| e.to_string())?;
+    tracing::info!(%shop, percent = percent.percent(), "holdout published to the theme");
+    Ok(())
+}
+
 /// The platform's endpoints and the shop's access token, for the work of an install.
 async fn platform_and_token<'w>(
     worker: &'w Worker,

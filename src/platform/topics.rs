@@ -83,6 +83,9 @@ pub enum Work {
     /// The shop's collections are imported from the Admin API, from the page after `after`;
     /// those the import did not see are forgotten at its end.
     ImportCollections { after: Option<String> },
+    /// The shop's holdout, as it is when the work runs, is published to its theme (an app-data
+    /// metafield the app embed reads), so that a page decides a browser's group before it renders.
+    PublishHoldout,
 }
 
 /// The topic of a product import's row: not a webhook's, but worked on, retried and counted
@@ -94,6 +97,8 @@ pub const PIXEL_TOPIC: &str = "web_pixel/activate";
 pub const COLLECTIONS_TOPIC: &str = "collections/import";
 /// The topics of the work an install records, in the order it is done.
 pub const INSTALL_TOPICS: [&str; 3] = [PIXEL_TOPIC, COLLECTIONS_TOPIC, IMPORT_TOPIC];
+/// The topic of publishing the shop's holdout after a change of it.
+pub const HOLDOUT_TOPIC: &str = "holdout/publish";
 
 /// Why a body cannot be worked on; the message names the field.
 #[derive(Debug)]

@@ -18,7 +18,9 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use tokio::sync::Notify;
 
-use super::topics::{Topic, Work, COLLECTIONS_TOPIC, IMPORT_TOPIC, INSTALL_TOPICS, PIXEL_TOPIC};
+use super::topics::{
+    Topic, Work, COLLECTIONS_TOPIC, HOLDOUT_TOPIC, IMPORT_TOPIC, INSTALL_TOPICS, PIXEL_TOPIC,
+};
 use super::{credentials, install, privacy, Platform};
 use crate::catalog::cache::CatalogCache;
 use crate::catalog::domain::ShopDomain;
@@ -67,6 +69,20 @@ pub async fn record_install(db: &PgPool, shop: &ShopDomain) -> Result<(), sqlx::
         insert(&mut *tx, &id, shop, topic, &work).await?;
     }
     tx.commit().await
+}
+
+/// Records the publication of the shop's holdout to its theme, after a change of it. The work
+/// publishes the holdout as it is when it runs: of several changes, the last one wins, in
+/// whatever order their work is done. A shop the platform did not install (no access token) has
+/// no theme to publish to, and nothing is recorded.
+pub async fn record_holdout_change(db: &PgPool, shop: &ShopDomain) -> Result<(), sqlx::Error> {
+    if !credentials::exists(db, shop).await? {
+        return Ok(());
+    }
+    let id = format!("{HOLDOUT_TOPIC}:{}", uuid::Uuid::now_v7());
+    insert(db, &id, shop, HOLDOUT_TOPIC, &Work::PublishHoldout)
+        .await
+        .map(drop)
 }
 
 /// Whether the work of the shop's latest install is not all done yet (none given up, either).
@@ -271,7 +287,8 @@ struct ShopWork<'t> {
     products: Vec<&'t Taken>,
     /// Done one at a time, last.
     privacy: Vec<&'t Taken>,
-    /// The calls to the platform of an install, in the order they were recorded.
+    /// The calls to the platform (an install's, a holdout's publication), in the order they were
+    /// recorded.
     imports: Vec<&'t Taken>,
 }
 
@@ -291,9 +308,10 @@ async fn work_on(worker: &Worker, mut taken: Vec<Taken>) {
             Work::CustomerReport { .. } | Work::CustomerRedact { .. } | Work::ShopRedact => {
                 shop.privacy.push(delivery)
             }
-            Work::ImportProducts { .. } | Work::ActivatePixel | Work::ImportCollections { .. } => {
-                shop.imports.push(delivery)
-            }
+            Work::ImportProducts { .. }
+            | Work::ActivatePixel
+            | Work::ImportCollections { .. }
+            | Work::PublishHoldout => shop.imports.push(delivery),
         }
     }
     for (shop, work) in by_shop {
@@ -336,6 +354,7 @@ async fn work_on(worker: &Worker, mut taken: Vec<Taken>) {
         for delivery in work.imports {
             let outcome = match &delivery.work.0 {
                 Work::ActivatePixel => install::activate_pixel(worker, &shop).await,
+                Work::PublishHoldout => install::publish_holdout(worker, &shop).await,
                 _ => install::import(worker, &shop, delivery).await,
             };
             finish(db, &[delivery], outcome).await;
@@ -441,6 +460,7 @@ fn topic_label(raw: &str) -> &'static str {
         Some(topic) => topic.as_str(),
         None => INSTALL_TOPICS
             .into_iter()
+            .chain([HOLDOUT_TOPIC])
             .find(|t| *t == raw)
             .unwrap_or("other"),
     }

@@ -1,6 +1,7 @@
 //! Install through the platform, against the local stand-in of its endpoints: the session token
 //! checked and exchanged for an offline access token (kept sealed), the shop created, and its
-//! products imported page by page through throttling and failures.
+//! products imported page by page through throttling and failures; and a change of the shop's
+//! holdout published to the theme.
 
 use std::time::Duration;
 
@@ -12,6 +13,7 @@ use videoapp::catalog::domain::ShopDomain;
 use videoapp::devstore::platform::{
     Behaviour, Operation, PlatformStandIn, StandInCollection, StandInProduct,
 };
+use videoapp::platform::admin_api::HOLDOUT_METAFIELD;
 use videoapp::platform::credentials::TokenKey;
 
 use crate::support::platform::*;
@@ -619,4 +621,124 @@ async fn a_failing_pixel_or_collections_call_is_retried() {
         .unwrap();
     let (_, listed) = json_of(listed).await;
     assert_eq!(listed["collections"], json!(expected_collections(&held)));
+}
+
+/// The holdout the theme reads: the app's own metafield on the stand-in.
+fn published_holdout(standin: &PlatformStandIn) -> Option<String> {
+    let (namespace, key) = HOLDOUT_METAFIELD;
+    standin.app_metafield(SHOP, namespace, key)
+}
+
+/// Does the webhook work until the theme's holdout is `expected`; fails with the work's errors.
+async fn wait_for_published_holdout(app: &TestApp, standin: &PlatformStandIn, expected: &str) {
+    eventually(
+        "the holdout is published",
+        Duration::from_secs(30),
+        move || async move {
+            app.work_webhooks().await;
+            if published_holdout(standin).as_deref() == Some(expected) {
+                return Ok(());
+            }
+            let errors: Vec<(String, Option<String>)> = sqlx::query_as(
+                "SELECT topic, last_error FROM webhook_deliveries WHERE done_at IS NULL",
+            )
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+            Err((published_holdout(standin), errors))
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_change_of_the_holdout_is_published_to_the_theme_and_the_last_change_wins() {
+    // Arrange: an installed shop, whose first metafield write fails.
+    let behaviour = Behaviour {
+        fail: vec![(Operation::MetafieldsSet, 1)],
+        ..Behaviour::default()
+    };
+    let (standin, origin) = start_standin(behaviour).await;
+    standin.set_products(SHOP, catalog(3));
+    let app = platform_app(&origin).await;
+    let (status, body) = install(&app, Some(&good_token())).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    wait_for_install_work(&app).await;
+    assert_eq!(published_holdout(&standin), None, "an install has no holdout to publish");
+
+    // Act 1: the merchant holds out 20% in the dashboard.
+    let patched = app
+        .client
+        .patch(app.url(&format!("/app/api/shops/{SHOP}")))
+        .bearer_auth(good_token())
+        .json(&json!({ "holdoutPercent": 20 }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(patched.status(), StatusCode::OK);
+
+    // Assert 1: published, after a retry, on the app's installation.
+    wait_for_published_holdout(&app, &standin, "20").await;
+    let attempts: Vec<i32> = sqlx::query_scalar(
+        "SELECT attempts FROM webhook_deliveries WHERE topic = 'holdout/publish' AND done_at IS NOT NULL",
+    )
+    .fetch_all(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(attempts, vec![2], "the failed write was tried again");
+
+    // Act 2: the admin changes it twice before the work runs.
+    for percent in [5, 0] {
+        let put = app
+            .admin(reqwest::Method::PUT, &format!("/shops/{SHOP}"))
+            .json(&json!({ "holdoutPercent": percent }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(put.status(), StatusCode::OK);
+    }
+
+    // Assert 2: the last change is what the theme reads, whatever order the work ran in.
+    wait_for_published_holdout(&app, &standin, "0").await;
+    app.work_webhooks().await;
+    let writes = standin.seen().metafields_set;
+    let last = writes.last().unwrap();
+    assert_eq!(
+        (last.0.as_str(), last.1.as_str(), last.2.as_str(), last.3.as_str()),
+        (SHOP, HOLDOUT_METAFIELD.0, HOLDOUT_METAFIELD.1, "0")
+    );
+    assert_eq!(published_holdout(&standin).as_deref(), Some("0"));
+    let pending: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM webhook_deliveries WHERE topic = 'holdout/publish' AND done_at IS NULL",
+    )
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(pending, 0);
+}
+
+#[tokio::test]
+async fn a_holdout_of_a_shop_the_platform_did_not_install_is_kept_and_published_nowhere() {
+    // Arrange: the platform settings are on, but the shop is made through the admin API.
+    let (standin, origin) = start_standin(Behaviour::default()).await;
+    let app = platform_app(&origin).await;
+
+    // Act
+    let put = app
+        .admin(reqwest::Method::PUT, &format!("/shops/{SHOP}"))
+        .json(&json!({ "holdoutPercent": 10 }))
+        .send()
+        .await
+        .unwrap();
+
+    // Assert: the setting holds; no work was recorded, and the platform was asked nothing.
+    assert_eq!(put.status(), StatusCode::CREATED);
+    let (_, shop) = json_of(put).await;
+    assert_eq!(shop["holdoutPercent"], json!(10));
+    let recorded: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_deliveries")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(recorded, 0);
+    assert!(standin.seen().metafields_set.is_empty());
 }

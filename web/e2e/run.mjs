@@ -18,6 +18,7 @@ const built = [
   [config.chromium, 'install Chromium or set CHROMIUM'],
   ['extensions/videoapp-theme/assets/videoapp-loader.js', 'run `npm ci && npm run build` in web/'],
   ['extensions/videoapp-theme/assets/videoapp-player.js', 'run `npm ci && npm run build` in web/'],
+  ['extensions/videoapp-theme/snippets/videoapp-holdout.liquid', 'run `npm ci && npm run build` in web/'],
   ['extensions/videoapp-pixel/dist/videoapp-pixel.js', 'run `npm ci && npm run build` in web/'],
   ['web/dist/dashboard/dashboard.js', 'run `npm ci && npm run build` in web/'],
 ];
@@ -64,4 +65,5 @@ await import('./tus-client.mjs');
 await import('./install-from-the-admin.mjs');
 await import('./stories-floating-captions.mjs');
 await import('./first-day.mjs');
+await import('./proof-of-lift.mjs');
 await import('./never-breaks-the-page.mjs');

@@ -5,7 +5,7 @@
  * nothing it does can throw into the page. docs/STOREFRONT-CLIENT.md describes the markup it
  * reads, the DOM it writes and the events it sends.
  */
-import { assign, GROUP_KEY, storedAssignment, type Group } from '../shared/holdout';
+import { assign, GROUP_KEY, HOLDOUT_CLASS, storedAssignment, type Group } from '../shared/holdout';
 import { fetchWidgets, readConfig, type Config } from './config';
 import { whereWhoHere } from './context';
 import { flushNow, joinGroup, keepFor, startEvents } from './events';
@@ -69,6 +69,8 @@ async function load(config: Config, slots: HTMLElement[], group: Group | undefin
     keepFor(answer.attributionWindowDays);
     // Decided before anything renders: a browser in the holdout never sees a widget.
     joinGroup((group = decideGroup(answer.holdoutPercent)));
+    // The page's head took the slots off for a holdout the shop has ended since.
+    document.documentElement.classList.toggle(HOLDOUT_CLASS, group === 'holdout');
   }
   if (group === 'holdout') return slots.forEach((s) => fill(s, [], false));
   const all = ((answer && answer.widgets) || []).filter((w) => w && typeof w.id === 'string' && Array.isArray(w.videos) && w.videos.length);

@@ -2,6 +2,8 @@
 //   loader/main.ts → ../extensions/videoapp-theme/assets/videoapp-loader.js (one minified IIFE)
 //   loader/player-main.ts → ../extensions/videoapp-theme/assets/videoapp-player.js (the player,
 //                    one minified IIFE the loader fetches when needed)
+//   loader/holdout-main.ts → ../extensions/videoapp-theme/snippets/videoapp-holdout.liquid (the
+//                    holdout's decision, inline in the page's head)
 //   pixel/main.ts  → ../extensions/videoapp-pixel/dist/videoapp-pixel.js   (one minified IIFE,
 //                    imported by the extension's src/index.ts and loaded as is by the demo store)
 // and the merchant's dashboard, which the service serves under /app/assets/:
@@ -9,6 +11,7 @@
 //   dashboard/main.tsx      → dist/dashboard/dashboard.js  (React + Polaris, one minified IIFE)
 //   dashboard/dashboard.css → dist/dashboard/dashboard.css (Polaris' style sheet and ours)
 import { build } from 'esbuild';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
@@ -35,6 +38,17 @@ await build({
   entryPoints: [here('../loader/player-main.ts')],
   outfile: here('../../extensions/videoapp-theme/assets/videoapp-player.js'),
 });
+
+// The holdout's decision is inline: the page's body must not be parsed before it has run. The
+// snippet takes the shop's holdout as `percent` (videoapp-embed.liquid renders it).
+{
+  const { outputFiles } = await build({ ...common, entryPoints: [here('../loader/holdout-main.ts')], write: false });
+  const script = outputFiles[0].text.trim();
+  if (/{{|{%|<\/script/i.test(script)) throw new Error('the holdout script holds text Liquid or HTML would read as their own');
+  const snippet = `<script data-videoapp-holdout="{{ percent | plus: 0 }}">${script}</script>\n`;
+  mkdirSync(here('../../extensions/videoapp-theme/snippets'), { recursive: true });
+  writeFileSync(here('../../extensions/videoapp-theme/snippets/videoapp-holdout.liquid'), snippet);
+}
 
 await build({
   ...common,

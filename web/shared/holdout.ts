@@ -13,6 +13,11 @@ export type Group = 'exposed' | 'holdout';
 export const GROUP_KEY = 'videoapp:group';
 /** sessionStorage: set once the tab session's `session` event is recorded. */
 export const COUNTED_KEY = 'videoapp:counted';
+/**
+ * The class on `<html>` of a page whose browser is in the holdout: the app embed's style takes
+ * every slot off the page with it.
+ */
+export const HOLDOUT_CLASS = 'videoapp-holdout';
 /** A group is kept this many days after it was drawn, then drawn again. */
 export const GROUP_DAYS = 90;
 /** The largest holdout a shop may set; a larger value is read as this. */
@@ -49,7 +54,9 @@ export function storedAssignment(raw: string | null, now: number): Assignment | 
 export function assign(raw: string | null, percent: unknown, now: number, random: () => number = Math.random): Assignment | null {
   const p = typeof percent === 'number' && percent > 0 ? Math.min(percent, MAX_HOLDOUT_PERCENT) : 0;
   if (!p) return null;
-  return storedAssignment(raw, now) || { g: random() * 100 < p ? 'holdout' : 'exposed', t: now };
+  // `p > …`, not `… < p`: minified, `<` before a name reads as a tag to the theme's Liquid parser,
+  // and this code is inline in the page's head (holdout-main.ts).
+  return storedAssignment(raw, now) || { g: p > random() * 100 ? 'holdout' : 'exposed', t: now };
 }
 
 /** The part of `Storage` that {@link firstInSession} uses. */
