@@ -200,7 +200,8 @@ fn event_bodies(where_who: bool, holdout: bool) -> Vec<String> {
         if holdout {
             // A held-out browser sees no widget: it sends its visit and nothing more.
             let group = if rng.gen_ratio(1, 8) {
-                event = json!({ "eventType": "session", "sessionId": session, "timestamp": timestamp });
+                event =
+                    json!({ "eventType": "session", "sessionId": session, "timestamp": timestamp });
                 ["exposed", "holdout"][usize::from(rng.gen_ratio(1, 10))]
             } else {
                 "exposed"

@@ -6,8 +6,8 @@ use super::{AdminBodyErrors, AdminErrors, ShopPath};
 use crate::app::AppState;
 use crate::catalog::shops::{self, MerchantSettings, Shop, ShopSettings, Upserted};
 use crate::error::{ApiError, ErrorBody};
-use crate::platform::work;
 use crate::extract::AppJson;
+use crate::platform::work;
 
 /// Create or update a shop
 ///

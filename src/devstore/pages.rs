@@ -773,9 +773,13 @@ mod tests {
         assert_eq!(lines[tag - 2..tag], [assign.as_str(), render]);
         assert!(liquid.contains(r#""target": "head""#), "{liquid}");
 
-        let snippet = "<script data-videoapp-holdout=\"{{ percent | plus: 0 }}\">decide()</script>\n";
+        let snippet =
+            "<script data-videoapp-holdout=\"{{ percent | plus: 0 }}\">decide()</script>\n";
         let rendered = render_holdout_snippet(snippet, 10);
-        assert_eq!(rendered, "<script data-videoapp-holdout=\"10\">decide()</script>");
+        assert_eq!(
+            rendered,
+            "<script data-videoapp-holdout=\"10\">decide()</script>"
+        );
         let home = PageContext {
             page_type: "index",
             ..PageContext::default()

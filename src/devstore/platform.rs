@@ -557,7 +557,10 @@ async fn graphql(
         }
         Operation::MetafieldsSet => {
             let installation = app_installation(&shop);
-            let inputs = variables["metafields"].as_array().cloned().unwrap_or_default();
+            let inputs = variables["metafields"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
             let problems: Vec<Value> = inputs
                 .iter()
                 .enumerate()
@@ -572,8 +575,10 @@ async fn graphql(
                 inputs
                     .iter()
                     .map(|input| {
-                        let text = |field: &str| input[field].as_str().unwrap_or_default().to_string();
-                        let (namespace, key, value) = (text("namespace"), text("key"), text("value"));
+                        let text =
+                            |field: &str| input[field].as_str().unwrap_or_default().to_string();
+                        let (namespace, key, value) =
+                            (text("namespace"), text("key"), text("value"));
                         inner.seen.metafields_set.push((
                             shop.clone(),
                             namespace.clone(),
@@ -599,28 +604,55 @@ async fn graphql(
 
 /// The id of the app's installation on the shop (one per shop: the stand-in serves one app).
 fn app_installation(shop: &str) -> String {
-    let number: u64 = shop.bytes().fold(7, |n, b| n.wrapping_mul(31).wrapping_add(u64::from(b)));
+    let number: u64 = shop
+        .bytes()
+        .fold(7, |n, b| n.wrapping_mul(31).wrapping_add(u64::from(b)));
     format!("gid://shopify/AppInstallation/{}", number % 1_000_000_000)
 }
 
 /// What the platform would refuse in one `MetafieldsSetInput` the stand-in takes (an app-data
 /// metafield of an integer): the field, the error code and the message.
-fn app_metafield_problem(input: &Value, installation: &str) -> Option<(&'static str, &'static str, String)> {
+fn app_metafield_problem(
+    input: &Value,
+    installation: &str,
+) -> Option<(&'static str, &'static str, String)> {
     if input["ownerId"].as_str() != Some(installation) {
-        return Some(("ownerId", "INVALID", format!("Owner {} does not exist or is not the app's installation.", input["ownerId"])));
+        return Some((
+            "ownerId",
+            "INVALID",
+            format!(
+                "Owner {} does not exist or is not the app's installation.",
+                input["ownerId"]
+            ),
+        ));
     }
     for field in ["namespace", "key"] {
         let text = input[field].as_str().unwrap_or_default();
         if text.len() < 2 {
-            return Some((field, "TOO_SHORT", format!("{field} is too short (minimum is 2 characters)")));
+            return Some((
+                field,
+                "TOO_SHORT",
+                format!("{field} is too short (minimum is 2 characters)"),
+            ));
         }
     }
     if input["type"].as_str() != Some("number_integer") {
-        return Some(("type", "INVALID_TYPE", format!("the stand-in takes only number_integer, not {}", input["type"])));
+        return Some((
+            "type",
+            "INVALID_TYPE",
+            format!(
+                "the stand-in takes only number_integer, not {}",
+                input["type"]
+            ),
+        ));
     }
     match input["value"].as_str().map(str::parse::<i64>) {
         Some(Ok(_)) => None,
-        _ => Some(("value", "INVALID_VALUE", format!("Value must be an integer, not {}", input["value"]))),
+        _ => Some((
+            "value",
+            "INVALID_VALUE",
+            format!("Value must be an integer, not {}", input["value"]),
+        )),
     }
 }
 

@@ -405,7 +405,8 @@ async fn privacy_work(worker: &Worker, shop: &ShopDomain, delivery: &Taken) -> R
         | Work::Product { .. }
         | Work::ImportProducts { .. }
         | Work::ActivatePixel
-        | Work::ImportCollections { .. } => Ok(()),
+        | Work::ImportCollections { .. }
+        | Work::PublishHoldout => Ok(()),
     }
 }
 

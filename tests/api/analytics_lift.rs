@@ -260,7 +260,9 @@ async fn drawn_many_times_the_intervals_cover_a_known_lift_95_percent_of_the_tim
             (draw, lift_groups(warehouse, &shop, range).await.unwrap())
         }
     };
-    let mut groups = futures::stream::iter(0..DRAWS).map(read).buffer_unordered(6);
+    let mut groups = futures::stream::iter(0..DRAWS)
+        .map(read)
+        .buffer_unordered(6);
     let mut covered = [0u32; 2];
     let mut significant = [0u32; 2];
     let mut accepted = 0;

@@ -664,7 +664,11 @@ async fn a_change_of_the_holdout_is_published_to_the_theme_and_the_last_change_w
     let (status, body) = install(&app, Some(&good_token())).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     wait_for_install_work(&app).await;
-    assert_eq!(published_holdout(&standin), None, "an install has no holdout to publish");
+    assert_eq!(
+        published_holdout(&standin),
+        None,
+        "an install has no holdout to publish"
+    );
 
     // Act 1: the merchant holds out 20% in the dashboard.
     let patched = app
@@ -704,7 +708,12 @@ async fn a_change_of_the_holdout_is_published_to_the_theme_and_the_last_change_w
     let writes = standin.seen().metafields_set;
     let last = writes.last().unwrap();
     assert_eq!(
-        (last.0.as_str(), last.1.as_str(), last.2.as_str(), last.3.as_str()),
+        (
+            last.0.as_str(),
+            last.1.as_str(),
+            last.2.as_str(),
+            last.3.as_str()
+        ),
         (SHOP, HOLDOUT_METAFIELD.0, HOLDOUT_METAFIELD.1, "0")
     );
     assert_eq!(published_holdout(&standin).as_deref(), Some("0"));
