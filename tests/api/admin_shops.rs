@@ -1,5 +1,5 @@
 use reqwest::{Method, StatusCode};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::support::*;
 
@@ -118,13 +118,7 @@ async fn the_attribution_window_takes_1_7_or_30_days_and_a_reinstall_starts_agai
         .await;
     assert_eq!(json_of(response).await.1["attributionWindowDays"], 30);
 
-    app.send_admin(Method::DELETE, &format!("/shops/{SHOP}"))
-        .await;
-    let response = app
-        .send_admin_json(Method::PUT, &format!("/shops/{SHOP}"), &json!({}))
-        .await;
-    let (status, reinstalled) = json_of(response).await;
-    assert_eq!(status, StatusCode::CREATED, "{reinstalled}");
+    let reinstalled = uninstalled_and_installed_again(&app).await;
     assert_eq!(reinstalled["attributionWindowDays"], 7);
 }
 
@@ -216,13 +210,7 @@ async fn the_holdout_takes_0_to_50_percent_reaches_the_storefront_and_a_reinstal
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer["holdoutPercent"], 20, "{answer}");
 
-    app.send_admin(Method::DELETE, &format!("/shops/{SHOP}"))
-        .await;
-    let response = app
-        .send_admin_json(Method::PUT, &format!("/shops/{SHOP}"), &json!({}))
-        .await;
-    let (status, reinstalled) = json_of(response).await;
-    assert_eq!(status, StatusCode::CREATED, "{reinstalled}");
+    let reinstalled = uninstalled_and_installed_again(&app).await;
     assert_eq!(reinstalled["holdoutPercent"], 0);
 }
 
@@ -505,4 +493,17 @@ async fn catalog_writes_notify_other_instances_on_commit() {
         .expect("a notification within 5 s")
         .unwrap();
     assert_eq!(notification.payload(), SHOP);
+}
+
+/// The shop uninstalled, then put again with no settings: the reinstalled shop the admin API
+/// answers.
+async fn uninstalled_and_installed_again(app: &TestApp) -> Value {
+    app.send_admin(Method::DELETE, &format!("/shops/{SHOP}"))
+        .await;
+    let response = app
+        .send_admin_json(Method::PUT, &format!("/shops/{SHOP}"), &json!({}))
+        .await;
+    let (status, reinstalled) = json_of(response).await;
+    assert_eq!(status, StatusCode::CREATED, "{reinstalled}");
+    reinstalled
 }

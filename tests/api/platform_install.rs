@@ -147,16 +147,19 @@ async fn wait_for_install_work(app: &TestApp) {
             if body["importing"] == json!(false) {
                 return Ok(());
             }
-            let errors: Vec<(String, Option<String>)> = sqlx::query_as(
-                "SELECT topic, last_error FROM webhook_deliveries WHERE done_at IS NULL",
-            )
-            .fetch_all(&app.db)
-            .await
-            .unwrap();
+            let errors = unfinished_work(app).await;
             Err(errors)
         },
     )
     .await;
+}
+
+/// The work not done yet: each row's topic and last error.
+async fn unfinished_work(app: &TestApp) -> Vec<(String, Option<String>)> {
+    sqlx::query_as("SELECT topic, last_error FROM webhook_deliveries WHERE done_at IS NULL")
+        .fetch_all(&app.db)
+        .await
+        .unwrap()
 }
 
 /// The attempts each piece of the install's work took, by topic.
@@ -639,12 +642,7 @@ async fn wait_for_published_holdout(app: &TestApp, standin: &PlatformStandIn, ex
             if published_holdout(standin).as_deref() == Some(expected) {
                 return Ok(());
             }
-            let errors: Vec<(String, Option<String>)> = sqlx::query_as(
-                "SELECT topic, last_error FROM webhook_deliveries WHERE done_at IS NULL",
-            )
-            .fetch_all(&app.db)
-            .await
-            .unwrap();
+            let errors = unfinished_work(app).await;
             Err((published_holdout(standin), errors))
         },
     )

@@ -5,31 +5,11 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 
-import { newShopper, screenshot, slotsSettled } from './browser.mjs';
+import { newShopper, PHONE, screenshot, slotsSettled, throttleLikeAPhone } from './browser.mjs';
 import { newShop, priceCents } from './stack.mjs';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const BLOCKING = ['serious', 'critical'];
-
-/** A mid-range phone: 412 × 915 CSS pixels, touch, a slow 4G network and a 4× slower CPU. */
-const PHONE = {
-  viewport: { width: 412, height: 915 },
-  deviceScaleFactor: 2.625,
-  isMobile: true,
-  hasTouch: true,
-};
-
-async function throttle(page) {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('Network.enable');
-  await cdp.send('Network.emulateNetworkConditions', {
-    offline: false,
-    latency: 150,
-    downloadThroughput: (1.6 * 1024 * 1024) / 8,
-    uploadThroughput: (750 * 1024) / 8,
-  });
-  await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
-}
 
 /** The demo store's variant ids of the Linen Shirt (product 1001): S, M and L (sold out). */
 const SHIRT = { S: 10011, M: 10012, L: 10013 };
@@ -115,7 +95,7 @@ describe('A player that sells', () => {
       window.__e2eCartUpdates = [];
       document.addEventListener('videoapp:cart-updated', (e) => window.__e2eCartUpdates.push(e.detail));
     });
-    await throttle(page);
+    await throttleLikeAPhone(page);
     await page.goto('/');
     await slotsSettled(page);
     const card = page.locator(`[data-videoapp-widget="${widget}"] [data-videoapp-video="${v.shirt}"]`);

@@ -25,6 +25,22 @@ export const CHROMIUM_FLAGS = [
   '--disable-sync',
 ];
 
+/** A mid-range phone's screen: 412 × 915 CSS pixels, touch (a `device` for {@link newShopper}). */
+export const PHONE = { viewport: { width: 412, height: 915 }, deviceScaleFactor: 2.625, isMobile: true, hasTouch: true };
+
+/** The page as that phone has it: a slow 4G network and a 4× slower CPU. */
+export async function throttleLikeAPhone(page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', {
+    offline: false,
+    latency: 150,
+    downloadThroughput: (1.6 * 1024 * 1024) / 8,
+    uploadThroughput: (750 * 1024) / 8,
+  });
+  await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
+}
+
 export async function launchBrowser() {
   browser ??= await chromium.launch({
     executablePath: config.chromium,

@@ -9,10 +9,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 
-import { dashboardSettled as settled, goTo, newShopper, pageHeading, passesAxe as pageAxe } from './browser.mjs';
+import { dashboardSettled as settled, goTo, newShopper, pageHeading, passesAxe as pageAxe, PHONE } from './browser.mjs';
 import { config, newShop, productGid, theService } from './stack.mjs';
-
-const PHONE = { viewport: { width: 412, height: 915 }, deviceScaleFactor: 2.625, isMobile: true, hasTouch: true };
 
 /** Keeps a screenshot of the page as `dashboard-app-<name>.png`, then runs axe-core on it (browser.mjs). */
 async function passesAxe(page, name) {

@@ -14,28 +14,17 @@ import {
   goTo,
   newShopper,
   pageHeading,
+  PHONE,
   queueDrained,
   renderedWidgets,
   screenshot,
   slotsSettled,
+  throttleLikeAPhone,
 } from './browser.mjs';
 import { installedShop, priceCents, settlesAt, waitFor } from './stack.mjs';
 
-const PHONE = { viewport: { width: 412, height: 915 }, deviceScaleFactor: 2.625, isMobile: true, hasTouch: true };
 const HOLDOUT_PERCENT = 20;
 const SHIRT_CENTS = priceCents(1001);
-
-async function throttle(page) {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('Network.enable');
-  await cdp.send('Network.emulateNetworkConditions', {
-    offline: false,
-    latency: 150,
-    downloadThroughput: (1.6 * 1024 * 1024) / 8,
-    uploadThroughput: (750 * 1024) / 8,
-  });
-  await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
-}
 
 /**
  * A shopper on a throttled phone whose group is known in advance: the group is the page's first
@@ -64,7 +53,7 @@ async function shopperDrawing(label, draw) {
       }
     }).observe(document, { childList: true, subtree: true });
   }, draw);
-  await throttle(shopper.page);
+  await throttleLikeAPhone(shopper.page);
   shoppers.push(shopper);
   return shopper;
 }

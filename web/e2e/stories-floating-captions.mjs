@@ -8,14 +8,11 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 
-import { newShopper, slotsSettled } from './browser.mjs';
+import { newShopper, PHONE, slotsSettled } from './browser.mjs';
 import { newShop, waitFor } from './stack.mjs';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const BLOCKING = ['serious', 'critical'];
-
-/** A mid-range phone: 412 × 915 CSS pixels, touch. */
-const PHONE = { viewport: { width: 412, height: 915 }, deviceScaleFactor: 2.625, isMobile: true, hasTouch: true };
 
 const VTT = 'WEBVTT\n\n00:00.000 --> 00:30.000\nHello from the boardwalk\n';
 const VTT_DE = 'WEBVTT\n\n00:00.000 --> 00:30.000\nHallo von der Promenade\n';
