@@ -1,7 +1,6 @@
 -- wrk's script for `cargo bench --bench ingest_load`: arguments SECONDS BODIES_FILE EVENT_IDS.
--- Posts BODIES_FILE's beacons (a JSON event a line) in turn for SECONDS, then only GETs (405), so
--- that no POST is cut off when wrk exits; counts POSTs and 202s. EVENT_IDS=true: each event gets
--- an id of its own (wrk run, thread, counter).
+-- Posts BODIES_FILE's beacons (a JSON event a line) in turn for SECONDS, then GETs only (405): no
+-- POST is cut off as wrk exits. Counts POSTs and 202s. EVENT_IDS=true: ids of run, thread, counter.
 local ffi = require("ffi")
 ffi.cdef[[
 typedef struct { long tv_sec; long tv_nsec; } ingest_load_timespec;
@@ -54,10 +53,8 @@ function request()
   return posts[next_post]
 end
 
-function response(status, headers, body)
-  if status == 202 then
-    accepted = accepted + 1
-  end
+function response(status)
+  if status == 202 then accepted = accepted + 1 end
 end
 
 function done(summary, latency, requests)

@@ -183,9 +183,7 @@ async fn measure(service: &ServiceProcess, databases: &Databases, wrk: &str) -> 
 }
 
 /// The loader's beacons: 75% impressions, 25% views, 6 widgets, 40 videos, 200 sessions, now;
-/// with `where_who`, each also says its placement, country and traffic source; with `holdout`
-/// (a store with a holdout), one in eight is a visit's `session` event (one in ten of those of a
-/// browser held out), and each names its group.
+/// `where_who` adds where and who; `holdout`, groups and a visit's `session` in 8 (10% held out).
 fn event_bodies(where_who: bool, holdout: bool) -> Vec<String> {
     let mut rng = StdRng::seed_from_u64(0x1e57);
     let mut id = || Uuid::from_u128(rng.gen()).to_string();
@@ -197,16 +195,11 @@ fn event_bodies(where_who: bool, holdout: bool) -> Vec<String> {
         let [video, widget, session] = [&videos, &widgets, &sessions].map(|ids| ids.choose(rng));
         let mut event = json!({ "eventType": kind, "videoId": video, "widgetId": widget,
                                 "sessionId": session, "timestamp": timestamp });
-        if holdout {
-            // A held-out browser sees no widget: it sends its visit and nothing more.
-            let group = if rng.gen_ratio(1, 8) {
-                event =
-                    json!({ "eventType": "session", "sessionId": session, "timestamp": timestamp });
-                ["exposed", "holdout"][usize::from(rng.gen_ratio(1, 10))]
-            } else {
-                "exposed"
-            };
-            event["group"] = json!(group);
+        if holdout && rng.gen_ratio(1, 8) {
+            event = json!({ "eventType": "session", "sessionId": session, "timestamp": timestamp });
+            event["group"] = json!(["exposed", "holdout"][usize::from(rng.gen_ratio(1, 10))]);
+        } else if holdout {
+            event["group"] = json!("exposed");
         }
         if where_who {
             event["placement"] = json!(["home", "product", "collection", "cart"].choose(rng));

@@ -50,9 +50,8 @@ impl Admin {
     }
 }
 
-const ADJECTIVES: &str =
-    "Organic,Relaxed,Vintage,Everyday,Lightweight,Oversized,Recycled,Classic,Cropped,\
-    Tailored,Ribbed,Washed";
+const ADJECTIVES: &str = "Organic,Relaxed,Vintage,Everyday,Lightweight,Oversized,Recycled,\
+    Classic,Cropped,Tailored,Ribbed,Washed";
 const MATERIALS: &str = "Cotton,Linen,Merino Wool,Denim,Cashmere,Silk,Corduroy,Hemp";
 const GARMENTS: &str = "Crew Neck T-Shirt,Button-Down Shirt,Wide-Leg Trousers,Midi Skirt,Hoodie,\
     Bomber Jacket,Cardigan,Chino Shorts,Wrap Dress,Tote Bag";
