@@ -184,6 +184,7 @@ async fn the_openapi_document_is_3_1_and_lists_every_route() {
         "GET /api/v1/analytics/widgets",
         "GET /api/v1/analytics/widget/{widgetId}",
         "GET /api/v1/analytics/timeseries",
+        "GET /api/v1/analytics/lift",
         "PUT /admin/v1/shops/{shop}",
         "GET /admin/v1/shops/{shop}",
         "DELETE /admin/v1/shops/{shop}",
@@ -254,6 +255,7 @@ async fn the_openapi_document_is_3_1_and_lists_every_route() {
         "GET /app/api/analytics/widgets",
         "GET /app/api/analytics/widget/{widgetId}",
         "GET /app/api/analytics/timeseries",
+        "GET /app/api/analytics/lift",
     ]
     .into_iter()
     .map(String::from)

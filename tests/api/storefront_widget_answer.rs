@@ -64,10 +64,12 @@ async fn contextual_widgets_answers_the_documented_shape_and_types() {
             "timestamp",
             "removeBranding",
             "attributionWindowDays",
+            "holdoutPercent",
             "widgets",
         ],
     );
     assert_eq!(body["location"], json!("home"));
+    assert_eq!(body["holdoutPercent"], json!(0));
     assert_eq!(
         body["context"],
         json!({ "productId": null, "collectionId": null, "pageHandle": null })

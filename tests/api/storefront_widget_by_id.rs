@@ -53,7 +53,15 @@ async fn widget_by_id_returns_the_active_widget_in_full() {
     // Assert
     let (status, body) = json_of(response).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_keys(&body, &["success", "widget", "attributionWindowDays"]);
+    assert_keys(
+        &body,
+        &[
+            "success",
+            "widget",
+            "attributionWindowDays",
+            "holdoutPercent",
+        ],
+    );
     assert_eq!(body["success"], json!(true));
     assert_eq!(body["attributionWindowDays"], json!(7));
     let shown = &body["widget"];

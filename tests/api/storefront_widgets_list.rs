@@ -50,7 +50,13 @@ async fn widgets_list_answers_the_active_widgets_of_the_type_in_brief() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_keys(
         &body,
-        &["success", "widgets", "count", "attributionWindowDays"],
+        &[
+            "success",
+            "widgets",
+            "count",
+            "attributionWindowDays",
+            "holdoutPercent",
+        ],
     );
     assert_eq!(body["success"], json!(true));
     assert_eq!(body["attributionWindowDays"], json!(7));
