@@ -289,6 +289,9 @@ def check_cluster_schema(sess, path):
     ok = failed = 0
     statements = [s.strip() for s in END_OF_STATEMENT.split(path.read_text()) if s.strip()]
     statements = ["\n".join(l for l in s.splitlines() if not l.startswith("--")) for s in statements]
+    # A step the schema names in a comment only (the Distributed table made again from the node
+    # table's columns, which the printer cannot know) leaves nothing to check.
+    statements = [s for s in statements if s.strip()]
     sess.query(f"CREATE DATABASE IF NOT EXISTS {CLUSTER_DATABASE}")
     for n, sql in enumerate(statements, 1):
         error = run(sess, f"SELECT formatQuery({sql_string(sql)})")

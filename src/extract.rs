@@ -182,6 +182,16 @@ pub async fn read_body_within(
 
 /// Deserializes `bytes`, reporting where in the document a value was wrong.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    // Every body the service takes is an object; serde would also read a struct from an array
+    // (`[null, null]` as a struct of two optional fields).
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    let json = || serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok();
+    if first.is_some_and(|b| *b != b'{') && json() {
+        return Err(ApiError::validation(
+            "body".to_string(),
+            "must be a JSON object".to_string(),
+        ));
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
@@ -416,6 +426,12 @@ mod tests {
 
     #[test]
     fn malformed_json_is_an_invalid_body() {
+        let err = parse_json::<Body>(b" [null, null]").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            ApiError::validation("body".to_string(), "must be a JSON object".to_string())
+                .to_string()
+        );
         let err = parse_json::<Body>(b"{not json").unwrap_err();
         assert!(matches!(err, ApiError::InvalidBody(_)), "{err:?}");
     }
