@@ -150,8 +150,7 @@ async fn behind_a_proxy(shops: &[&str]) -> (FaultProxy, TestApp, Vec<String>) {
     (proxy, app, videos)
 }
 
-/// Whether every ClickHouse row a redaction deletes is gone.
-/// Whether the redaction's rows are gone: if not, what is left.
+/// Whether every ClickHouse row a redaction deletes is gone: if not, what is left.
 type Deleted<'a> =
     &'a dyn Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + 'a>>;
 
@@ -217,7 +216,6 @@ async fn redact_while_events_are_on_their_way(
         wait_for(failed.to_string(), "the redaction never ran").await;
         proxy.set(Mode::Up);
     }
-    let deleted = &deleted;
     let within = DELETED_WITHIN.saturating_sub(started.elapsed());
     eventually("the redaction's rows were deleted", within, deleted).await;
     let on_their_way = spooled_segments(&app.spool_dir);
