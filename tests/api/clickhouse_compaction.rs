@@ -1,9 +1,13 @@
 //! The aggregates' quiet partitions are merged into one part each (`warehouse::compaction`), with
-//! every sum as it was; partitions written within the quiet time are left as they are.
+//! every sum as it was; partitions written within the quiet time are left as they are, unless
+//! they are crowded and small.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
-use videoapp::warehouse::compaction::{merge_quiet, quiet_partitions};
+use videoapp::warehouse::compaction::{
+    crowded_partitions, merge_crowded, merge_quiet, quiet_partitions, Crowding, CROWDED,
+};
 use videoapp::warehouse::migrations::{apply, MIGRATIONS};
 use videoapp::warehouse::{Warehouse, AGGREGATES};
 
@@ -113,6 +117,53 @@ async fn a_partition_written_within_the_quiet_time_is_left_as_it_is() {
     ] {
         assert_eq!(of(table, "2026"), format!("{table}\t2026\t4"));
     }
+    assert_every_aggregate_equals_its_recount(&database).await;
+}
+
+#[tokio::test]
+async fn a_crowded_partition_is_merged_while_it_is_written_at_most_once_per_period_if_small() {
+    // Arrange: every partition in three parts, written just now.
+    let (warehouse, database) = warehouse_in_three_parts().await;
+    let tables = AGGREGATES.map(|t| format!("'{t}'")).join(", ");
+    let rows = format!(
+        "SELECT max(rows) FROM (SELECT sum(rows) AS rows FROM system.parts \
+         WHERE database = currentDatabase() AND active AND table IN ({tables}) \
+         GROUP BY table, partition_id)"
+    );
+    let largest: u64 = clickhouse_query(&database, &rows).await.parse().unwrap();
+    let every = Duration::from_secs(3600);
+    let mut last = HashMap::new();
+
+    // Act: first only partitions smaller than the largest, then all of them.
+    let smaller = Crowding {
+        rows_at_most: largest - 1,
+        ..CROWDED
+    };
+    let first = merge_crowded(&warehouse, smaller, every, &mut last).await;
+    let left = crowded_partitions(&warehouse, CROWDED).await.unwrap();
+    let second = merge_crowded(&warehouse, CROWDED, every, &mut last).await;
+
+    // Assert: the largest was left the first time, merged the second; none was quiet.
+    assert!(first.unwrap() > 0);
+    assert!(!left.is_empty(), "the largest partition was left");
+    assert_eq!(second.unwrap(), left.len());
+    let after = parts(&database).await;
+    assert!(after.iter().all(|l| l.ends_with("\t1")), "{after:?}");
+    assert_every_aggregate_equals_its_recount(&database).await;
+
+    // Act: January crowded again within the period.
+    let january = "INSERT INTO events SELECT * FROM events WHERE local_date = toDate('2026-01-20')";
+    for _ in 0..2 {
+        clickhouse_query(&database, january).await;
+    }
+    let again = merge_crowded(&warehouse, CROWDED, every, &mut last).await;
+
+    // Assert: merged within the period, so left as it is.
+    assert_eq!(again.unwrap(), 0);
+    let crowded = crowded_partitions(&warehouse, CROWDED).await.unwrap();
+    assert!(crowded
+        .iter()
+        .any(|p| p.table == "video_daily" && p.id == "202601"));
     assert_every_aggregate_equals_its_recount(&database).await;
 }
 
