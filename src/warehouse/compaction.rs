@@ -13,8 +13,8 @@
 //! tables with a deletion still running. Current ClickHouse has a table setting of this kind
 //! (`min_age_to_force_merge_seconds`); 18.16 has not, and this runs on both.
 //!
-//! A partition still being written is merged too while it is small and crowded: more than
-//! [`CROWDED_PARTS`] parts, [`CROWDED_ROWS`] rows at most, once per `quiet` at most. This year's
+//! A partition still being written is merged too while it is small and crowded ([`CROWDED`]:
+//! more than two parts, a million rows at most), once per `quiet` at most. This year's
 //! partition of a yearly aggregate holds a row per video (and value) in each of its parts, and a
 //! list over a year reads every one of them: after a day of heavy writing, the eight parts of
 //! `video_yearly_by_dimension` made a filtered list 1.3 times as slow as the plain one, one part
@@ -39,9 +39,9 @@ use tokio::sync::watch;
 use super::error::WarehouseError;
 use super::{Warehouse, AGGREGATES};
 
-const QUIET_PARTITIONS_SQL: &str = include_str!("../../sql/36_compaction_quiet_partitions.sql");
+const PARTITIONS_TO_MERGE_SQL: &str =
+    include_str!("../../sql/36_compaction_partitions_to_merge.sql");
 const MERGE_PARTITION_SQL: &str = include_str!("../../sql/37_compaction_merge_partition.sql");
-const CROWDED_PARTITIONS_SQL: &str = include_str!("../../sql/49_compaction_crowded_partitions.sql");
 
 /// When a partition is crowded: held in more parts than `more_parts_than`, and small enough to
 /// rewrite at `rows_at_most` rows.
@@ -81,9 +81,11 @@ pub async fn quiet_partitions(
     warehouse: &Warehouse,
     quiet: Duration,
 ) -> Result<Vec<Partition>, WarehouseError> {
-    let query = warehouse.client().query(QUIET_PARTITIONS_SQL);
-    // A slice, which binds as an array; a fixed-size array would bind as a tuple.
-    partitions(query.bind(&AGGREGATES[..]).bind(quiet.as_secs())).await
+    let any_size = Crowding {
+        more_parts_than: 1,
+        rows_at_most: u64::MAX,
+    };
+    partitions_to_merge(warehouse, any_size, quiet).await
 }
 
 /// The aggregates' partitions that are `crowding`, written or not, in tables with no deletion
@@ -92,15 +94,22 @@ pub async fn crowded_partitions(
     warehouse: &Warehouse,
     crowding: Crowding,
 ) -> Result<Vec<Partition>, WarehouseError> {
-    let query = warehouse.client().query(CROWDED_PARTITIONS_SQL);
-    let query = query.bind(&AGGREGATES[..]).bind(crowding.more_parts_than);
-    partitions(query.bind(crowding.rows_at_most)).await
+    partitions_to_merge(warehouse, crowding, Duration::ZERO).await
 }
 
-/// The partitions `query` names (`table`, `partition_id`).
-async fn partitions(query: clickhouse::query::Query) -> Result<Vec<Partition>, WarehouseError> {
+/// The aggregates' partitions that are `crowding` and that nothing has written for `quiet`, in
+/// tables with no deletion running.
+async fn partitions_to_merge(
+    warehouse: &Warehouse,
+    crowding: Crowding,
+    quiet: Duration,
+) -> Result<Vec<Partition>, WarehouseError> {
+    let query = warehouse.client().query(PARTITIONS_TO_MERGE_SQL);
+    // A slice, which binds as an array; a fixed-size array would bind as a tuple.
+    let query = query.bind(&AGGREGATES[..]).bind(crowding.more_parts_than);
+    let query = query.bind(crowding.rows_at_most).bind(quiet.as_secs());
     let rows: Vec<PartitionRow> = query.fetch_all().await?;
-    // The queries name only tables of the list they were given.
+    // The query names only tables of the list it was given.
     let partitions = rows.into_iter().filter_map(|row| {
         let table = AGGREGATES.into_iter().find(|t| *t == row.table)?;
         Some(Partition {
@@ -133,8 +142,8 @@ pub async fn merge_quiet(warehouse: &Warehouse, quiet: Duration) -> Result<usize
     Ok(merged)
 }
 
-/// Merges every partition [`crowded_partitions`] names (`crowding`) that this instance has not merged within
-/// `every` (by `last`, which it updates); returns how many merged. ClickHouse often merges some
+/// Merges every partition [`crowded_partitions`] names (`crowding`) that this instance has not
+/// merged within `every` (by `last`, which it updates); returns how many merged. ClickHouse often merges some
 /// of such a partition's parts itself, and then skips ours: that is left for the next pass.
 pub async fn merge_crowded(
     warehouse: &Warehouse,
@@ -187,8 +196,8 @@ async fn merge_logged(warehouse: &Warehouse, partition: &Partition, why: Why) ->
 
 /// Once the schema is current, merges the aggregates' partitions quiet for `quiet` every minute
 /// (or every `quiet`, when shorter), and each crowded one at most once per `quiet`, until the
-/// process ends, in one instance at a time; nothing on a cluster (see above). A pass that fails (ClickHouse or Postgres away) is logged once until one
-/// succeeds again.
+/// process ends, in one instance at a time; nothing on a cluster (see above). A pass that fails
+/// (ClickHouse or Postgres away) is logged once until one succeeds again.
 pub fn spawn(
     warehouse: Warehouse,
     db: PgPool,
