@@ -145,8 +145,9 @@ pub async fn merge_quiet(warehouse: &Warehouse, quiet: Duration) -> Result<usize
 }
 
 /// Merges every partition [`crowded_partitions`] names (`crowding`) that this instance has not
-/// merged within `every` (by `last`, which it updates); returns how many merged. ClickHouse often merges some
-/// of such a partition's parts itself, and then skips ours: that is left for the next pass.
+/// merged within `every` (by `last`, which it updates); returns how many merged. ClickHouse often
+/// merges some of such a partition's parts itself, and then skips ours: that is left for the next
+/// pass.
 pub async fn merge_crowded(
     warehouse: &Warehouse,
     crowding: Crowding,
